@@ -1,0 +1,145 @@
+# ktrace - top-level build.
+#
+#   make                 libktrace (.so and .a), the ktrace command, examples
+#   make test            every TAP test through prove
+#   make bench           the benchmarks (see docs/PERFORMANCE.md)
+#   make SAN=asan test   the same tests built with ASan+UBSan (in build-asan/)
+#   make SAN=tsan test   the concurrency tests built with TSan (in build-tsan/)
+#   make fuzz            libFuzzer targets (clang), a short run of each
+#   make install PREFIX=/usr/local DESTDIR=
+#   make demo            the KFT demo on SQLite (downloads, see README.md)
+#   make kmod / test-kmod  the kernel module and its VM tests
+#
+# Every folder is one part; sources are found by wildcard, so adding a file
+# needs no edit here:  lib/ runtime, reader/ trace reader, kft/ function
+# tracer engine (freestanding), cli/ the ktrace command, tests/ (NAME.c or
+# NAME.sh -> build/tests/NAME.t), bench/, examples/, fuzz/.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+SAN ?=
+WERROR ?= $(if $(CI),-Werror,)
+
+ifeq ($(SAN),asan)
+B ?= build-asan
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else ifeq ($(SAN),tsan)
+B ?= build-tsan
+SANFLAGS := -fsanitize=thread
+else
+B ?= build
+SANFLAGS :=
+endif
+
+VERSION := 0.1.0
+OPT ?= -O2 -g
+CPPFLAGS += -Iinclude -I. -D_GNU_SOURCE
+CFLAGS += -std=gnu11 $(OPT) -Wall -Wextra -Wno-unused-parameter $(WERROR) $(SANFLAGS) -fno-strict-aliasing
+LDFLAGS += $(SANFLAGS)
+LDLIBS += -lpthread
+# elfutils for symbols and source lines (addr2sym, kd)
+DW_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf)
+
+LIB_SRC := $(wildcard lib/*.c) $(wildcard kft/*.c)
+READER_SRC := $(wildcard reader/*.c)
+CLI_SRC := $(wildcard cli/*.c)
+TEST_C := $(wildcard tests/*.c)
+TEST_SH := $(wildcard tests/*.sh)
+TEST_HELPERS := $(wildcard tests/helpers/*.c)
+EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
+BENCH_SRC := $(wildcard bench/*.c)
+
+LIB_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(LIB_SRC))
+LIB_SOBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC))
+READER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(READER_SRC))
+CLI_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRC))
+TESTS := $(patsubst tests/%.c,$(B)/tests/%.t,$(TEST_C)) $(patsubst tests/%.sh,$(B)/tests/%.t,$(TEST_SH))
+HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(TEST_HELPERS))
+
+LIBA := $(B)/libktrace.a
+LIBSO := $(B)/libktrace.so.0
+READERA := $(B)/libktrace-reader.a
+KTRACE := $(B)/ktrace
+
+.PHONY: all test check bench fuzz install clean demo kmod test-kmod
+all: $(LIBA) $(B)/libktrace.so $(KTRACE) $(EXAMPLES)
+
+# The runtime is never instrumented: it provides the instrumentation hooks.
+$(B)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+$(B)/obj/lib/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=hidden -MMD -MP -c $< -o $@
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBA): $(LIB_SOBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(LIBSO): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libktrace.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
+$(B)/libktrace.so: $(LIBSO)
+	ln -sf libktrace.so.0 $@
+$(READERA): $(READER_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(KTRACE): $(CLI_OBJ) $(READERA) $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(READERA) $(LIBA) $(DW_LIBS) $(LDLIBS) -ldl -lm
+
+$(B)/examples/%: examples/%.c $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIBA) $(LDFLAGS) $(LDLIBS) -ldl
+
+# Tests: C tests link the static runtime and the reader; shell tests are
+# linked into place.  They find the tree through KTRACE_BUILD / KTRACE_SRC.
+$(B)/tests/%.t: tests/%.c tests/tap.h $(LIBA) $(READERA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(READERA) $(LIBA) $(DW_LIBS) $(LDFLAGS) $(LDLIBS) -ldl -lm
+$(B)/tests/%.t: tests/%.sh
+	@mkdir -p $(dir $@)
+	ln -sf ../../$< $@
+$(B)/tests/helpers/%: tests/helpers/%.c $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIBA) $(LDFLAGS) $(LDLIBS) -ldl
+
+TEST_ENV = KTRACE_BUILD=$(abspath $(B)) KTRACE_SRC=$(CURDIR)
+test check: all $(TESTS) $(HELPER_BINS)
+	$(TEST_ENV) prove --exec '' $(if $(V),-v,) $(if $(T),$(T),$(sort $(TESTS)))
+
+# Benchmarks: bench/run drives them and prints the side-by-side table.
+bench: all
+	$(MAKE) -C bench B=$(abspath $(B)) SRC=$(CURDIR)
+
+fuzz:
+	$(MAKE) -C fuzz SRC=$(CURDIR)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/ktrace $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
+	install -m 0644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libktrace.so.0 $(DESTDIR)$(PREFIX)/lib/libktrace.so
+	install -m 0644 include/ktrace/*.h $(DESTDIR)$(PREFIX)/include/ktrace/
+	install -m 0755 $(KTRACE) $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' ktrace.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ktrace.pc
+	install -m 0644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 docs/man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
+
+demo: all
+	./scripts/demo.sh $(B)
+
+kmod:
+	$(MAKE) -C kmod
+
+test-kmod:
+	./kmod/tests/run-vm.sh
+
+clean:
+	rm -rf build build-asan build-tsan
+	-$(MAKE) -C fuzz clean 2>/dev/null
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * ktrace/format.h - the on-disk trace format, version 1.
+ *
+ * This header is the single definition of what ktrace writes and reads.  It
+ * is freestanding C (fixed-width integers only, no libc, no floating point)
+ * so that the user-space runtime, the kernel module (kmod/) and the reader
+ * all compile the same definitions.  docs/FORMAT.md is the prose version;
+ * keep both in step and bump KTRACE_FORMAT_VERSION on any incompatible
+ * change.
+ *
+ * A trace is a directory:
+ *
+ *   metadata        text, "key value..." lines: version, clock, host,
+ *                   event catalogue, streams, maps (docs/FORMAT.md)
+ *   control         binary, struct ktrace_control followed by the stream
+ *                   table and the event enable map; mapped MAP_SHARED by the
+ *                   writer, so `ktrace ctl` can start/stop it with no syscall
+ *                   on the writer's side
+ *   state, dropped  text mirrors of the control page, rewritten whenever the
+ *                   state changes through the library or `ktrace ctl`
+ *   threads         text, one "tid pid comm" line per thread that wrote
+ *   trace0..traceN  the streams: buf_nr sub-buffers of buf_size bytes each
+ *                   (`ktrace read` copies them to cpu0..cpuN, as klog did)
+ *
+ * A stream is a ring of sub-buffers.  Each sub-buffer starts with a
+ * struct ktrace_subbuf (64 bytes) followed by `used` bytes of records.
+ * Records are 8-byte aligned and start with one 64-bit header word
+ * (KTRACE_REC_* accessors below), optionally followed by one context word
+ * (sub-buffers flagged KTRACE_SBF_CTX, i.e. streams shared by several
+ * threads), followed by `words` 64-bit payload words.
+ *
+ * All integers are little-endian (the format is only written on
+ * little-endian machines; a reader on a big-endian host must swap).
+ *
+ * Timestamps.  A record stores the low 40 bits of the raw clock (the TSC in
+ * user space, nanoseconds of the kernel's monotonic clock in the module).
+ * The full value is the one congruent to those 40 bits that is nearest to
+ * the sub-buffer's first_ts (a signed 40-bit difference).  Writers guarantee
+ * every record of a sub-buffer lies within KTRACE_TS_WINDOW of first_ts by
+ * opening a new sub-buffer when the window would be exceeded.  Each
+ * sub-buffer header also holds a (raw, CLOCK_MONOTONIC ns) pair taken when
+ * it was opened: those pairs, plus the ones in metadata, calibrate raw
+ * values into CLOCK_MONOTONIC nanoseconds (docs/FORMAT.md, "Clock").
+ *
+ * Mirrors: the record layout learns from ftrace's ring buffer (small header
+ * word, time delta), uftrace (compact 16-byte records) and klog's
+ * "IBBBxQQ" record (seed 000); the sub-buffer/stream organisation follows
+ * relay (seed 003).
+ */
+#ifndef KTRACE_FORMAT_H
+#define KTRACE_FORMAT_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+typedef u8 kt_u8;
+typedef u16 kt_u16;
+typedef u32 kt_u32;
+typedef u64 kt_u64;
+#else
+#include <stdint.h>
+typedef uint8_t kt_u8;
+typedef uint16_t kt_u16;
+typedef uint32_t kt_u32;
+typedef uint64_t kt_u64;
+#endif
+
+/* Version of the whole format (metadata, control, streams, records). */
+#define KTRACE_FORMAT_VERSION 1
+
+/* ------------------------------------------------------------------ */
+/* Sub-buffer header                                                   */
+/* ------------------------------------------------------------------ */
+
+#define KTRACE_SUBBUF_MAGIC 0x4253544bu /* "KTSB" little-endian */
+#define KTRACE_SUBBUF_HDR_SIZE 64u
+
+/* Sub-buffer flags. */
+#define KTRACE_SBF_CTX 0x0001u    /* every record carries a context word */
+#define KTRACE_SBF_CLOSED 0x0002u /* writer moved on: `used` is final */
+
+/*
+ * struct ktrace_subbuf - the header at the start of every sub-buffer.
+ *
+ * @magic:     KTRACE_SUBBUF_MAGIC; anything else means the sub-buffer was
+ *             never written (all zero) or is corrupt.
+ * @hdr_size:  bytes from the start of this header to the first record (64
+ *             in version 1; readers must honour larger values).
+ * @flags:     KTRACE_SBF_*.
+ * @seq:       sequence number of this sub-buffer in its stream, from 0.  It
+ *             sits in ring slot seq % buf_nr.  Missing numbers are
+ *             sub-buffers overwritten in flight-recorder mode.
+ * @first_ts:  raw clock when the sub-buffer was opened; the reference for
+ *             the 40-bit record timestamps.
+ * @first_ns:  CLOCK_MONOTONIC in ns read together with @first_ts (a
+ *             calibration pair), 0 if the writer could not read it.
+ * @last_ts:   raw clock of the last committed record (0 if none).
+ * @used:      bytes of committed records after the header.  Single-writer
+ *             streams update it after each record (the commit); shared
+ *             streams set it when the sub-buffer is closed, and the open one
+ *             is bounded by the stream's head in the control file.
+ * @lost:      records that could not be written after this sub-buffer's
+ *             last record (buffer full, nesting too deep): the gap follows
+ *             this sub-buffer's records.
+ * @nrec:      records committed in this sub-buffer, not counting
+ *             KTRACE_CLASS_INTERNAL ones (0 in shared streams: count them).
+ * @tid:       the writing thread (0 for shared streams, whose records carry
+ *             a context word instead).
+ * @commit:    shared streams only: bytes committed to this ring slot over all
+ *             laps, modulo 2^32, padding included (see lib/stream_shared.c).
+ * @cpu:       CPU of a per-CPU stream, or the CPU the writer ran on when it
+ *             opened the sub-buffer (0xffff if unknown).
+ * @stream:    index of the stream (N of traceN).
+ */
+struct ktrace_subbuf {
+	kt_u32 magic;
+	kt_u16 hdr_size;
+	kt_u16 flags;
+	kt_u64 seq;
+	kt_u64 first_ts;
+	kt_u64 first_ns;
+	kt_u64 last_ts;
+	kt_u32 used;
+	kt_u32 lost;
+	kt_u32 nrec;
+	kt_u32 tid;
+	kt_u32 commit;
+	kt_u16 cpu;
+	kt_u16 stream;
+};
+
+_Static_assert(sizeof(struct ktrace_subbuf) == KTRACE_SUBBUF_HDR_SIZE,
+	       "sub-buffer header is 64 bytes");
+
+/* ------------------------------------------------------------------ */
+/* Records                                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Record header word (64 bits):
+ *
+ *   bits  0..39  ts     low 40 bits of the raw clock
+ *   bits 40..43  words  payload length in 64-bit words (0..15)
+ *   bits 44..47  class  KTRACE_CLASS_*; 0 is never written, so an all-zero
+ *                       word marks unwritten space
+ *   bits 48..63  id     meaning depends on the class
+ *
+ * A record is 8 bytes (header) + 8 (context word, if the sub-buffer has
+ * KTRACE_SBF_CTX) + 8 * words bytes.  A reader skips classes it does not
+ * know by their length.
+ */
+#define KTRACE_TS_BITS 40
+#define KTRACE_TS_MASK ((((kt_u64)1) << KTRACE_TS_BITS) - 1)
+/* Writers keep every record within this distance of first_ts. */
+#define KTRACE_TS_WINDOW (((kt_u64)1) << 38)
+#define KTRACE_MAX_WORDS 15u
+
+#define KTRACE_REC_HDR(ts, cls, words, id)                           \
+	(((kt_u64)(ts) & KTRACE_TS_MASK) | ((kt_u64)(words) << 40) | \
+	 ((kt_u64)(cls) << 44) | ((kt_u64)(id) << 48))
+#define KTRACE_REC_TS(h) ((h) & KTRACE_TS_MASK)
+#define KTRACE_REC_WORDS(h) ((unsigned)(((h) >> 40) & 0xf))
+#define KTRACE_REC_CLASS(h) ((unsigned)(((h) >> 44) & 0xf))
+#define KTRACE_REC_ID(h) ((unsigned)((h) >> 48))
+
+/*
+ * Record classes.
+ *
+ * LOG2:     a static event from ktrace_log2(): id = (func << 8) | event,
+ *           payload u64 a, u64 b (words = 2).  24 bytes per event.
+ * LOG4:     ktrace_log4(): same id, payload u32 a, b, c, d (words = 2).
+ * INTERNAL: bookkeeping written by the runtime, id = KTRACE_INT_*.
+ * CALL:     a completed function call (KFT, docs/FORMAT.md).
+ * KEVENT:   a kernel state event (LKST catalogue), id = event type.
+ */
+enum ktrace_class {
+	KTRACE_CLASS_INVALID = 0,
+	KTRACE_CLASS_LOG2 = 1,
+	KTRACE_CLASS_LOG4 = 2,
+	KTRACE_CLASS_INTERNAL = 3,
+	KTRACE_CLASS_CALL = 4,
+	KTRACE_CLASS_KEVENT = 5,
+};
+
+/*
+ * Internal record ids (class KTRACE_CLASS_INTERNAL).
+ *
+ * CPU:  the writer now runs on another CPU; payload word 0 = cpu (bits
+ *       0..31) | tid (bits 32..63).  Written by per-thread streams only,
+ *       when the CPU changed since the previous record.
+ */
+enum ktrace_internal_id {
+	KTRACE_INT_CPU = 1,
+};
+
+/*
+ * Context word of records in KTRACE_SBF_CTX sub-buffers (shared streams):
+ *   bits  0..31 tid, bits 32..47 cpu, bits 48..55 signal nesting depth
+ *   (0 = thread context), bits 56..63 reserved (0).
+ */
+#define KTRACE_CTX(tid, cpu, depth)                              \
+	((kt_u64)(kt_u32)(tid) | ((kt_u64)((cpu) & 0xffff) << 32) | \
+	 ((kt_u64)((depth) & 0xff) << 48))
+#define KTRACE_CTX_TID(c) ((kt_u32)(c))
+#define KTRACE_CTX_CPU(c) ((unsigned)(((c) >> 32) & 0xffff))
+#define KTRACE_CTX_DEPTH(c) ((unsigned)(((c) >> 48) & 0xff))
+
+/* Static event ids: klog's function id and event code in one 16-bit id. */
+#define KTRACE_EVENT_ID(func, event) ((kt_u16)(((func) << 8) | ((event) & 0xff)))
+#define KTRACE_EVENT_FUNC(id) ((unsigned)((id) >> 8))
+#define KTRACE_EVENT_CODE(id) ((unsigned)((id) & 0xff))
+
+/* ------------------------------------------------------------------ */
+/* Control file                                                        */
+/* ------------------------------------------------------------------ */
+
+#define KTRACE_CONTROL_MAGIC 0x4c43544bu /* "KTCL" */
+
+enum ktrace_state {
+	KTRACE_STATE_STOPPED = 0,
+	KTRACE_STATE_RUNNING = 1,
+};
+
+/* Channel flags, as in seed 003's trace_setup(); also in the control page. */
+#define KTRACE_GLOBAL_CHANNEL 0x01u /* one stream shared by every writer */
+#define KTRACE_FLIGHT_CHANNEL 0x02u /* overwrite the oldest sub-buffer */
+#define KTRACE_DISABLE_STATE 0x04u  /* `ktrace ctl` may not start/stop */
+
+/* Stream kinds in the stream table. */
+enum ktrace_stream_kind {
+	KTRACE_STREAM_THREAD = 1, /* one writer thread at a time (a slot) */
+	KTRACE_STREAM_SHARED = 2, /* any thread, reserve by compare-and-swap */
+	KTRACE_STREAM_CPU = 3,    /* per-CPU (kernel module) */
+};
+
+/*
+ * struct ktrace_stream_ctl - one entry of the stream table in the control
+ * file (64 bytes).
+ *
+ * @head:        next write position: (seq << log2(buf_size)) | offset.  For
+ *               thread streams it is updated at sub-buffer switches only.
+ * @dropped:     records this stream could not store (discard mode full,
+ *               nesting overflow).
+ * @overwritten: records lost to flight-recorder overwrite.
+ * @owner:       tid currently owning a thread slot (0 = free).
+ * @pid:         process of @owner.
+ * @kind:        enum ktrace_stream_kind.
+ * @written:     records committed (updated at sub-buffer switch and at
+ *               stop, so it can lag by one sub-buffer while running).
+ */
+struct ktrace_stream_ctl {
+	kt_u64 head;
+	kt_u64 dropped;
+	kt_u64 overwritten;
+	kt_u32 owner;
+	kt_u32 pid;
+	kt_u32 kind;
+	kt_u32 pad0;
+	kt_u64 written;
+	kt_u64 reserved[2];
+};
+
+_Static_assert(sizeof(struct ktrace_stream_ctl) == 64, "stream entry is 64 bytes");
+
+/*
+ * struct ktrace_control - page 0 of the control file.
+ *
+ * Layout of the file: this header, then @nstreams struct ktrace_stream_ctl
+ * at @streams_off, then the event enable map (65536 bytes, one per 16-bit
+ * event id, nonzero = enabled) at @enable_off.  Offsets are in bytes from
+ * the start of the file.
+ *
+ * @state is the only field written while tracing runs by someone other
+ * than the writers: `ktrace ctl` and ktrace_start()/ktrace_stop() store it
+ * with release semantics; writers load it relaxed (a stale value delays
+ * start/stop by a few records, never corrupts anything).
+ */
+struct ktrace_control {
+	kt_u32 magic;
+	kt_u16 version;
+	kt_u16 hdr_size;
+	kt_u32 state;
+	kt_u32 flags;
+	kt_u32 buf_size;
+	kt_u32 buf_nr;
+	kt_u32 nstreams;
+	kt_u32 streams_off;
+	kt_u32 enable_off;
+	kt_u32 owner_pid;
+	kt_u64 start_ns; /* CLOCK_MONOTONIC of the last start, 0 if never */
+	kt_u64 stop_ns;  /* CLOCK_MONOTONIC of the last stop, 0 if never */
+	kt_u64 reserved[8];
+};
+
+#define KTRACE_ENABLE_MAP_SIZE 65536u
+
+#endif /* KTRACE_FORMAT_H */

@@ -1,0 +1,433 @@
+/*
+ * lib/channel.c - channels: the user-space version of seed 003's
+ * trace_setup / trace_start / trace_stop / trace_cleanup / trace_running.
+ *
+ * ktrace_setup() creates the trace directory root/name with
+ *   control       the shared control page, stream table and enable map
+ *   trace0..N     the streams, each buf_nr * buf_size bytes
+ *   metadata, state, dropped, threads
+ * allocating every file in full (posix_fallocate) and mapping it
+ * MAP_SHARED | MAP_POPULATE, so that running out of disk is an error here
+ * and never a SIGBUS later, and the first records do not page-fault.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+struct ktrace_channel *kt_default;
+static const uint8_t kt_zero_map[KTRACE_ENABLE_MAP_SIZE];
+KT_EXPORT const volatile uint8_t *ktrace__enabled = kt_zero_map;
+static uint64_t kt_next_key = 1;
+
+struct kt_stream *kt_shared_stream(struct ktrace_channel *ch)
+{
+	return &ch->streams[ch->nstreams - 1];
+}
+
+static int kt_mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Is @name one of the files a trace directory holds? */
+static int kt_trace_file(const char *name)
+{
+	static const char *const fixed[] = { "metadata", "control", "state", "dropped",
+					     "threads", "status", NULL };
+
+	for (int i = 0; fixed[i]; i++)
+		if (!strcmp(name, fixed[i]))
+			return 1;
+	if (!strncmp(name, "trace", 5) || !strncmp(name, "cpu", 3)) {
+		const char *d = name + (name[0] == 't' ? 5 : 3);
+
+		if (!*d)
+			return 0;
+		for (; *d; d++)
+			if (*d < '0' || *d > '9')
+				return 0;
+		return 1;
+	}
+	return name[0] == '.' && strstr(name, ".tmp") != NULL;
+}
+
+/*
+ * Make @dir an empty trace directory: create it, or clear an old trace in
+ * it.  A directory holding anything else is refused (EEXIST), so a typo in
+ * root/name never deletes a user's files.
+ */
+static int kt_prepare_dir(const char *dir)
+{
+	DIR *d;
+	struct dirent *e;
+	int err = kt_mkdir_p(dir);
+
+	if (err) {
+		kt_seterr(-err, "ktrace: %s: cannot create directory: %s", dir, strerror(-err));
+		return err;
+	}
+	d = opendir(dir);
+	if (!d) {
+		err = errno;
+		kt_seterr(err, "ktrace: %s: cannot open directory: %s", dir, strerror(err));
+		return -err;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (!kt_trace_file(e->d_name)) {
+			closedir(d);
+			kt_seterr(EEXIST, "ktrace: %s: exists and holds '%s', not a ktrace trace", dir,
+				  e->d_name);
+			return -EEXIST;
+		}
+	}
+	rewinddir(d);
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+	if (chmod(dir, 0700) && errno != EPERM) {
+		err = errno;
+		kt_seterr(err, "ktrace: %s: chmod: %s", dir, strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+/* Create dir/name of @size bytes, allocated in full, and map it shared. */
+static void *kt_map_new(const char *dir, const char *name, size_t size)
+{
+	char path[PATH_MAX];
+	void *p;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = errno;
+		kt_seterr(err, "ktrace: %s: cannot create: %s", path, strerror(err));
+		return NULL;
+	}
+	err = posix_fallocate(fd, 0, (off_t)size);
+	if (err) {
+		close(fd);
+		unlink(path);
+		kt_seterr(err, "ktrace: %s: cannot allocate %zu bytes: %s", path, size, strerror(err));
+		return NULL;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+	err = errno;
+	close(fd);
+	if (p == MAP_FAILED) {
+		kt_seterr(err, "ktrace: %s: cannot map %zu bytes: %s", path, size, strerror(err));
+		return NULL;
+	}
+	return p;
+}
+
+static int kt_check_opts(const struct ktrace_options *o, uint32_t *buf_size, uint32_t *buf_nr)
+{
+	*buf_size = o->buf_size ? o->buf_size : KTRACE_DEFAULT_BUF_SIZE;
+	*buf_nr = o->buf_nr ? o->buf_nr : KTRACE_DEFAULT_BUF_NR;
+	if (!o->root || !*o->root || !o->name || !*o->name || strchr(o->name, '/') ||
+	    !strcmp(o->name, ".") || !strcmp(o->name, "..")) {
+		kt_seterr(EINVAL, "ktrace: setup: root and name must be set; name is one path component");
+		return -EINVAL;
+	}
+	if (*buf_size < KTRACE_MIN_BUF_SIZE || *buf_size > KTRACE_MAX_BUF_SIZE ||
+	    (*buf_size & (*buf_size - 1))) {
+		kt_seterr(EINVAL, "ktrace: setup: buf_size %u is not a power of two in [%u, %u]",
+			  *buf_size, KTRACE_MIN_BUF_SIZE, KTRACE_MAX_BUF_SIZE);
+		return -EINVAL;
+	}
+	if (*buf_nr < 2 || (uint64_t)*buf_nr * *buf_size > (1ull << 40)) {
+		kt_seterr(EINVAL, "ktrace: setup: buf_nr %u must be >= 2 and the stream at most 1 TiB",
+			  *buf_nr);
+		return -EINVAL;
+	}
+	if (o->flags & ~(KTRACE_GLOBAL_CHANNEL | KTRACE_FLIGHT_CHANNEL | KTRACE_DISABLE_STATE)) {
+		kt_seterr(EINVAL, "ktrace: setup: unknown flags 0x%x", o->flags);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void kt_free(struct ktrace_channel *ch)
+{
+	if (!ch)
+		return;
+	if (ch->streams) {
+		for (uint32_t i = 0; i < ch->nstreams; i++)
+			if (ch->streams[i].base)
+				munmap(ch->streams[i].base, (size_t)ch->buf_size * ch->buf_nr);
+		free(ch->streams);
+	}
+	if (ch->ctl)
+		munmap(ch->ctl, ch->ctl_len);
+	for (int i = 0; i < 256; i++)
+		free(ch->funcs[i]);
+	for (size_t i = 0; i < ch->nevents; i++) {
+		struct ktrace_event_desc *d = &ch->events[i].d;
+
+		free((char *)d->name);
+		free((char *)d->category);
+		for (int a = 0; a < 4; a++)
+			free((char *)d->args[a]);
+	}
+	free(ch->events);
+	free(ch->root);
+	free(ch->name);
+	free(ch->dir);
+	pthread_mutex_destroy(&ch->lock);
+	free(ch);
+}
+
+static void kt_write_state_files(struct ktrace_channel *ch)
+{
+	struct ktrace_stats st;
+	char buf[32];
+
+	kt_write_file(ch->dir, "state", kt_running(ch) ? "start\n" : "stop\n");
+	ktrace_get_stats(ch, &st);
+	snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)st.dropped);
+	kt_write_file(ch->dir, "dropped", buf);
+}
+
+KT_EXPORT struct ktrace_channel *ktrace_setup_opts(const struct ktrace_options *o)
+{
+	struct ktrace_channel *ch;
+	uint32_t buf_size, buf_nr, nthreads;
+	size_t stream_bytes, table_off, enable_off;
+	long ncpu;
+	int err;
+
+	kt_thread_init();
+	err = kt_check_opts(o, &buf_size, &buf_nr);
+	if (err)
+		return NULL;
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	nthreads = o->nthreads ? o->nthreads : (uint32_t)(ncpu > 2 ? 2 * ncpu : 4);
+	if (o->flags & KTRACE_GLOBAL_CHANNEL)
+		nthreads = 0;
+	if (nthreads > 4096) {
+		kt_seterr(EINVAL, "ktrace: setup: %u thread streams is more than 4096", nthreads);
+		return NULL;
+	}
+
+	ch = calloc(1, sizeof(*ch));
+	if (!ch) {
+		kt_seterr(ENOMEM, "ktrace: setup: out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&ch->lock, NULL);
+	ch->buf_size = buf_size;
+	ch->buf_nr = buf_nr;
+	ch->shift = (uint32_t)__builtin_ctz(buf_size);
+	ch->flags = o->flags;
+	ch->nthreads = nthreads;
+	ch->nstreams = nthreads + 1;
+	ch->pid = getpid();
+	ch->root = strdup(o->root);
+	ch->name = strdup(o->name);
+	if (!ch->root || !ch->name || asprintf(&ch->dir, "%s/%s", o->root, o->name) < 0) {
+		ch->dir = NULL;
+		kt_seterr(ENOMEM, "ktrace: setup: out of memory");
+		goto fail;
+	}
+	if (kt_prepare_dir(ch->dir) < 0)
+		goto fail;
+
+	/* control: header page, stream table, enable map (page aligned). */
+	table_off = 4096;
+	enable_off = (table_off + (size_t)ch->nstreams * sizeof(struct ktrace_stream_ctl) + 4095) &
+		     ~(size_t)4095;
+	ch->ctl_len = enable_off + KTRACE_ENABLE_MAP_SIZE;
+	ch->ctl = kt_map_new(ch->dir, "control", ch->ctl_len);
+	if (!ch->ctl)
+		goto fail;
+	ch->ctl->version = KTRACE_FORMAT_VERSION;
+	ch->ctl->hdr_size = sizeof(struct ktrace_control);
+	ch->ctl->state = KTRACE_STATE_STOPPED;
+	ch->ctl->flags = o->flags;
+	ch->ctl->buf_size = buf_size;
+	ch->ctl->buf_nr = buf_nr;
+	ch->ctl->nstreams = ch->nstreams;
+	ch->ctl->streams_off = (uint32_t)table_off;
+	ch->ctl->enable_off = (uint32_t)enable_off;
+	ch->ctl->owner_pid = (uint32_t)ch->pid;
+	ch->enable = (uint8_t *)ch->ctl + enable_off;
+	memset(ch->enable, 1, KTRACE_ENABLE_MAP_SIZE);
+
+	ch->streams = calloc(ch->nstreams, sizeof(*ch->streams));
+	if (!ch->streams) {
+		kt_seterr(ENOMEM, "ktrace: setup: out of memory");
+		goto fail;
+	}
+	stream_bytes = (size_t)buf_size * buf_nr;
+	for (uint32_t i = 0; i < ch->nstreams; i++) {
+		struct kt_stream *s = &ch->streams[i];
+		char name[32];
+
+		snprintf(name, sizeof(name), "trace%u", i);
+		s->index = i;
+		s->kind = i < nthreads ? KTRACE_STREAM_THREAD : KTRACE_STREAM_SHARED;
+		s->ctl = (struct ktrace_stream_ctl *)((uint8_t *)ch->ctl + table_off) + i;
+		s->ctl->kind = s->kind;
+		s->base = kt_map_new(ch->dir, name, stream_bytes);
+		if (!s->base)
+			goto fail;
+	}
+
+	ch->created_ns = kt_mono_ns();
+	ch->realtime_ns = kt_realtime_ns();
+	/* Two calibration pairs a few ms apart give the rate even if the
+	 * program dies before any other pair is taken. */
+	kt_add_calib(ch);
+	{
+		uint64_t t0 = kt_mono_ns();
+
+		while (kt_mono_ns() - t0 < 2000000)
+			;
+	}
+	kt_add_calib(ch);
+	if (kt_metadata_write(ch) < 0)
+		goto fail;
+	if (kt_write_file(ch->dir, "state", "stop\n") < 0 ||
+	    kt_write_file(ch->dir, "dropped", "0\n") < 0 || kt_write_file(ch->dir, "threads", "") < 0)
+		goto fail;
+
+	__atomic_store_n(&ch->ctl->magic, KTRACE_CONTROL_MAGIC, __ATOMIC_RELEASE);
+	ch->key = __atomic_fetch_add(&kt_next_key, 1, __ATOMIC_RELAXED);
+	if (kt_live_add(ch) < 0) {
+		kt_seterr(EMFILE, "ktrace: setup: more than 64 channels in one process");
+		goto fail;
+	}
+	if (!kt_default)
+		ktrace_set_default(ch);
+	if (o->start)
+		ktrace_start(ch);
+	return ch;
+
+fail:
+	err = errno;
+	kt_free(ch);
+	errno = err;
+	return NULL;
+}
+
+KT_EXPORT struct ktrace_channel *ktrace_setup(const char *root, const char *name,
+					      uint32_t buf_size, uint32_t buf_nr, uint32_t flags)
+{
+	struct ktrace_options o = {
+		.root = root, .name = name, .buf_size = buf_size, .buf_nr = buf_nr, .flags = flags,
+	};
+
+	return ktrace_setup_opts(&o);
+}
+
+static int kt_set_state(struct ktrace_channel *ch, uint32_t state)
+{
+	if (!ch || !ch->ctl)
+		return -EPERM;
+	if (state == KTRACE_STATE_RUNNING)
+		ch->ctl->start_ns = kt_mono_ns();
+	else
+		ch->ctl->stop_ns = kt_mono_ns();
+	__atomic_store_n(&ch->ctl->state, state, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&ch->lock);
+	kt_add_calib(ch);
+	kt_write_state_files(ch);
+	pthread_mutex_unlock(&ch->lock);
+	return 0;
+}
+
+KT_EXPORT int ktrace_start(struct ktrace_channel *ch)
+{
+	return kt_set_state(ch, KTRACE_STATE_RUNNING);
+}
+
+KT_EXPORT int ktrace_stop(struct ktrace_channel *ch)
+{
+	return kt_set_state(ch, KTRACE_STATE_STOPPED);
+}
+
+KT_EXPORT int ktrace_running(const struct ktrace_channel *ch)
+{
+	return ch && ch->ctl && kt_running(ch);
+}
+
+KT_EXPORT const char *ktrace_dir(const struct ktrace_channel *ch)
+{
+	return ch ? ch->dir : NULL;
+}
+
+KT_EXPORT void ktrace_set_default(struct ktrace_channel *ch)
+{
+	__atomic_store_n(&kt_default, ch, __ATOMIC_RELEASE);
+	__atomic_store_n(&ktrace__enabled, ch ? ch->enable : kt_zero_map, __ATOMIC_RELEASE);
+}
+
+KT_EXPORT int ktrace_get_stats(struct ktrace_channel *ch, struct ktrace_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (uint32_t i = 0; i < ch->nstreams; i++) {
+		struct kt_stream *s = &ch->streams[i];
+		uint64_t head = __atomic_load_n(&s->ctl->head, __ATOMIC_ACQUIRE);
+
+		st->written += __atomic_load_n(&s->ctl->written, __ATOMIC_RELAXED);
+		st->dropped += __atomic_load_n(&s->ctl->dropped, __ATOMIC_RELAXED);
+		st->overwritten += __atomic_load_n(&s->ctl->overwritten, __ATOMIC_RELAXED);
+		/* An open thread sub-buffer's records are counted at close. */
+		if (s->kind == KTRACE_STREAM_THREAD && head) {
+			struct ktrace_subbuf *sb = kt_subbuf(ch, s, head >> ch->shift);
+
+			if (!(sb->flags & KTRACE_SBF_CLOSED))
+				st->written += sb->nrec;
+		}
+	}
+	return 0;
+}
+
+KT_EXPORT void ktrace_cleanup(struct ktrace_channel *ch)
+{
+	if (!ch)
+		return;
+	if (kt_default == ch)
+		ktrace_set_default(NULL);
+	ktrace_stop(ch);
+	if (kt_tls.key == ch->key)
+		kt_thread_detach();
+	pthread_mutex_lock(&ch->lock);
+	kt_metadata_write(ch);
+	kt_write_state_files(ch);
+	pthread_mutex_unlock(&ch->lock);
+	for (uint32_t i = 0; i < ch->nstreams; i++)
+		msync(ch->streams[i].base, (size_t)ch->buf_size * ch->buf_nr, MS_ASYNC);
+	kt_live_del(ch, kt_free);
+}

@@ -1,0 +1,216 @@
+/*
+ * lib/runtime.h - internals of libktrace shared by the files of lib/ (not installed).
+ *
+ * The writer protocol
+ * ===================
+ *
+ * A channel owns N+1 streams: N thread streams (slots) and one shared
+ * stream (with KTRACE_GLOBAL_CHANNEL, only the shared stream).  Every stream
+ * is a file of buf_nr sub-buffers of buf_size bytes, mapped MAP_SHARED and
+ * pre-faulted at setup, so a committed record is in the page cache at once
+ * and survives the death of the process.
+ *
+ * Thread streams: lock-free by ownership.  A thread claims a free slot with
+ * one compare-and-swap on the slot's owner word (first record of the
+ * thread), and from then on is the only writer of that stream, so writing a
+ * record is plain stores: the record's words, then the sub-buffer header's
+ * nrec and last_ts, then `used` with release order (the commit).  The write
+ * cursor lives in thread-local storage (struct kt_tls).  A thread releases
+ * its slot when it exits (pthread key destructor) or at exit(); the next
+ * owner continues the stream in a new sub-buffer.
+ *
+ * Signal handlers.  Each logging call increments the thread's nesting depth
+ * on entry and restores it on return; a signal handler interrupting the
+ * call sees depth > 0.  The increment need not be atomic: a handler always
+ * returns the depth to the value it found, so the interrupted
+ * read-modify-write stores the right value.  A handler at depth > 0 does not
+ * touch the interrupted thread stream: it writes to the shared stream, whose
+ * reservation is a compare-and-swap and therefore re-entrant.  So neither
+ * record is torn or lost (lost only if the shared stream itself is full).
+ *
+ * Shared stream: reserve/commit as in LTTng's and relay's lock-free
+ * buffers.  head = (seq << log2(buf_size)) | offset is advanced by CAS; the
+ * writer whose CAS moves head into the next sub-buffer closes the old one
+ * (stores `used`, adds the unused tail as padding to its commit count) and
+ * initialises the new header, leaving `used` to the closer.  Every writer adds its record size to the
+ * slot's cumulative `commit` count after writing it, so slot s of lap L is
+ * complete when commit == (L + 1) * (buf_size - 64) (mod 2^32).  In flight
+ * mode a slot is reused only when complete; otherwise the record is dropped
+ * and counted (a writer stalled for a whole lap of the ring).  Records carry
+ * a context word (tid, cpu, signal depth).
+ *
+ * Discard mode: when a stream has used all buf_nr sub-buffers the writer
+ * stores nothing more and counts drops in the stream's `dropped` counter
+ * (control file) and the last sub-buffer's `lost`.  Flight mode: the oldest
+ * sub-buffer is reopened with the next sequence number and its records are
+ * added to `overwritten`.
+ *
+ * Time: records hold 40 bits of the raw clock; a writer opens a new
+ * sub-buffer when a record would lie KTRACE_TS_WINDOW or more away from the
+ * sub-buffer's first_ts (either side: first_ts is taken when the sub-buffer
+ * is opened, a moment after the triggering record's own timestamp), and on
+ * the way takes a (raw, CLOCK_MONOTONIC) calibration pair for the header.
+ */
+#ifndef KTRACE_LIB_RUNTIME_H
+#define KTRACE_LIB_RUNTIME_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <ktrace/ktrace.h>
+
+#define KT_EXPORT __attribute__((visibility("default")))
+#define KT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define KT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define KT_BARRIER() __asm__ __volatile__("" ::: "memory")
+
+/* One stream as seen by this process. */
+struct kt_stream {
+	uint8_t *base;                /* mapping of traceN: buf_nr * buf_size bytes */
+	struct ktrace_stream_ctl *ctl; /* its entry in the control file */
+	uint32_t index;
+	uint32_t kind; /* enum ktrace_stream_kind */
+};
+
+struct kt_event {
+	struct ktrace_event_desc d; /* strings owned (strdup) */
+};
+
+/* A channel (struct ktrace_channel is opaque in the public header). */
+struct ktrace_channel {
+	uint64_t key; /* unique per channel in this process, never reused */
+	struct ktrace_control *ctl;
+	uint8_t *enable; /* the control file's enable map */
+	size_t ctl_len;
+	uint32_t buf_size, buf_nr, shift, flags;
+	uint32_t nthreads; /* thread slots: streams[0 .. nthreads-1] */
+	uint32_t nstreams; /* nthreads + 1 (the shared stream is last) */
+	struct kt_stream *streams;
+	char *root, *name, *dir;
+
+	/* Not on the hot path: catalogue, calibration, metadata. */
+	pthread_mutex_t lock;
+	char *funcs[256];
+	struct kt_event *events;
+	size_t nevents;
+	uint64_t calib[32][2]; /* (raw, mono ns) pairs; [0],[1] from setup */
+	unsigned ncalib;
+	pid_t pid;
+	uint64_t created_ns, realtime_ns;
+};
+
+/* Per-thread writer state for the thread's current channel. */
+struct kt_tls {
+	uint64_t key;          /* key of the channel this state belongs to, 0 = none */
+	uint8_t *pos, *end;    /* write cursor and end of the current sub-buffer */
+	struct ktrace_subbuf *sb;
+	uint64_t base;         /* sb->first_ts */
+	uint32_t cpu;          /* CPU of the last record */
+	uint32_t nrec;         /* records in sb */
+	unsigned depth;        /* nesting of logging calls (signal handlers) */
+	uint32_t tid;
+	struct ktrace_channel *ch;
+	struct kt_stream *st;  /* the claimed slot, NULL = use the shared stream */
+	uint64_t seq;          /* seq of sb */
+	int started;           /* sb is valid */
+	int full;              /* discard mode: stream exhausted */
+};
+
+extern __thread struct kt_tls kt_tls __attribute__((tls_model("initial-exec")));
+extern struct ktrace_channel *kt_default;
+
+/* clock.c */
+uint64_t kt_clock(void);                /* raw clock (TSC or mono ns) */
+uint64_t kt_mono_ns(void);              /* CLOCK_MONOTONIC in ns */
+uint64_t kt_realtime_ns(void);
+void kt_calib_pair(uint64_t *raw, uint64_t *ns); /* a tight (raw, ns) pair */
+const char *kt_clock_name(void);        /* "tsc" or "mono" */
+unsigned kt_cpu(void);                  /* current CPU, cheap (rseq), or ~0u */
+unsigned kt_cpu_slow(void);             /* sched_getcpu(), or 0xffff */
+uint32_t kt_gettid(void);
+
+/* util.c */
+void kt_seterr(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int kt_write_file(const char *dir, const char *name, const char *text);
+void kt_append_thread(struct ktrace_channel *ch, uint32_t tid);
+
+/* metadata.c */
+int kt_metadata_write(struct ktrace_channel *ch);
+void kt_add_calib(struct ktrace_channel *ch);
+
+/* stream_thread.c */
+int kt_write_slow(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsigned id,
+		  const uint64_t *payload, unsigned words, unsigned depth);
+void kt_thread_detach(void);
+int kt_live_add(struct ktrace_channel *ch);
+void kt_live_del(struct ktrace_channel *ch, void (*fn)(struct ktrace_channel *));
+void kt_thread_init(void);
+void kt_open_subbuf(struct ktrace_stream_ctl *sc, struct ktrace_subbuf *sb, uint32_t index,
+		    uint64_t seq, uint32_t tid, unsigned flags);
+uint64_t kt_count_records(const struct ktrace_subbuf *sb, uint32_t used);
+
+/* stream_shared.c */
+int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsigned id,
+		    const uint64_t *payload, unsigned words, unsigned depth);
+
+/* channel.c */
+struct kt_stream *kt_shared_stream(struct ktrace_channel *ch);
+
+static inline struct ktrace_subbuf *kt_subbuf(const struct ktrace_channel *ch,
+					      const struct kt_stream *st, uint64_t seq)
+{
+	return (struct ktrace_subbuf *)(st->base + (size_t)(seq % ch->buf_nr) * ch->buf_size);
+}
+
+/**
+ * kt_write() - write one record of @words payload words to @ch from the
+ * calling thread; the hot path of every producer (static events, KFT).
+ * @ts:      raw clock (kt_clock()) to stamp the record with; must not go
+ *           backwards within a thread.
+ * @cls, @id: record class and id (format.h).
+ * @payload: @words 64-bit words (at most KTRACE_MAX_WORDS).
+ *
+ * Lock-free, async-signal-safe, no syscall and no allocation on the fast
+ * path (a thread's first record claims a slot; a sub-buffer switch reads
+ * CLOCK_MONOTONIC through the vDSO).
+ * Return: 0 stored, -ENOSPC dropped (counted), -EAGAIN channel stopped.
+ */
+static inline int kt_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsigned id,
+			   const uint64_t *payload, unsigned words)
+{
+	struct kt_tls *t = &kt_tls;
+	unsigned depth = t->depth++;
+	size_t len = 8 + 8 * (size_t)words;
+	int rc = 0;
+
+	KT_BARRIER();
+	if (KT_LIKELY(depth == 0 && t->key == ch->key && t->pos + len <= t->end &&
+		      ts - t->base + KTRACE_TS_WINDOW < 2 * KTRACE_TS_WINDOW && kt_cpu() == t->cpu)) {
+		uint64_t *r = (uint64_t *)t->pos;
+		struct ktrace_subbuf *sb = t->sb;
+
+		r[0] = KTRACE_REC_HDR(ts, cls, words, id);
+		for (unsigned i = 0; i < words; i++)
+			r[1 + i] = payload[i];
+		t->pos += len;
+		sb->nrec = ++t->nrec;
+		sb->last_ts = ts;
+		__atomic_store_n(&sb->used, (uint32_t)(t->pos - (uint8_t *)sb - KTRACE_SUBBUF_HDR_SIZE),
+				 __ATOMIC_RELEASE);
+	} else {
+		rc = kt_write_slow(ch, ts, cls, id, payload, words, depth);
+	}
+	KT_BARRIER();
+	t->depth = depth;
+	return rc;
+}
+
+static inline int kt_running(const struct ktrace_channel *ch)
+{
+	return __atomic_load_n(&ch->ctl->state, __ATOMIC_RELAXED) == KTRACE_STATE_RUNNING;
+}
+
+#endif

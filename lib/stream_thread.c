@@ -1,0 +1,303 @@
+/*
+ * lib/stream_thread.c - per-thread streams: slot ownership, the slow path
+ * of kt_write() (first record, sub-buffer switch, CPU change, buffer full)
+ * and thread exit / fork handling.
+ *
+ * The protocol is described in lib/runtime.h; the fast path is kt_write()
+ * there.  Everything here runs at most once per sub-buffer, per CPU
+ * migration or per thread, never per record.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+__thread struct kt_tls kt_tls __attribute__((tls_model("initial-exec")));
+
+static pthread_key_t kt_exit_key;
+static pthread_once_t kt_once = PTHREAD_ONCE_INIT;
+/*
+ * The channels alive in this process.  A thread that exits after its
+ * channel was cleaned up must not touch the unmapped slot: thread exit
+ * looks its channel up here, under the lock ktrace_cleanup() holds while
+ * it unmaps.
+ */
+static pthread_mutex_t kt_live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ktrace_channel *kt_live[64];
+
+int kt_live_add(struct ktrace_channel *ch)
+{
+	int rc = -EMFILE;
+
+	pthread_mutex_lock(&kt_live_lock);
+	for (int i = 0; i < 64; i++)
+		if (!kt_live[i]) {
+			kt_live[i] = ch;
+			rc = 0;
+			break;
+		}
+	pthread_mutex_unlock(&kt_live_lock);
+	return rc;
+}
+
+/* Remove @ch and run @fn(@ch) under the lock (cleanup unmaps there). */
+void kt_live_del(struct ktrace_channel *ch, void (*fn)(struct ktrace_channel *))
+{
+	pthread_mutex_lock(&kt_live_lock);
+	for (int i = 0; i < 64; i++)
+		if (kt_live[i] == ch)
+			kt_live[i] = NULL;
+	fn(ch);
+	pthread_mutex_unlock(&kt_live_lock);
+}
+
+static int kt_is_live(const struct ktrace_channel *ch, uint64_t key)
+{
+	for (int i = 0; i < 64; i++)
+		if (kt_live[i] == ch && ch->key == key)
+			return 1;
+	return 0;
+}
+
+static void kt_tls_reset(struct kt_tls *t)
+{
+	unsigned depth = t->depth;
+
+	memset(t, 0, sizeof(*t));
+	t->depth = depth;
+}
+
+/*
+ * Initialise a sub-buffer header.  The magic is cleared first and stored
+ * last (release), so a reader, a crash, or a shared-stream writer that
+ * checks "magic set and seq == mine" never sees the new sequence number
+ * with the old contents.
+ *
+ * Shared streams (@flags has KTRACE_SBF_CTX): `used` is left alone.  It
+ * belongs to whoever closes the sub-buffer, which may happen before this
+ * initialisation finishes (lib/stream_shared.c); readers tell a closed
+ * shared sub-buffer by its commit count, not by its flags.
+ */
+void kt_open_subbuf(struct ktrace_stream_ctl *sc, struct ktrace_subbuf *sb, uint32_t index,
+		    uint64_t seq, uint32_t tid, unsigned flags)
+{
+	uint64_t raw, ns;
+
+	(void)sc;
+	__atomic_store_n(&sb->magic, 0, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (!(flags & KTRACE_SBF_CTX))
+		__atomic_store_n(&sb->used, 0, __ATOMIC_RELAXED);
+	sb->nrec = 0;
+	sb->lost = 0;
+	sb->last_ts = 0;
+	sb->seq = seq;
+	kt_calib_pair(&raw, &ns);
+	sb->first_ts = raw;
+	sb->first_ns = ns;
+	sb->tid = tid;
+	sb->cpu = (uint16_t)kt_cpu_slow();
+	sb->stream = (uint16_t)index;
+	sb->hdr_size = KTRACE_SUBBUF_HDR_SIZE;
+	sb->flags = (uint16_t)flags;
+	__atomic_store_n(&sb->magic, KTRACE_SUBBUF_MAGIC, __ATOMIC_RELEASE);
+}
+
+/* Records in a complete sub-buffer (for flight-mode overwrite accounting). */
+uint64_t kt_count_records(const struct ktrace_subbuf *sb, uint32_t used)
+{
+	const uint8_t *p = (const uint8_t *)sb + KTRACE_SUBBUF_HDR_SIZE, *end = p + used;
+	size_t ctx = (sb->flags & KTRACE_SBF_CTX) ? 8 : 0;
+	uint64_t n = 0;
+
+	while (p + 8 <= end) {
+		uint64_t h = *(const uint64_t *)p;
+
+		if (!KTRACE_REC_CLASS(h))
+			break;
+		p += 8 + ctx + 8 * (size_t)KTRACE_REC_WORDS(h);
+		n += KTRACE_REC_CLASS(h) != KTRACE_CLASS_INTERNAL;
+	}
+	return n;
+}
+
+static void kt_close_current(struct kt_tls *t)
+{
+	if (!t->started)
+		return;
+	t->sb->flags |= KTRACE_SBF_CLOSED;
+	__atomic_store_n(&t->st->ctl->written, t->st->ctl->written + t->nrec, __ATOMIC_RELAXED);
+	t->nrec = 0;
+	t->started = 0;
+}
+
+/*
+ * Open the thread's next sub-buffer (the first, the next in the ring, or
+ * the oldest in flight mode).  Return: 0, or -ENOSPC when a discard-mode
+ * stream is exhausted (t->full is set, t->sb stays the last sub-buffer).
+ */
+static int kt_thread_switch(struct ktrace_channel *ch, struct kt_tls *t, uint64_t ts)
+{
+	struct kt_stream *st = t->st;
+	struct ktrace_subbuf *sb;
+	uint64_t nseq = t->started ? t->seq + 1 : t->seq;
+
+	kt_close_current(t);
+	if (!(ch->flags & KTRACE_FLIGHT_CHANNEL) && nseq >= ch->buf_nr) {
+		t->full = 1;
+		t->pos = t->end = NULL;
+		return -ENOSPC;
+	}
+	sb = kt_subbuf(ch, st, nseq);
+	if (nseq >= ch->buf_nr && sb->magic == KTRACE_SUBBUF_MAGIC)
+		__atomic_store_n(&st->ctl->overwritten, st->ctl->overwritten + sb->nrec,
+				 __ATOMIC_RELAXED);
+	kt_open_subbuf(st->ctl, sb, st->index, nseq, t->tid, 0);
+	__atomic_store_n(&st->ctl->head, (nseq << ch->shift) | KTRACE_SUBBUF_HDR_SIZE,
+			 __ATOMIC_RELEASE);
+	t->sb = sb;
+	t->seq = nseq;
+	t->started = 1;
+	t->nrec = 0;
+	t->base = sb->first_ts;
+	t->pos = (uint8_t *)sb + KTRACE_SUBBUF_HDR_SIZE;
+	t->end = (uint8_t *)sb + ch->buf_size;
+	t->cpu = kt_cpu();
+	return 0;
+}
+
+/* Give the calling thread's slot back (thread exit, channel change). */
+void kt_thread_detach(void)
+{
+	struct kt_tls *t = &kt_tls;
+
+	if (!t->key)
+		return;
+	if (t->st) {
+		pthread_mutex_lock(&kt_live_lock);
+		if (kt_is_live(t->ch, t->key)) {
+			kt_close_current(t);
+			__atomic_store_n(&t->st->ctl->owner, 0, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&kt_live_lock);
+	}
+	kt_tls_reset(t);
+}
+
+static void kt_exit_destructor(void *arg)
+{
+	(void)arg;
+	kt_thread_detach();
+}
+
+/* fork(): the child must not write to the parent's slot. */
+static void kt_atfork_child(void)
+{
+	pthread_mutex_init(&kt_live_lock, NULL);
+	kt_tls_reset(&kt_tls);
+}
+
+static void kt_atexit(void)
+{
+	kt_thread_detach();
+}
+
+static void kt_init_once(void)
+{
+	pthread_key_create(&kt_exit_key, kt_exit_destructor);
+	pthread_atfork(NULL, NULL, kt_atfork_child);
+	atexit(kt_atexit);
+}
+
+void kt_thread_init(void)
+{
+	pthread_once(&kt_once, kt_init_once);
+}
+
+/* First record of this thread in @ch: claim a free slot, if any. */
+static void kt_thread_attach(struct kt_tls *t, struct ktrace_channel *ch)
+{
+	uint32_t tid;
+
+	if (t->key)
+		kt_thread_detach();
+	tid = kt_gettid();
+	t->key = ch->key;
+	t->ch = ch;
+	t->tid = tid;
+	pthread_setspecific(kt_exit_key, (void *)1);
+	for (uint32_t i = 0; i < ch->nthreads; i++) {
+		struct kt_stream *s = &ch->streams[i];
+		uint32_t free_owner = 0;
+
+		if (__atomic_load_n(&s->ctl->owner, __ATOMIC_RELAXED) != 0)
+			continue;
+		if (__atomic_compare_exchange_n(&s->ctl->owner, &free_owner, tid, 0,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			uint64_t head = __atomic_load_n(&s->ctl->head, __ATOMIC_ACQUIRE);
+
+			s->ctl->pid = (uint32_t)getpid();
+			t->st = s;
+			t->seq = head ? (head >> ch->shift) + 1 : 0;
+			break;
+		}
+	}
+	kt_append_thread(ch, tid);
+}
+
+static inline void kt_put(struct kt_tls *t, uint64_t ts, unsigned cls, unsigned id,
+			  const uint64_t *payload, unsigned words)
+{
+	uint64_t *r = (uint64_t *)t->pos;
+
+	r[0] = KTRACE_REC_HDR(ts, cls, words, id);
+	for (unsigned i = 0; i < words; i++)
+		r[1 + i] = payload[i];
+	t->pos += 8 + 8 * (size_t)words;
+	if (cls != KTRACE_CLASS_INTERNAL)
+		t->sb->nrec = ++t->nrec;
+	t->sb->last_ts = ts;
+	__atomic_store_n(&t->sb->used,
+			 (uint32_t)(t->pos - (uint8_t *)t->sb - KTRACE_SUBBUF_HDR_SIZE),
+			 __ATOMIC_RELEASE);
+}
+
+int kt_write_slow(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsigned id,
+		  const uint64_t *payload, unsigned words, unsigned depth)
+{
+	struct kt_tls *t = &kt_tls;
+	size_t len = 8 + 8 * (size_t)words;
+	unsigned cpu;
+
+	if (depth > 0)
+		return kt_shared_write(ch, ts, cls, id, payload, words, depth);
+	if (t->key != ch->key)
+		kt_thread_attach(t, ch);
+	if (!t->st)
+		return kt_shared_write(ch, ts, cls, id, payload, words, 0);
+	if (t->full)
+		goto drop;
+
+	cpu = kt_cpu();
+	if (!t->started || t->pos + len + (cpu != t->cpu ? 16 : 0) > t->end ||
+	    ts - t->base + KTRACE_TS_WINDOW >= 2 * KTRACE_TS_WINDOW) {
+		if (kt_thread_switch(ch, t, ts) < 0)
+			goto drop;
+	} else if (cpu != t->cpu) {
+		uint64_t w = (uint64_t)cpu | ((uint64_t)t->tid << 32);
+
+		kt_put(t, ts, KTRACE_CLASS_INTERNAL, KTRACE_INT_CPU, &w, 1);
+		t->cpu = cpu;
+	}
+	kt_put(t, ts, cls, id, payload, words);
+	return 0;
+
+drop:
+	__atomic_store_n(&t->st->ctl->dropped, t->st->ctl->dropped + 1, __ATOMIC_RELAXED);
+	if (t->sb)
+		t->sb->lost++;
+	return -ENOSPC;
+}

@@ -1,0 +1,178 @@
+/*
+ * tests/walk.h - an independent, minimal walker of a trace directory for
+ * the runtime's tests: it checks the writer against docs/FORMAT.md
+ * directly, without the reader library, so a bug shared by writer and
+ * reader cannot hide.  Header-only, test use only (no bounds checking
+ * beyond what a well-formed trace needs; asserts instead).
+ */
+#ifndef KTRACE_TESTS_WALK_H
+#define KTRACE_TESTS_WALK_H
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ktrace/format.h>
+
+struct walk_rec {
+	unsigned stream;
+	uint64_t seq;
+	uint64_t hdr;
+	uint64_t ctx; /* 0 if the sub-buffer has no context word */
+	const uint64_t *payload;
+};
+
+struct walk_stats {
+	uint64_t records;  /* non-internal records */
+	uint64_t internal; /* internal records */
+	uint64_t dropped, overwritten, written;
+	uint64_t bad;      /* structural errors found */
+	uint64_t bytes;    /* committed record bytes */
+};
+
+static void *walk_map(const char *dir, const char *name, size_t *len)
+{
+	char path[4096];
+	struct stat st;
+	void *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	*len = (size_t)st.st_size;
+	p = *len ? mmap(NULL, *len, PROT_READ, MAP_SHARED, fd, 0) : NULL;
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int walk_cmp_seq(const void *a, const void *b)
+{
+	uint64_t x = (*(const struct ktrace_subbuf *const *)a)->seq;
+	uint64_t y = (*(const struct ktrace_subbuf *const *)b)->seq;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Walk every record of trace @dir in stream order (sub-buffers by seq),
+ * calling @fn for non-internal ones.  Returns the counters.
+ */
+static struct walk_stats walk_trace(const char *dir, void (*fn)(const struct walk_rec *, void *),
+				    void *arg)
+{
+	struct walk_stats ws = { 0 };
+	size_t clen;
+	const struct ktrace_control *ctl = walk_map(dir, "control", &clen);
+
+	if (!ctl || ctl->magic != KTRACE_CONTROL_MAGIC) {
+		ws.bad++;
+		return ws;
+	}
+	for (unsigned s = 0; s < ctl->nstreams; s++) {
+		const struct ktrace_stream_ctl *sc =
+			(const struct ktrace_stream_ctl *)((const char *)ctl + ctl->streams_off) + s;
+		char name[32];
+		size_t len;
+		const uint8_t *base;
+		const struct ktrace_subbuf **sbs;
+		unsigned n = 0;
+
+		ws.dropped += sc->dropped;
+		ws.overwritten += sc->overwritten;
+		ws.written += sc->written;
+		snprintf(name, sizeof(name), "trace%u", s);
+		base = walk_map(dir, name, &len);
+		if (!base || len != (size_t)ctl->buf_size * ctl->buf_nr) {
+			ws.bad++;
+			continue;
+		}
+		sbs = calloc(ctl->buf_nr, sizeof(*sbs));
+		for (unsigned i = 0; i < ctl->buf_nr; i++) {
+			const struct ktrace_subbuf *sb =
+				(const void *)(base + (size_t)i * ctl->buf_size);
+
+			if (sb->magic == KTRACE_SUBBUF_MAGIC)
+				sbs[n++] = sb;
+		}
+		qsort(sbs, n, sizeof(*sbs), walk_cmp_seq);
+		for (unsigned i = 0; i < n; i++) {
+			const struct ktrace_subbuf *sb = sbs[i];
+			uint32_t used = sb->used;
+			size_t ctxw = (sb->flags & KTRACE_SBF_CTX) ? 8 : 0;
+			const uint8_t *p, *end;
+
+			if (sb->seq % ctl->buf_nr != (uint64_t)(((const uint8_t *)sb - base) / ctl->buf_size))
+				ws.bad++;
+			/* Shared streams: a sub-buffer is closed when its commit count
+			 * is complete for its lap; the open one ends at head. */
+			if (sb->flags & KTRACE_SBF_CTX) {
+				uint32_t full = (uint32_t)((sb->seq / ctl->buf_nr + 1) *
+							   (uint64_t)(ctl->buf_size - KTRACE_SUBBUF_HDR_SIZE));
+
+				if (sb->commit != full &&
+				    (sc->head >> __builtin_ctz(ctl->buf_size)) == sb->seq)
+					used = (uint32_t)((sc->head & (ctl->buf_size - 1)) -
+							  KTRACE_SUBBUF_HDR_SIZE);
+			}
+			if (KTRACE_SUBBUF_HDR_SIZE + (size_t)used > ctl->buf_size) {
+				ws.bad++;
+				continue;
+			}
+			p = (const uint8_t *)sb + KTRACE_SUBBUF_HDR_SIZE;
+			end = p + used;
+			while (p < end) {
+				struct walk_rec r;
+				uint64_t h = *(const uint64_t *)p;
+				size_t rl = 8 + ctxw + 8 * (size_t)KTRACE_REC_WORDS(h);
+
+				if (!KTRACE_REC_CLASS(h) || p + rl > end) {
+					ws.bad++;
+					break;
+				}
+				ws.bytes += rl;
+				if (KTRACE_REC_CLASS(h) == KTRACE_CLASS_INTERNAL) {
+					ws.internal++;
+				} else {
+					ws.records++;
+					r.stream = s;
+					r.seq = sb->seq;
+					r.hdr = h;
+					r.ctx = ctxw ? *(const uint64_t *)(p + 8) : 0;
+					r.payload = (const uint64_t *)(p + 8 + ctxw);
+					if (fn)
+						fn(&r, arg);
+				}
+				p += rl;
+			}
+		}
+		free(sbs);
+		munmap((void *)base, len);
+	}
+	munmap((void *)ctl, clen);
+	return ws;
+}
+
+/* A fresh, empty scratch directory for a test (under $TMPDIR or /tmp). */
+static char *walk_tmpdir(const char *tag)
+{
+	static char buf[4096];
+	const char *t = getenv("TMPDIR");
+
+	snprintf(buf, sizeof(buf), "%s/ktrace-test-%s-XXXXXX", t && *t ? t : "/tmp", tag);
+	if (!mkdtemp(buf)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	return buf;
+}
+
+#endif
