@@ -51,7 +51,7 @@ static inline uint32_t kt_lap_bytes(const struct ktrace_channel *ch, uint64_t la
 static inline int kt_header_ready(const struct ktrace_subbuf *sb, uint64_t seq)
 {
 	return __atomic_load_n(&sb->magic, __ATOMIC_ACQUIRE) == KTRACE_SUBBUF_MAGIC &&
-	       sb->seq == seq;
+	       __atomic_load_n(&sb->seq, __ATOMIC_RELAXED) == seq;
 }
 
 static void kt_shared_drop(struct kt_stream *st, struct ktrace_subbuf *last)
@@ -74,7 +74,7 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 
 	h = __atomic_load_n(&st->ctl->head, __ATOMIC_ACQUIRE);
 	for (;;) {
-		uint64_t seq = h >> ch->shift, nseq, nh;
+		uint64_t seq = h >> ch->shift, nseq, nh, old_records = 0;
 		struct ktrace_subbuf *nsb;
 
 		off = h & mask;
@@ -85,7 +85,8 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 			ready = kt_header_ready(sb, seq);
 			/* Strictly less: an offset of buf_size would carry into seq. */
 			if (off + len < ch->buf_size &&
-			    (!ready || ts - sb->first_ts + KTRACE_TS_WINDOW < 2 * KTRACE_TS_WINDOW)) {
+			    (!ready || ts - __atomic_load_n(&sb->first_ts, __ATOMIC_RELAXED) +
+						   KTRACE_TS_WINDOW < 2 * KTRACE_TS_WINDOW)) {
 				if (__atomic_compare_exchange_n(&st->ctl->head, &h, h + len, 1,
 								__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 					break;
@@ -103,6 +104,10 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 				kt_shared_drop(st, sb && kt_header_ready(sb, seq) ? sb : NULL);
 				return -ENOSPC;
 			}
+			/* Count what we would overwrite now: once head moves
+			 * into the slot, other writers start filling it. */
+			old_records = kt_count_records(nsb, __atomic_load_n(&nsb->used,
+									    __ATOMIC_RELAXED));
 		}
 		nh = (nseq << ch->shift) | (KTRACE_SUBBUF_HDR_SIZE + len);
 		if (!__atomic_compare_exchange_n(&st->ctl->head, &h, nh, 1, __ATOMIC_ACQ_REL,
@@ -117,9 +122,8 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 			__atomic_fetch_add(&old->commit, (uint32_t)(ch->buf_size - off),
 					   __ATOMIC_RELEASE);
 		}
-		if (nseq >= ch->buf_nr)
-			__atomic_fetch_add(&st->ctl->overwritten,
-					   kt_count_records(nsb, nsb->used), __ATOMIC_RELAXED);
+		if (old_records)
+			__atomic_fetch_add(&st->ctl->overwritten, old_records, __ATOMIC_RELAXED);
 		kt_open_subbuf(st->ctl, nsb, st->index, nseq, 0, KTRACE_SBF_CTX);
 		sb = nsb;
 		off = KTRACE_SUBBUF_HDR_SIZE;

@@ -87,34 +87,40 @@ void kt_open_subbuf(struct ktrace_stream_ctl *sc, struct ktrace_subbuf *sb, uint
 	uint64_t raw, ns;
 
 	(void)sc;
+	/* Relaxed atomics: shared-stream writers read these concurrently. */
 	__atomic_store_n(&sb->magic, 0, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	if (!(flags & KTRACE_SBF_CTX))
 		__atomic_store_n(&sb->used, 0, __ATOMIC_RELAXED);
-	sb->nrec = 0;
-	sb->lost = 0;
-	sb->last_ts = 0;
-	sb->seq = seq;
+	__atomic_store_n(&sb->nrec, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sb->lost, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sb->last_ts, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sb->seq, seq, __ATOMIC_RELAXED);
 	kt_calib_pair(&raw, &ns);
-	sb->first_ts = raw;
+	__atomic_store_n(&sb->first_ts, raw, __ATOMIC_RELAXED);
 	sb->first_ns = ns;
 	sb->tid = tid;
 	sb->cpu = (uint16_t)kt_cpu_slow();
 	sb->stream = (uint16_t)index;
 	sb->hdr_size = KTRACE_SUBBUF_HDR_SIZE;
-	sb->flags = (uint16_t)flags;
+	__atomic_store_n(&sb->flags, (uint16_t)flags, __ATOMIC_RELAXED);
 	__atomic_store_n(&sb->magic, KTRACE_SUBBUF_MAGIC, __ATOMIC_RELEASE);
 }
 
-/* Records in a complete sub-buffer (for flight-mode overwrite accounting). */
+/*
+ * Records in a complete sub-buffer (flight-mode overwrite accounting).  The
+ * caller may lose the race to reuse it and discard the count, so another
+ * writer may be writing here meanwhile: loads are relaxed atomics.
+ */
 uint64_t kt_count_records(const struct ktrace_subbuf *sb, uint32_t used)
 {
-	const uint8_t *p = (const uint8_t *)sb + KTRACE_SUBBUF_HDR_SIZE, *end = p + used;
-	size_t ctx = (sb->flags & KTRACE_SBF_CTX) ? 8 : 0;
+	const uint8_t *p = (const uint8_t *)sb + KTRACE_SUBBUF_HDR_SIZE;
+	const uint8_t *end = p + (used < 1u << 30 ? used : 0);
+	size_t ctx = (__atomic_load_n(&sb->flags, __ATOMIC_RELAXED) & KTRACE_SBF_CTX) ? 8 : 0;
 	uint64_t n = 0;
 
 	while (p + 8 <= end) {
-		uint64_t h = *(const uint64_t *)p;
+		uint64_t h = __atomic_load_n((const uint64_t *)p, __ATOMIC_RELAXED);
 
 		if (!KTRACE_REC_CLASS(h))
 			break;
@@ -128,7 +134,7 @@ static void kt_close_current(struct kt_tls *t)
 {
 	if (!t->started)
 		return;
-	t->sb->flags |= KTRACE_SBF_CLOSED;
+	__atomic_fetch_or(&t->sb->flags, KTRACE_SBF_CLOSED, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->st->ctl->written, t->st->ctl->written + t->nrec, __ATOMIC_RELAXED);
 	t->nrec = 0;
 	t->started = 0;
