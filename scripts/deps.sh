@@ -1,0 +1,38 @@
+#!/bin/sh
+# scripts/deps.sh - install the Debian 12 packages ktrace needs to build,
+# test, fuzz and benchmark.  Idempotent and quick when everything is there;
+# must run as root (or with sudo) when something is missing.
+#
+#   scripts/deps.sh            build + test dependencies
+#   scripts/deps.sh --bench    also LTTng (the benchmark's peer)
+#   scripts/deps.sh --kmod     also the kernel image/headers, qemu, busybox
+set -eu
+
+pkgs="build-essential pkg-config perl libelf-dev libdw-dev elfutils clang libclang-rt-dev
+      libtracefs-dev libtraceevent-dev python3 xz-utils curl ca-certificates"
+for arg in "$@"; do
+	case "$arg" in
+	--bench) pkgs="$pkgs liblttng-ust-dev lttng-tools" ;;
+	--kmod) pkgs="$pkgs linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod" ;;
+	*) echo "deps.sh: unknown option '$arg' (use --bench or --kmod)" >&2; exit 2 ;;
+	esac
+done
+
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		exec sudo "$0" "$@"
+	fi
+	echo "deps.sh: missing packages:$missing; run this script as root" >&2
+	exit 1
+fi
+echo "deps.sh: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
