@@ -1,0 +1,90 @@
+/*
+ * cli/cli_util.c - helpers shared by the `ktrace` subcommands: one-line
+ * errors, option errors, number parsing, atomic file replacement.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "ktrace%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_bad_option(const char *cmd, int c, int argc, char **argv)
+{
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	int is_long = arg[0] == '-' && arg[1] == '-';
+	int len = (int)strcspn(arg, "=");
+
+	if (c == ':' && is_long)
+		cli_error(cmd, "option '%.*s' needs a value (see ktrace %s --help)", len, arg, cmd);
+	else if (c == ':')
+		cli_error(cmd, "option '-%c' needs a value (see ktrace %s --help)", optopt, cmd);
+	else if (is_long && !optopt)
+		cli_error(cmd, "unknown option '%.*s' (see ktrace %s --help)", len, arg, cmd);
+	else if (is_long)
+		cli_error(cmd, "option '%.*s' takes no value (see ktrace %s --help)", len, arg, cmd);
+	else
+		cli_error(cmd, "unknown option '-%c' (see ktrace %s --help)", optopt, cmd);
+	return 2;
+}
+
+int cli_parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+int cli_write_file_atomic(const char *dir, const char *name, const char *text)
+{
+	char tmp[4096], path[4096];
+	size_t len = strlen(text);
+	int fd, err = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp%ld", dir, name, (long)getpid()) >= (int)sizeof(tmp) ||
+	    snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len)
+		err = errno ? errno : ENOSPC;
+	if (close(fd) < 0 && !err)
+		err = errno;
+	if (!err && rename(tmp, path) < 0)
+		err = errno;
+	if (err)
+		unlink(tmp);
+	return -err;
+}
+
+void cli_getopt_reset(void)
+{
+	optind = 0; /* glibc: 0 also reinitialises the scanner */
+	opterr = 0;
+	optopt = 0;
+}

@@ -1,0 +1,346 @@
+/*
+ * cli/cmd_ctl.c - `ktrace ctl DIR start|stop|status|enable EVENT|disable
+ * EVENT`: drive a running program's channel from outside, as seed 003's
+ * debugfs `state` file did, with no syscall on the writer's side.
+ *
+ * The command maps DIR/control (struct ktrace_control, the stream table and
+ * the event enable map of format.h) MAP_SHARED, the same pages the traced
+ * program has mapped:
+ *   start/stop  store start_ns/stop_ns, then the state word with release
+ *               order (writers load it relaxed, so they see the change
+ *               within a few records); refused when the channel was set up
+ *               with KTRACE_DISABLE_STATE.  The text mirrors DIR/state and
+ *               DIR/dropped are then replaced atomically (temp + rename).
+ *   enable/disable  set or clear bytes of the enable map; the event names
+ *               come from DIR/metadata's catalogue (reader/names.c).
+ *   status      prints the control page and the per-stream counters.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "reader/reader.h"
+
+#define CMD "ctl"
+
+static void help(FILE *out)
+{
+	fprintf(out,
+		"usage: ktrace ctl DIR start|stop|status\n"
+		"       ktrace ctl DIR enable|disable EVENT\n"
+		"\n"
+		"Control the channel whose trace directory is DIR while its program runs (or\n"
+		"after).  The change goes through DIR/control, shared with the program: no\n"
+		"signal, no syscall and no lock on the program's side.\n"
+		"\n"
+		"  start           start recording (refused if the channel was set up with\n"
+		"                  KTRACE_DISABLE_STATE)\n"
+		"  stop            stop recording; committed records stay\n"
+		"  status          state, mode, and per stream: owner thread, records\n"
+		"                  written, dropped and overwritten, with totals\n"
+		"  enable EVENT    enable static events; EVENT is a catalogue name,\n"
+		"  disable EVENT   FUNC:entry, FUNC:exit, FUNC:N, FUNC:* (every event of a\n"
+		"                  function), a numeric id (decimal or 0x), or all\n"
+		"\n"
+		"  -h, --help      this text\n"
+		"\n"
+		"Exit status: 0 done, 1 the control file is missing, unreadable, corrupt or\n"
+		"refuses the change, 2 usage error.  See ktrace-ctl(1).\n");
+}
+
+struct ctl {
+	const char *dir;
+	uint8_t *map;
+	size_t size;
+	struct ktrace_control *c;
+	struct ktrace_stream_ctl *s;
+	uint8_t *enable;
+	int newer;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Map DIR/control; @rw for changes.  Return: 0, or 1 after printing the error. */
+static int ctl_open(struct ctl *k, const char *dir, int rw)
+{
+	char path[4096], msg[200];
+	struct stat st = { 0 };
+	int fd, r;
+
+	memset(k, 0, sizeof(*k));
+	k->dir = dir;
+	snprintf(path, sizeof(path), "%s/control", dir);
+	fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		cli_error(CMD, "%s: %s", path, strerror(errno));
+		return 1;
+	}
+	errno = 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		int err = errno;
+
+		cli_error(CMD, "%s: %s", path,
+			  err && !S_ISREG(st.st_mode) ? strerror(err) :
+			  !S_ISREG(st.st_mode) ? "not a regular file" : "offset 0: empty file");
+		close(fd);
+		return 1;
+	}
+	k->size = (size_t)st.st_size;
+	k->map = mmap(NULL, k->size, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+	close(fd);
+	if (k->map == MAP_FAILED) {
+		cli_error(CMD, "%s: mmap: %s", path, strerror(errno));
+		k->map = NULL;
+		return 1;
+	}
+	r = ktr_control_check(k->map, k->size, msg, sizeof(msg));
+	if (r < 0 || (r > 0 && rw)) {
+		cli_error(CMD, "%s: %s%s", path, msg, r > 0 ? "; not changing it" : "");
+		munmap(k->map, k->size);
+		k->map = NULL;
+		return 1;
+	}
+	if (r > 0)
+		cli_error(CMD, "%s: warning: %s", path, msg);
+	k->c = (struct ktrace_control *)k->map;
+	k->s = (struct ktrace_stream_ctl *)(k->map + k->c->streams_off);
+	k->enable = k->map + k->c->enable_off;
+	return 0;
+}
+
+static void ctl_close(struct ctl *k)
+{
+	if (k->map)
+		munmap(k->map, k->size);
+}
+
+/* Rewrite DIR/state and DIR/dropped from the control page.  Return: 0 or 1. */
+static int write_mirrors(struct ctl *k)
+{
+	uint64_t dropped = 0;
+	char text[32];
+	int err;
+
+	for (uint32_t i = 0; i < k->c->nstreams; i++)
+		dropped += __atomic_load_n(&k->s[i].dropped, __ATOMIC_RELAXED);
+	err = cli_write_file_atomic(k->dir, "state",
+				    __atomic_load_n(&k->c->state, __ATOMIC_RELAXED) ==
+						    KTRACE_STATE_RUNNING ? "start\n" : "stop\n");
+	if (err) {
+		cli_error(CMD, "%s/state: %s", k->dir, strerror(-err));
+		return 1;
+	}
+	snprintf(text, sizeof(text), "%" PRIu64 "\n", dropped);
+	err = cli_write_file_atomic(k->dir, "dropped", text);
+	if (err) {
+		cli_error(CMD, "%s/dropped: %s", k->dir, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+static int do_state(const char *dir, int start)
+{
+	struct ctl k;
+	int rc;
+
+	if (ctl_open(&k, dir, 1))
+		return 1;
+	if (k.c->flags & KTRACE_DISABLE_STATE) {
+		cli_error(CMD, "%s/control: offset 12: state control is disabled for this channel (KTRACE_DISABLE_STATE)",
+			  dir);
+		ctl_close(&k);
+		return 1;
+	}
+	if (start)
+		__atomic_store_n(&k.c->start_ns, mono_ns(), __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&k.c->stop_ns, mono_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&k.c->state, start ? KTRACE_STATE_RUNNING : KTRACE_STATE_STOPPED,
+			 __ATOMIC_RELEASE);
+	rc = write_mirrors(&k);
+	ctl_close(&k);
+	return rc;
+}
+
+static const char *kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case KTRACE_STREAM_THREAD:
+		return "thread";
+	case KTRACE_STREAM_SHARED:
+		return "shared";
+	case KTRACE_STREAM_CPU:
+		return "cpu";
+	default:
+		return "?";
+	}
+}
+
+/* "12.345 s ago" for a CLOCK_MONOTONIC stamp, or "never". */
+static void ago(char *buf, size_t len, uint64_t ns)
+{
+	uint64_t now = mono_ns();
+
+	if (!ns)
+		snprintf(buf, len, "never");
+	else if (ns > now)
+		snprintf(buf, len, "at %" PRIu64 " ns (CLOCK_MONOTONIC of another boot?)", ns);
+	else
+		snprintf(buf, len, "%.3f s ago", (double)(now - ns) / 1e9);
+}
+
+static int do_status(const char *dir)
+{
+	struct ctl k;
+	struct ktr_trace *t;
+	uint64_t tw = 0, td = 0, to = 0;
+	unsigned enabled = 0;
+	char a[96], b[96];
+	const char *m;
+
+	if (ctl_open(&k, dir, 0))
+		return 1;
+	t = ktr_open(dir); /* for the channel name; its diagnostics do not matter here */
+	while (t && (m = ktr_diag_next(t)))
+		;
+	for (unsigned i = 0; i < KTRACE_ENABLE_MAP_SIZE; i++)
+		enabled += k.enable[i] != 0;
+	ago(a, sizeof(a), k.c->start_ns);
+	ago(b, sizeof(b), k.c->stop_ns);
+	printf("trace:    %s\n", dir);
+	if (t && ktr_info(t)->channel[0])
+		printf("channel:  %s (pid %" PRIu32 ", %s)\n", ktr_info(t)->channel, k.c->owner_pid,
+		       ktr_info(t)->comm[0] ? ktr_info(t)->comm : "?");
+	else
+		printf("channel:  pid %" PRIu32 "\n", k.c->owner_pid);
+	printf("state:    %s (last start %s, last stop %s)\n",
+	       __atomic_load_n(&k.c->state, __ATOMIC_ACQUIRE) == KTRACE_STATE_RUNNING ? "running" : "stopped",
+	       a, b);
+	printf("mode:     %s, %s streams%s\n", k.c->flags & KTRACE_FLIGHT_CHANNEL ? "flight" : "discard",
+	       k.c->flags & KTRACE_GLOBAL_CHANNEL ? "global" : "per-thread",
+	       k.c->flags & KTRACE_DISABLE_STATE ? ", state control disabled" : "");
+	printf("buffers:  %" PRIu32 " streams x %" PRIu32 " sub-buffers x %" PRIu32 " bytes\n",
+	       k.c->nstreams, k.c->buf_nr, k.c->buf_size);
+	printf("events:   %u of %u ids enabled\n", enabled, KTRACE_ENABLE_MAP_SIZE);
+	printf("\n%6s %-7s %8s %8s %12s %12s %12s\n", "stream", "kind", "owner", "pid", "written",
+	       "dropped", "overwritten");
+	for (uint32_t i = 0; i < k.c->nstreams; i++) {
+		const struct ktrace_stream_ctl *s = &k.s[i];
+		uint64_t w = __atomic_load_n(&s->written, __ATOMIC_RELAXED);
+		uint64_t d = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
+		uint64_t o = __atomic_load_n(&s->overwritten, __ATOMIC_RELAXED);
+		uint32_t owner = __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
+
+		printf("%6" PRIu32 " %-7s %8s %8" PRIu32 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", i,
+		       kind_name(s->kind), owner ? (snprintf(a, sizeof(a), "%" PRIu32, owner), a) : "-",
+		       s->pid, w, d, o);
+		tw += w;
+		td += d;
+		to += o;
+	}
+	printf("%6s %-7s %8s %8s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", "total", "", "", "", tw,
+	       td, to);
+	ktr_close(t);
+	ctl_close(&k);
+	return fflush(stdout) ? 1 : 0;
+}
+
+static int do_enable(const char *dir, const char *spec, int on)
+{
+	struct ctl k;
+	struct ktr_trace *t;
+	uint8_t *want;
+	const char *m;
+	int n;
+
+	if (ctl_open(&k, dir, 1))
+		return 1;
+	t = ktr_open(dir);
+	want = calloc(1, KTRACE_ENABLE_MAP_SIZE);
+	if (!t || !want) {
+		cli_error(CMD, "out of memory");
+		n = -ENOMEM;
+		goto out;
+	}
+	while ((m = ktr_diag_next(t)))
+		;
+	n = ktr_resolve_events(t, spec, want);
+	if (n < 0) {
+		cli_error(CMD, "no event '%s' in %s/metadata (a catalogue name, FUNC:entry, FUNC:*, an id or all)",
+			  spec, dir);
+		goto out;
+	}
+	for (unsigned i = 0; i < KTRACE_ENABLE_MAP_SIZE; i++)
+		if (want[i])
+			__atomic_store_n(&k.enable[i], (uint8_t)(on ? 1 : 0), __ATOMIC_RELAXED);
+	printf("%s %d event id%s\n", on ? "enabled" : "disabled", n, n == 1 ? "" : "s");
+out:
+	free(want);
+	ktr_close(t);
+	ctl_close(&k);
+	return n == -EINVAL ? 2 : n < 0 ? 1 : 0;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir, *action;
+	int c, nargs;
+
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			help(stdout);
+			return 0;
+		}
+		return cli_bad_option(CMD, c, argc, argv);
+	}
+	nargs = argc - optind;
+	if (nargs < 2) {
+		cli_error(CMD, nargs ? "missing action: start, stop, status, enable or disable (see ktrace ctl --help)"
+				     : "missing trace directory (see ktrace ctl --help)");
+		return 2;
+	}
+	dir = argv[optind];
+	action = argv[optind + 1];
+	if (!strcmp(action, "enable") || !strcmp(action, "disable")) {
+		if (nargs != 3) {
+			cli_error(CMD, nargs < 3 ? "'%s' needs an EVENT (see ktrace ctl --help)"
+						 : "'%s' takes one EVENT (see ktrace ctl --help)",
+				  action);
+			return 2;
+		}
+		return do_enable(dir, argv[optind + 2], action[0] == 'e');
+	}
+	if (strcmp(action, "start") && strcmp(action, "stop") && strcmp(action, "status")) {
+		cli_error(CMD, "unknown action '%s': start, stop, status, enable or disable", action);
+		return 2;
+	}
+	if (nargs != 2) {
+		cli_error(CMD, "unexpected argument '%s' (see ktrace ctl --help)", argv[optind + 2]);
+		return 2;
+	}
+	if (!strcmp(action, "status"))
+		return do_status(dir);
+	return do_state(dir, !strcmp(action, "start"));
+}
+
+KTRACE_COMMAND(ctl, "start, stop, inspect a channel or switch its events", run, help);

@@ -1,0 +1,522 @@
+/*
+ * cli/cmd_print.c - `ktrace print [options] DIR`: every record of a trace,
+ * all streams merged by time, as text (one line per record), CSV with a
+ * header (-C, like LKST's `lkstbuf print -C`) or Chrome/Perfetto
+ * trace-event JSON (--json, opens in ui.perfetto.dev and chrome://tracing).
+ *
+ * Gaps (lost records, overwritten sub-buffers, dropped records, corrupt or
+ * truncated data) are printed where they happened, as their own line, CSV
+ * row or instant event; the reader's diagnostics go to stderr as they come.
+ * Exit status: 0 clean, 1 the trace had errors (everything readable was
+ * printed) or stdout failed, 2 usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "reader/reader.h"
+
+#define CMD "print"
+
+/* A comma-separated list of numbers (--tid, --pid, --cpu). */
+struct idlist {
+	uint64_t *v;
+	size_t n;
+};
+
+struct popts {
+	int csv, json, relative, hex;
+	struct idlist tids, pids, cpus;
+	const char *specs[64];
+	int nspecs;
+	uint8_t *evmap; /* 65536 bytes when --event was given */
+	int64_t t0;
+	int have_t0;
+	int first_json;
+};
+
+static void help(FILE *out)
+{
+	fprintf(out,
+		"usage: ktrace print [options] DIR\n"
+		"\n"
+		"Print the records of the trace in DIR, every stream merged by time: one line\n"
+		"per record with the time (ns of CLOCK_MONOTONIC), CPU, PID/TID, event name and\n"
+		"arguments by name.  Lost, overwritten, dropped and corrupt data is shown where\n"
+		"it happened; problems with the trace are reported on stderr.\n"
+		"\n"
+		"Output:\n"
+		"  -C, --csv             CSV with a header line\n"
+		"  -j, --json            Chrome/Perfetto trace-event JSON\n"
+		"  -r, --relative        times in ns since the first record\n"
+		"  -x, --hex             arguments in hexadecimal\n"
+		"\n"
+		"Filters (records only; gaps are always shown):\n"
+		"  -t, --tid LIST        only these thread ids (comma-separated)\n"
+		"  -p, --pid LIST        only these process ids\n"
+		"  -c, --cpu LIST        only these CPUs\n"
+		"  -e, --event SPEC      only these events (repeatable): a name from the\n"
+		"                        catalogue, FUNC:entry, FUNC:exit, FUNC:N, FUNC:*,\n"
+		"                        a numeric id, or all\n"
+		"\n"
+		"  -h, --help            this text\n"
+		"\n"
+		"Exit status: 0 clean, 1 the trace has errors (all readable records were\n"
+		"printed) or output failed, 2 usage error.  See ktrace-print(1).\n");
+}
+
+static int parse_list(const char *arg, struct idlist *l)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	int rc = 0;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t x, *n;
+
+		if (cli_parse_u64(tok, &x) < 0) {
+			rc = -1;
+			break;
+		}
+		n = realloc(l->v, (l->n + 1) * sizeof(*n));
+		if (!n) {
+			rc = -1;
+			break;
+		}
+		l->v = n;
+		l->v[l->n++] = x;
+	}
+	if (!l->n)
+		rc = -1;
+	free(copy);
+	return rc;
+}
+
+static int in_list(const struct idlist *l, uint64_t x)
+{
+	if (!l->n)
+		return 1;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i] == x)
+			return 1;
+	return 0;
+}
+
+static int wanted(const struct popts *o, const struct ktr_rec *r)
+{
+	if (r->kind == KTR_GAP)
+		return 1;
+	if (!in_list(&o->tids, r->tid) || !in_list(&o->pids, r->pid))
+		return 0;
+	if (o->cpus.n && (r->cpu < 0 || !in_list(&o->cpus, (uint64_t)r->cpu)))
+		return 0;
+	if (o->evmap) {
+		if (r->cls != KTRACE_CLASS_LOG2 && r->cls != KTRACE_CLASS_LOG4)
+			return 0;
+		if (!o->evmap[r->id & 0xffff])
+			return 0;
+	}
+	return 1;
+}
+
+/* The time column: ns, or signed ns since the first item with -r. */
+static void put_time(FILE *out, const struct popts *o, const struct ktr_rec *r, int width)
+{
+	if (o->relative)
+		fprintf(out, "%*" PRId64, width, (int64_t)r->ns - o->t0);
+	else
+		fprintf(out, "%*" PRIu64, width, r->ns);
+}
+
+static void gap_text(const struct ktr_trace *t, const struct ktr_rec *r, char *buf, size_t len)
+{
+	const char *file = r->file ? strrchr(r->file, '/') : NULL;
+
+	file = file ? file + 1 : r->file ? r->file : "?";
+	switch (r->gap) {
+	case KTR_GAP_LOST:
+		snprintf(buf, len, "%" PRIu64 " record%s lost", r->count, r->count == 1 ? "" : "s");
+		break;
+	case KTR_GAP_OVERWRITTEN:
+		snprintf(buf, len, "%" PRIu64 " sub-buffer%s %s (stream %u)", r->count,
+			 r->count == 1 ? "" : "s",
+			 ktr_info(t)->flight ? "overwritten" : "missing", r->stream);
+		break;
+	case KTR_GAP_DROPPED:
+		snprintf(buf, len, "%" PRIu64 " record%s dropped (stream %u full)", r->count,
+			 r->count == 1 ? "" : "s", r->stream);
+		break;
+	default:
+		snprintf(buf, len, "%s offset %" PRIu64 ": %s", file, r->offset,
+			 r->what ? r->what : "corrupt data");
+		break;
+	}
+}
+
+static void put_value(FILE *out, const struct popts *o, uint64_t v)
+{
+	if (o->hex)
+		fprintf(out, "0x%" PRIx64, v);
+	else
+		fprintf(out, "%" PRIu64, v);
+}
+
+static void print_text(FILE *out, const struct ktr_trace *t, const struct popts *o,
+		       const struct ktr_rec *r)
+{
+	char name[128], pidtid[32];
+	const char *names[KTRACE_MAX_WORDS];
+	uint64_t vals[KTRACE_MAX_WORDS];
+	unsigned n;
+
+	put_time(out, o, r, 16);
+	if (r->cpu >= 0)
+		fprintf(out, " %3d", r->cpu);
+	else
+		fputs("   -", out);
+	snprintf(pidtid, sizeof(pidtid), "%" PRIu32 "/%" PRIu32, r->pid, r->tid);
+	fprintf(out, " %13s %-22s", pidtid, ktr_rec_name(t, r, name, sizeof(name)));
+	if (r->kind == KTR_GAP) {
+		char text[256];
+
+		gap_text(t, r, text, sizeof(text));
+		fprintf(out, " %s\n", text);
+		return;
+	}
+	n = ktr_rec_args(t, r, names, vals);
+	for (unsigned i = 0; i < n; i++) {
+		fprintf(out, " %s=", names[i]);
+		put_value(out, o, vals[i]);
+	}
+	if (r->depth)
+		fprintf(out, " (signal depth %u)", r->depth);
+	fputc('\n', out);
+}
+
+/* A CSV field, quoted when it holds a comma, quote or line break. */
+static void csv_str(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void print_csv(FILE *out, const struct ktr_trace *t, const struct popts *o,
+		      const struct ktr_rec *r)
+{
+	char name[128];
+	const char *names[KTRACE_MAX_WORDS];
+	uint64_t vals[KTRACE_MAX_WORDS];
+	unsigned n;
+
+	put_time(out, o, r, 0);
+	if (r->cpu >= 0)
+		fprintf(out, ",%d", r->cpu);
+	else
+		fputs(",", out);
+	fprintf(out, ",%" PRIu32 ",%" PRIu32 ",", r->pid, r->tid);
+	csv_str(out, ktr_rec_name(t, r, name, sizeof(name)));
+	fputc(',', out);
+	csv_str(out, ktr_rec_category(t, r));
+	if (r->kind == KTR_GAP) {
+		if (r->gap == KTR_GAP_CORRUPT) {
+			fputs(",file,", out);
+			csv_str(out, r->file ? r->file : "");
+			fprintf(out, ",offset,%" PRIu64 ",what,", r->offset);
+			csv_str(out, r->what ? r->what : "");
+		} else {
+			fprintf(out, ",count,%" PRIu64 ",stream,%u", r->count, r->stream);
+		}
+		fputc('\n', out);
+		return;
+	}
+	n = ktr_rec_args(t, r, names, vals);
+	for (unsigned i = 0; i < n; i++) {
+		fputc(',', out);
+		csv_str(out, names[i]);
+		fputc(',', out);
+		put_value(out, o, vals[i]);
+	}
+	fputc('\n', out);
+}
+
+/* A JSON string literal. */
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+/* ts in microseconds with three decimals (trace-event "ts" unit). */
+static void json_ts(FILE *out, const struct popts *o, const struct ktr_rec *r)
+{
+	int64_t v = o->relative ? (int64_t)r->ns - o->t0 : 0;
+	uint64_t u = o->relative ? (uint64_t)(v < 0 ? -v : v) : r->ns;
+
+	fprintf(out, "%s%" PRIu64 ".%03u", o->relative && v < 0 ? "-" : "", u / 1000,
+		(unsigned)(u % 1000));
+}
+
+static void json_value(FILE *out, const struct popts *o, uint64_t v)
+{
+	if (o->hex)
+		fprintf(out, "\"0x%" PRIx64 "\"", v);
+	else if (v > (1ull << 53)) /* beyond a double's exact integers */
+		fprintf(out, "\"%" PRIu64 "\"", v);
+	else
+		fprintf(out, "%" PRIu64, v);
+}
+
+static void json_sep(FILE *out, struct popts *o)
+{
+	fputs(o->first_json ? "\n" : ",\n", out);
+	o->first_json = 0;
+}
+
+static void print_json(FILE *out, const struct ktr_trace *t, struct popts *o,
+		       const struct ktr_rec *r)
+{
+	char name[128];
+	const char *names[KTRACE_MAX_WORDS], *ph = "i";
+	uint64_t vals[KTRACE_MAX_WORDS];
+	unsigned n;
+
+	json_sep(out, o);
+	if (r->kind == KTR_GAP) {
+		char text[256];
+
+		gap_text(t, r, text, sizeof(text));
+		fputs("{\"name\":", out);
+		json_str(out, ktr_rec_name(t, r, name, sizeof(name)));
+		fputs(",\"cat\":\"ktrace\",\"ph\":\"i\",\"s\":\"g\",\"ts\":", out);
+		json_ts(out, o, r);
+		fprintf(out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{\"what\":", r->pid,
+			r->tid);
+		json_str(out, text);
+		if (r->gap != KTR_GAP_CORRUPT)
+			fprintf(out, ",\"count\":%" PRIu64, r->count);
+		fprintf(out, ",\"stream\":%u}}", r->stream);
+		return;
+	}
+	ktr_rec_name(t, r, name, sizeof(name));
+	if (r->cls == KTRACE_CLASS_LOG2 || r->cls == KTRACE_CLASS_LOG4) {
+		unsigned code = KTRACE_EVENT_CODE(r->id), func = KTRACE_EVENT_FUNC(r->id);
+
+		if (code == 1 || code == 2) {
+			const char *fn = ktr_func_name(t, func);
+
+			ph = code == 1 ? "B" : "E";
+			if (fn)
+				snprintf(name, sizeof(name), "%s", fn);
+			else
+				snprintf(name, sizeof(name), "F%u", func);
+		}
+	}
+	fputs("{\"name\":", out);
+	json_str(out, name);
+	fputs(",\"cat\":", out);
+	json_str(out, ktr_rec_category(t, r));
+	fprintf(out, ",\"ph\":\"%s\"%s,\"ts\":", ph, ph[0] == 'i' ? ",\"s\":\"t\"" : "");
+	json_ts(out, o, r);
+	fprintf(out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, r->pid, r->tid);
+	n = ktr_rec_args(t, r, names, vals);
+	fputs(",\"args\":{", out);
+	for (unsigned i = 0; i < n; i++) {
+		if (i)
+			fputc(',', out);
+		json_str(out, names[i]);
+		fputc(':', out);
+		json_value(out, o, vals[i]);
+	}
+	if (r->cpu >= 0)
+		fprintf(out, "%s\"cpu\":%d", n ? "," : "", r->cpu);
+	if (r->depth)
+		fprintf(out, "%s\"signal_depth\":%u", n || r->cpu >= 0 ? "," : "", r->depth);
+	fputs("}}", out);
+}
+
+/* process_name / thread_name metadata events for every known thread. */
+static void json_header(FILE *out, const struct ktr_trace *t, struct popts *o)
+{
+	const struct ktr_info *in = ktr_info(t);
+	uint32_t tid, pid;
+	const char *comm;
+
+	fputs("{\"traceEvents\":[", out);
+	o->first_json = 1;
+	if (in->pid) {
+		json_sep(out, o);
+		fprintf(out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRIu32
+			     ",\"tid\":%" PRIu32 ",\"args\":{\"name\":",
+			in->pid, in->pid);
+		json_str(out, in->comm[0] ? in->comm : "?");
+		fputs("}}", out);
+	}
+	for (size_t i = 0; ktr_thread_at(t, i, &tid, &pid, &comm); i++) {
+		json_sep(out, o);
+		fprintf(out, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%" PRIu32
+			     ",\"tid\":%" PRIu32 ",\"args\":{\"name\":",
+			pid, tid);
+		json_str(out, comm);
+		fputs("}}", out);
+	}
+}
+
+static void json_footer(FILE *out, const struct ktr_trace *t)
+{
+	const struct ktr_info *in = ktr_info(t);
+
+	fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"ktrace " KTRACE_VERSION
+	      "\",\"clock\":\"CLOCK_MONOTONIC\",\"host\":",
+	      out);
+	json_str(out, in->host);
+	fputs(",\"channel\":", out);
+	json_str(out, in->channel);
+	fputs("}}\n", out);
+}
+
+static void drain(struct ktr_trace *t)
+{
+	const char *m;
+
+	while ((m = ktr_diag_next(t)))
+		cli_error(CMD, "%s", m);
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "csv", no_argument, NULL, 'C' },      { "json", no_argument, NULL, 'j' },
+		{ "relative", no_argument, NULL, 'r' }, { "hex", no_argument, NULL, 'x' },
+		{ "tid", required_argument, NULL, 't' }, { "pid", required_argument, NULL, 'p' },
+		{ "cpu", required_argument, NULL, 'c' }, { "event", required_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },     { NULL, 0, NULL, 0 },
+	};
+	struct popts o;
+	struct ktr_trace *t;
+	struct ktr_rec r;
+	FILE *out = stdout;
+	int c, rc = 0;
+
+	memset(&o, 0, sizeof(o));
+	while ((c = getopt_long(argc, argv, ":Cjrxt:p:c:e:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'C': o.csv = 1; break;
+		case 'j': o.json = 1; break;
+		case 'r': o.relative = 1; break;
+		case 'x': o.hex = 1; break;
+		case 't':
+		case 'p':
+		case 'c':
+			if (parse_list(optarg, c == 't' ? &o.tids : c == 'p' ? &o.pids : &o.cpus) < 0) {
+				cli_error(CMD, "option '%s': '%s' is not a list of numbers",
+					  c == 't' ? "--tid" : c == 'p' ? "--pid" : "--cpu", optarg);
+				return 2;
+			}
+			break;
+		case 'e':
+			if (o.nspecs == 64) {
+				cli_error(CMD, "option '--event': at most 64 of them");
+				return 2;
+			}
+			o.specs[o.nspecs++] = optarg;
+			break;
+		case 'h':
+			help(stdout);
+			return 0;
+		default:
+			return cli_bad_option(CMD, c, argc, argv);
+		}
+	}
+	if (o.csv && o.json) {
+		cli_error(CMD, "options '--csv' and '--json' exclude each other");
+		return 2;
+	}
+	if (optind >= argc) {
+		cli_error(CMD, "missing trace directory (see ktrace print --help)");
+		return 2;
+	}
+	if (optind + 1 < argc) {
+		cli_error(CMD, "unexpected argument '%s' (see ktrace print --help)", argv[optind + 1]);
+		return 2;
+	}
+	t = ktr_open(argv[optind]);
+	if (!t) {
+		cli_error(CMD, "%s: %s", argv[optind], strerror(errno));
+		return 1;
+	}
+	if (o.nspecs) {
+		o.evmap = calloc(1, 65536);
+		for (int i = 0; o.evmap && i < o.nspecs; i++)
+			if (ktr_resolve_events(t, o.specs[i], o.evmap) < 0) {
+				cli_error(CMD, "option '--event': no event '%s' in %s/metadata", o.specs[i],
+					  ktr_dir(t));
+				rc = 2;
+				goto out;
+			}
+	}
+	drain(t);
+	if (o.json)
+		json_header(out, t, &o);
+	else if (o.csv)
+		fputs("time_ns,cpu,pid,tid,event,category,arg1,value1,arg2,value2,arg3,value3,arg4,value4\n",
+		      out);
+	while (ktr_next(t, &r)) {
+		drain(t);
+		if (!o.have_t0) {
+			o.t0 = (int64_t)r.ns;
+			o.have_t0 = 1;
+		}
+		if (!wanted(&o, &r))
+			continue;
+		if (o.json)
+			print_json(out, t, &o, &r);
+		else if (o.csv)
+			print_csv(out, t, &o, &r);
+		else
+			print_text(out, t, &o, &r);
+		if (ferror(out))
+			break;
+	}
+	drain(t);
+	if (o.json)
+		json_footer(out, t);
+	if (fflush(out) != 0 || ferror(out)) {
+		cli_error(CMD, "writing the output: %s", strerror(errno ? errno : EIO));
+		rc = 1;
+	} else if (ktr_error_count(t)) {
+		rc = 1;
+	}
+out:
+	free(o.evmap);
+	free(o.tids.v);
+	free(o.pids.v);
+	free(o.cpus.v);
+	ktr_close(t);
+	return rc;
+}
+
+KTRACE_COMMAND(print, "print a trace's records as text, CSV or Chrome/Perfetto JSON", run, help);

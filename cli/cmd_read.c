@@ -1,0 +1,375 @@
+/*
+ * cli/cmd_read.c - `ktrace read [-b SUBBUF_SIZE] [-n N_SUBBUFS] SRC DST`:
+ * copy a live or crashed session's streams into a trace directory with
+ * cpu0..cpuN files, as klog's reader did (seed 000).
+ *
+ * SRC is either
+ *   - a ktrace user-space trace directory (it has `control` and
+ *     `metadata`): every stream file is copied byte for byte to DST/cpuN (N
+ *     its stream index), the metadata with its `stream` lines renamed, and
+ *     threads, control, state and dropped as they are; or
+ *   - a kernel channel's debugfs directory (no `control`; `trace0` and
+ *     `state`): handed to read_relay() (cli/read_relay.c, kernel module).
+ * DST is created with mode 0700 and its files with 0600.  Files are copied
+ * through a 256 KiB buffer, so memory does not grow with the trace.  The
+ * copy is then read back with the trace reader and summarised, so a damaged
+ * source is reported here and not only when printing.
+ *
+ * Exit status: 0 copied and clean; 1 a file could not be read or written
+ * (what was copied stays) or the copy has errors; 2 usage error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/read_relay.h"
+#include "reader/reader.h"
+
+#define CMD "read"
+#define COPY_BUF (256u * 1024u)
+
+static void help(FILE *out)
+{
+	fprintf(out,
+		"usage: ktrace read [-b SUBBUF_SIZE] [-n N_SUBBUFS] SRC DST\n"
+		"\n"
+		"Copy the streams of a live or crashed trace session SRC into the directory DST\n"
+		"as cpu0..cpuN, with the metadata, threads and control files, then check the\n"
+		"copy and print a summary.  SRC is a ktrace trace directory (it has control\n"
+		"and metadata) or a kernel channel's debugfs directory (trace0.., state).\n"
+		"DST is created (mode 0700; files 0600) or reused if it is a directory.\n"
+		"\n"
+		"  -b, --subbuf-size BYTES  relay sub-buffer size (kernel channels only)\n"
+		"  -n, --n-subbufs N        relay sub-buffers (kernel channels only)\n"
+		"  -q, --quiet              no summary line\n"
+		"  -h, --help               this text\n"
+		"\n"
+		"Exit status: 0 copied, 1 a file could not be read or written (what was\n"
+		"copied stays) or the copy has errors, 2 usage error.  See ktrace-read(1).\n");
+}
+
+static int exists(const char *dir, const char *name)
+{
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat(path, &st) == 0;
+}
+
+/* Open DST/name for writing, mode 0600.  Return: fd or -1 (error printed). */
+static int create_out(const char *dst, const char *name)
+{
+	char path[4096];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dst, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		cli_error(CMD, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* an existing regular file keeps its old mode through O_CREAT: fix it */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) != 0600)
+		fchmod(fd, 0600);
+	return fd;
+}
+
+static int write_all(int fd, const char *path, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			cli_error(CMD, "%s: write: %s", path, strerror(n < 0 ? errno : ENOSPC));
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Copy SRC/from to DST/to.  @optional: a missing source is not an error.  Return: 0 or 1. */
+static int copy_file(const char *src, const char *from, const char *dst, const char *to,
+		     int optional, char *buf)
+{
+	char in[4096], out[4096];
+	int ifd, ofd, rc = 0;
+
+	snprintf(in, sizeof(in), "%s/%s", src, from);
+	snprintf(out, sizeof(out), "%s/%s", dst, to);
+	ifd = open(in, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (ifd < 0) {
+		if (optional && errno == ENOENT)
+			return 0;
+		cli_error(CMD, "%s: %s", in, strerror(errno));
+		return 1;
+	}
+	ofd = create_out(dst, to);
+	if (ofd < 0) {
+		close(ifd);
+		return 1;
+	}
+	for (;;) {
+		ssize_t n = read(ifd, buf, COPY_BUF);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			cli_error(CMD, "%s: read: %s", in, strerror(errno));
+			rc = 1;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (write_all(ofd, out, buf, (size_t)n) < 0) {
+			rc = 1;
+			break;
+		}
+	}
+	if (close(ofd) < 0 && !rc) {
+		cli_error(CMD, "%s: close: %s", out, strerror(errno));
+		rc = 1;
+	}
+	close(ifd);
+	return rc;
+}
+
+/*
+ * Write DST/metadata: SRC's metadata with each `stream INDEX KIND FILE`
+ * line naming cpuINDEX.  Return: 0 or 1.
+ */
+static int copy_metadata(const char *src, const char *dst)
+{
+	char path[4096], outp[4096], *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *in;
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/metadata", src);
+	snprintf(outp, sizeof(outp), "%s/metadata", dst);
+	in = fopen(path, "re");
+	if (!in) {
+		cli_error(CMD, "%s: %s", path, strerror(errno));
+		return 1;
+	}
+	fd = create_out(dst, "metadata");
+	if (fd < 0) {
+		fclose(in);
+		return 1;
+	}
+	while (!rc && (n = getline(&line, &cap, in)) > 0) {
+		char *kind = NULL, *file = NULL, buf[32];
+		unsigned idx;
+
+		if (strncmp(line, "stream ", 7) == 0 && sscanf(line + 7, "%u", &idx) == 1 &&
+		    (kind = strchr(line + 7, ' ')))
+			file = strchr(kind + 1, ' ');
+		if (file) {
+			/* keep "stream INDEX KIND ", replace FILE */
+			int len = snprintf(buf, sizeof(buf), "cpu%u\n", idx);
+
+			rc = write_all(fd, outp, line, (size_t)(file + 1 - line)) < 0 ||
+			     write_all(fd, outp, buf, (size_t)len) < 0;
+		} else {
+			rc = write_all(fd, outp, line, (size_t)n) < 0;
+		}
+	}
+	if (ferror(in)) {
+		cli_error(CMD, "%s: read: %s", path, strerror(errno));
+		rc = 1;
+	}
+	if (close(fd) < 0 && !rc) {
+		cli_error(CMD, "%s: close: %s", outp, strerror(errno));
+		rc = 1;
+	}
+	free(line);
+	fclose(in);
+	return rc;
+}
+
+/* Read the copy back; print its diagnostics and a summary.  Return: 0 or 1. */
+static int check_copy(const char *dst, int quiet)
+{
+	struct ktr_trace *t = ktr_open(dst);
+	struct ktr_rec r;
+	uint64_t recs = 0, lost = 0, over = 0, dropped = 0, corrupt = 0;
+	const char *m;
+	int rc;
+
+	if (!t) {
+		cli_error(CMD, "%s: %s", dst, strerror(errno));
+		return 1;
+	}
+	while (ktr_next(t, &r)) {
+		while ((m = ktr_diag_next(t)))
+			cli_error(CMD, "%s", m);
+		if (r.kind == KTR_RECORD)
+			recs++;
+		else if (r.gap == KTR_GAP_LOST)
+			lost += r.count;
+		else if (r.gap == KTR_GAP_DROPPED)
+			dropped += r.count;
+		else if (r.gap == KTR_GAP_OVERWRITTEN)
+			over += r.count;
+		else
+			corrupt++;
+	}
+	while ((m = ktr_diag_next(t)))
+		cli_error(CMD, "%s", m);
+	if (!quiet)
+		printf("%s: %u streams, %" PRIu64 " records, %" PRIu64 " lost, %" PRIu64
+		       " dropped, %" PRIu64 " sub-buffers overwritten, %" PRIu64 " corrupt regions\n",
+		       dst, ktr_info(t)->nstreams, recs, lost, dropped, over, corrupt);
+	rc = ktr_error_count(t) ? 1 : 0;
+	ktr_close(t);
+	return rc;
+}
+
+static int same_dir(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* Copy a user-space trace.  Return: the exit status. */
+static int read_user(const char *src, const char *dst, int quiet)
+{
+	struct ktr_trace *t;
+	char *buf = malloc(COPY_BUF);
+	const char *m;
+	int rc = 0;
+
+	t = ktr_open(src);
+	if (!t || !buf) {
+		cli_error(CMD, "out of memory");
+		free(buf);
+		ktr_close(t);
+		return 1;
+	}
+	while ((m = ktr_diag_next(t)))
+		; /* the copy is checked (and its problems reported) below */
+	for (unsigned i = 0; i < ktr_info(t)->nstreams; i++) {
+		const struct ktr_stream_info *s = ktr_stream(t, i);
+		const char *name = strrchr(s->path, '/');
+		char to[32];
+
+		snprintf(to, sizeof(to), "cpu%u", s->index);
+		rc |= copy_file(src, name ? name + 1 : s->path, dst, to, 0, buf);
+	}
+	ktr_close(t);
+	rc |= copy_metadata(src, dst);
+	rc |= copy_file(src, "threads", dst, "threads", 1, buf);
+	rc |= copy_file(src, "control", dst, "control", 0, buf);
+	rc |= copy_file(src, "state", dst, "state", 1, buf);
+	rc |= copy_file(src, "dropped", dst, "dropped", 1, buf);
+	free(buf);
+	if (rc)
+		return 1;
+	return check_copy(dst, quiet);
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "subbuf-size", required_argument, NULL, 'b' },
+		{ "n-subbufs", required_argument, NULL, 'n' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t bsize = 0, nsub = 0;
+	const char *src, *dst;
+	int c, quiet = 0, kernel;
+	struct stat st;
+
+	while ((c = getopt_long(argc, argv, ":b:n:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			if (cli_parse_u64(optarg, &bsize) < 0 || bsize == 0 || bsize > (1u << 30)) {
+				cli_error(CMD, "option '-b': '%s' is not a sub-buffer size in bytes (1..2^30)",
+					  optarg);
+				return 2;
+			}
+			break;
+		case 'n':
+			if (cli_parse_u64(optarg, &nsub) < 0 || nsub == 0 || nsub > (1u << 20)) {
+				cli_error(CMD, "option '-n': '%s' is not a number of sub-buffers (1..2^20)",
+					  optarg);
+				return 2;
+			}
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			help(stdout);
+			return 0;
+		default:
+			return cli_bad_option(CMD, c, argc, argv);
+		}
+	}
+	if (argc - optind != 2) {
+		cli_error(CMD, argc - optind < 2 ? "need SRC and DST (see ktrace read --help)"
+						 : "unexpected argument '%s' (see ktrace read --help)",
+			  argv[argc - 1]);
+		return 2;
+	}
+	src = argv[optind];
+	dst = argv[optind + 1];
+	if (stat(src, &st) < 0) {
+		cli_error(CMD, "%s: %s", src, strerror(errno));
+		return 1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cli_error(CMD, "%s: not a directory", src);
+		return 1;
+	}
+	if (exists(src, "control") && exists(src, "metadata")) {
+		kernel = 0;
+	} else if (!exists(src, "control") && exists(src, "trace0") && exists(src, "state")) {
+		kernel = 1;
+	} else {
+		cli_error(CMD, "%s: neither a ktrace trace directory (control, metadata) nor a kernel channel (trace0, state)",
+			  src);
+		return 1;
+	}
+	if (mkdir(dst, 0700) < 0) {
+		int err = errno;
+
+		if (err != EEXIST) {
+			cli_error(CMD, "%s: %s", dst, strerror(err));
+			return 1;
+		}
+		if (stat(dst, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			cli_error(CMD, "%s: exists and is not a directory", dst);
+			return 1;
+		}
+		if (same_dir(src, dst)) {
+			cli_error(CMD, "%s: is the source directory", dst);
+			return 2;
+		}
+	}
+	if (kernel)
+		return read_relay(src, dst, (unsigned)bsize, (unsigned)nsub);
+	if (bsize || nsub)
+		cli_error(CMD, "warning: -b and -n apply to kernel channels only; ignored");
+	return read_user(src, dst, quiet);
+}
+
+KTRACE_COMMAND(read, "copy a live or crashed session's streams to cpu0..cpuN", run, help);

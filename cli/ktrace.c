@@ -1,0 +1,119 @@
+/*
+ * cli/ktrace.c - the `ktrace` command: a git-style dispatcher.
+ *
+ *   ktrace [--version] [--help] COMMAND [ARGS]
+ *   ktrace help [COMMAND]
+ *
+ * Subcommands live in cli/cmd_NAME.c and register themselves with
+ * KTRACE_COMMAND() (cli/cli.h); this file finds them in the "ktrace_cmds"
+ * linker section.  Exit status: the subcommand's, or 2 for a usage error
+ * here (unknown command or option), with a one-line message.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+extern const struct ktrace_cmd __start_ktrace_cmds[] __attribute__((weak));
+extern const struct ktrace_cmd __stop_ktrace_cmds[] __attribute__((weak));
+
+static const struct ktrace_cmd *find_cmd(const char *name)
+{
+	for (const struct ktrace_cmd *c = __start_ktrace_cmds; c < __stop_ktrace_cmds; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+static int cmp_cmd(const void *a, const void *b)
+{
+	return strcmp((*(const struct ktrace_cmd *const *)a)->name,
+		      (*(const struct ktrace_cmd *const *)b)->name);
+}
+
+static void usage(FILE *out)
+{
+	size_t n = (size_t)(__stop_ktrace_cmds - __start_ktrace_cmds);
+	const struct ktrace_cmd **v = calloc(n ? n : 1, sizeof(*v));
+
+	fprintf(out, "usage: ktrace [--version] [--help] COMMAND [ARGS]\n\n"
+		     "ktrace records and reads traces of the Linux kernel and of programs.\n\n"
+		     "Commands:\n");
+	for (size_t i = 0; v && i < n; i++)
+		v[i] = &__start_ktrace_cmds[i];
+	if (v)
+		qsort(v, n, sizeof(*v), cmp_cmd);
+	for (size_t i = 0; v && i < n; i++)
+		fprintf(out, "  %-10s %s\n", v[i]->name, v[i]->summary);
+	fprintf(out, "\n'ktrace help COMMAND' or 'ktrace COMMAND --help' shows a command's options;\n"
+		     "man ktrace-COMMAND has the details.\n");
+	free(v);
+}
+
+static int help_cmd(int argc, char **argv)
+{
+	const struct ktrace_cmd *c;
+
+	if (argc < 2) {
+		usage(stdout);
+		return 0;
+	}
+	c = find_cmd(argv[1]);
+	if (!c) {
+		cli_error(NULL, "no help for '%s': not a ktrace command (see ktrace --help)", argv[1]);
+		return 2;
+	}
+	c->help(stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct ktrace_cmd *c;
+	int opt;
+
+	cli_getopt_reset();
+	/* '+': stop at the first non-option, the command name */
+	while ((opt = getopt_long(argc, argv, "+:hV", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("ktrace %s\n", KTRACE_VERSION);
+			return 0;
+		default: {
+			const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+
+			if (arg[0] == '-' && arg[1] == '-')
+				cli_error(NULL, "unknown option '%.*s' (see ktrace --help)",
+					  (int)strcspn(arg, "="), arg);
+			else
+				cli_error(NULL, "unknown option '-%c' (see ktrace --help)", optopt);
+			return 2;
+		}
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[optind], "help") == 0)
+		return help_cmd(argc - optind, argv + optind);
+	c = find_cmd(argv[optind]);
+	if (!c) {
+		cli_error(NULL, "'%s' is not a ktrace command (see ktrace --help)", argv[optind]);
+		return 2;
+	}
+	argv += optind;
+	argc -= optind;
+	cli_getopt_reset();
+	return c->run(argc, argv);
+}

@@ -1,0 +1,778 @@
+/*
+ * cli/read_relay.c - `ktrace read` for a kernel channel: copy the relay
+ * files of a ktrace.ko channel (debugfs ROOT/NAME/trace0..N) into a trace
+ * directory (DST/cpu0..N + metadata), as seed 000's klog did.
+ *
+ * The contract with the module (kmod/ktrace_chan.c has the writer's half)
+ * is relay's "mmap mode":
+ *
+ *  - Each relay file is mapped read-only.  Sub-buffer seq sits in ring slot
+ *    seq % buf_nr and starts with its struct ktrace_subbuf; the module sets
+ *    KTRACE_SBF_CLOSED in a header once nothing will write that sub-buffer
+ *    again (at the switch to the next one, or when the channel is
+ *    stopped), and from then on hdr_size + used bytes are final.
+ *  - The reader copies the next expected seq once it is CLOSED, exactly
+ *    hdr_size + used bytes (never the padding), checks that the slot still
+ *    holds that seq, and appends it to DST/cpuN.  So the output is a
+ *    sequence of whole sub-buffers in seq order ("layout packed" in
+ *    docs/FORMAT.md), each padded to 8 bytes.
+ *  - After each pass it writes "STREAM NEXT_SEQ" to SRC/consumed; the
+ *    module hands that to relay (relay_subbufs_consumed()), which lets a
+ *    discard-mode writer reuse those slots.  relay's read() is not used:
+ *    it consumes whatever it returns, including a sub-buffer still being
+ *    written, and in discard mode it can skip a sub-buffer when it runs
+ *    while a writer finds the buffer full.  Each sub-buffer is still
+ *    drained exactly once: a later `ktrace read` starts where this one
+ *    stopped (the `next` position in SRC/info).
+ *  - Where to start comes from SRC/info: the reader position (next),
+ *    relay's consumed count, and the current seq (a flight recorder only
+ *    still has the last buf_nr sub-buffers).
+ *  - Drops: the module counts each refused record in the stream's dropped
+ *    counter and in the `lost` field of the sub-buffer it follows.  A
+ *    sub-buffer copied while records were still being refused after it
+ *    has a smaller `lost`; at the end the reader adds the difference to
+ *    the last sub-buffer it wrote, so the stream's lost total equals the
+ *    module's dropped count.
+ *  - The end: the state file shows "stop" only after the module has closed
+ *    every current sub-buffer, so the last pass after it copies
+ *    everything.  If the channel disappears (module unloaded), relay marks
+ *    the open files finalized (poll() reports POLLERR) after the module
+ *    closed the sub-buffers; the reader then makes its last pass.
+ *
+ * A flight-recorder channel is read once it is stopped (its writer
+ * overwrites sub-buffers whether or not they were copied).
+ *
+ * Everything here is plain libc, so the VM test helper links this file
+ * alone (kmod/tests/kthelper.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ktrace/format.h"
+#include "cli/read_relay.h"
+
+#define RR_MAX_STREAMS 1024
+#define RR_MIN_BUF_SIZE 4096u
+#define RR_MAX_BUF_SIZE (64u * 1024u * 1024u)
+#define RR_MAX_BUF_NR 65536u
+#define RR_POLL_MS 100
+#define RR_GONE_POLLS 50 /* state unreadable this many polls: give up */
+
+struct rr_stream_info {
+	unsigned idx;
+	uint64_t written, dropped, overwritten;
+	uint64_t produced, consumed, next, current;
+};
+
+/* What the channel's info file says (kmod/ktrace_fs.c writes it). */
+struct rr_info {
+	char name[128];
+	int running, flight, global;
+	uint32_t buf_size, buf_nr;
+	uint64_t written, dropped, overwritten, created_ns;
+	unsigned nstreams;
+	struct rr_stream_info s[RR_MAX_STREAMS];
+};
+
+struct rr_stream {
+	unsigned idx;                 /* N of traceN and cpuN */
+	int fd, out;
+	const unsigned char *map;
+	size_t map_len;
+	uint64_t next;                /* seq of the next sub-buffer to copy */
+	uint64_t told;                /* last value written to SRC/consumed */
+	uint64_t out_off;             /* bytes written to DST/cpuN */
+	int64_t last_hdr_off;         /* where the last header went, -1 none */
+	uint64_t lost_sum, nsub, nrec;
+	int failed, reported_corrupt;
+};
+
+static volatile sig_atomic_t rr_stop_signal;
+
+static void rr_on_signal(int sig)
+{
+	(void)sig;
+	rr_stop_signal = 1;
+}
+
+static void rr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void rr_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("ktrace read: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static uint64_t rr_now(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Read a small text file into @buf (NUL-terminated).  Return length or -errno. */
+static ssize_t rr_slurp(const char *path, char *buf, size_t cap)
+{
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (len + 1 < cap) {
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	close(fd);
+	return (ssize_t)len;
+}
+
+static int rr_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* state file: 1 running, 0 stopped, -1 gone (module unloaded, channel removed). */
+static int rr_read_state(const char *src)
+{
+	char path[PATH_MAX], buf[32];
+
+	snprintf(path, sizeof(path), "%s/state", src);
+	if (rr_slurp(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return strncmp(buf, "start", 5) == 0;
+}
+
+/* Parse SRC/info.  Return 0, or -1 with a message. */
+static int rr_read_info(const char *src, struct rr_info *in, int quiet)
+{
+	char path[PATH_MAX];
+	char *text, *line, *save = NULL;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/info", src);
+	text = malloc(256 * 1024);
+	if (!text) {
+		rr_err("%s: out of memory", path);
+		return -1;
+	}
+	n = rr_slurp(path, text, 256 * 1024);
+	if (n < 0) {
+		if (!quiet)
+			rr_err("%s: %s%s", path, strerror((int)-n),
+			       -n == EACCES ? " (kernel channels are root-only)" : "");
+		free(text);
+		return -1;
+	}
+	memset(in, 0, sizeof(*in));
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char word[32];
+		unsigned long long v;
+
+		if (sscanf(line, "name %127s", in->name) == 1)
+			continue;
+		if (sscanf(line, "state %31s", word) == 1) {
+			in->running = !strcmp(word, "start");
+		} else if (sscanf(line, "mode %31s", word) == 1) {
+			in->flight = !strcmp(word, "flight");
+		} else if (sscanf(line, "scope %31s", word) == 1) {
+			in->global = !strcmp(word, "global");
+		} else if (sscanf(line, "buf-size %llu", &v) == 1) {
+			in->buf_size = (uint32_t)v;
+		} else if (sscanf(line, "buf-nr %llu", &v) == 1) {
+			in->buf_nr = (uint32_t)v;
+		} else if (sscanf(line, "written %llu", &v) == 1) {
+			in->written = v;
+		} else if (sscanf(line, "dropped %llu", &v) == 1) {
+			in->dropped = v;
+		} else if (sscanf(line, "overwritten %llu", &v) == 1) {
+			in->overwritten = v;
+		} else if (sscanf(line, "created-ns %llu", &v) == 1) {
+			in->created_ns = v;
+		} else if (!strncmp(line, "stream ", 7) && in->nstreams < RR_MAX_STREAMS) {
+			struct rr_stream_info *s = &in->s[in->nstreams];
+			unsigned long long w, d, o, p, c, nx, cur;
+			unsigned idx;
+
+			if (sscanf(line,
+				   "stream %u written %llu dropped %llu overwritten %llu produced %llu consumed %llu next %llu current %llu",
+				   &idx, &w, &d, &o, &p, &c, &nx, &cur) != 8) {
+				rr_err("%s: cannot parse line '%s'", path, line);
+				free(text);
+				return -1;
+			}
+			s->idx = idx;
+			s->written = w;
+			s->dropped = d;
+			s->overwritten = o;
+			s->produced = p;
+			s->consumed = c;
+			s->next = nx;
+			s->current = cur;
+			in->nstreams++;
+		}
+	}
+	free(text);
+	if (in->buf_size < RR_MIN_BUF_SIZE || (in->buf_size & (in->buf_size - 1)) || in->buf_nr < 2 ||
+	    in->nstreams == 0) {
+		rr_err("%s: not a ktrace.ko channel (no geometry or streams)", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int rr_write_value(const char *src, const char *file, unsigned v)
+{
+	char path[PATH_MAX], buf[32];
+	int fd, len, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", src, file);
+	len = snprintf(buf, sizeof(buf), "%u\n", v);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, buf, (size_t)len) != len)
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		rr_err("%s: cannot set %u: %s%s", path, v, strerror(-ret),
+		       ret == -EBUSY ? " (the channel is running: stop it first)" : "");
+	}
+	return ret;
+}
+
+/* -b/-n: klog's geometry options, through the buf_size and buf_nr files. */
+static int rr_set_geometry(const char *src, struct rr_info *in, unsigned size, unsigned nr)
+{
+	uint32_t want_size = size ? size : in->buf_size;
+	uint32_t want_nr = nr ? nr : in->buf_nr;
+
+	if (want_size == in->buf_size && want_nr == in->buf_nr)
+		return 0;
+	/* Shrink first so the intermediate geometry stays within limits. */
+	if ((uint64_t)want_size * in->buf_nr > (uint64_t)in->buf_size * want_nr) {
+		if (want_nr != in->buf_nr && rr_write_value(src, "buf_nr", want_nr))
+			return -1;
+		if (want_size != in->buf_size && rr_write_value(src, "buf_size", want_size))
+			return -1;
+	} else {
+		if (want_size != in->buf_size && rr_write_value(src, "buf_size", want_size))
+			return -1;
+		if (want_nr != in->buf_nr && rr_write_value(src, "buf_nr", want_nr))
+			return -1;
+	}
+	return rr_read_info(src, in, 0);
+}
+
+/* Append printf output to a growing string. */
+struct rr_text {
+	char *buf;
+	size_t len, cap;
+};
+
+static void rr_add(struct rr_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void rr_add(struct rr_text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		if (t->buf) {
+			va_start(ap, fmt);
+			n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+			va_end(ap);
+			if (n >= 0 && (size_t)n < t->cap - t->len) {
+				t->len += (size_t)n;
+				return;
+			}
+		}
+		t->cap = t->cap ? 2 * t->cap : 4096;
+		t->buf = realloc(t->buf, t->cap);
+		if (!t->buf)
+			abort(); /* small text: out of memory is fatal */
+	}
+}
+
+static int rr_write_atomic(const char *dst, const char *name, const char *text, size_t len)
+{
+	char tmp[PATH_MAX], path[PATH_MAX];
+	int fd, ret;
+
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp%d", dst, name, (int)getpid());
+	snprintf(path, sizeof(path), "%s/%s", dst, name);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		ret = -errno;
+		rr_err("%s: %s", tmp, strerror(-ret));
+		return ret;
+	}
+	ret = rr_write_all(fd, text, len);
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret) {
+		rr_err("%s: %s", path, strerror(-ret));
+		unlink(tmp);
+	}
+	return ret;
+}
+
+/*
+ * The catalogue (`func` and `event` lines of SRC/catalog), kept from the
+ * last successful read: at the end the channel may be gone.
+ */
+static char *rr_catalog;
+
+static void rr_load_catalog(const char *src)
+{
+	char path[PATH_MAX], *cat = malloc(256 * 1024);
+
+	snprintf(path, sizeof(path), "%s/catalog", src);
+	if (cat && rr_slurp(path, cat, 256 * 1024) >= 0) {
+		free(rr_catalog);
+		rr_catalog = cat;
+	} else {
+		free(cat);
+	}
+}
+
+/* DST/metadata per docs/FORMAT.md; the catalogue comes from SRC/catalog. */
+static int rr_write_metadata(const char *src, const char *dst, const struct rr_info *in,
+			     const struct rr_stream *st, unsigned n, uint64_t calib0)
+{
+	struct rr_text t = { 0 };
+	struct utsname u;
+	uint64_t mono = rr_now(CLOCK_MONOTONIC), real = rr_now(CLOCK_REALTIME);
+	int ret;
+
+	rr_add(&t, "ktrace-format %d\n", KTRACE_FORMAT_VERSION);
+	rr_add(&t, "# copied from %s by ktrace read\n", src);
+	rr_add(&t, "clock mono\n");
+	rr_add(&t, "calib %llu %llu\n", (unsigned long long)calib0, (unsigned long long)calib0);
+	rr_add(&t, "calib %llu %llu\n", (unsigned long long)mono, (unsigned long long)mono);
+	if (uname(&u) == 0) {
+		rr_add(&t, "host %s\n", u.nodename);
+		rr_add(&t, "kernel %s\n", u.release);
+		rr_add(&t, "machine %s\n", u.machine);
+	}
+	rr_add(&t, "cpus %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
+	rr_add(&t, "channel %s\n", in->name[0] ? in->name : "kernel");
+	rr_add(&t, "mode %s\n", in->flight ? "flight" : "discard");
+	rr_add(&t, "scope %s\n", in->global ? "global" : "cpu");
+	rr_add(&t, "buf-size %u\n", in->buf_size);
+	rr_add(&t, "buf-nr %u\n", in->buf_nr);
+	rr_add(&t, "layout packed\n");
+	for (unsigned i = 0; i < n; i++)
+		rr_add(&t, "stream %u %s cpu%u\n", st[i].idx, in->global ? "shared" : "cpu", st[i].idx);
+	if (in->created_ns) {
+		rr_add(&t, "created-ns %llu\n", (unsigned long long)in->created_ns);
+		rr_add(&t, "realtime-ns %llu\n",
+		       (unsigned long long)(real - (mono - in->created_ns)));
+	}
+	rr_load_catalog(src);
+	if (rr_catalog) {
+		char *cat = strdup(rr_catalog), *line, *save = NULL;
+
+		for (line = cat ? strtok_r(cat, "\n", &save) : NULL; line;
+		     line = strtok_r(NULL, "\n", &save))
+			if (!strncmp(line, "func ", 5) || !strncmp(line, "event ", 6))
+				rr_add(&t, "%s\n", line);
+		free(cat);
+	}
+	ret = rr_write_atomic(dst, "metadata", t.buf, t.len);
+	free(t.buf);
+	return ret;
+}
+
+/* Do the records of a sub-buffer copy parse to exactly its `used` bytes? */
+static int rr_records_ok(const unsigned char *sb, uint32_t hdr_size, uint32_t used, int ctx)
+{
+	uint32_t off = hdr_size, end = hdr_size + used;
+
+	while (off < end) {
+		uint64_t h;
+
+		if (end - off < 8)
+			return 0;
+		memcpy(&h, sb + off, 8);
+		if (KTRACE_REC_CLASS(h) == KTRACE_CLASS_INVALID)
+			return 0;
+		off += 8 * (1 + (ctx ? 1 : 0) + KTRACE_REC_WORDS(h));
+	}
+	return off == end;
+}
+
+/* Tell the module which sub-buffers of @s are copied (SRC/consumed). */
+static int rr_tell_consumed(const char *src, struct rr_stream *s)
+{
+	char path[PATH_MAX], buf[64];
+	int fd, len, ret = 0;
+
+	if (s->next == s->told)
+		return 0;
+	snprintf(path, sizeof(path), "%s/consumed", src);
+	len = snprintf(buf, sizeof(buf), "%u %llu\n", s->idx, (unsigned long long)s->next);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, buf, (size_t)len) != len)
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (ret == 0)
+		s->told = s->next;
+	else if (ret != -ENOENT && ret != -ENODEV && ret != -EIO)
+		/* (ENOENT etc.: the channel is going away, nothing to free) */
+		rr_err("%s: cannot report sub-buffers of trace%u up to seq %llu as copied: %s", path,
+		       s->idx, (unsigned long long)s->next, strerror(-ret));
+	return ret;
+}
+
+/*
+ * Copy every sub-buffer of @s that is final.  Return how many were
+ * copied, or -1 on an output error (already reported).
+ */
+static int rr_drain(const char *src, const char *dst, struct rr_stream *s,
+		    const struct rr_info *in, unsigned char *copy)
+{
+	static const unsigned char zeros[8];
+	int copied = 0;
+
+	while (!s->failed) {
+		const struct ktrace_subbuf *h =
+			(const void *)(s->map + (size_t)(s->next % in->buf_nr) * in->buf_size);
+		struct ktrace_subbuf hc;
+		uint32_t hdr_size, used, total;
+		size_t pad;
+		int ret;
+
+		if (__atomic_load_n(&h->magic, __ATOMIC_RELAXED) != KTRACE_SUBBUF_MAGIC ||
+		    __atomic_load_n(&h->seq, __ATOMIC_RELAXED) != s->next ||
+		    !(__atomic_load_n(&h->flags, __ATOMIC_ACQUIRE) & KTRACE_SBF_CLOSED))
+			break; /* not written yet, or still open */
+		hdr_size = __atomic_load_n(&h->hdr_size, __ATOMIC_RELAXED);
+		used = __atomic_load_n(&h->used, __ATOMIC_RELAXED);
+		total = hdr_size + used;
+		if (hdr_size < KTRACE_SUBBUF_HDR_SIZE || (uint64_t)hdr_size + used > in->buf_size) {
+			rr_err("%s/trace%u: sub-buffer seq %llu has a bad header (hdr_size %u, used %u)",
+			       src, s->idx, (unsigned long long)s->next, hdr_size, used);
+			s->failed = 1;
+			break;
+		}
+		memcpy(copy, h, total);
+		if (__atomic_load_n(&h->seq, __ATOMIC_ACQUIRE) != s->next) {
+			rr_err("%s/trace%u: sub-buffer seq %llu was overwritten while being copied (skipped)",
+			       src, s->idx, (unsigned long long)s->next);
+			s->next++;
+			continue;
+		}
+		memcpy(&hc, copy, sizeof(hc));
+		if (!rr_records_ok(copy, hdr_size, used, hc.flags & KTRACE_SBF_CTX) &&
+		    !s->reported_corrupt) {
+			rr_err("%s/trace%u: records of sub-buffer seq %llu do not parse to its %u bytes (copied anyway)",
+			       src, s->idx, (unsigned long long)s->next, used);
+			s->reported_corrupt = 1;
+		}
+
+		pad = (8 - total % 8) % 8;
+		ret = rr_write_all(s->out, copy, total);
+		if (!ret && pad)
+			ret = rr_write_all(s->out, zeros, pad);
+		if (ret) {
+			rr_err("%s/cpu%u: write at offset %llu: %s", dst, s->idx,
+			       (unsigned long long)s->out_off, strerror(-ret));
+			s->failed = 1;
+			return -1;
+		}
+		s->last_hdr_off = (int64_t)s->out_off;
+		s->out_off += total + pad;
+		s->lost_sum += hc.lost;
+		s->nsub++;
+		s->nrec += hc.nrec;
+		s->next++;
+		copied++;
+	}
+	if (copied)
+		rr_tell_consumed(src, s);
+	return copied;
+}
+
+/* Where to start copying @s (see the header comment). */
+static void rr_start_position(struct rr_stream *s, const struct rr_stream_info *si,
+			      const struct rr_info *in)
+{
+	uint64_t oldest = si->current + 1 >= in->buf_nr ? si->current + 1 - in->buf_nr : 0;
+
+	s->next = si->next;
+	if (s->next < si->consumed)
+		s->next = si->consumed; /* someone read() the relay file */
+	if (s->next < oldest)
+		s->next = oldest; /* overwritten by a flight recorder */
+	s->told = si->next;
+}
+
+/* 1 if every relay file is finalized (its channel was closed). */
+static int rr_all_finalized(struct pollfd *pfd, unsigned n)
+{
+	if (n == 0 || poll(pfd, n, 0) < 0)
+		return 0;
+	for (unsigned i = 0; i < n; i++)
+		if (!(pfd[i].revents & POLLERR))
+			return 0;
+	return 1;
+}
+
+/* Patch the last header of each stream so its lost total matches dropped. */
+static void rr_fix_lost(const char *dst, struct rr_stream *st, unsigned n, const struct rr_info *fin)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct rr_stream *s = &st[i];
+		struct ktrace_subbuf h;
+		uint64_t dropped = 0;
+
+		for (unsigned j = 0; j < fin->nstreams; j++)
+			if (fin->s[j].idx == s->idx)
+				dropped = fin->s[j].dropped;
+		if (dropped <= s->lost_sum || s->last_hdr_off < 0 || s->failed)
+			continue;
+		if (pread(s->out, &h, sizeof(h), s->last_hdr_off) != (ssize_t)sizeof(h))
+			continue;
+		h.lost += (uint32_t)(dropped - s->lost_sum);
+		if (pwrite(s->out, &h, sizeof(h), s->last_hdr_off) != (ssize_t)sizeof(h))
+			rr_err("%s/cpu%u: cannot update lost count: %s", dst, s->idx, strerror(errno));
+		else
+			s->lost_sum = dropped;
+	}
+}
+
+int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned n_subbufs)
+{
+	struct sigaction sa, old_int, old_term;
+	struct rr_info *in, *fin;
+	struct rr_stream *st = NULL;
+	struct pollfd *pfd = NULL;
+	unsigned char *copy = NULL;
+	unsigned n = 0, i;
+	uint64_t calib0;
+	int rc = 1, waited = 0, gone_polls = 0;
+	char path[PATH_MAX];
+	struct stat sb;
+
+	if (subbuf_size && (subbuf_size < RR_MIN_BUF_SIZE || subbuf_size > RR_MAX_BUF_SIZE ||
+			    (subbuf_size & (subbuf_size - 1)))) {
+		rr_err("-b %u: the sub-buffer size must be a power of two from %u to %u", subbuf_size,
+		       RR_MIN_BUF_SIZE, RR_MAX_BUF_SIZE);
+		return 2;
+	}
+	if (n_subbufs && (n_subbufs < 2 || n_subbufs > RR_MAX_BUF_NR)) {
+		rr_err("-n %u: the number of sub-buffers must be from 2 to %u", n_subbufs, RR_MAX_BUF_NR);
+		return 2;
+	}
+
+	in = malloc(sizeof(*in));
+	fin = malloc(sizeof(*fin));
+	if (!in || !fin) {
+		rr_err("out of memory");
+		free(in);
+		free(fin);
+		return 1;
+	}
+	if (rr_read_info(src, in, 0))
+		goto out_free;
+	if (rr_set_geometry(src, in, subbuf_size, n_subbufs))
+		goto out_free;
+
+	snprintf(path, sizeof(path), "%s/control", dst);
+	if (stat(path, &sb) == 0) {
+		rr_err("%s: DST holds a user-space trace; choose another directory", path);
+		goto out_free;
+	}
+	if (mkdir(dst, 0700) && errno != EEXIST) {
+		rr_err("%s: %s", dst, strerror(errno));
+		goto out_free;
+	}
+
+	st = calloc(in->nstreams, sizeof(*st));
+	pfd = calloc(in->nstreams, sizeof(*pfd));
+	copy = malloc(in->buf_size);
+	if (!st || !pfd || !copy) {
+		rr_err("out of memory");
+		goto out_free;
+	}
+	for (n = 0; n < in->nstreams; n++) {
+		struct rr_stream *s = &st[n];
+
+		s->idx = in->s[n].idx;
+		s->out = s->fd = -1;
+		s->last_hdr_off = -1;
+		s->map = MAP_FAILED;
+		snprintf(path, sizeof(path), "%s/trace%u", src, s->idx);
+		s->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (s->fd < 0) {
+			rr_err("%s: %s", path, strerror(errno));
+			n++;
+			goto out_close;
+		}
+		s->map_len = (size_t)in->buf_size * in->buf_nr;
+		s->map = mmap(NULL, s->map_len, PROT_READ, MAP_SHARED, s->fd, 0);
+		if (s->map == MAP_FAILED) {
+			rr_err("%s: mmap of %zu bytes: %s", path, s->map_len, strerror(errno));
+			n++;
+			goto out_close;
+		}
+		snprintf(path, sizeof(path), "%s/cpu%u", dst, s->idx);
+		s->out = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (s->out < 0) {
+			rr_err("%s: %s", path, strerror(errno));
+			n++;
+			goto out_close;
+		}
+		pfd[n].fd = s->fd;
+		pfd[n].events = POLLIN;
+	}
+
+	calib0 = rr_now(CLOCK_MONOTONIC);
+	if (rr_write_metadata(src, dst, in, st, n, calib0))
+		goto out_close;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = rr_on_signal;
+	sigemptyset(&sa.sa_mask);
+	rr_stop_signal = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	/* A flight recorder is read once it stopped (or went away). */
+	while (in->flight && !rr_stop_signal) {
+		int state = rr_read_state(src);
+
+		if (state == 0 ||
+		    (state < 0 && (rr_all_finalized(pfd, n) || ++gone_polls > RR_GONE_POLLS)))
+			break;
+		if (state == 1 && !waited++)
+			fprintf(stderr, "ktrace read: %s is a flight recorder: waiting for it to stop "
+					"(echo stop > %s/state)\n", src, src);
+		poll(NULL, 0, RR_POLL_MS);
+	}
+	if (in->flight && rr_stop_signal && rr_read_state(src) == 1) {
+		rr_err("%s: interrupted before the flight recorder stopped: nothing read", src);
+		goto out_signals;
+	}
+	/* A stopped flight recorder's positions are the ones that count. */
+	if (in->flight && rr_read_info(src, fin, 1) == 0 && fin->nstreams == n)
+		memcpy(in->s, fin->s, n * sizeof(in->s[0]));
+	for (i = 0; i < n; i++)
+		rr_start_position(&st[i], &in->s[i], in);
+
+	rc = 0;
+	gone_polls = 0;
+	for (;;) {
+		int state = rr_read_state(src), progress = 0, closed = 0;
+
+		/* Gone: relay finalizes the files after the module closed them. */
+		if (state < 0)
+			closed = rr_all_finalized(pfd, n);
+		for (i = 0; i < n; i++) {
+			int c = rr_drain(src, dst, &st[i], in, copy);
+
+			if (c < 0)
+				rc = 1;
+			else
+				progress += c;
+		}
+		if (progress)
+			continue;
+		if (rr_stop_signal || state == 0 || closed)
+			break;
+		if (state < 0 && ++gone_polls > RR_GONE_POLLS) {
+			rr_err("%s/state: unreadable, and the channel's relay files are still open; giving up",
+			       src);
+			rc = 1;
+			break;
+		}
+		if (poll(pfd, n, RR_POLL_MS) > 0)
+			poll(NULL, 0, 10); /* relay is ready but the next one may still be open */
+	}
+
+	if (rr_read_state(src) == 0 && rr_read_info(src, fin, 1) == 0)
+		rr_fix_lost(dst, st, n, fin);
+	for (i = 0; i < n; i++)
+		if (st[i].failed)
+			rc = 1;
+	{
+		struct rr_text t = { 0 };
+		uint64_t lost = 0;
+
+		for (i = 0; i < n; i++)
+			lost += st[i].lost_sum;
+		rr_add(&t, "%llu\n", (unsigned long long)lost);
+		if (rr_write_atomic(dst, "dropped", t.buf, t.len))
+			rc = 1;
+		free(t.buf);
+	}
+	if (rr_write_metadata(src, dst, in, st, n, calib0))
+		rc = 1;
+
+out_signals:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+out_close:
+	for (i = 0; i < n; i++) {
+		if (st[i].map != MAP_FAILED && st[i].map)
+			munmap((void *)st[i].map, st[i].map_len);
+		if (st[i].fd >= 0)
+			close(st[i].fd);
+		if (st[i].out >= 0 && close(st[i].out) && rc == 0) {
+			rr_err("%s/cpu%u: %s", dst, st[i].idx, strerror(errno));
+			rc = 1;
+		}
+	}
+out_free:
+	free(rr_catalog);
+	rr_catalog = NULL;
+	free(copy);
+	free(pfd);
+	free(st);
+	free(in);
+	free(fin);
+	return rc;
+}

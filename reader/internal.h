@@ -1,0 +1,202 @@
+/*
+ * reader/internal.h - data structures shared by the reader's source files
+ * (not part of the reader API; tools include reader/reader.h only).
+ *
+ * A struct ktr_trace holds the parsed metadata (info, catalogue, function
+ * names, threads, calibration pairs), a snapshot of the control file's
+ * stream table, and one struct ktr_stream per stream file.  A stream has an
+ * index of its sub-buffers in sequence order (built at open time from the
+ * headers alone) and a cursor that walks records one at a time, producing
+ * records and gaps (stream.c).  merge.c keeps the streams' look-ahead
+ * records in a binary heap.
+ */
+#ifndef KTRACE_READER_INTERNAL_H
+#define KTRACE_READER_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader/reader.h"
+
+#define KTR_DIAG_MAX 256
+/* Largest sub-buffer the reader accepts without a stated geometry (64 MiB,
+ * ktrace.h's KTRACE_MAX_BUF_SIZE). */
+#define KTRACE_MAX_BUF_SIZE_GUESS (64u * 1024u * 1024u)
+
+/* A file of the trace: a read-only mapping or a caller's memory buffer. */
+struct ktr_file {
+	char *path;       /* "DIR/name", for messages */
+	const uint8_t *p; /* contents, NULL if size 0 or missing */
+	size_t size;
+	int mapped;       /* 1: munmap() on close */
+	int exists;
+};
+
+/* One sub-buffer of a stream, in the order the cursor visits them. */
+struct ktr_sb {
+	uint64_t seq;
+	uint64_t off;   /* file offset of the header */
+	int corrupt;    /* header unusable: the cursor emits a CORRUPT gap */
+	char *why;      /* for corrupt entries: what was wrong (owned) */
+};
+
+/* Cursor phases within one sub-buffer entry. */
+enum {
+	PH_GAP = 0,   /* maybe emit the seq gap before this sub-buffer */
+	PH_START,     /* set up the record range (or emit CORRUPT) */
+	PH_RECORDS,   /* emit records */
+	PH_TAIL,      /* emit a pending CORRUPT gap (bad record, truncation) */
+	PH_LOST,      /* emit the LOST gap after the records */
+	PH_NEXT,      /* go to the next sub-buffer */
+	PH_DROPPED,   /* after the last sub-buffer: the control file's dropped */
+	PH_END,
+};
+
+struct ktr_stream {
+	struct ktr_stream_info info;
+	unsigned index;
+	struct ktr_file f;
+	struct ktr_sb *sb;
+	size_t nsb;
+	int packed;      /* packed layout: sub-buffers back to back */
+	uint64_t room;   /* largest sub-buffer, header included */
+
+	/* cursor */
+	size_t cur;       /* index into sb[] */
+	int phase;
+	uint64_t pos, end; /* file offsets: next record, end of the records */
+	uint64_t first_ts;
+	unsigned flags;   /* KTRACE_SBF_* of the current sub-buffer */
+	unsigned hdr_size;
+	int cpu;
+	uint32_t tid;
+	uint32_t lost;
+	uint64_t last_raw; /* raw time of the last item returned */
+	uint64_t lost_sum; /* sum of `lost` over visited sub-buffers */
+	uint64_t prev_seq;
+	int have_prev;
+	int open_shared;  /* shared stream (CTX): a zero word ends the records */
+	int trunc;        /* the records were cut by the end of the file */
+	int bad;          /* PH_TAIL has a pending CORRUPT gap */
+	uint32_t cache_tid, cache_pid;
+	uint64_t bad_off; /* PH_TAIL: offset and text of the pending gap */
+	char what[128];
+
+	/* merge look-ahead */
+	struct ktr_rec la;
+	int la_valid;
+};
+
+struct ktr_thread_ent {
+	uint32_t tid, pid;
+	char *comm;
+	unsigned long order; /* line order: later lines win */
+};
+
+struct ktr_pair {
+	uint64_t raw, ns;
+};
+
+/* A metadata `stream` line. */
+struct ktr_mstream {
+	unsigned index;
+	unsigned kind;
+	char *file;
+};
+
+struct ktr_trace {
+	char *dir;
+	const struct ktr_memfile *mfiles; /* ktr_open_mem(), else NULL */
+	size_t nmfiles;
+
+	struct ktr_info info;
+	char *strs[6]; /* owned strings behind info (host, kernel, ...) */
+	int have_clock; /* metadata had a clock line */
+	uint32_t meta_buf_size, meta_buf_nr;
+	int meta_layout; /* -1 unset, 0 fixed, 1 packed */
+
+	struct ktr_mstream *mstreams;
+	size_t nmstreams;
+
+	struct ktr_event *events; /* sorted by (cls group, id) */
+	size_t nevents;
+	char *funcs[256];
+
+	struct ktr_thread_ent *threads; /* sorted by tid after open */
+	size_t nthreads, capthreads;
+
+	struct ktr_pair *calib; /* sorted by raw, ns increasing, after open */
+	size_t ncalib, capcalib;
+
+	int have_ctl;
+	struct ktrace_control ctl;
+	struct ktrace_stream_ctl *sctl; /* ctl.nstreams entries (copied) */
+	unsigned nsctl;
+
+	struct ktr_stream *streams;
+	unsigned nstreams;
+
+	/* diagnostics: a ring of undrained messages */
+	char *diag[KTR_DIAG_MAX];
+	unsigned dhead, dcount;
+	unsigned long suppressed;
+	char *dlast;
+	unsigned long nerr;
+
+	/* merge heap of stream indexes with a valid look-ahead */
+	unsigned *heap;
+	unsigned nheap;
+	int merge_ready;
+	char what[128]; /* the returned gap's text, stable until the next call */
+};
+
+/* diag.c */
+void ktr_diag(struct ktr_trace *t, int error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void ktr_diag_free(struct ktr_trace *t);
+
+/* files.c */
+int ktr_file_open(struct ktr_trace *t, struct ktr_file *f, const char *name, int quiet);
+void ktr_file_close(struct ktr_file *f);
+int ktr_file_exists(struct ktr_trace *t, const char *name);
+char **ktr_list_files(struct ktr_trace *t, size_t *n);
+
+/* metadata.c */
+void ktr_parse_metadata(struct ktr_trace *t, const struct ktr_file *f);
+void ktr_parse_threads(struct ktr_trace *t, const struct ktr_file *f);
+void ktr_add_thread(struct ktr_trace *t, uint32_t tid, uint32_t pid, const char *comm,
+		    size_t len);
+void ktr_sort_tables(struct ktr_trace *t);
+int ktr_parse_u64(const char *s, size_t len, uint64_t *v);
+
+/* control.c */
+void ktr_read_control(struct ktr_trace *t);
+
+/* stream.c */
+void ktr_stream_index(struct ktr_trace *t, struct ktr_stream *s);
+void ktr_stream_reset(struct ktr_stream *s);
+int ktr_guess_fixed(const struct ktr_stream *s, uint32_t *bs, uint32_t *nr);
+
+/* clock.c */
+void ktr_add_pair(struct ktr_trace *t, uint64_t raw, uint64_t ns);
+void ktr_calib_finish(struct ktr_trace *t);
+
+/* util */
+static inline uint64_t ktr_le64(const uint8_t *p)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t ktr_le32(const uint8_t *p)
+{
+	uint32_t v;
+
+	__builtin_memcpy(&v, p, 4);
+	return v;
+}
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * reader/merge.c - all streams of a trace merged by time.
+ *
+ * Each stream's cursor keeps one look-ahead item (record or gap); a binary
+ * min-heap of stream positions keyed by (raw time, stream position) picks
+ * the earliest.  Memory is one item per stream; each item costs O(log n)
+ * for n streams.  Raw times of different streams are comparable (one clock
+ * per trace), and the raw-to-ns conversion is monotonic, so ordering by raw
+ * time is ordering by CLOCK_MONOTONIC.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/internal.h"
+
+static int before(const struct ktr_trace *t, unsigned a, unsigned b)
+{
+	const struct ktr_rec *x = &t->streams[a].la, *y = &t->streams[b].la;
+
+	if (x->raw != y->raw)
+		return x->raw < y->raw;
+	return a < b;
+}
+
+static void sift_down(struct ktr_trace *t, unsigned i)
+{
+	unsigned *h = t->heap, n = t->nheap;
+
+	for (;;) {
+		unsigned l = 2 * i + 1, r = l + 1, m = i, tmp;
+
+		if (l < n && before(t, h[l], h[m]))
+			m = l;
+		if (r < n && before(t, h[r], h[m]))
+			m = r;
+		if (m == i)
+			return;
+		tmp = h[i];
+		h[i] = h[m];
+		h[m] = tmp;
+		i = m;
+	}
+}
+
+static void sift_up(struct ktr_trace *t, unsigned i)
+{
+	unsigned *h = t->heap;
+
+	while (i) {
+		unsigned p = (i - 1) / 2, tmp;
+
+		if (!before(t, h[i], h[p]))
+			return;
+		tmp = h[i];
+		h[i] = h[p];
+		h[p] = tmp;
+		i = p;
+	}
+}
+
+static int merge_init(struct ktr_trace *t)
+{
+	free(t->heap);
+	t->heap = calloc(t->nstreams ? t->nstreams : 1, sizeof(*t->heap));
+	t->nheap = 0;
+	if (!t->heap)
+		return -1;
+	for (unsigned i = 0; i < t->nstreams; i++) {
+		struct ktr_stream *s = &t->streams[i];
+
+		s->la_valid = ktr_stream_next(t, i, &s->la);
+		if (s->la_valid) {
+			t->heap[t->nheap++] = i;
+			sift_up(t, t->nheap - 1);
+		}
+	}
+	t->merge_ready = 1;
+	return 0;
+}
+
+int ktr_next(struct ktr_trace *t, struct ktr_rec *r)
+{
+	struct ktr_stream *s;
+	unsigned i;
+
+	if (!t->merge_ready && merge_init(t) < 0)
+		return 0;
+	if (!t->nheap)
+		return 0;
+	i = t->heap[0];
+	s = &t->streams[i];
+	*r = s->la;
+	if (r->what) {
+		strncpy(t->what, r->what, sizeof(t->what) - 1);
+		t->what[sizeof(t->what) - 1] = 0;
+		r->what = t->what;
+	}
+	s->la_valid = ktr_stream_next(t, i, &s->la);
+	if (!s->la_valid)
+		t->heap[0] = t->heap[--t->nheap];
+	if (t->nheap)
+		sift_down(t, 0);
+	return 1;
+}
+
+void ktr_rewind(struct ktr_trace *t)
+{
+	for (unsigned i = 0; i < t->nstreams; i++)
+		ktr_stream_reset(&t->streams[i]);
+	t->merge_ready = 0;
+	t->nheap = 0;
+}

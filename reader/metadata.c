@@ -1,0 +1,494 @@
+/*
+ * reader/metadata.c - parsing the text files of a trace: `metadata` (keys
+ * in docs/FORMAT.md, "The metadata file") and `threads`.
+ *
+ * The parser is line based and forgiving: a bad line is reported as
+ * "DIR/metadata:LINE: what" and skipped, unknown keys and '#' comments are
+ * ignored, and a newer format version is reported but parsing goes on
+ * (FORMAT.md, "Compatibility").  Fields are separated by single spaces; the
+ * last field of comm, host, kernel, machine, channel, map, thread and func
+ * lines is the rest of the line.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/internal.h"
+
+/* A cursor over the fields of one line. */
+struct fields {
+	const char *p, *end;
+};
+
+/* Take the next space-separated field; 0 if there is none. */
+static int field(struct fields *fs, const char **s, size_t *len)
+{
+	const char *q;
+
+	if (fs->p >= fs->end)
+		return 0;
+	q = memchr(fs->p, ' ', (size_t)(fs->end - fs->p));
+	if (!q)
+		q = fs->end;
+	*s = fs->p;
+	*len = (size_t)(q - fs->p);
+	fs->p = q < fs->end ? q + 1 : q;
+	return *len > 0;
+}
+
+/* The rest of the line as one field; 0 if empty. */
+static int rest(struct fields *fs, const char **s, size_t *len)
+{
+	*s = fs->p;
+	*len = (size_t)(fs->end - fs->p);
+	fs->p = fs->end;
+	return *len > 0;
+}
+
+static int eq(const char *s, size_t len, const char *lit)
+{
+	return strlen(lit) == len && memcmp(s, lit, len) == 0;
+}
+
+/**
+ * ktr_parse_u64() - parse exactly @len decimal digits (or "0x" and hex
+ * digits) into *@v.  Return: 0, or -EINVAL (empty, bad digit, overflow).
+ */
+int ktr_parse_u64(const char *s, size_t len, uint64_t *v)
+{
+	uint64_t x = 0;
+	unsigned base = 10;
+
+	if (len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+		len -= 2;
+	}
+	if (!len)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		unsigned d;
+
+		if (s[i] >= '0' && s[i] <= '9')
+			d = (unsigned)(s[i] - '0');
+		else if (base == 16 && s[i] >= 'a' && s[i] <= 'f')
+			d = (unsigned)(s[i] - 'a' + 10);
+		else if (base == 16 && s[i] >= 'A' && s[i] <= 'F')
+			d = (unsigned)(s[i] - 'A' + 10);
+		else
+			return -EINVAL;
+		if (x > (UINT64_MAX - d) / base)
+			return -EINVAL;
+		x = x * base + d;
+	}
+	*v = x;
+	return 0;
+}
+
+/* A copy of @len bytes of @s with control characters made '?'. */
+static char *copy_str(const char *s, size_t len)
+{
+	char *c = malloc(len + 1);
+
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < len; i++)
+		c[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	c[len] = 0;
+	return c;
+}
+
+/* Set owned string slot @slot of the info (host, kernel, ...). */
+static void set_str(struct ktr_trace *t, int slot, const char **dst, const char *s, size_t len)
+{
+	char *c = copy_str(s, len);
+
+	if (!c)
+		return;
+	free(t->strs[slot]);
+	t->strs[slot] = c;
+	*dst = c;
+}
+
+/*
+ * ktr_add_thread() - remember thread @tid of process @pid named @comm
+ * (@len bytes).  Later additions win over earlier ones for the same tid.
+ */
+void ktr_add_thread(struct ktr_trace *t, uint32_t tid, uint32_t pid, const char *comm, size_t len)
+{
+	struct ktr_thread_ent *e;
+
+	if (t->nthreads == t->capthreads) {
+		size_t cap = t->capthreads ? 2 * t->capthreads : 16;
+		struct ktr_thread_ent *n = realloc(t->threads, cap * sizeof(*n));
+
+		if (!n)
+			return;
+		t->threads = n;
+		t->capthreads = cap;
+	}
+	e = &t->threads[t->nthreads];
+	e->comm = copy_str(comm, len);
+	if (!e->comm)
+		return;
+	e->tid = tid;
+	e->pid = pid;
+	e->order = t->nthreads++;
+}
+
+static int add_event(struct ktr_trace *t, uint64_t id, unsigned cls, const char *name, size_t nlen,
+		     const char *cat, size_t clen, const char *args, size_t alen)
+{
+	struct ktr_event *n = realloc(t->events, (t->nevents + 1) * sizeof(*n)), *e;
+
+	if (!n)
+		return -ENOMEM;
+	t->events = n;
+	e = &n[t->nevents];
+	memset(e, 0, sizeof(*e));
+	e->id = (unsigned)id;
+	e->cls = cls;
+	e->name = copy_str(name, nlen);
+	e->category = (clen == 1 && cat[0] == '-') ? strdup("default") : copy_str(cat, clen);
+	if (!(alen == 1 && args[0] == '-')) {
+		const char *p = args, *end = args + alen;
+
+		while (p <= end && e->nargs < 4) {
+			const char *c = memchr(p, ',', (size_t)(end - p));
+
+			if (!c)
+				c = end;
+			e->args[e->nargs++] = copy_str(p, (size_t)(c - p));
+			p = c + 1;
+		}
+	}
+	t->nevents++;
+	return 0;
+}
+
+static unsigned kind_of(const char *s, size_t len)
+{
+	if (eq(s, len, "thread"))
+		return KTRACE_STREAM_THREAD;
+	if (eq(s, len, "shared"))
+		return KTRACE_STREAM_SHARED;
+	if (eq(s, len, "cpu"))
+		return KTRACE_STREAM_CPU;
+	return 0;
+}
+
+/* Parse one metadata line (without its newline).  Return: error text or NULL. */
+static const char *parse_line(struct ktr_trace *t, const char *line, size_t llen, unsigned lineno)
+{
+	struct fields fs = { line, line + llen };
+	const char *k, *a, *b, *c;
+	size_t kl, al, bl, cl;
+	uint64_t x, y;
+	struct ktr_info *in = &t->info;
+
+	if (!field(&fs, &k, &kl))
+		return llen ? "empty key" : NULL;
+
+	if (eq(k, kl, "ktrace-format")) {
+		if (lineno != 1)
+			return "ktrace-format must be the first line";
+		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x == 0 || x > 65535)
+			return "bad format version";
+		in->version = (unsigned)x;
+		return NULL;
+	}
+	if (eq(k, kl, "clock")) {
+		if (!field(&fs, &a, &al))
+			return "clock needs a value";
+		if (eq(a, al, "tsc"))
+			in->clock_tsc = 1;
+		else if (eq(a, al, "mono"))
+			in->clock_tsc = 0;
+		else
+			return "unknown clock (expected tsc or mono)";
+		t->have_clock = 1;
+		return NULL;
+	}
+	if (eq(k, kl, "calib")) {
+		if (!field(&fs, &a, &al) || !field(&fs, &b, &bl) || ktr_parse_u64(a, al, &x) ||
+		    ktr_parse_u64(b, bl, &y))
+			return "bad calib line (expected calib RAW NS)";
+		ktr_add_pair(t, x, y);
+		return NULL;
+	}
+	if (eq(k, kl, "host") || eq(k, kl, "kernel") || eq(k, kl, "machine") ||
+	    eq(k, kl, "comm") || eq(k, kl, "channel")) {
+		static const char *const keys[] = { "host", "kernel", "machine", "comm", "channel" };
+		const char **dst[] = { &in->host, &in->kernel, &in->machine, &in->comm, &in->channel };
+
+		rest(&fs, &a, &al);
+		for (int i = 0; i < 5; i++)
+			if (eq(k, kl, keys[i]))
+				set_str(t, i, dst[i], a, al);
+		return NULL;
+	}
+	if (eq(k, kl, "cpus") || eq(k, kl, "pid") || eq(k, kl, "buf-size") ||
+	    eq(k, kl, "buf-nr") || eq(k, kl, "created-ns") || eq(k, kl, "realtime-ns")) {
+		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x))
+			return "bad number";
+		if (eq(k, kl, "cpus"))
+			in->cpus = x > 65536 ? 65536 : (unsigned)x;
+		else if (eq(k, kl, "pid"))
+			in->pid = (uint32_t)x;
+		else if (eq(k, kl, "buf-size")) {
+			if (x < 128 || x > (1u << 30) || (x & (x - 1)))
+				return "buf-size must be a power of two from 128 to 2^30";
+			t->meta_buf_size = (uint32_t)x;
+		} else if (eq(k, kl, "buf-nr")) {
+			if (x < 1 || x > (1u << 24))
+				return "buf-nr must be from 1 to 2^24";
+			t->meta_buf_nr = (uint32_t)x;
+		} else if (eq(k, kl, "created-ns"))
+			in->created_ns = x;
+		else
+			in->realtime_ns = x;
+		return NULL;
+	}
+	if (eq(k, kl, "mode")) {
+		if (!field(&fs, &a, &al) || !(eq(a, al, "discard") || eq(a, al, "flight")))
+			return "mode must be discard or flight";
+		in->flight = eq(a, al, "flight");
+		return NULL;
+	}
+	if (eq(k, kl, "scope")) {
+		if (!field(&fs, &a, &al) ||
+		    !(eq(a, al, "thread") || eq(a, al, "global") || eq(a, al, "cpu")))
+			return "scope must be thread, global or cpu";
+		in->scope = a[0] == 't' ? "thread" : a[0] == 'g' ? "global" : "cpu";
+		return NULL;
+	}
+	if (eq(k, kl, "layout")) {
+		if (!field(&fs, &a, &al) || !(eq(a, al, "fixed") || eq(a, al, "packed")))
+			return "layout must be fixed or packed";
+		t->meta_layout = eq(a, al, "packed");
+		return NULL;
+	}
+	if (eq(k, kl, "stream")) {
+		struct ktr_mstream *n;
+		unsigned kind;
+
+		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > 65535)
+			return "bad stream index";
+		if (!field(&fs, &b, &bl) || !(kind = kind_of(b, bl)))
+			return "stream kind must be thread, shared or cpu";
+		if (!field(&fs, &c, &cl) || memchr(c, '/', cl) || memchr(c, 0, cl) ||
+		    eq(c, cl, ".") || eq(c, cl, "..") || cl > 255)
+			return "bad stream file name";
+		for (size_t i = 0; i < t->nmstreams; i++)
+			if (t->mstreams[i].index == x)
+				return "duplicate stream index";
+		n = realloc(t->mstreams, (t->nmstreams + 1) * sizeof(*n));
+		if (!n)
+			return "out of memory";
+		t->mstreams = n;
+		n[t->nmstreams].index = (unsigned)x;
+		n[t->nmstreams].kind = kind;
+		n[t->nmstreams].file = copy_str(c, cl);
+		if (n[t->nmstreams].file)
+			t->nmstreams++;
+		return NULL;
+	}
+	if (eq(k, kl, "func")) {
+		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > 255)
+			return "bad function id (0..255)";
+		if (!rest(&fs, &b, &bl))
+			return "func needs a name";
+		free(t->funcs[x]);
+		t->funcs[x] = copy_str(b, bl);
+		return NULL;
+	}
+	if (eq(k, kl, "event")) {
+		const char *cat, *args;
+		size_t catl, argsl;
+		unsigned cls;
+
+		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > 65535)
+			return "bad event id (0..65535)";
+		if (!field(&fs, &b, &bl))
+			return "event needs a class";
+		if (eq(b, bl, "log2"))
+			cls = KTRACE_CLASS_LOG2;
+		else if (eq(b, bl, "log4"))
+			cls = KTRACE_CLASS_LOG4;
+		else if (eq(b, bl, "kevent"))
+			cls = KTRACE_CLASS_KEVENT;
+		else
+			return "event class must be log2, log4 or kevent";
+		if (!field(&fs, &c, &cl) || !field(&fs, &cat, &catl) || !field(&fs, &args, &argsl))
+			return "event needs NAME CATEGORY ARGS";
+		if (add_event(t, x, cls, c, cl, cat, catl, args, argsl))
+			return "out of memory";
+		return NULL;
+	}
+	if (eq(k, kl, "thread")) {
+		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > UINT32_MAX ||
+		    !field(&fs, &b, &bl) || ktr_parse_u64(b, bl, &y) || y > UINT32_MAX)
+			return "bad thread line (expected thread TID PID COMM)";
+		rest(&fs, &c, &cl);
+		ktr_add_thread(t, (uint32_t)x, (uint32_t)y, c, cl);
+		return NULL;
+	}
+	return NULL; /* map, unknown keys: ignored */
+}
+
+/* Call @fn on each line of @f; lines end at '\n' (a last unterminated line counts). */
+static void each_line(struct ktr_trace *t, const struct ktr_file *f,
+		      const char *(*fn)(struct ktr_trace *, const char *, size_t, unsigned))
+{
+	const char *p = (const char *)f->p, *end = p + f->size;
+	unsigned lineno = 0;
+
+	while (p && p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = (size_t)((nl ? nl : end) - p);
+		const char *err;
+
+		lineno++;
+		if (len && p[len - 1] == '\r')
+			len--;
+		if (!(len && p[0] == '#') && (err = fn(t, p, len, lineno)))
+			ktr_diag(t, 1, "%s:%u: %s", f->path, lineno, err);
+		p = nl ? nl + 1 : end;
+	}
+}
+
+/**
+ * ktr_parse_metadata() - parse the metadata file @f into @t, reporting bad
+ * lines, a missing or bad first line and a newer version as errors.
+ */
+void ktr_parse_metadata(struct ktr_trace *t, const struct ktr_file *f)
+{
+	if (f->size < 14 || memcmp(f->p, "ktrace-format ", 14) != 0)
+		ktr_diag(t, 1, "%s:1: not a ktrace metadata file (first line must be 'ktrace-format N')",
+			 f->path);
+	each_line(t, f, parse_line);
+	if (t->info.version > KTRACE_FORMAT_VERSION)
+		ktr_diag(t, 1,
+			 "%s:1: format version %u is newer than this reader's %u; reading what it can",
+			 f->path, t->info.version, KTRACE_FORMAT_VERSION);
+}
+
+static const char *thread_line(struct ktr_trace *t, const char *line, size_t len, unsigned lineno)
+{
+	struct fields fs = { line, line + len };
+	const char *a, *b, *c;
+	size_t al, bl, cl;
+	uint64_t x, y;
+
+	(void)lineno;
+	if (!len)
+		return NULL;
+	if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > UINT32_MAX ||
+	    !field(&fs, &b, &bl) || ktr_parse_u64(b, bl, &y) || y > UINT32_MAX)
+		return "bad thread line (expected TID PID COMM)";
+	rest(&fs, &c, &cl);
+	ktr_add_thread(t, (uint32_t)x, (uint32_t)y, c, cl);
+	return NULL;
+}
+
+/** ktr_parse_threads() - parse the `threads` file @f ("TID PID COMM" lines). */
+void ktr_parse_threads(struct ktr_trace *t, const struct ktr_file *f)
+{
+	each_line(t, f, thread_line);
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct ktr_thread_ent *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static unsigned cls_group(unsigned cls)
+{
+	return cls == KTRACE_CLASS_LOG4 ? KTRACE_CLASS_LOG2 : cls;
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct ktr_event *x = a, *y = b;
+	unsigned gx = cls_group(x->cls), gy = cls_group(y->cls);
+
+	if (gx != gy)
+		return gx < gy ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return 0;
+}
+
+/* Indexes into the event array, by (class group, id, line order). */
+static int cmp_event_idx(const void *a, const void *b, void *arg)
+{
+	const struct ktr_event *ev = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = cmp_event(&ev[x], &ev[y]);
+
+	return c ? c : (x < y ? -1 : x > y);
+}
+
+static void free_event(struct ktr_event *e)
+{
+	free((char *)e->name);
+	free((char *)e->category);
+	for (unsigned i = 0; i < e->nargs; i++)
+		free((char *)e->args[i]);
+}
+
+/*
+ * ktr_sort_tables() - sort threads and events for binary search, keeping
+ * the last definition of a duplicate tid or event id.
+ */
+void ktr_sort_tables(struct ktr_trace *t)
+{
+	size_t n = 0;
+
+	if (t->nthreads) {
+		qsort(t->threads, t->nthreads, sizeof(*t->threads), cmp_thread);
+		for (size_t i = 0; i < t->nthreads; i++) {
+			if (n && t->threads[n - 1].tid == t->threads[i].tid) {
+				free(t->threads[n - 1].comm);
+				t->threads[n - 1] = t->threads[i];
+			} else {
+				t->threads[n++] = t->threads[i];
+			}
+		}
+		t->nthreads = n;
+	}
+	if (t->nevents) {
+		size_t *idx = malloc(t->nevents * sizeof(*idx));
+		struct ktr_event *sorted = malloc(t->nevents * sizeof(*sorted));
+
+		if (!idx || !sorted) {
+			free(idx);
+			free(sorted);
+			qsort(t->events, t->nevents, sizeof(*t->events), cmp_event);
+			return;
+		}
+		for (size_t i = 0; i < t->nevents; i++)
+			idx[i] = i;
+		qsort_r(idx, t->nevents, sizeof(*idx), cmp_event_idx, t->events);
+		n = 0;
+		for (size_t i = 0; i < t->nevents; i++) {
+			struct ktr_event *e = &t->events[idx[i]];
+
+			if (n && cmp_event(&sorted[n - 1], e) == 0) {
+				free_event(&sorted[n - 1]);
+				sorted[n - 1] = *e;
+			} else {
+				sorted[n++] = *e;
+			}
+		}
+		free(idx);
+		free(t->events);
+		t->events = sorted;
+		t->nevents = n;
+	}
+}

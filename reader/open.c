@@ -1,0 +1,315 @@
+/*
+ * reader/open.c - opening a trace directory: metadata, threads, control
+ * file, stream discovery and geometry, then the per-stream indexes and the
+ * clock calibration.
+ *
+ * Where each piece comes from, in order of preference:
+ *   streams   metadata `stream` lines; else every traceN / cpuN file
+ *   kind      metadata `stream` line; else the control file's stream table
+ *   geometry  metadata buf-size/buf-nr/layout; else the control file;
+ *             else guessed from the headers (ktr_guess_fixed()), else packed
+ *   clock     metadata `clock`; else tsc, calibrated by the sub-buffer
+ *             headers (FORMAT.md: without metadata the reader assumes tsc)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "reader/internal.h"
+
+static struct ktr_trace *trace_new(const char *dir)
+{
+	struct ktr_trace *t = calloc(1, sizeof(*t));
+	size_t len;
+
+	if (!t)
+		return NULL;
+	t->dir = strdup(dir && *dir ? dir : ".");
+	if (!t->dir) {
+		free(t);
+		return NULL;
+	}
+	len = strlen(t->dir);
+	while (len > 1 && t->dir[len - 1] == '/')
+		t->dir[--len] = 0;
+	t->meta_layout = -1;
+	t->info.scope = "";
+	t->info.host = t->info.kernel = t->info.machine = t->info.channel = t->info.comm = "";
+	return t;
+}
+
+/* Stream index N of a file named traceN or cpuN, or -1. */
+static long stream_file_index(const char *name)
+{
+	const char *p = NULL;
+	uint64_t v;
+
+	if (strncmp(name, "trace", 5) == 0)
+		p = name + 5;
+	else if (strncmp(name, "cpu", 3) == 0)
+		p = name + 3;
+	if (!p || !*p || (p[0] == '0' && p[1]))
+		return -1; /* no number, or a leading zero */
+	for (const char *c = p; *c; c++)
+		if (*c < '0' || *c > '9')
+			return -1;
+	if (ktr_parse_u64(p, strlen(p), &v) || v > 65535)
+		return -1;
+	return (long)v;
+}
+
+static int cmp_stream(const void *a, const void *b)
+{
+	const struct ktr_stream *x = a, *y = b;
+
+	return x->info.index < y->info.index ? -1 : x->info.index > y->info.index;
+}
+
+static int add_stream(struct ktr_trace *t, unsigned index, unsigned kind, const char *file)
+{
+	struct ktr_stream *n = realloc(t->streams, (t->nstreams + 1) * sizeof(*n)), *s;
+
+	if (!n)
+		return -ENOMEM;
+	t->streams = n;
+	s = &n[t->nstreams++];
+	memset(s, 0, sizeof(*s));
+	s->index = index;
+	s->info.index = index;
+	s->info.kind = kind;
+	ktr_file_open(t, &s->f, file, 0);
+	s->info.path = s->f.path ? s->f.path : t->dir;
+	return 0;
+}
+
+/* Streams from the directory listing: traceN and cpuN files. */
+static void find_streams(struct ktr_trace *t)
+{
+	size_t n = 0;
+	char **names = ktr_list_files(t, &n);
+
+	for (size_t i = 0; names && i < n; i++) {
+		long idx = stream_file_index(names[i]);
+		int dup = 0;
+
+		if (idx < 0)
+			continue;
+		for (unsigned k = 0; k < t->nstreams; k++)
+			if (t->streams[k].index == (unsigned)idx)
+				dup = 1;
+		if (dup) {
+			ktr_diag(t, 0, "%s/%s: warning: another file is stream %ld already; ignored",
+				 t->dir, names[i], idx);
+			continue;
+		}
+		add_stream(t, (unsigned)idx, 0, names[i]);
+	}
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Geometry of stream @s (see the file comment). */
+static void set_geometry(struct ktr_trace *t, struct ktr_stream *s)
+{
+	uint32_t bs = t->meta_buf_size, nr = t->meta_buf_nr;
+
+	if (!bs && t->have_ctl && t->ctl.buf_size >= 128 && !(t->ctl.buf_size & (t->ctl.buf_size - 1)) &&
+	    t->ctl.buf_size <= (1u << 30))
+		bs = t->ctl.buf_size;
+	if (!nr && t->have_ctl && t->ctl.buf_nr >= 1 && t->ctl.buf_nr <= (1u << 24))
+		nr = t->ctl.buf_nr;
+	s->packed = t->meta_layout == 1;
+	if (s->packed) {
+		s->room = bs ? bs : KTRACE_MAX_BUF_SIZE_GUESS;
+		s->info.buf_size = bs;
+		return;
+	}
+	if (bs && !nr)
+		nr = (uint32_t)((s->f.size + bs - 1) / bs);
+	if (!bs && s->f.p && ktr_guess_fixed(s, &bs, &nr) < 0) {
+		ktr_diag(t, 0, "%s: warning: sub-buffer size unknown and not a fixed layout; reading it as packed",
+			 s->f.path);
+		s->packed = 1;
+		s->room = KTRACE_MAX_BUF_SIZE_GUESS;
+		return;
+	}
+	if (!nr)
+		nr = 1;
+	s->room = bs;
+	s->info.buf_size = bs;
+	s->info.buf_nr = nr;
+}
+
+static void load(struct ktr_trace *t)
+{
+	struct ktr_file f;
+	struct stat st;
+
+	if (!t->mfiles) {
+		if (stat(t->dir, &st) < 0) {
+			ktr_diag(t, 1, "%s: %s", t->dir, strerror(errno));
+			return;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			ktr_diag(t, 1, "%s: not a directory", t->dir);
+			return;
+		}
+	}
+
+	if (ktr_file_open(t, &f, "metadata", 1) == 0) {
+		ktr_parse_metadata(t, &f);
+		if (!t->have_clock) {
+			ktr_diag(t, 1, "%s: no clock line; assuming tsc", f.path);
+			t->info.clock_tsc = 1;
+		}
+	} else if (f.path && !ktr_file_exists(t, "metadata")) {
+		ktr_diag(t, 1, "%s: %s; reading the streams without it (clock tsc assumed)", f.path,
+			 strerror(ENOENT));
+		t->info.clock_tsc = 1;
+	} else {
+		t->info.clock_tsc = 1;
+	}
+	ktr_file_close(&f);
+
+	if (ktr_file_open(t, &f, "threads", 1) == 0)
+		ktr_parse_threads(t, &f);
+	ktr_file_close(&f);
+
+	ktr_read_control(t);
+	if (t->have_ctl) {
+		if (t->ctl.flags & KTRACE_FLIGHT_CHANNEL)
+			t->info.flight = 1;
+		if (!t->info.scope[0])
+			t->info.scope = t->ctl.flags & KTRACE_GLOBAL_CHANNEL ? "global" : "thread";
+		if (!t->info.pid)
+			t->info.pid = t->ctl.owner_pid;
+		if (t->meta_buf_size && t->ctl.buf_size != t->meta_buf_size)
+			ktr_diag(t, 1, "%s/control: offset 16: buf_size %u disagrees with the metadata's buf-size %u",
+				 t->dir, t->ctl.buf_size, t->meta_buf_size);
+	}
+	t->info.packed = t->meta_layout == 1;
+
+	if (t->nmstreams) {
+		for (size_t i = 0; i < t->nmstreams; i++)
+			add_stream(t, t->mstreams[i].index, t->mstreams[i].kind, t->mstreams[i].file);
+	} else {
+		find_streams(t);
+	}
+	if (t->nstreams)
+		qsort(t->streams, t->nstreams, sizeof(*t->streams), cmp_stream);
+	else
+		ktr_diag(t, 1, "%s: no stream files (trace0... or cpu0...)", t->dir);
+
+	for (unsigned i = 0; i < t->nstreams; i++) {
+		struct ktr_stream *s = &t->streams[i];
+
+		s->info.path = s->f.path ? s->f.path : t->dir;
+		if (t->have_ctl && s->index < t->nsctl) {
+			const struct ktrace_stream_ctl *c = &t->sctl[s->index];
+
+			s->info.have_ctl = 1;
+			s->info.head = c->head;
+			s->info.dropped = c->dropped;
+			s->info.overwritten = c->overwritten;
+			s->info.written = c->written;
+			s->info.owner = c->owner;
+			s->info.pid = c->pid;
+			if (!s->info.kind && c->kind >= KTRACE_STREAM_THREAD && c->kind <= KTRACE_STREAM_CPU)
+				s->info.kind = c->kind;
+		}
+		set_geometry(t, s);
+		if (i == 0 || !t->info.buf_size) {
+			t->info.buf_size = s->info.buf_size;
+			t->info.buf_nr = s->info.buf_nr;
+		}
+		ktr_stream_index(t, s);
+	}
+	t->info.nstreams = t->nstreams;
+	ktr_sort_tables(t);
+	ktr_calib_finish(t);
+}
+
+struct ktr_trace *ktr_open(const char *dir)
+{
+	struct ktr_trace *t = trace_new(dir);
+
+	if (!t) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	load(t);
+	return t;
+}
+
+struct ktr_trace *ktr_open_mem(const char *dir, const struct ktr_memfile *files, size_t n)
+{
+	static const struct ktr_memfile none;
+	struct ktr_trace *t = trace_new(dir);
+
+	if (!t) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	t->mfiles = n ? files : &none;
+	t->nmfiles = n;
+	load(t);
+	return t;
+}
+
+void ktr_close(struct ktr_trace *t)
+{
+	if (!t)
+		return;
+	for (unsigned i = 0; i < t->nstreams; i++) {
+		struct ktr_stream *s = &t->streams[i];
+
+		for (size_t k = 0; k < s->nsb; k++)
+			free(s->sb[k].why);
+		free(s->sb);
+		ktr_file_close(&s->f);
+	}
+	free(t->streams);
+	for (size_t i = 0; i < t->nmstreams; i++)
+		free(t->mstreams[i].file);
+	free(t->mstreams);
+	for (size_t i = 0; i < t->nevents; i++) {
+		struct ktr_event *e = &t->events[i];
+
+		free((char *)e->name);
+		free((char *)e->category);
+		for (unsigned a = 0; a < e->nargs; a++)
+			free((char *)e->args[a]);
+	}
+	free(t->events);
+	for (int i = 0; i < 256; i++)
+		free(t->funcs[i]);
+	for (size_t i = 0; i < t->nthreads; i++)
+		free(t->threads[i].comm);
+	free(t->threads);
+	free(t->calib);
+	free(t->sctl);
+	free(t->heap);
+	for (int i = 0; i < 6; i++)
+		free(t->strs[i]);
+	ktr_diag_free(t);
+	free(t->dir);
+	free(t);
+}
+
+const struct ktr_info *ktr_info(const struct ktr_trace *t)
+{
+	return &t->info;
+}
+
+const struct ktr_stream_info *ktr_stream(const struct ktr_trace *t, unsigned i)
+{
+	return i < t->nstreams ? &t->streams[i].info : NULL;
+}
+
+const char *ktr_dir(const struct ktr_trace *t)
+{
+	return t->dir;
+}

@@ -1,0 +1,615 @@
+/*
+ * reader/stream.c - one stream file: the index of its sub-buffers and the
+ * cursor that turns them into records and gaps.
+ *
+ * Index (at open).  Fixed layout: the header of every ring slot is read; an
+ * all-zero magic is a slot never written, a valid header must also sit in
+ * slot seq % buf_nr.  A corrupt slot is given the sequence number it must
+ * have held (the one of the newest lap, [max_seq - buf_nr + 1, max_seq],
+ * that maps to the slot) so it is reported where it belongs and is not also
+ * counted as overwritten.  Packed layout: headers are walked back to back;
+ * after a bad one the walk resynchronises on the next 8-byte aligned valid
+ * header.  Every valid header contributes its (first_ts, first_ns)
+ * calibration pair.
+ *
+ * Cursor.  For each sub-buffer in order the cursor may produce: an
+ * OVERWRITTEN gap (sequence numbers missing before it), a CORRUPT gap (bad
+ * header), its records, a CORRUPT gap (bad record, truncated file), a LOST
+ * gap (its `lost` count); after the last one a DROPPED gap for what the
+ * control file's `dropped` counter adds to the sub-buffers' `lost` counts.
+ * Records are decoded one at a time straight from the mapping and checked
+ * as they go, so a live trace changing under the reader yields at worst a
+ * reported error, never an out-of-bounds read.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "reader/internal.h"
+
+#define HDR KTRACE_SUBBUF_HDR_SIZE
+
+static void get_hdr(const struct ktr_stream *s, uint64_t off, struct ktrace_subbuf *h)
+{
+	memcpy(h, s->f.p + off, sizeof(*h));
+}
+
+/* NULL if header @h can describe a sub-buffer of at most @room bytes. */
+static const char *check_hdr(const struct ktrace_subbuf *h, uint64_t room, char *buf, size_t len)
+{
+	if (h->magic != KTRACE_SUBBUF_MAGIC)
+		snprintf(buf, len, "bad sub-buffer magic 0x%08x", h->magic);
+	else if (h->hdr_size < HDR || h->hdr_size % 8 || h->hdr_size > room)
+		snprintf(buf, len, "bad sub-buffer hdr_size %u", h->hdr_size);
+	else if ((uint64_t)h->hdr_size + h->used > room)
+		snprintf(buf, len, "sub-buffer used %u does not fit in %llu bytes after a %u-byte header",
+			 h->used, (unsigned long long)(room - h->hdr_size), h->hdr_size);
+	else if (h->used % 8)
+		snprintf(buf, len, "sub-buffer used %u is not a multiple of 8", h->used);
+	else
+		return NULL;
+	return buf;
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static struct ktr_sb *push_sb(struct ktr_stream *s, size_t *cap)
+{
+	if (s->nsb == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 16;
+		struct ktr_sb *n = realloc(s->sb, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->sb = n;
+		*cap = ncap;
+	}
+	memset(&s->sb[s->nsb], 0, sizeof(s->sb[0]));
+	return &s->sb[s->nsb++];
+}
+
+static int cmp_sb(const void *a, const void *b)
+{
+	const struct ktr_sb *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static void index_fixed(struct ktr_trace *t, struct ktr_stream *s)
+{
+	uint64_t bs = s->info.buf_size, nr = s->info.buf_nr, size = s->f.size;
+	uint64_t nslots = (size + bs - 1) / bs, max = 0, wstart;
+	size_t cap = 0;
+	int have_valid = 0;
+	char why[160];
+
+	if (size < bs * nr)
+		ktr_diag(t, 1, "%s: offset %llu: truncated: file has %llu bytes, expected %llu x %llu",
+			 s->f.path, (unsigned long long)size, (unsigned long long)size,
+			 (unsigned long long)nr, (unsigned long long)bs);
+	if (nslots > nr)
+		nslots = nr;
+	for (uint64_t k = 0; k < nslots; k++) {
+		uint64_t off = k * bs;
+		struct ktrace_subbuf h;
+		const char *bad;
+		struct ktr_sb *e;
+
+		if (off + HDR > size) {
+			if (!all_zero(s->f.p + off, size - off) && (e = push_sb(s, &cap))) {
+				e->off = off;
+				e->seq = k;
+				e->corrupt = 1;
+				e->why = strdup("truncated sub-buffer header");
+			}
+			break;
+		}
+		get_hdr(s, off, &h);
+		if (h.magic == 0)
+			continue; /* never written */
+		bad = check_hdr(&h, bs, why, sizeof(why));
+		if (!bad && h.seq % nr != k) {
+			snprintf(why, sizeof(why), "sub-buffer seq %llu does not belong in ring slot %llu",
+				 (unsigned long long)h.seq, (unsigned long long)k);
+			bad = why;
+		}
+		if (!(e = push_sb(s, &cap)))
+			return;
+		e->off = off;
+		if (bad) {
+			ktr_diag(t, 1, "%s: offset %llu: %s", s->f.path, (unsigned long long)off, bad);
+			e->corrupt = 1;
+			e->seq = k; /* fixed below */
+			e->why = strdup(bad);
+			continue;
+		}
+		e->seq = h.seq;
+		if (!have_valid || h.seq > max)
+			max = h.seq;
+		have_valid = 1;
+		ktr_add_pair(t, h.first_ts, h.first_ns);
+	}
+	/* A corrupt slot held the sequence number of the newest lap that maps to it. */
+	wstart = have_valid && max >= nr - 1 ? max - (nr - 1) : 0;
+	for (size_t i = 0; i < s->nsb; i++) {
+		struct ktr_sb *e = &s->sb[i];
+		uint64_t k = e->off / bs;
+
+		if (e->corrupt && have_valid)
+			e->seq = wstart + (k + nr - wstart % nr) % nr;
+	}
+	if (s->nsb > 1)
+		qsort(s->sb, s->nsb, sizeof(*s->sb), cmp_sb);
+}
+
+static void index_packed(struct ktr_trace *t, struct ktr_stream *s)
+{
+	uint64_t off = 0, size = s->f.size, next_seq = 0;
+	size_t cap = 0;
+	char why[160];
+
+	while (off + HDR <= size) {
+		struct ktrace_subbuf h;
+		const char *bad;
+		struct ktr_sb *e;
+
+		get_hdr(s, off, &h);
+		bad = check_hdr(&h, s->room, why, sizeof(why));
+		if (!bad) {
+			if (!(e = push_sb(s, &cap)))
+				return;
+			e->off = off;
+			e->seq = h.seq;
+			next_seq = h.seq + 1;
+			ktr_add_pair(t, h.first_ts, h.first_ns);
+			off += ((uint64_t)h.hdr_size + h.used + 7) & ~(uint64_t)7;
+			continue;
+		}
+		if (all_zero(s->f.p + off, size - off))
+			return; /* zero padding at the end */
+		ktr_diag(t, 1, "%s: offset %llu: %s", s->f.path, (unsigned long long)off, bad);
+		if (!(e = push_sb(s, &cap)))
+			return;
+		e->off = off;
+		e->seq = next_seq;
+		e->corrupt = 1;
+		e->why = strdup(bad);
+		for (off += 8; off + HDR <= size; off += 8) {
+			get_hdr(s, off, &h);
+			if (h.magic == KTRACE_SUBBUF_MAGIC && !check_hdr(&h, s->room, why, sizeof(why)))
+				break;
+		}
+	}
+	if (off < size && !all_zero(s->f.p + off, size - off)) {
+		struct ktr_sb *e = push_sb(s, &cap);
+
+		ktr_diag(t, 1, "%s: offset %llu: truncated sub-buffer header (%llu bytes)", s->f.path,
+			 (unsigned long long)off, (unsigned long long)(size - off));
+		if (e) {
+			e->off = off;
+			e->seq = next_seq;
+			e->corrupt = 1;
+			e->why = strdup("truncated sub-buffer header");
+		}
+	}
+}
+
+/**
+ * ktr_stream_index() - build the sub-buffer index of @s (geometry in
+ * s->info and s->packed, file mapped) and reset its cursor.
+ */
+void ktr_stream_index(struct ktr_trace *t, struct ktr_stream *s)
+{
+	if (s->f.p) {
+		if (s->packed)
+			index_packed(t, s);
+		else
+			index_fixed(t, s);
+	}
+	s->info.nsubbufs = s->nsb;
+	ktr_stream_reset(s);
+}
+
+/** ktr_stream_reset() - rewind the cursor of @s to its first sub-buffer. */
+void ktr_stream_reset(struct ktr_stream *s)
+{
+	s->cur = 0;
+	s->phase = PH_GAP;
+	s->have_prev = 0;
+	s->prev_seq = 0;
+	s->lost_sum = 0;
+	s->last_raw = 0;
+	s->la_valid = 0;
+	s->cache_tid = 0;
+	s->cache_pid = 0;
+	s->bad = 0;
+	s->trunc = 0;
+}
+
+/*
+ * Drop the pages of a finished sub-buffer from the mapping (they stay in
+ * the page cache and come back on a rewind), so reading a trace costs a few
+ * sub-buffers of memory however large it is.
+ */
+static void release(struct ktr_stream *s, const struct ktr_sb *e)
+{
+	uint64_t page = 4096, start, end;
+
+	if (!s->f.mapped || !e || (e->corrupt && s->packed))
+		return;
+	start = (e->off + page - 1) & ~(page - 1); /* whole pages only: the */
+	end = s->packed || !s->room ? s->pos : e->off + s->room; /* neighbours stay */
+	end &= ~(page - 1);
+	if (end > s->f.size)
+		end = s->f.size & ~(page - 1);
+	if (end > start)
+		madvise((void *)(s->f.p + start), (size_t)(end - start), MADV_DONTNEED);
+}
+
+/* The full raw time of 40-bit stamp @ts40 near @first (signed difference). */
+static uint64_t ext_ts(uint64_t first, uint64_t ts40)
+{
+	uint64_t d = (ts40 - first) & KTRACE_TS_MASK;
+
+	if (d & ((uint64_t)1 << (KTRACE_TS_BITS - 1)))
+		d |= ~KTRACE_TS_MASK;
+	return first + d;
+}
+
+/*
+ * The time a gap before sub-buffer @i is shown at: its first record's, or
+ * its first_ts; the gap is attributed to that sub-buffer's CPU and thread.
+ */
+static uint64_t time_before(struct ktr_stream *s, size_t i)
+{
+	for (; i < s->nsb; i++) {
+		const struct ktr_sb *e = &s->sb[i];
+		struct ktrace_subbuf h;
+		uint64_t raw, rec = e->off + HDR;
+
+		if (e->corrupt)
+			continue;
+		get_hdr(s, e->off, &h);
+		raw = h.first_ts;
+		rec = e->off + h.hdr_size;
+		s->cpu = h.cpu == 0xffff ? -1 : h.cpu;
+		s->tid = h.tid;
+		if (rec + 8 <= s->f.size) {
+			uint64_t w = ktr_le64(s->f.p + rec);
+
+			if (KTRACE_REC_CLASS(w) && ext_ts(h.first_ts, KTRACE_REC_TS(w)) < raw)
+				raw = ext_ts(h.first_ts, KTRACE_REC_TS(w));
+		}
+		return raw;
+	}
+	return s->last_raw;
+}
+
+static uint32_t pid_of(struct ktr_trace *t, struct ktr_stream *s, uint32_t tid)
+{
+	uint32_t pid = 0;
+
+	if (!tid)
+		return 0;
+	if (tid == s->cache_tid)
+		return s->cache_pid;
+	if (!ktr_thread(t, tid, &pid, NULL)) {
+		if (s->info.have_ctl && s->info.owner == tid)
+			pid = s->info.pid;
+		else if (s->info.kind != KTRACE_STREAM_CPU)
+			pid = t->info.pid;
+	}
+	s->cache_tid = tid;
+	s->cache_pid = pid;
+	return pid;
+}
+
+static void fill_common(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec *r,
+			uint64_t raw)
+{
+	memset(r, 0, offsetof(struct ktr_rec, w));
+	r->stream = s->info.index;
+	r->raw = raw;
+	r->ns = ktr_raw_to_ns(t, raw);
+	r->cpu = s->cpu;
+	r->tid = s->tid;
+	r->pid = pid_of(t, s, s->tid);
+	r->file = NULL;
+	r->what = NULL;
+	r->gap = 0;
+	r->count = 0;
+	s->last_raw = raw;
+}
+
+static void make_gap(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec *r, enum ktr_gap g,
+		     uint64_t count, uint64_t raw)
+{
+	fill_common(t, s, r, raw);
+	r->kind = KTR_GAP;
+	r->gap = g;
+	r->count = count;
+	r->file = s->f.path;
+}
+
+/* Set up the record range of the current (valid) sub-buffer. */
+static void start_subbuf(struct ktr_trace *t, struct ktr_stream *s)
+{
+	const struct ktr_sb *e = &s->sb[s->cur];
+	struct ktrace_subbuf h;
+	uint64_t extent, size = s->f.size;
+
+	get_hdr(s, e->off, &h);
+	s->hdr_size = h.hdr_size;
+	s->flags = h.flags;
+	s->first_ts = h.first_ts;
+	s->cpu = h.cpu == 0xffff ? -1 : h.cpu;
+	s->tid = h.tid;
+	s->lost = h.lost;
+	s->lost_sum += h.lost;
+	s->pos = e->off + h.hdr_size;
+	extent = h.used;
+	s->open_shared = (h.flags & KTRACE_SBF_CTX) != 0;
+	if (s->open_shared && !(h.flags & KTRACE_SBF_CLOSED) &&
+	    (s->info.kind == KTRACE_STREAM_SHARED || s->info.kind == 0)) {
+		/* The open sub-buffer of a shared stream: `used` is set at close;
+		 * its extent is the offset part of the stream's head. */
+		uint64_t room = s->room - h.hdr_size;
+
+		extent = room;
+		if (s->info.have_ctl && !s->packed && s->info.buf_size &&
+		    s->info.head / s->info.buf_size == h.seq) {
+			uint64_t ho = s->info.head % s->info.buf_size;
+
+			extent = ho >= h.hdr_size ? ho - h.hdr_size : ho;
+		}
+		if (extent < h.used)
+			extent = h.used;
+		if (extent > room)
+			extent = room;
+	}
+	s->end = s->pos + extent;
+	s->trunc = 0;
+	s->bad = 0;
+	if (s->end > size) {
+		ktr_diag(t, 1, "%s: offset %llu: truncated: sub-buffer seq %llu needs %llu bytes, the file ends at %llu",
+			 s->f.path, (unsigned long long)e->off, (unsigned long long)h.seq,
+			 (unsigned long long)(h.hdr_size + extent), (unsigned long long)size);
+		s->end = s->pos > size ? s->pos : size;
+		s->trunc = 1;
+		s->bad = 1;
+		s->bad_off = size;
+		snprintf(s->what, sizeof(s->what), "truncated sub-buffer (seq %llu)",
+			 (unsigned long long)h.seq);
+	}
+}
+
+/* Mark a bad record at @off: report it; the rest of the sub-buffer is skipped. */
+static void __attribute__((format(printf, 4, 5)))
+bad_record(struct ktr_trace *t, struct ktr_stream *s, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->what, sizeof(s->what), fmt, ap);
+	va_end(ap);
+	ktr_diag(t, 1, "%s: offset %llu: %s", s->f.path, (unsigned long long)off, s->what);
+	s->bad = 1;
+	s->trunc = 0;
+	s->bad_off = off;
+}
+
+/* Decode the next record of the current sub-buffer.  1: *r is a record, 0: no more. */
+static int next_record(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec *r)
+{
+	const uint8_t *p = s->f.p;
+
+	while (s->pos < s->end) {
+		uint64_t off = s->pos, left = s->end - s->pos, h, len, raw;
+		unsigned ctx = (s->flags & KTRACE_SBF_CTX) ? 1 : 0, words, cls;
+
+		if (left < 8) {
+			if (!s->trunc)
+				bad_record(t, s, off, "partial record header (%llu bytes)",
+					   (unsigned long long)left);
+			return 0;
+		}
+		h = ktr_le64(p + off);
+		cls = KTRACE_REC_CLASS(h);
+		if (cls == KTRACE_CLASS_INVALID) {
+			if (s->open_shared) {
+				/* A reserved record not written yet (or never: the writer died). */
+				if (!all_zero(p + off, left))
+					bad_record(t, s, off,
+						   "unfinished record; %llu bytes after it skipped",
+						   (unsigned long long)left);
+				return 0;
+			}
+			bad_record(t, s, off, "invalid record header 0x%016llx",
+				   (unsigned long long)h);
+			return 0;
+		}
+		words = KTRACE_REC_WORDS(h);
+		len = 8 + 8 * (uint64_t)ctx + 8 * (uint64_t)words;
+		if (len > left) {
+			if (!s->trunc)
+				bad_record(t, s, off,
+					   "record of %llu bytes runs past the end of the sub-buffer (%llu bytes left)",
+					   (unsigned long long)len, (unsigned long long)left);
+			return 0;
+		}
+		s->pos += len;
+		raw = ext_ts(s->first_ts, KTRACE_REC_TS(h));
+		if (ctx) {
+			uint64_t c = ktr_le64(p + off + 8);
+
+			s->tid = KTRACE_CTX_TID(c);
+			s->cpu = KTRACE_CTX_CPU(c) == 0xffff ? -1 : (int)KTRACE_CTX_CPU(c);
+		}
+		if (cls == KTRACE_CLASS_INTERNAL && KTRACE_REC_ID(h) == KTRACE_INT_CPU && words >= 1) {
+			uint64_t w = ktr_le64(p + off + 8 + 8 * ctx);
+			uint32_t cpu = (uint32_t)w;
+
+			s->cpu = cpu >= 0xffff ? -1 : (int)cpu;
+			if (w >> 32)
+				s->tid = (uint32_t)(w >> 32);
+			continue;
+		}
+		fill_common(t, s, r, raw);
+		r->kind = KTR_RECORD;
+		r->offset = off;
+		r->depth = ctx ? KTRACE_CTX_DEPTH(ktr_le64(p + off + 8)) : 0;
+		r->cls = cls;
+		r->id = KTRACE_REC_ID(h);
+		r->nwords = words;
+		for (unsigned i = 0; i < words; i++)
+			r->w[i] = ktr_le64(p + off + 8 + 8 * ctx + 8 * i);
+		return 1;
+	}
+	return 0;
+}
+
+int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
+{
+	struct ktr_stream *s;
+
+	if (si >= t->nstreams)
+		return 0;
+	s = &t->streams[si];
+	for (;;) {
+		struct ktr_sb *e = s->cur < s->nsb ? &s->sb[s->cur] : NULL;
+
+		switch (s->phase) {
+		case PH_GAP: {
+			uint64_t expect = s->have_prev ? s->prev_seq + 1 : 0;
+
+			if (!e) {
+				s->phase = PH_DROPPED;
+				break;
+			}
+			s->phase = PH_START;
+			if (e->seq > expect) {
+				make_gap(t, s, r, KTR_GAP_OVERWRITTEN, e->seq - expect,
+					 time_before(s, s->cur));
+				return 1;
+			}
+			break;
+		}
+		case PH_START:
+			if (!s->have_prev || e->seq > s->prev_seq)
+				s->prev_seq = e->seq;
+			s->have_prev = 1;
+			if (e->corrupt) {
+				s->phase = PH_NEXT;
+				make_gap(t, s, r, KTR_GAP_CORRUPT, 0,
+					 s->last_raw ? s->last_raw : time_before(s, s->cur));
+				r->offset = e->off;
+				r->what = e->why ? e->why : "corrupt sub-buffer header";
+				return 1;
+			}
+			start_subbuf(t, s);
+			s->phase = PH_RECORDS;
+			break;
+		case PH_RECORDS:
+			if (next_record(t, s, r))
+				return 1;
+			s->phase = PH_TAIL;
+			break;
+		case PH_TAIL:
+			s->phase = PH_LOST;
+			if (s->bad) {
+				s->bad = 0;
+				make_gap(t, s, r, KTR_GAP_CORRUPT, 0, s->last_raw);
+				r->offset = s->bad_off;
+				r->what = s->what;
+				return 1;
+			}
+			break;
+		case PH_LOST:
+			s->phase = PH_NEXT;
+			if (s->lost) {
+				make_gap(t, s, r, KTR_GAP_LOST, s->lost, s->last_raw);
+				return 1;
+			}
+			break;
+		case PH_NEXT:
+			release(s, e);
+			s->cur++;
+			s->phase = PH_GAP;
+			break;
+		case PH_DROPPED:
+			s->phase = PH_END;
+			if (s->info.have_ctl && s->info.dropped > s->lost_sum) {
+				make_gap(t, s, r, KTR_GAP_DROPPED, s->info.dropped - s->lost_sum,
+					 s->last_raw);
+				return 1;
+			}
+			break;
+		default:
+			return 0;
+		}
+	}
+}
+
+/**
+ * ktr_guess_fixed() - guess the geometry of a fixed-layout stream file
+ * when neither metadata nor control file gives it.  Valid headers must sit
+ * at multiples of the sub-buffer size, so the size is the largest power of
+ * two dividing every offset (of a multiple of 4096) holding a valid header;
+ * the guess is then checked: every slot header must be valid or zero.
+ * Return: 0 with *@bs and *@nr set, -1 if the file does not look fixed.
+ */
+int ktr_guess_fixed(const struct ktr_stream *s, uint32_t *bs, uint32_t *nr)
+{
+	uint64_t size = s->f.size, g = 0, b;
+	struct ktrace_subbuf h;
+	char why[160];
+
+	if (size < HDR)
+		return -1;
+	for (uint64_t off = 4096; off + HDR <= size; off += 4096) {
+		get_hdr(s, off, &h);
+		if (!check_hdr(&h, KTRACE_MAX_BUF_SIZE_GUESS, why, sizeof(why))) {
+			uint64_t a = g ? g : off, c = off;
+
+			while (c) { /* gcd */
+				uint64_t r = a % c;
+
+				a = c;
+				c = r;
+			}
+			g = a;
+		}
+	}
+	if (g) {
+		b = g & (~g + 1);
+	} else {
+		uint64_t span = HDR;
+
+		get_hdr(s, 0, &h);
+		if (!check_hdr(&h, KTRACE_MAX_BUF_SIZE_GUESS, why, sizeof(why)))
+			span = (uint64_t)h.hdr_size + h.used;
+		for (b = 4096; b < span; b *= 2)
+			;
+	}
+	if (b > KTRACE_MAX_BUF_SIZE_GUESS)
+		return -1;
+	for (uint64_t off = 0; off + HDR <= size; off += b) {
+		get_hdr(s, off, &h);
+		if (h.magic && check_hdr(&h, b, why, sizeof(why)))
+			return -1;
+	}
+	*bs = (uint32_t)b;
+	*nr = (uint32_t)((size + b - 1) / b);
+	return 0;
+}

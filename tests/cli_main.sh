@@ -1,0 +1,48 @@
+#!/bin/sh
+# tests/cli_main.sh - the `ktrace` dispatcher: --version, --help, `help
+# COMMAND`, every subcommand's --help, unknown commands and options (one
+# line, exit 2), and the man pages of the reading commands (groff -ww clean).
+. "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
+
+run "$KTRACE" --version
+is "$rc" 0 "--version: exit 0"
+like "$T/out" "^ktrace [0-9]+\.[0-9]+\.[0-9]+$" "--version: ktrace X.Y.Z"
+run "$KTRACE" --help
+is "$rc" 0 "--help: exit 0"
+cp "$T/out" "$T/mainhelp"
+for c in print read ctl; do
+	like "$T/mainhelp" "^  $c " "--help lists $c"
+	run "$KTRACE" "$c" --help
+	is "$rc" 0 "$c --help: exit 0"
+	like "$T/out" "^usage: ktrace $c " "$c --help: usage line"
+	cp "$T/out" "$T/help1"
+	run "$KTRACE" help "$c"
+	cmp -s "$T/out" "$T/help1"
+	ok $? "help $c is $c --help"
+done
+run "$KTRACE"
+is "$rc" 2 "no command: exit 2"
+like "$T/err" "^usage: ktrace" "no command: usage on stderr"
+run "$KTRACE" frobnicate
+is "$rc" 2 "unknown command: exit 2"
+is "$(cat "$T/err")" "ktrace: 'frobnicate' is not a ktrace command (see ktrace --help)" "unknown command: one line"
+run "$KTRACE" --frobnicate print
+is "$rc" 2 "unknown global option: exit 2"
+is "$(cat "$T/err")" "ktrace: unknown option '--frobnicate' (see ktrace --help)" "unknown global option: one line"
+run "$KTRACE" -z
+is "$(cat "$T/err")" "ktrace: unknown option '-z' (see ktrace --help)" "unknown short global option: one line"
+run "$KTRACE" help frobnicate
+is "$rc" 2 "help for an unknown command: exit 2"
+
+if command -v groff >/dev/null 2>&1; then
+	for p in ktrace ktrace-print ktrace-read ktrace-ctl; do
+		groff -man -ww -z "$KTRACE_SRC/docs/man/$p.1" >"$T/groff" 2>&1
+		is "$(cat "$T/groff")" "" "man page $p.1 renders without warnings"
+	done
+else
+	for p in ktrace ktrace-print ktrace-read ktrace-ctl; do
+		like "$KTRACE_SRC/docs/man/$p.1" '^\.TH ' "man page $p.1 exists"
+	done
+fi
+
+done_testing
