@@ -131,6 +131,9 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 	}
 
 	r = (uint64_t *)((uint8_t *)sb + off);
+	/* Flight mode: this space may hold an old record; mark it unwritten
+	 * until the header word is stored, last. */
+	__atomic_store_n(&r[0], 0, __ATOMIC_RELAXED);
 	r[1] = KTRACE_CTX(kt_tls.tid ? kt_tls.tid : kt_gettid(), kt_cpu_slow(), depth);
 	for (unsigned i = 0; i < words; i++)
 		r[2 + i] = payload[i];

@@ -30,6 +30,7 @@ struct run {
 };
 
 static struct run R;
+static const char *root;
 
 static void *writer(void *arg)
 {
@@ -88,9 +89,8 @@ static int contiguous(int t, int want_suffix)
 static void run(const char *scope, uint32_t flags, uint32_t slots, int nthreads)
 {
 	char name[64];
-	const char *dir = walk_tmpdir("acct");
 	struct ktrace_options o = {
-		.root = dir, .name = name, .buf_size = 4096, .buf_nr = 4,
+		.root = root, .name = name, .buf_size = 4096, .buf_nr = 4,
 		.flags = flags, .nthreads = slots, .start = 1,
 	};
 	struct ktrace_channel *ch;
@@ -117,7 +117,7 @@ static void run(const char *scope, uint32_t flags, uint32_t slots, int nthreads)
 	ktrace_get_stats(ch, &st);
 
 	char path[4200];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", root, name);
 	ws = walk_trace(path, on_rec, NULL);
 
 	is_int(st.written + st.dropped, attempted, "%s: written + dropped = attempted", name);
@@ -160,6 +160,8 @@ static void run(const char *scope, uint32_t flags, uint32_t slots, int nthreads)
 int main(void)
 {
 	static const int counts[] = { 1, 2, 4 };
+
+	root = walk_tmpdir("acct");
 
 	for (int f = 0; f < 2; f++) {
 		uint32_t mode = f ? KTRACE_FLIGHT_CHANNEL : 0;

@@ -26,6 +26,7 @@
 static volatile uint64_t *side; /* [NT] committed counts, shared with the parent */
 static int death;               /* 0 SIGKILL by parent, 1 SIGSEGV, 2 abort() */
 static uint64_t *seen[NT];
+static const char *root;
 
 static void *child_writer(void *arg)
 {
@@ -52,9 +53,9 @@ static void *child_writer(void *arg)
 	return NULL;
 }
 
-static void child(const char *root)
+static void child(const char *name)
 {
-	struct ktrace_channel *ch = ktrace_setup(root, "crash", 64 * 1024, 32, 0);
+	struct ktrace_channel *ch = ktrace_setup(root, name, 64 * 1024, 32, 0);
 	pthread_t th[NT];
 
 	if (!ch)
@@ -81,7 +82,6 @@ static void on_rec(const struct walk_rec *r, void *arg)
 static void one(int how)
 {
 	static const char *const names[] = { "SIGKILL", "SIGSEGV", "abort" };
-	const char *root = walk_tmpdir("crash");
 	char dir[4200];
 	pid_t pid;
 	int status;
@@ -96,7 +96,7 @@ static void one(int how)
 	pid = fork();
 	if (pid == 0) {
 		signal(SIGSEGV, SIG_DFL);
-		child(root);
+		child(names[how]);
 	}
 	if (how == 0) {
 		/* Kill once both threads are well into tracing (10 s at most). */
@@ -110,7 +110,7 @@ static void one(int how)
 	   "%s: the child died of the signal (status 0x%x)", names[how], status);
 	for (int t = 0; t < NT; t++)
 		promised[t] = __atomic_load_n(&side[t], __ATOMIC_ACQUIRE);
-	snprintf(dir, sizeof(dir), "%s/crash", root);
+	snprintf(dir, sizeof(dir), "%s/%s", root, names[how]);
 	ws = walk_trace(dir, on_rec, &bad);
 	for (int t = 0; t < NT; t++)
 		for (uint64_t i = 0; i < LIMIT; i++) {
@@ -135,6 +135,7 @@ int main(void)
 	side = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (side == MAP_FAILED)
 		bail_out("mmap");
+	root = walk_tmpdir("crash");
 	plan(15);
 	for (int how = 0; how < 3; how++)
 		one(how);

@@ -161,18 +161,36 @@ static struct walk_stats walk_trace(const char *dir, void (*fn)(const struct wal
 	return ws;
 }
 
-/* A fresh, empty scratch directory for a test (under $TMPDIR or /tmp). */
+static char walk_tmp[4096];
+static pid_t walk_tmp_owner;
+
+static void walk_rmtmp(void)
+{
+	char cmd[4200];
+
+	if (getpid() != walk_tmp_owner || getenv("KTRACE_KEEP"))
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", walk_tmp);
+	if (system(cmd) != 0)
+		fprintf(stderr, "# could not remove %s\n", walk_tmp);
+}
+
+/*
+ * A fresh, empty scratch directory for a test (under $TMPDIR or /tmp),
+ * removed at exit unless KTRACE_KEEP is set.  One per test program.
+ */
 static char *walk_tmpdir(const char *tag)
 {
-	static char buf[4096];
 	const char *t = getenv("TMPDIR");
 
-	snprintf(buf, sizeof(buf), "%s/ktrace-test-%s-XXXXXX", t && *t ? t : "/tmp", tag);
-	if (!mkdtemp(buf)) {
+	snprintf(walk_tmp, sizeof(walk_tmp), "%s/ktrace-test-%s-XXXXXX", t && *t ? t : "/tmp", tag);
+	if (!mkdtemp(walk_tmp)) {
 		perror("mkdtemp");
 		exit(1);
 	}
-	return buf;
+	walk_tmp_owner = getpid();
+	atexit(walk_rmtmp);
+	return walk_tmp;
 }
 
 #endif

@@ -294,4 +294,101 @@ struct ktrace_control {
 
 #define KTRACE_ENABLE_MAP_SIZE 65536u
 
+/* ================================================================== */
+/* KFT function call records (class KTRACE_CLASS_CALL)                 */
+/* Added by the function tracer; prose in docs/FORMAT.md, "Function    */
+/* call records".  Nothing above this block depends on it.             */
+/* ================================================================== */
+
+/*
+ * A CALL record describes one completed function call and is written when
+ * the call returns, so the header's 40-bit ts is the EXIT time (streams stay
+ * sorted by header time).  The entry time is ts - duration.
+ *
+ *   header id (16 bits)  call-site index, bits 0..15
+ *   word 0:
+ *     bits  0..31  duration, raw clock units, bits 0..31
+ *     bits 32..39  call-site index, bits 16..23
+ *     bits 40..55  depth: shadow-stack depth of the call in its thread
+ *                  (0 = outermost traced frame), saturated at 0xffff
+ *     bits 56..59  signal-handler nesting (0 = thread context; KFT's
+ *                  "interrupt context"), saturated at 15
+ *     bits 60..63  KTRACE_CALLF_*
+ *   word 1 (words >= 2): duration bits 32..63 (calls of 2^32 raw units or
+ *                  more: 1.6 s of a 2.6 GHz TSC); 0 otherwise
+ *   words 2, 3 (words >= 4, call-site index KTRACE_CALLSITE_NONE): the
+ *                  function address and the call-site address, for calls
+ *                  whose pair could not be entered in the call-site table
+ *
+ * So a call costs 16 bytes (words = 1), 24 with a long duration, 32 with
+ * inline addresses; a shared-stream record adds its context word.  The
+ * thread is the stream's (sub-buffer tid) or the context word's; the CPU
+ * comes from KTRACE_INT_CPU records.
+ *
+ * The call-site index names a (function, call site) pair in the trace
+ * directory's `callsites` file: a struct ktrace_callsites header, then
+ * `capacity` struct ktrace_callsite entries, entry i at byte
+ * hdr_size + i * entry_size.  Writers append with an atomic counter and
+ * store `site` before `func`; an entry whose func is 0 is not (yet) valid.
+ * The file is shared (MAP_SHARED) by the traced process and its forked
+ * children, never overwritten, so indexes stay valid in flight-recorder
+ * mode and after a crash.
+ */
+#define KTRACE_CALLF_UNFINISHED 0x1u /* exit never seen: duration = ts - entry */
+#define KTRACE_CALLF_WATCH 0x2u      /* kept by a stack watch (KFT's -2 mark) */
+
+#define KTRACE_CALLSITE_BITS 24
+#define KTRACE_CALLSITE_NONE 0xffffffu /* addresses are in words 2 and 3 */
+#define KTRACE_CALL_WORDS 1u            /* the common record: 16 bytes */
+#define KTRACE_CALL_WORDS_LONG 2u       /* duration >= 2^32 raw units */
+#define KTRACE_CALL_WORDS_ADDR 4u       /* with inline addresses */
+
+#define KTRACE_CALL_ID(site) ((unsigned)((site) & 0xffff))
+#define KTRACE_CALL_W0(dur, site, depth, sig, flags)                          \
+	((kt_u64)(kt_u32)(dur) | ((kt_u64)(((site) >> 16) & 0xff) << 32) |    \
+	 ((kt_u64)((depth) > 0xffff ? 0xffff : (depth)) << 40) |              \
+	 ((kt_u64)((sig) > 15 ? 15 : (sig)) << 56) | ((kt_u64)((flags) & 0xf) << 60))
+#define KTRACE_CALL_SITE(id, w0) ((kt_u32)(id) | ((kt_u32)(((w0) >> 32) & 0xff) << 16))
+#define KTRACE_CALL_DUR_LO(w0) ((kt_u32)(w0))
+#define KTRACE_CALL_DEPTH(w0) ((unsigned)(((w0) >> 40) & 0xffff))
+#define KTRACE_CALL_SIG(w0) ((unsigned)(((w0) >> 56) & 0xf))
+#define KTRACE_CALL_FLAGS(w0) ((unsigned)((w0) >> 60))
+
+#define KTRACE_CALLSITES_MAGIC 0x5343544bu /* "KTCS" */
+#define KTRACE_CALLSITES_VERSION 1u
+
+/*
+ * struct ktrace_callsites - header of the `callsites` file (64 bytes).
+ * @magic:      KTRACE_CALLSITES_MAGIC.
+ * @version:    KTRACE_CALLSITES_VERSION.
+ * @hdr_size:   bytes before entry 0 (64).
+ * @entry_size: bytes per entry (16; readers honour larger values).
+ * @capacity:   entries the file has room for.
+ * @count:      indexes handed out so far (may exceed capacity when full:
+ *              indexes >= capacity were never written).
+ */
+struct ktrace_callsites {
+	kt_u32 magic;
+	kt_u16 version;
+	kt_u16 hdr_size;
+	kt_u32 entry_size;
+	kt_u32 pad;
+	kt_u64 capacity;
+	kt_u64 count;
+	kt_u64 reserved[4];
+};
+
+/* struct ktrace_callsite - one (function, call site) pair. */
+struct ktrace_callsite {
+	kt_u64 func; /* address of the called function (0 = entry not valid) */
+	kt_u64 site; /* return address in the caller (gcc's call_site) */
+};
+
+_Static_assert(sizeof(struct ktrace_callsites) == 64, "callsites header is 64 bytes");
+_Static_assert(sizeof(struct ktrace_callsite) == 16, "callsite entry is 16 bytes");
+
+/* ================================================================== */
+/* End of the KFT function call records block                          */
+/* ================================================================== */
+
 #endif /* KTRACE_FORMAT_H */

@@ -1,0 +1,127 @@
+/*
+ * lib/kft_rt.h - internals of the function tracer in libktrace (KFT for
+ * programs built with -finstrument-functions), shared by lib/kft_*.c.
+ *
+ * Pieces:
+ *   kft_hooks.c      __cyg_profile_func_enter/exit: per-thread shadow
+ *                    stacks, the engine's verdicts, CALL records
+ *   kft_signal.c     sigaction()/signal() wrappers that count signal-handler
+ *                    nesting ("interrupt context" for noints/onlyints)
+ *   kft_callsites.c  the (function, call site) table, file DIR/callsites
+ *   kft_setup.c      static and dynamic runs: environment, channel, the
+ *                    shared file DIR/kft, configuration loading with ELF
+ *                    symbol names, the DIR/kft-status text, exit and exec
+ *
+ * The shared file DIR/kft (kft/runfile.h) is mapped MAP_SHARED by the
+ * traced program, its forked children and `ktrace kft DIR ...`, which
+ * drives the run through the same engine functions (kft/engine.h).
+ */
+#ifndef KTRACE_LIB_KFT_RT_H
+#define KTRACE_LIB_KFT_RT_H
+
+#include <stdint.h>
+
+#include "kft/runfile.h"
+#include "runtime.h"
+
+#define KFT_NBLOCKS 1024u          /* counter blocks: writers (threads) at once */
+#define KFT_CALLSITES_CAP 262144u  /* (function, call site) pairs per trace */
+
+/* Everything the hooks need, set up once per process (kft_setup.c). */
+struct kft_global {
+	struct ktrace_channel *ch;
+	struct kft_file *file;
+	struct kft_run *run;
+	struct kft_counters *blocks;
+	uint32_t *owners;
+	size_t file_size;
+	struct ktrace_callsites *cs;     /* DIR/callsites mapping */
+	struct ktrace_callsite *cs_ent;  /* its entries */
+	uint32_t *cs_index;              /* hash index (shared anonymous memory) */
+	uint32_t cs_mask;                /* index slots - 1 */
+	uint32_t cs_cap;
+	int owner;                       /* this process set the trace up */
+	char dir[4096];
+};
+
+/* NULL until a run is set up; read by every hook. */
+extern struct kft_global *kft_g;
+
+/* One shadow-stack frame. */
+struct kft_frame {
+	uint64_t fn;    /* this_fn */
+	uint64_t site;  /* call_site */
+	uint64_t t;     /* raw clock at entry (0: not timed) */
+	uint64_t sp;    /* stack pointer at the entry hook */
+	uint32_t flags; /* KFT_FRAME_* */
+	uint32_t sig;   /* signal-handler nesting at entry */
+};
+
+/* The runtime's raw clock (kt_clock()), inlined for the hooks: two reads per call. */
+static inline uint64_t kft_clock(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#else
+	return kt_clock();
+#endif
+}
+
+/* kft_callsites.c */
+int kft_callsites_create(struct kft_global *g);
+uint32_t kft_callsite_insert(struct kft_global *g, uint64_t fn, uint64_t site, uint32_t h);
+
+static inline uint32_t kft_callsite_hash(uint64_t fn, uint64_t site)
+{
+	uint64_t x = fn ^ (site * 0x9e3779b97f4a7c15ull);
+
+	x ^= x >> 29;
+	x *= 0xbf58476d1ce4e5b9ull;
+	return (uint32_t)(x >> 32);
+}
+
+/**
+ * kft_callsite() - the call-site index of (@fn, @site), entering the pair
+ * in DIR/callsites the first time.  Lock-free, async-signal-safe; a lookup
+ * is one hash, one index load and one entry compare.
+ * Return: the index, or KTRACE_CALLSITE_NONE (table full or missing).
+ */
+static inline uint32_t kft_callsite(struct kft_global *g, uint64_t fn, uint64_t site)
+{
+	uint32_t h = kft_callsite_hash(fn, site), v;
+
+	if (KT_UNLIKELY(!g->cs_index))
+		return KTRACE_CALLSITE_NONE;
+	v = __atomic_load_n(&g->cs_index[h & g->cs_mask], __ATOMIC_ACQUIRE);
+	if (KT_LIKELY(v && g->cs_ent[v - 1].func == fn && g->cs_ent[v - 1].site == site))
+		return v - 1;
+	return kft_callsite_insert(g, fn, site, h);
+}
+
+/* kft_signal.c: signal-handler nesting of the calling thread. */
+extern __thread unsigned kft_sig_nest __attribute__((tls_model("initial-exec")));
+/* kft_shadow_depth(), once a thread traces (NULL before: no hooks linked). */
+extern unsigned (*kft_shadow_depth_fn)(void);
+/* The shadow-stack depth when the innermost active handler began (or ~0u). */
+unsigned kft_sig_base(void);
+/* The hooks found the stack unwound below @depth: handlers entered above it are gone (siglongjmp). */
+void kft_sig_unwound(unsigned depth);
+
+/* kft_hooks.c */
+unsigned kft_shadow_depth(void); /* frames on the calling thread's shadow stack */
+void kft_thread_end(void);       /* report its open frames as unfinished, stop tracing it */
+void kft_hooks_atfork_child(void);
+
+/* kft_setup.c */
+/* Claim a counter block for the calling thread (NULL if none is free). */
+struct kft_counters *kft_claim_block(uint32_t tid);
+void kft_release_block(struct kft_counters *c);
+/* A thread began tracing: arrange for kft_thread_end() at its exit. */
+void kft_hooks_thread_started(void);
+/* Rewrite DIR/kft-status if the run changed since it was last written. */
+void kft_write_status(int force);
+
+#endif /* KTRACE_LIB_KFT_RT_H */

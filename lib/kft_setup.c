@@ -1,0 +1,643 @@
+/*
+ * lib/kft_setup.c - starting, describing and ending a KFT run in a program.
+ *
+ * Static run (KFT's boot-time run): when the program starts, a constructor
+ * looks at the environment that `ktrace record` sets (or a user sets by
+ * hand):
+ *
+ *   KTRACE_RECORD_DIR=DIR   trace directory (default "ktrace.data" when only
+ *                           KTRACE_CONFIG is given)
+ *   KTRACE_CONFIG=FILE      the run's configuration (docs/KFT-CONFIG.md);
+ *                           without it every call is recorded
+ *   KTRACE_BUF_SIZE, KTRACE_BUF_NR, KTRACE_FLIGHT=1, KTRACE_THREADS
+ *                           the channel's geometry (ktrace_setup_opts())
+ *
+ * and if either of the first two is set it creates the channel, the shared
+ * file DIR/kft (struct kft_file + struct kft_run + counter blocks), the
+ * call-site table DIR/callsites, loads and primes the configuration, and
+ * writes DIR/kft-status.  A configuration that does not parse or names an
+ * unknown function is reported on stderr ("ktrace: FILE:LINE:COL: ...")
+ * and in DIR/kft-status, and the program runs untraced.
+ *
+ * Function names are resolved against the ELF symbol tables of every
+ * object loaded at that moment (main program first), read with elfutils'
+ * libelf, loaded with dlopen() so that libktrace itself does not depend on
+ * it; without libelf only exported symbols (dlsym) resolve.
+ *
+ * Dynamic run: `ktrace kft DIR load|prime|start|stop|status` maps
+ * DIR/kft and drives the same engine on the shared struct kft_run; names
+ * are resolved by `ktrace kft` (KFT's sym2addr step, done for you).
+ *
+ * An exec()ed program (LD_PRELOAD stays in the environment) records into
+ * DIR.exec-PID-N beside DIR, N counting the images, so it never replaces
+ * the trace of the process that exec()ed it.  Forked children share the parent's run
+ * and files (their threads claim their own streams and counter blocks).
+ *
+ * At exit the program's open calls are reported as unfinished, the run
+ * stops with reason "program end" (only in the process that set it up),
+ * the metadata is rewritten with the final memory maps and DIR/kft-status
+ * is written a last time.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kft_rt.h"
+
+struct kft_global *kft_g;
+static struct kft_global kft_global_store;
+static pthread_key_t kft_key;
+static char kft_status_buf[65536];
+
+/* ---- counter blocks ------------------------------------------------------ */
+
+struct kft_counters *kft_claim_block(uint32_t tid)
+{
+	struct kft_global *g = &kft_global_store;
+
+	if (!g->blocks)
+		return NULL;
+	for (uint32_t i = 0; i < g->file->nblocks; i++) {
+		uint32_t free_ = 0;
+
+		if (__atomic_load_n(&g->owners[i], __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&g->owners[i], &free_, tid ? tid : 1, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			return &g->blocks[i];
+	}
+	return NULL;
+}
+
+void kft_release_block(struct kft_counters *c)
+{
+	struct kft_global *g = &kft_global_store;
+
+	if (g->blocks && c >= g->blocks && c < g->blocks + g->file->nblocks)
+		__atomic_store_n(&g->owners[c - g->blocks], 0, __ATOMIC_RELEASE);
+}
+
+static void kft_key_destructor(void *arg)
+{
+	(void)arg;
+	kft_thread_end();
+}
+
+void kft_hooks_thread_started(void)
+{
+	pthread_setspecific(kft_key, (void *)1);
+}
+
+/* ---- status file ----------------------------------------------------------- */
+
+/* Write DIR/NAME through a temporary file and rename(): async-signal-safe. */
+static int kft_put_file(const char *dir, const char *name, const char *text, size_t len)
+{
+	char path[4200], tmp[4200];
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%d.%u", dir, name, (int)getpid(), kt_gettid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	while (len) {
+		ssize_t n = write(fd, text, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : -EIO;
+			break;
+		}
+		text += n;
+		len -= (size_t)n;
+	}
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (rc || rename(tmp, path) < 0) {
+		rc = rc ? rc : -errno;
+		unlink(tmp);
+	}
+	return rc;
+}
+
+static void kft_collect(struct kft_global *g, struct kft_status *st)
+{
+	kft_status_begin(g->run, st);
+	for (uint32_t i = 0; i < g->file->nblocks; i++)
+		kft_status_add(st, &g->blocks[i]);
+}
+
+void kft_write_status(int force)
+{
+	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
+	uint32_t unlocked = 0;
+	uint64_t e;
+
+	if (!g)
+		return;
+	e = __atomic_load_n(&g->run->epoch, __ATOMIC_ACQUIRE);
+	if (!force && e == __atomic_load_n(&g->file->status_epoch, __ATOMIC_ACQUIRE))
+		return;
+	if (!__atomic_compare_exchange_n(&g->file->status_lock, &unlocked, 1, 0, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return; /* someone is writing it; they loop until it is current */
+	do {
+		struct kft_status st;
+		char *b = kft_status_buf;
+		size_t n, size = sizeof(kft_status_buf);
+
+		e = __atomic_load_n(&g->run->epoch, __ATOMIC_ACQUIRE);
+		kft_collect(g, &st);
+		n = (size_t)snprintf(b, size, "pid: %u\n", g->file->pid);
+		if (g->file->error[0])
+			n += (size_t)snprintf(b + n, size - n, "error: %s\n", g->file->error);
+		n += kft_status_format(g->run, &st, b + n, (kt_u32)(size - n), NULL, NULL);
+		if (n >= size)
+			n = size - 1;
+		kft_put_file(g->dir, KFT_STATUS_NAME, b, n);
+		__atomic_store_n(&g->file->status_epoch, e, __ATOMIC_RELEASE);
+	} while (__atomic_load_n(&g->run->epoch, __ATOMIC_ACQUIRE) != e);
+	__atomic_store_n(&g->file->status_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- names: ELF symbol tables through libelf (dlopen) --------------------- */
+
+struct kft_elf_api {
+	void *lib;
+	unsigned (*version)(unsigned);
+	Elf *(*begin)(int, Elf_Cmd, Elf *);
+	int (*end)(Elf *);
+	Elf_Scn *(*nextscn)(Elf *, Elf_Scn *);
+	GElf_Shdr *(*getshdr)(Elf_Scn *, GElf_Shdr *);
+	Elf_Data *(*getdata)(Elf_Scn *, Elf_Data *);
+	GElf_Sym *(*getsym)(Elf_Data *, int, GElf_Sym *);
+	char *(*strptr)(Elf *, size_t, size_t);
+};
+
+#define KFT_MAX_OBJS 512
+
+struct kft_resolver {
+	struct kft_elf_api api;
+	int have_api;
+	unsigned nobj;
+	struct {
+		char path[PATH_MAX];
+		uint64_t bias;
+		int fd;
+		Elf *elf;
+		int tried;
+	} obj[KFT_MAX_OBJS];
+};
+
+static int kft_elf_load(struct kft_elf_api *a)
+{
+	a->lib = dlopen("libelf.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!a->lib)
+		return -1;
+	*(void **)&a->version = dlsym(a->lib, "elf_version");
+	*(void **)&a->begin = dlsym(a->lib, "elf_begin");
+	*(void **)&a->end = dlsym(a->lib, "elf_end");
+	*(void **)&a->nextscn = dlsym(a->lib, "elf_nextscn");
+	*(void **)&a->getshdr = dlsym(a->lib, "gelf_getshdr");
+	*(void **)&a->getdata = dlsym(a->lib, "elf_getdata");
+	*(void **)&a->getsym = dlsym(a->lib, "gelf_getsym");
+	*(void **)&a->strptr = dlsym(a->lib, "elf_strptr");
+	if (!a->version || !a->begin || !a->end || !a->nextscn || !a->getshdr || !a->getdata ||
+	    !a->getsym || !a->strptr || a->version(EV_CURRENT) == EV_NONE) {
+		dlclose(a->lib);
+		a->lib = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int kft_collect_obj(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct kft_resolver *r = arg;
+	const char *path = info->dlpi_name;
+
+	(void)size;
+	if (r->nobj >= KFT_MAX_OBJS)
+		return 1;
+	if (!path || !*path) {
+		if (r->nobj != 0)
+			return 0; /* the vDSO has no file */
+		path = "/proc/self/exe";
+	}
+	snprintf(r->obj[r->nobj].path, PATH_MAX, "%s", path);
+	r->obj[r->nobj].bias = info->dlpi_addr;
+	r->obj[r->nobj].fd = -1;
+	r->nobj++;
+	return 0;
+}
+
+/* Look @name up in one object's .symtab (or .dynsym if it has none). */
+static int kft_elf_lookup(struct kft_resolver *r, unsigned i, const char *name, uint32_t len,
+			  uint64_t *addr)
+{
+	struct kft_elf_api *a = &r->api;
+	Elf_Scn *scn = NULL;
+	int pass;
+
+	if (!r->obj[i].tried) {
+		r->obj[i].tried = 1;
+		r->obj[i].fd = open(r->obj[i].path, O_RDONLY | O_CLOEXEC);
+		if (r->obj[i].fd >= 0)
+			r->obj[i].elf = a->begin(r->obj[i].fd, ELF_C_READ, NULL);
+	}
+	if (!r->obj[i].elf)
+		return -1;
+	for (pass = 0; pass < 2; pass++) {
+		int found_table = 0;
+
+		scn = NULL;
+		while ((scn = a->nextscn(r->obj[i].elf, scn)) != NULL) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+
+			if (!a->getshdr(scn, &sh) || sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) ||
+			    !sh.sh_entsize)
+				continue;
+			found_table = 1;
+			d = a->getdata(scn, NULL);
+			if (!d)
+				continue;
+			for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
+				GElf_Sym sym;
+				const char *s;
+
+				if (!a->getsym(d, (int)k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+				    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+					continue;
+				s = a->strptr(r->obj[i].elf, sh.sh_link, sym.st_name);
+				if (s && strncmp(s, name, len) == 0 && s[len] == '\0') {
+					*addr = r->obj[i].bias + sym.st_value;
+					return 0;
+				}
+			}
+		}
+		if (found_table)
+			break; /* a .symtab is complete: no need for .dynsym */
+	}
+	return -1;
+}
+
+static int kft_resolve(void *arg, const char *name, kt_u32 len, kt_u64 *addr)
+{
+	struct kft_resolver *r = arg;
+	char buf[1024];
+	void *p;
+
+	if (r->have_api)
+		for (unsigned i = 0; i < r->nobj; i++)
+			if (kft_elf_lookup(r, i, name, len, addr) == 0)
+				return 0;
+	if (len >= sizeof(buf))
+		return -ENOENT;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	p = dlsym(RTLD_DEFAULT, buf);
+	if (!p)
+		return -ENOENT;
+	*addr = (kt_u64)(uintptr_t)p;
+	return 0;
+}
+
+static void kft_resolver_close(struct kft_resolver *r)
+{
+	for (unsigned i = 0; i < r->nobj; i++) {
+		if (r->obj[i].elf)
+			r->api.end(r->obj[i].elf);
+		if (r->obj[i].fd >= 0)
+			close(r->obj[i].fd);
+	}
+	if (r->api.lib)
+		dlclose(r->api.lib);
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+static uint32_t env_u32(const char *name, uint32_t dflt)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return dflt;
+	v = strtoul(s, &end, 0);
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	if (*end || v > UINT32_MAX) {
+		fprintf(stderr, "ktrace: ignoring %s=%s: not a number\n", name, s);
+		return dflt;
+	}
+	return (uint32_t)v;
+}
+
+/* Read FILE (at most 1 MiB). Return: malloc'd text or NULL with *err set. */
+static char *kft_read_file(const char *path, size_t *len, int *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 1 << 20, n = 0;
+	char *buf;
+
+	if (fd < 0) {
+		*err = errno;
+		return NULL;
+	}
+	buf = malloc(cap);
+	if (!buf) {
+		*err = ENOMEM;
+		close(fd);
+		return NULL;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + n, cap - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			*err = errno;
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n == cap) {
+			*err = EFBIG;
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+	}
+	close(fd);
+	*len = n;
+	return buf;
+}
+
+/* Create DIR/kft and map it. */
+static int kft_file_create(struct kft_global *g)
+{
+	size_t run_off = (sizeof(struct kft_file) + 63) & ~(size_t)63;
+	size_t blocks_off = (run_off + sizeof(struct kft_run) + 127) & ~(size_t)127;
+	size_t owners_off = blocks_off + (size_t)KFT_NBLOCKS * sizeof(struct kft_counters);
+	size_t size = owners_off + (size_t)KFT_NBLOCKS * sizeof(uint32_t);
+	char path[4200];
+	void *p;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/%s", g->dir, KFT_FILE_NAME);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	err = posix_fallocate(fd, 0, (off_t)size);
+	if (err) {
+		close(fd);
+		return -err;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	err = errno;
+	close(fd);
+	if (p == MAP_FAILED)
+		return -err;
+	g->file = p;
+	g->file_size = size;
+	g->file->version = KFT_FILE_VERSION;
+	g->file->hdr_size = sizeof(struct kft_file);
+	g->file->nblocks = KFT_NBLOCKS;
+	g->file->run_off = (uint32_t)run_off;
+	g->file->blocks_off = (uint32_t)blocks_off;
+	g->file->owners_off = (uint32_t)owners_off;
+	g->file->pid = (uint32_t)getpid();
+	g->run = (struct kft_run *)((char *)p + run_off);
+	g->blocks = (struct kft_counters *)((char *)p + blocks_off);
+	g->owners = (uint32_t *)((char *)p + owners_off);
+	return 0;
+}
+
+/* The raw clock rate from the channel's first two calibration pairs. */
+static uint64_t kft_clock_rate(const struct ktrace_channel *ch)
+{
+	uint64_t draw, dns;
+
+	if (ch->ncalib < 2)
+		return 1000000000u;
+	draw = ch->calib[1][0] - ch->calib[0][0];
+	dns = ch->calib[1][1] - ch->calib[0][1];
+	if (!dns || !draw)
+		return 1000000000u;
+	return (uint64_t)((unsigned __int128)draw * 1000000000u / dns);
+}
+
+/* Load FILE, or the default "record every call" run; prime it. */
+static void kft_load_config(struct kft_global *g, const char *path)
+{
+	struct kft_config *cfg = calloc(1, sizeof(*cfg));
+	struct kft_resolver *res = NULL;
+	struct kft_error err;
+	uint64_t now = kt_clock();
+
+	if (!cfg)
+		return;
+	if (path) {
+		size_t len = 0;
+		int e = 0;
+		char *text = kft_read_file(path, &len, &e);
+
+		if (!text) {
+			snprintf(g->file->error, sizeof(g->file->error), "%s: cannot read: %s", path,
+				 strerror(e));
+			goto fail;
+		}
+		res = calloc(1, sizeof(*res));
+		if (res) {
+			res->have_api = kft_elf_load(&res->api) == 0;
+			dl_iterate_phdr(kft_collect_obj, res);
+		}
+		if (kft_config_parse(cfg, text, len, res ? kft_resolve : NULL, res, &err) < 0) {
+			kft_error_format(g->file->error, sizeof(g->file->error), path, &err);
+			free(text);
+			goto fail;
+		}
+		free(text);
+	}
+	if (kft_load(g->run, cfg, now) < 0) {
+		snprintf(g->file->error, sizeof(g->file->error), "%s: inconsistent configuration",
+			 path ? path : "default");
+		goto fail;
+	}
+	/* A static run is primed when the program starts (KFT's boot-time run). */
+	if (!(cfg->flags & KFT_CF_PRIME))
+		kft_command(g->run, KFT_CMD_PRIME, now);
+	goto out;
+fail:
+	fprintf(stderr, "ktrace: %s (the program runs untraced)\n", g->file->error);
+out:
+	if (res) {
+		kft_resolver_close(res);
+		free(res);
+	}
+	free(cfg);
+}
+
+static void kft_atexit(void)
+{
+	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
+
+	if (!g)
+		return;
+	kft_thread_end();
+	if (g->owner) {
+		kft_stop(g->run, KFT_REASON_END, 0, kt_clock());
+		pthread_mutex_lock(&g->ch->lock);
+		kt_metadata_write(g->ch); /* the maps of objects loaded since setup */
+		pthread_mutex_unlock(&g->ch->lock);
+	}
+	kft_write_status(1);
+}
+
+static void kft_atfork_child(void)
+{
+	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
+
+	if (!g)
+		return;
+	g->owner = 0;
+	kft_hooks_atfork_child();
+}
+
+/* Split DIR into root and name for ktrace_setup_opts(). */
+static void kft_split(const char *dir, char *root, size_t rsize, char *name, size_t nsize)
+{
+	char tmp[PATH_MAX];
+	size_t n;
+	char *slash;
+
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	n = strlen(tmp);
+	while (n > 1 && tmp[n - 1] == '/')
+		tmp[--n] = '\0';
+	slash = strrchr(tmp, '/');
+	if (!slash) {
+		snprintf(root, rsize, ".");
+		snprintf(name, nsize, "%s", tmp);
+	} else {
+		*slash = '\0';
+		snprintf(root, rsize, "%s", slash == tmp ? "/" : tmp);
+		snprintf(name, nsize, "%s", slash + 1);
+	}
+}
+
+/*
+ * ktrace_setup() replaces an old trace directory only if it holds nothing
+ * but trace files; remove the function tracer's own files from an old trace
+ * (one with a control file) first.
+ */
+static void kft_clear_old(const char *root, const char *name)
+{
+	static const char *const mine[] = { KFT_FILE_NAME, KFT_STATUS_NAME, KFT_CALLSITES_NAME };
+	char path[PATH_MAX + 300];
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "%s/%s/control", root, name);
+	if (access(path, F_OK) != 0)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int ours = !strncmp(e->d_name, "." KFT_STATUS_NAME ".", sizeof(KFT_STATUS_NAME) + 1);
+
+		for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
+			ours |= !strcmp(e->d_name, mine[i]);
+		if (ours)
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
+__attribute__((constructor)) static void kft_ctor(void)
+{
+	const char *dir = getenv("KTRACE_RECORD_DIR");
+	const char *config = getenv("KTRACE_CONFIG");
+	const char *image = getenv("KTRACE_RECORD_IMAGE");
+	struct kft_global *g = &kft_global_store;
+	struct ktrace_options o;
+	char root[PATH_MAX], name[256], num[32];
+	unsigned long n = image ? strtoul(image, NULL, 10) : 0;
+	uint64_t origin = kt_clock(); /* time 0 of `trigger start time` */
+	int err;
+
+	if ((!dir || !*dir) && (!config || !*config))
+		return;
+	if (!dir || !*dir)
+		dir = "ktrace.data";
+	if (config && !*config)
+		config = NULL;
+	/* Later images (exec) record beside, not over, this one. */
+	snprintf(num, sizeof(num), "%lu", n + 1);
+	setenv("KTRACE_RECORD_IMAGE", num, 1);
+	kft_split(dir, root, sizeof(root), name, sizeof(name));
+	if (n > 0) {
+		size_t len = strlen(name);
+
+		snprintf(name + len, sizeof(name) - len, ".exec-%d-%lu", (int)getpid(), n);
+	}
+	kft_clear_old(root, name);
+
+	/* Our thread-exit key before the runtime's: our records go out first. */
+	if (pthread_key_create(&kft_key, kft_key_destructor) != 0)
+		return;
+	memset(&o, 0, sizeof(o));
+	o.root = root;
+	o.name = name;
+	o.buf_size = env_u32("KTRACE_BUF_SIZE", 256u << 10);
+	o.buf_nr = env_u32("KTRACE_BUF_NR", 64);
+	o.nthreads = env_u32("KTRACE_THREADS", 0);
+	o.flags = env_u32("KTRACE_FLIGHT", 0) ? KTRACE_FLIGHT_CHANNEL : 0;
+	g->ch = ktrace_setup_opts(&o);
+	if (!g->ch) {
+		fprintf(stderr, "ktrace: %s (the program runs untraced)\n", ktrace_error());
+		return;
+	}
+	snprintf(g->dir, sizeof(g->dir), "%s", ktrace_dir(g->ch));
+	err = kft_file_create(g);
+	if (err < 0) {
+		fprintf(stderr, "ktrace: %s/%s: %s (the program runs untraced)\n", g->dir, KFT_FILE_NAME,
+			strerror(-err));
+		return;
+	}
+	kft_run_init(g->run, kft_clock_rate(g->ch), origin);
+	err = kft_callsites_create(g);
+	if (err < 0)
+		fprintf(stderr, "ktrace: %s/%s: %s (calls are recorded with full addresses)\n", g->dir,
+			KFT_CALLSITES_NAME, strerror(-err));
+	__atomic_store_n(&g->file->magic, KFT_FILE_MAGIC, __ATOMIC_RELEASE);
+	g->owner = 1;
+	kft_load_config(g, config);
+	pthread_atfork(NULL, NULL, kft_atfork_child);
+	atexit(kft_atexit);
+	ktrace_start(g->ch);
+	__atomic_store_n(&kft_g, g, __ATOMIC_RELEASE);
+	kft_write_status(1);
+}
