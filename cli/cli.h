@@ -44,6 +44,9 @@ struct ktrace_cmd {
 			#name_, summary_, run_, help_                                   \
 		}
 
+/** cli_find_command() - the subcommand called @name, or NULL. */
+const struct ktrace_cmd *cli_find_command(const char *name);
+
 /* Usage and runtime errors: "ktrace CMD: message" on stderr, one line. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -37,6 +37,7 @@ static void help(FILE *out)
 	fprintf(out,
 		"usage: ktrace ctl DIR start|stop|status\n"
 		"       ktrace ctl DIR enable|disable EVENT\n"
+		"       ktrace ctl DIR kft status|load FILE|prime|start|stop\n"
 		"\n"
 		"Control the channel whose trace directory is DIR while its program runs (or\n"
 		"after).  The change goes through DIR/control, shared with the program: no\n"
@@ -50,6 +51,8 @@ static void help(FILE *out)
 		"  enable EVENT    enable static events; EVENT is a catalogue name,\n"
 		"  disable EVENT   FUNC:entry, FUNC:exit, FUNC:N, FUNC:* (every event of a\n"
 		"                  function), a numeric id (decimal or 0x), or all\n"
+		"  kft CMD         drive the function tracer's run in the program (KFT's\n"
+		"                  /proc/kft): the same as `ktrace kft DIR CMD`\n"
 		"\n"
 		"  -h, --help      this text\n"
 		"\n"
@@ -315,12 +318,33 @@ static int run(int argc, char **argv)
 	}
 	nargs = argc - optind;
 	if (nargs < 2) {
-		cli_error(CMD, nargs ? "missing action: start, stop, status, enable or disable (see ktrace ctl --help)"
+		cli_error(CMD, nargs ? "missing action: start, stop, status, enable, disable or kft (see ktrace ctl --help)"
 				     : "missing trace directory (see ktrace ctl --help)");
 		return 2;
 	}
 	dir = argv[optind];
 	action = argv[optind + 1];
+	if (!strcmp(action, "kft")) {
+		/* `ktrace ctl DIR kft CMD...` is `ktrace kft DIR CMD...`: the
+		 * function tracer's run (prime, start, stop, load, status). */
+		const struct ktrace_cmd *kft = cli_find_command("kft");
+		char **av = calloc((size_t)nargs + 1, sizeof(*av));
+		int rc;
+
+		if (!kft || !av) {
+			free(av);
+			cli_error(CMD, "the function tracer is not built in");
+			return 1;
+		}
+		av[0] = "kft";
+		av[1] = (char *)dir;
+		for (int i = 2; i < nargs; i++)
+			av[i] = argv[optind + i];
+		cli_getopt_reset();
+		rc = kft->run(nargs, av);
+		free(av);
+		return rc;
+	}
 	if (!strcmp(action, "enable") || !strcmp(action, "disable")) {
 		if (nargs != 3) {
 			cli_error(CMD, nargs < 3 ? "'%s' needs an EVENT (see ktrace ctl --help)"
@@ -331,7 +355,7 @@ static int run(int argc, char **argv)
 		return do_enable(dir, argv[optind + 2], action[0] == 'e');
 	}
 	if (strcmp(action, "start") && strcmp(action, "stop") && strcmp(action, "status")) {
-		cli_error(CMD, "unknown action '%s': start, stop, status, enable or disable", action);
+		cli_error(CMD, "unknown action '%s': start, stop, status, enable, disable or kft", action);
 		return 2;
 	}
 	if (nargs != 2) {

@@ -7,7 +7,8 @@
  *   - a ktrace user-space trace directory (it has `control` and
  *     `metadata`): every stream file is copied byte for byte to DST/cpuN (N
  *     its stream index), the metadata with its `stream` lines renamed, and
- *     threads, control, state and dropped as they are; or
+ *     threads, control, state, dropped and the function tracer's
+ *     callsites, kft and kft-status as they are; or
  *   - a kernel channel's debugfs directory (no `control`; `trace0` and
  *     `state`): handed to read_relay() (cli/read_relay.c, kernel module).
  * DST is created with mode 0700 and its files with 0600.  Files are copied
@@ -278,6 +279,10 @@ static int read_user(const char *src, const char *dst, int quiet)
 	rc |= copy_file(src, "control", dst, "control", 0, buf);
 	rc |= copy_file(src, "state", dst, "state", 1, buf);
 	rc |= copy_file(src, "dropped", dst, "dropped", 1, buf);
+	/* The function tracer's files: call-site table, run state, status. */
+	rc |= copy_file(src, "callsites", dst, "callsites", 1, buf);
+	rc |= copy_file(src, "kft", dst, "kft", 1, buf);
+	rc |= copy_file(src, "kft-status", dst, "kft-status", 1, buf);
 	free(buf);
 	if (rc)
 		return 1;

@@ -19,7 +19,7 @@
 extern const struct ktrace_cmd __start_ktrace_cmds[] __attribute__((weak));
 extern const struct ktrace_cmd __stop_ktrace_cmds[] __attribute__((weak));
 
-static const struct ktrace_cmd *find_cmd(const char *name)
+const struct ktrace_cmd *cli_find_command(const char *name)
 {
 	for (const struct ktrace_cmd *c = __start_ktrace_cmds; c < __stop_ktrace_cmds; c++)
 		if (strcmp(c->name, name) == 0)
@@ -60,7 +60,7 @@ static int help_cmd(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	c = find_cmd(argv[1]);
+	c = cli_find_command(argv[1]);
 	if (!c) {
 		cli_error(NULL, "no help for '%s': not a ktrace command (see ktrace --help)", argv[1]);
 		return 2;
@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[optind], "help") == 0)
 		return help_cmd(argc - optind, argv + optind);
-	c = find_cmd(argv[optind]);
+	c = cli_find_command(argv[optind]);
 	if (!c) {
 		cli_error(NULL, "'%s' is not a ktrace command (see ktrace --help)", argv[optind]);
 		return 2;

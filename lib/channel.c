@@ -57,12 +57,18 @@ static int kt_mkdir_p(const char *path)
 /* Is @name one of the files a trace directory holds? */
 static int kt_trace_file(const char *name)
 {
-	static const char *const fixed[] = { "metadata", "control", "state", "dropped",
-					     "threads", "status", NULL };
+	static const char *const fixed[] = { "metadata", "control", "state", "dropped", "threads",
+					     "callsites", "kft", "kft-status", NULL };
 
-	for (int i = 0; fixed[i]; i++)
+	for (int i = 0; fixed[i]; i++) {
+		size_t n = strlen(fixed[i]);
+
 		if (!strcmp(name, fixed[i]))
 			return 1;
+		/* a temporary of an atomic rewrite: ".NAME.<anything>" */
+		if (name[0] == '.' && !strncmp(name + 1, fixed[i], n) && name[n + 1] == '.')
+			return 1;
+	}
 	if (!strncmp(name, "trace", 5) || !strncmp(name, "cpu", 3)) {
 		const char *d = name + (name[0] == 't' ? 5 : 3);
 
@@ -73,7 +79,7 @@ static int kt_trace_file(const char *name)
 				return 0;
 		return 1;
 	}
-	return name[0] == '.' && strstr(name, ".tmp") != NULL;
+	return 0;
 }
 
 /*

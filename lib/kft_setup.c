@@ -38,7 +38,6 @@
  * the metadata is rewritten with the final memory maps and DIR/kft-status
  * is written a last time.
  */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -546,36 +545,6 @@ static void kft_split(const char *dir, char *root, size_t rsize, char *name, siz
 	}
 }
 
-/*
- * ktrace_setup() replaces an old trace directory only if it holds nothing
- * but trace files; remove the function tracer's own files from an old trace
- * (one with a control file) first.
- */
-static void kft_clear_old(const char *root, const char *name)
-{
-	static const char *const mine[] = { KFT_FILE_NAME, KFT_STATUS_NAME, KFT_CALLSITES_NAME };
-	char path[PATH_MAX + 300];
-	DIR *d;
-	struct dirent *e;
-
-	snprintf(path, sizeof(path), "%s/%s/control", root, name);
-	if (access(path, F_OK) != 0)
-		return;
-	snprintf(path, sizeof(path), "%s/%s", root, name);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		int ours = !strncmp(e->d_name, "." KFT_STATUS_NAME ".", sizeof(KFT_STATUS_NAME) + 1);
-
-		for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
-			ours |= !strcmp(e->d_name, mine[i]);
-		if (ours)
-			unlinkat(dirfd(d), e->d_name, 0);
-	}
-	closedir(d);
-}
-
 __attribute__((constructor)) static void kft_ctor(void)
 {
 	const char *dir = getenv("KTRACE_RECORD_DIR");
@@ -603,7 +572,6 @@ __attribute__((constructor)) static void kft_ctor(void)
 
 		snprintf(name + len, sizeof(name) - len, ".exec-%d-%lu", (int)getpid(), n);
 	}
-	kft_clear_old(root, name);
 
 	/* Our thread-exit key before the runtime's: our records go out first. */
 	if (pthread_key_create(&kft_key, kft_key_destructor) != 0)

@@ -95,13 +95,20 @@ like "$T/err" "warning: offset 4: version 2 is newer" "newer control file: with 
 # usage
 run "$KTRACE" ctl "$D" jump
 is "$rc" 2 "unknown action: exit 2"
-is "$(cat "$T/err")" "ktrace ctl: unknown action 'jump': start, stop, status, enable or disable" "unknown action: one line"
+is "$(cat "$T/err")" "ktrace ctl: unknown action 'jump': start, stop, status, enable, disable or kft" "unknown action: one line"
 run "$KTRACE" ctl "$D"
 is "$rc" 2 "missing action: exit 2"
 run "$KTRACE" ctl "$D" enable
 is "$rc" 2 "enable without an event: exit 2"
 run "$KTRACE" ctl "$D" start now
 is "$rc" 2 "extra argument: exit 2"
+# `ctl DIR kft ...` forwards to `ktrace kft DIR ...`
+run "$KTRACE" ctl "$D" kft status
+is "$rc" 1 "ctl kft on a trace without a function tracer run: exit 1"
+like "$T/err" "ktrace kft: .*/kft: No such file or directory" "ctl kft: forwarded to ktrace kft, which names the file"
+run "$KTRACE" ctl "$D" kft bogus
+is "$rc" 2 "ctl kft with an unknown command: exit 2"
+
 run "$KTRACE" ctl --force "$D" start
 is "$(cat "$T/err")" "ktrace ctl: unknown option '--force' (see ktrace ctl --help)" "unknown option: one line"
 is "$rc" 2 "unknown option: exit 2"
