@@ -8,7 +8,7 @@
 #   make fuzz            libFuzzer targets (clang), a short run of each
 #   make install PREFIX=/usr/local DESTDIR=
 #   make demo            the KFT demo on SQLite (downloads, see README.md)
-#   make kmod / test-kmod  the kernel module and its VM tests
+#   make kmod / test-kmod  the kernel module and its VM tests (bench-kmod: its benchmark)
 #
 # Every folder is one part; sources are found by wildcard, so adding a file
 # needs no edit here:  lib/ runtime, reader/ trace reader, kft/ function
@@ -62,7 +62,7 @@ LIBSO := $(B)/libktrace.so.0
 READERA := $(B)/libktrace-reader.a
 KTRACE := $(B)/ktrace
 
-.PHONY: all test check bench fuzz install clean demo kmod test-kmod
+.PHONY: all test check bench fuzz install clean demo kmod test-kmod bench-kmod
 all: $(LIBA) $(B)/libktrace.so $(KTRACE) $(EXAMPLES)
 
 # The runtime is never instrumented: it provides the instrumentation hooks.
@@ -137,6 +137,9 @@ kmod:
 
 test-kmod:
 	./kmod/tests/run-vm.sh
+
+bench-kmod:
+	./kmod/tests/run-vm.sh bench
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 		default: {
 			const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
 
-			if (arg[0] == '-' && arg[1] == '-')
+			if (!strncmp(arg, "--", 2))
 				cli_error(NULL, "unknown option '%.*s' (see ktrace --help)",
 					  (int)strcspn(arg, "="), arg);
 			else

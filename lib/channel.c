@@ -107,9 +107,10 @@ static int kt_prepare_dir(const char *dir)
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		if (!kt_trace_file(e->d_name)) {
-			closedir(d);
 			kt_seterr(EEXIST, "ktrace: %s: exists and holds '%s', not a ktrace trace", dir,
 				  e->d_name);
+			closedir(d);
+			errno = EEXIST;
 			return -EEXIST;
 		}
 	}

@@ -87,17 +87,20 @@ void kt_open_subbuf(struct ktrace_stream_ctl *sc, struct ktrace_subbuf *sb, uint
 	uint64_t raw, ns;
 
 	(void)sc;
-	/* Relaxed atomics: shared-stream writers read these concurrently. */
+	/*
+	 * Atomics, as shared-stream writers read these concurrently.  Release
+	 * stores keep "magic = 0" ahead of each field (free on x86, and
+	 * expressible without a fence, which gcc's TSan does not support).
+	 */
 	__atomic_store_n(&sb->magic, 0, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 	if (!(flags & KTRACE_SBF_CTX))
-		__atomic_store_n(&sb->used, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&sb->nrec, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&sb->lost, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&sb->last_ts, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&sb->seq, seq, __ATOMIC_RELAXED);
+		__atomic_store_n(&sb->used, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&sb->nrec, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&sb->lost, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&sb->last_ts, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&sb->seq, seq, __ATOMIC_RELEASE);
 	kt_calib_pair(&raw, &ns);
-	__atomic_store_n(&sb->first_ts, raw, __ATOMIC_RELAXED);
+	__atomic_store_n(&sb->first_ts, raw, __ATOMIC_RELEASE);
 	sb->first_ns = ns;
 	sb->tid = tid;
 	sb->cpu = (uint16_t)kt_cpu_slow();

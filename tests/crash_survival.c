@@ -40,13 +40,13 @@ static void *child_writer(void *arg)
 		ktrace_log2(2, KT_EVENT_USER, (t << 40) | i, ~i);
 		__atomic_store_n(&side[t], i + 1, __ATOMIC_RELEASE);
 		if (t == 0 && death && i == 25000) {
-			static int *volatile null_page;
+			static int *volatile low_page = (int *)8; /* not NULL: UBSan would catch it */
 
 			/* Die while the other thread is tracing too. */
 			while (__atomic_load_n(&side[1], __ATOMIC_ACQUIRE) < 1000)
 				;
 			if (death == 1)
-				*null_page = 1;
+				*low_page = 1;
 			abort();
 		}
 	}

@@ -26,7 +26,7 @@
 #define SIG_MAX 40000
 #define CHECK 0x5555aaaa5555aaaaull
 
-static volatile sig_atomic_t stop_sender;
+static int stop_sender; /* shared by two threads: atomic accesses */
 static volatile uint32_t sig_count, sig_nested;
 static pthread_t main_thread;
 static uint8_t *seen_main, *seen_sig;
@@ -48,7 +48,7 @@ static void handler(int sig)
 static void *sender(void *arg)
 {
 	(void)arg;
-	while (!stop_sender) {
+	while (!__atomic_load_n(&stop_sender, __ATOMIC_RELAXED)) {
 		pthread_kill(main_thread, SIGUSR1);
 		for (volatile int i = 0; i < 200; i++)
 			;
@@ -104,7 +104,7 @@ int main(void)
 	pthread_create(&snd, NULL, sender, NULL);
 	for (uint64_t i = 0; i < MAIN_N; i++)
 		ktrace_log2(3, KT_EVENT_USER, i, ~i);
-	stop_sender = 1;
+	__atomic_store_n(&stop_sender, 1, __ATOMIC_RELAXED);
 	pthread_join(snd, NULL);
 	signal(SIGUSR1, SIG_IGN);
 	ktrace_stop(ch);

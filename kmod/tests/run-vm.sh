@@ -1,0 +1,217 @@
+#!/bin/bash
+# kmod/tests/run-vm.sh - `make test-kmod` (and, with "bench", `make
+# bench-kmod`): build ktrace.ko against Debian's kernel, boot that kernel
+# in qemu with a busybox initramfs, run the TAP suite (kmod/tests/suite.sh)
+# or the benchmark (kmod/bench/bench.sh) inside, bring the output back
+# over a second serial port, and judge it here.
+#
+#   kmod/tests/run-vm.sh [test|bench]
+#
+# Fails on: a build error or compiler warning, a failed TAP test (prove
+# reads the guest's TAP), a kernel warning/BUG/oops in the guest's dmesg,
+# and a timeout (KTRACE_VM_TIMEOUT seconds, default 270 for the suite).
+#
+# Environment: KTRACE_VM_BUILD (work dir, default build-kmod/ in the tree),
+# KTRACE_VM_KTRACE (use this ktrace binary instead of building one),
+# KTRACE_VM_ACCEL (kvm or tcg; default: try KVM if /dev/kvm is usable,
+# fall back to TCG when the guest does not come up), KTRACE_VM_CPUS (2).
+# Installs (apt-get) linux-image-amd64, linux-headers-amd64,
+# qemu-system-x86, busybox-static and cpio if missing.
+set -euo pipefail
+
+MODE=${1:-test}
+case "$MODE" in test | bench) ;; *)
+	echo "usage: $0 [test|bench]" >&2
+	exit 2
+	;;
+esac
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+B=${KTRACE_VM_BUILD:-$SRC/build-kmod}
+W=$B/vm
+CPUS=${KTRACE_VM_CPUS:-2}
+if [ "$MODE" = bench ]; then TIMEOUT=${KTRACE_VM_TIMEOUT:-900}; else TIMEOUT=${KTRACE_VM_TIMEOUT:-270}; fi
+mkdir -p "$W"
+log() { echo "run-vm: $*" >&2; }
+die() {
+	echo "run-vm: error: $*" >&2
+	exit 1
+}
+t0=$(date +%s)
+
+# ---------------------------------------------------------------- packages
+missing=""
+for p in linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio; do
+	dpkg -s "$p" > /dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	[ "$(id -u)" = 0 ] || die "missing packages:$missing (run as root or install them)"
+	log "installing$missing"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing > "$W/apt.log" 2>&1 ||
+		die "apt-get install failed, see $W/apt.log"
+fi
+
+# ---------------------------------------------------------------- kernel
+KVER=""
+for d in $(ls -d /lib/modules/*/build 2>/dev/null | sort -V); do
+	v=$(basename "$(dirname "$d")")
+	[ -f "/boot/vmlinuz-$v" ] && KVER=$v
+done
+[ -n "$KVER" ] || die "no kernel with both /boot/vmlinuz-VER and /lib/modules/VER/build"
+KDIR=/lib/modules/$KVER/build
+VMLINUX=$W/vmlinux-$KVER
+if [ ! -s "$VMLINUX" ] || [ "/boot/vmlinuz-$KVER" -nt "$VMLINUX" ]; then
+	# The uncompressed ELF boots directly (PVH) and skips decompression.
+	log "extracting vmlinux from /boot/vmlinuz-$KVER"
+	rm -f "$VMLINUX"
+	for magic in '\xfd\x37\x7a\x58\x5a\x00:xz -dc' '\x28\xb5\x2f\xfd:zstd -dcq' '\x1f\x8b\x08\x00:gzip -dc'; do
+		pat=${magic%%:*}
+		dec=${magic#*:}
+		for off in $(LC_ALL=C grep -obUaP "$pat" "/boot/vmlinuz-$KVER" 2>/dev/null | cut -d: -f1); do
+			tail -c +$((off + 1)) "/boot/vmlinuz-$KVER" | $dec > "$VMLINUX.tmp" 2>/dev/null || true
+			if [ "$(head -c 4 "$VMLINUX.tmp" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+				mv "$VMLINUX.tmp" "$VMLINUX"
+				break 2
+			fi
+		done
+	done
+	rm -f "$VMLINUX.tmp"
+	[ -s "$VMLINUX" ] || die "cannot extract vmlinux from /boot/vmlinuz-$KVER"
+fi
+
+# ---------------------------------------------------------------- build
+# The modules build in a copy so the source tree stays clean.
+KSRC=$W/kmod-src
+mkdir -p "$KSRC/include/ktrace" "$KSRC/tests" "$KSRC/bench"
+cp "$SRC"/kmod/Kbuild "$SRC"/kmod/*.c "$SRC"/kmod/*.h "$KSRC/"
+cp "$SRC"/kmod/tests/ktrace_test_mod.c "$KSRC/tests/"
+cp "$SRC"/kmod/bench/ktrace_bench_mod.c "$KSRC/bench/"
+cp "$SRC"/include/ktrace/format.h "$KSRC/include/ktrace/"
+log "building modules for $KVER"
+if ! make -C "$KDIR" M="$KSRC" KTRACE_EXTRA=y modules > "$W/kbuild.log" 2>&1; then
+	cat "$W/kbuild.log" >&2
+	die "module build failed"
+fi
+if grep -E 'warning:|error:' "$W/kbuild.log" | grep -v 'Skipping BTF' > /dev/null; then
+	grep -E 'warning:|error:' "$W/kbuild.log" >&2
+	die "the module build has warnings"
+fi
+KTRACE_BIN=${KTRACE_VM_KTRACE:-}
+if [ -z "$KTRACE_BIN" ]; then
+	log "building ktrace (make B=$B) and the static helpers"
+	make -s -C "$SRC" B="$B" CI="${CI:-}" "$B/ktrace" > "$W/make.log" 2>&1 || {
+		cat "$W/make.log" >&2
+		die "building ktrace failed"
+	}
+	KTRACE_BIN=$B/ktrace
+fi
+CFLAGS_HELPER="-std=gnu11 -O2 -Wall -Wextra ${CI:+-Werror} -static -I$SRC/include -I$SRC"
+cc $CFLAGS_HELPER -o "$W/kthelper" "$SRC/kmod/tests/kthelper.c" "$SRC/cli/read_relay.c"
+cc $CFLAGS_HELPER -o "$W/pingpong" "$SRC/kmod/bench/pingpong.c"
+
+# ---------------------------------------------------------------- initramfs
+R=$W/root
+rm -rf "$R"
+mkdir -p "$R"/{bin,sbin,proc,sys,dev,tmp,root,etc,lib/modules-ktrace}
+cp /bin/busybox "$R/bin/busybox"
+for a in $("$R/bin/busybox" --list); do
+	[ -e "$R/bin/$a" ] || ln -s busybox "$R/bin/$a"
+done
+cp "$SRC/kmod/tests/vm-init.sh" "$R/init"
+cp "$SRC/kmod/tests/suite.sh" "$R/suite.sh"
+cp "$SRC/kmod/bench/bench.sh" "$R/bench.sh"
+chmod 755 "$R/init"
+cp "$KSRC"/ktrace.ko "$KSRC"/ktrace_sample.ko "$KSRC"/ktrace_test.ko "$KSRC"/ktrace_bench.ko "$R/lib/modules-ktrace/"
+cp "$W/kthelper" "$W/pingpong" "$R/bin/"
+cp "$KTRACE_BIN" "$R/bin/ktrace"
+# The ktrace CLI is dynamic: bring its libraries and loader along.
+for lib in $(ldd "$KTRACE_BIN" | grep -oE '/[^ ]+' | sort -u); do
+	mkdir -p "$R$(dirname "$lib")"
+	cp -L "$lib" "$R$lib"
+done
+echo 'root:x:0:0:root:/root:/bin/sh' > "$R/etc/passwd"
+echo 'nobody:x:65534:65534:nobody:/:/bin/false' >> "$R/etc/passwd"
+INITRD=$W/initramfs-$MODE.cpio.gz
+(cd "$R" && find . | cpio -o -H newc -R 0:0 --quiet | gzip -1 > "$INITRD")
+
+# ---------------------------------------------------------------- boot
+CONSOLE=$W/console-$MODE.log
+export QEMU_PID=$W/qemu.pid
+RESULTS=$W/results-$MODE.log
+boot() { # boot ACCEL -> status of qemu/timeout
+	local accel=$1 pid st=0 i
+	rm -f "$CONSOLE" "$RESULTS"
+	log "booting $KVER under $accel ($CPUS CPUs, timeout ${TIMEOUT}s)"
+	rm -f "$W/qemu.pid"
+	# Through sh, so a qemu that aborts is reported in qemu.log, not by bash.
+	sh -c 'timeout -k 5 "$0" "$@" < /dev/null & echo $! > "$QEMU_PID"; wait $!' \
+		"$TIMEOUT" qemu-system-x86_64 -accel "$accel" -cpu max -smp "$CPUS" -m 1G \
+		-kernel "$VMLINUX" -initrd "$INITRD" \
+		-append "console=ttyS0 quiet panic=-1 ktrace.mode=$MODE" \
+		-display none -monitor none -no-reboot \
+		-serial "file:$CONSOLE" -serial "file:$RESULTS" > "$W/qemu.log" 2>&1 &
+	pid=$!
+	if [ "$accel" = kvm ]; then
+		# Nested KVM can stall or die with "KVM internal error" without
+		# qemu exiting: give the guest 30 s to start, else stop it.
+		for i in $(seq 30); do
+			grep -q KTRACE-VM-START "$CONSOLE" 2> /dev/null && break
+			kill -0 "$pid" 2> /dev/null || break
+			grep -q 'KVM internal error' "$W/qemu.log" && break
+			sleep 1
+		done
+		if ! grep -q KTRACE-VM-START "$CONSOLE" 2> /dev/null && [ -s "$W/qemu.pid" ]; then
+			kill "$(cat "$W/qemu.pid")" 2> /dev/null || true
+		fi
+	fi
+	{ wait "$pid"; } 2> /dev/null || st=$?
+	return "$st"
+}
+status=0
+accel=${KTRACE_VM_ACCEL:-}
+if [ -z "$accel" ]; then
+	if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then accel=kvm; else accel=tcg; fi
+fi
+boot "$accel" || status=$?
+if [ "$accel" = kvm ] && ! grep -q KTRACE-VM-START "$CONSOLE" 2>/dev/null; then
+	log "KVM did not bring the guest up ($(head -c 200 "$W/qemu.log" | tr '\n' ' ')); using TCG"
+	accel=tcg
+	status=0
+	boot tcg || status=$?
+fi
+t1=$(date +%s)
+[ "$status" = 124 ] && log "TIMEOUT after ${TIMEOUT}s"
+
+# ---------------------------------------------------------------- judge
+tr -d '\r' < "$RESULTS" > "$RESULTS.txt" 2>/dev/null || : > "$RESULTS.txt"
+section() { sed -n "/^KTRACE-$1-BEGIN\$/,/^KTRACE-$1-END\$/p" "$RESULTS.txt" | sed '1d;$d'; }
+section RESULTS > "$W/$MODE.out"
+section DMESG > "$W/dmesg-$MODE.txt"
+section STDERR > "$W/stderr-$MODE.txt"
+fail=0
+if ! grep -q '^KTRACE-VM-DONE' "$RESULTS.txt"; then
+	log "the guest did not finish (status $status); console tail:"
+	tr -d '\r' < "$CONSOLE" | tail -n 30 >&2 || true
+	fail=1
+fi
+if grep -E 'WARNING:|BUG:|Oops|general protection|Kernel panic|Call Trace|UBSAN|KASAN' \
+	"$W/dmesg-$MODE.txt" "$CONSOLE" > "$W/kernel-bad.txt" 2>/dev/null; then
+	log "kernel problems in the guest:"
+	head -n 20 "$W/kernel-bad.txt" >&2
+	fail=1
+fi
+if [ "$MODE" = test ]; then
+	if [ -s "$W/stderr-test.txt" ]; then
+		log "stderr of the suite:"
+		sed 's/^/    /' "$W/stderr-test.txt" >&2
+	fi
+	# prove parses the guest's TAP (a plan, every test ok) and prints the summary.
+	if ! prove -v --exec cat "$W/test.out"; then
+		fail=1
+	fi
+else
+	cat "$W/bench.out"
+	grep -q '^| ktrace probe' "$W/bench.out" || fail=1
+fi
+log "$MODE in the VM ($accel): $((t1 - t0)) s in all; logs in $W"
+exit $fail
