@@ -5,13 +5,18 @@
  * Part 1 is deterministic: it puts the thread in "inside a logging call"
  * state (the runtime's nesting depth, white-box) and logs, as a handler
  * would: the record must go to the shared stream with depth 1 in its
- * context word.  Part 2 is the real thing: one thread logs in a loop while
- * another bombards it with SIGUSR1, whose handler logs too.  Every record
+ * context word.  Part 2 is the real thing: the thread logs in a loop while
+ * a 20 us timer of its own (SIGEV_THREAD_ID, so the kernel interrupts this
+ * very thread wherever it is) raises SIGUSR1, whose handler logs too.  Every record
  * of both must be read back exactly once and untorn, and some handler
  * records must have really interrupted a write (depth > 0).
  */
-#include <pthread.h>
+#include <errno.h>
+#include <sys/syscall.h>
 #include <signal.h>
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,15 +27,14 @@
 #include "tap.h"
 #include "walk.h"
 
-#define MAIN_N 300000
+#define MAIN_N 4000000 /* at most; the loop stops after WANT_NESTED interruptions */
+#define WANT_NESTED 200
 #define SIG_MAX 40000
 #define CHECK 0x5555aaaa5555aaaaull
 
-static int stop_sender; /* shared by two threads: atomic accesses */
 static volatile uint32_t sig_count, sig_nested;
-static pthread_t main_thread;
 static uint8_t *seen_main, *seen_sig;
-static uint64_t bad, nested_in_shared, sig_in_shared;
+static uint64_t bad, nested_in_shared, sig_in_shared, main_n;
 
 static void handler(int sig)
 {
@@ -45,15 +49,17 @@ static void handler(int sig)
 	sig_count = n + 1;
 }
 
-static void *sender(void *arg)
+/* A timer that sends SIGUSR1 to the calling thread every 20 us. */
+static timer_t start_timer(void)
 {
-	(void)arg;
-	while (!__atomic_load_n(&stop_sender, __ATOMIC_RELAXED)) {
-		pthread_kill(main_thread, SIGUSR1);
-		for (volatile int i = 0; i < 200; i++)
-			;
-	}
-	return NULL;
+	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGUSR1 };
+	struct itimerspec its = { .it_interval = { 0, 20000 }, .it_value = { 0, 20000 } };
+	timer_t tm;
+
+	sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+	if (timer_create(CLOCK_MONOTONIC, &sev, &tm) || timer_settime(tm, 0, &its, NULL))
+		bail_out("timer: %s", strerror(errno));
+	return tm;
 }
 
 static void on_rec(const struct walk_rec *r, void *arg)
@@ -62,7 +68,7 @@ static void on_rec(const struct walk_rec *r, void *arg)
 	unsigned ev = KTRACE_EVENT_CODE(KTRACE_REC_ID(r->hdr));
 
 	(void)arg;
-	if (ev == KT_EVENT_USER && a < MAIN_N && r->payload[1] == ~a) {
+	if (ev == KT_EVENT_USER && a < main_n && r->payload[1] == ~a) {
 		seen_main[a]++;
 	} else if (ev == KT_EVENT_USER + 1 && a < SIG_MAX && r->payload[1] == (a ^ CHECK)) {
 		seen_sig[a]++;
@@ -81,10 +87,13 @@ static void on_rec(const struct walk_rec *r, void *arg)
 int main(void)
 {
 	const char *root = walk_tmpdir("signal");
-	struct ktrace_channel *ch = ktrace_setup(root, "sig", 256 * 1024, 32, 0);
+	/* 128 MiB per stream: room for MAIN_N records of 24 bytes. */
+	struct ktrace_options o = { .root = root, .name = "sig", .buf_size = 1 << 20,
+				    .buf_nr = 128, .nthreads = 1 };
+	struct ktrace_channel *ch = ktrace_setup_opts(&o);
 	struct ktrace_stats st;
 	struct walk_stats ws;
-	pthread_t snd;
+	timer_t tm;
 	char dir[4200];
 	uint64_t missing = 0, dup = 0;
 
@@ -100,12 +109,11 @@ int main(void)
 
 	/* Part 2: real signals. */
 	signal(SIGUSR1, handler);
-	main_thread = pthread_self();
-	pthread_create(&snd, NULL, sender, NULL);
-	for (uint64_t i = 0; i < MAIN_N; i++)
-		ktrace_log2(3, KT_EVENT_USER, i, ~i);
-	__atomic_store_n(&stop_sender, 1, __ATOMIC_RELAXED);
-	pthread_join(snd, NULL);
+	tm = start_timer();
+	/* Log until enough signals have landed inside a logging call. */
+	for (main_n = 0; main_n < MAIN_N && sig_nested < WANT_NESTED; main_n++)
+		ktrace_log2(3, KT_EVENT_USER, main_n, ~main_n);
+	timer_delete(tm);
 	signal(SIGUSR1, SIG_IGN);
 	ktrace_stop(ch);
 	ktrace_get_stats(ch, &st);
@@ -114,7 +122,7 @@ int main(void)
 	seen_sig = calloc(SIG_MAX, 1);
 	snprintf(dir, sizeof(dir), "%s/sig", root);
 	ws = walk_trace(dir, on_rec, NULL);
-	for (uint32_t i = 0; i < MAIN_N; i++) {
+	for (uint32_t i = 0; i < main_n; i++) {
 		missing += !seen_main[i];
 		dup += seen_main[i] > 1;
 	}
@@ -122,7 +130,8 @@ int main(void)
 		missing += !seen_sig[i];
 		dup += seen_sig[i] > 1;
 	}
-	diag("%u handler records, %u of them interrupted a logging call", sig_count, sig_nested);
+	diag("%llu records, %u handler records, %u of them interrupted a logging call",
+	     (unsigned long long)main_n, sig_count, sig_nested);
 	ok(nested_in_shared >= 1000000, "a nested record goes to the shared stream with depth 1");
 	is_int(st.dropped, 0, "nothing dropped");
 	ok(ws.bad == 0 && bad == 0, "no torn or corrupt record (structure %llu, payload %llu)",
