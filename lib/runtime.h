@@ -165,6 +165,28 @@ static inline struct ktrace_subbuf *kt_subbuf(const struct ktrace_channel *ch,
 	return (struct ktrace_subbuf *)(st->base + (size_t)(seq % ch->buf_nr) * ch->buf_size);
 }
 
+/*
+ * kt_put() - append one record at the thread's cursor and commit it: the
+ * record's words, then nrec and last_ts, then `used` with release order.
+ * The caller has checked that it fits.  INTERNAL records are not counted.
+ */
+static inline void kt_put(struct kt_tls *t, uint64_t ts, unsigned cls, unsigned id,
+			  const uint64_t *payload, unsigned words)
+{
+	uint64_t *r = (uint64_t *)t->pos;
+	struct ktrace_subbuf *sb = t->sb;
+
+	r[0] = KTRACE_REC_HDR(ts, cls, words, id);
+	for (unsigned i = 0; i < words; i++)
+		r[1 + i] = payload[i];
+	t->pos += 8 + 8 * (size_t)words;
+	if (cls != KTRACE_CLASS_INTERNAL)
+		sb->nrec = ++t->nrec;
+	sb->last_ts = ts;
+	__atomic_store_n(&sb->used, (uint32_t)(t->pos - (uint8_t *)sb - KTRACE_SUBBUF_HDR_SIZE),
+			 __ATOMIC_RELEASE);
+}
+
 /**
  * kt_write() - write one record of @words payload words to @ch from the
  * calling thread; the hot path of every producer (static events, KFT).
@@ -189,17 +211,7 @@ static inline int kt_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls,
 	KT_BARRIER();
 	if (KT_LIKELY(depth == 0 && t->key == ch->key && t->pos + len <= t->end &&
 		      ts - t->base + KTRACE_TS_WINDOW < 2 * KTRACE_TS_WINDOW && kt_cpu() == t->cpu)) {
-		uint64_t *r = (uint64_t *)t->pos;
-		struct ktrace_subbuf *sb = t->sb;
-
-		r[0] = KTRACE_REC_HDR(ts, cls, words, id);
-		for (unsigned i = 0; i < words; i++)
-			r[1 + i] = payload[i];
-		t->pos += len;
-		sb->nrec = ++t->nrec;
-		sb->last_ts = ts;
-		__atomic_store_n(&sb->used, (uint32_t)(t->pos - (uint8_t *)sb - KTRACE_SUBBUF_HDR_SIZE),
-				 __ATOMIC_RELEASE);
+		kt_put(t, ts, cls, id, payload, words);
 	} else {
 		rc = kt_write_slow(ch, ts, cls, id, payload, words, depth);
 	}

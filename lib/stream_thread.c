@@ -257,23 +257,6 @@ static void kt_thread_attach(struct kt_tls *t, struct ktrace_channel *ch)
 	kt_append_thread(ch, tid);
 }
 
-static inline void kt_put(struct kt_tls *t, uint64_t ts, unsigned cls, unsigned id,
-			  const uint64_t *payload, unsigned words)
-{
-	uint64_t *r = (uint64_t *)t->pos;
-
-	r[0] = KTRACE_REC_HDR(ts, cls, words, id);
-	for (unsigned i = 0; i < words; i++)
-		r[1 + i] = payload[i];
-	t->pos += 8 + 8 * (size_t)words;
-	if (cls != KTRACE_CLASS_INTERNAL)
-		t->sb->nrec = ++t->nrec;
-	t->sb->last_ts = ts;
-	__atomic_store_n(&t->sb->used,
-			 (uint32_t)(t->pos - (uint8_t *)t->sb - KTRACE_SUBBUF_HDR_SIZE),
-			 __ATOMIC_RELEASE);
-}
-
 int kt_write_slow(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsigned id,
 		  const uint64_t *payload, unsigned words, unsigned depth)
 {
