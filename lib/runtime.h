@@ -148,8 +148,8 @@ void kt_thread_detach(void);
 int kt_live_add(struct ktrace_channel *ch);
 void kt_live_del(struct ktrace_channel *ch, void (*fn)(struct ktrace_channel *));
 void kt_thread_init(void);
-void kt_open_subbuf(struct ktrace_stream_ctl *sc, struct ktrace_subbuf *sb, uint32_t index,
-		    uint64_t seq, uint32_t tid, unsigned flags);
+void kt_open_subbuf(struct ktrace_subbuf *sb, uint32_t index, uint64_t seq, uint32_t tid,
+		    unsigned flags);
 uint64_t kt_count_records(const struct ktrace_subbuf *sb, uint32_t used);
 
 /* stream_shared.c */

@@ -124,7 +124,7 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 		}
 		if (old_records)
 			__atomic_fetch_add(&st->ctl->overwritten, old_records, __ATOMIC_RELAXED);
-		kt_open_subbuf(st->ctl, nsb, st->index, nseq, 0, KTRACE_SBF_CTX);
+		kt_open_subbuf(nsb, st->index, nseq, 0, KTRACE_SBF_CTX);
 		sb = nsb;
 		off = KTRACE_SUBBUF_HDR_SIZE;
 		break;

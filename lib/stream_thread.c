@@ -81,12 +81,11 @@ static void kt_tls_reset(struct kt_tls *t)
  * initialisation finishes (lib/stream_shared.c); readers tell a closed
  * shared sub-buffer by its commit count, not by its flags.
  */
-void kt_open_subbuf(struct ktrace_stream_ctl *sc, struct ktrace_subbuf *sb, uint32_t index,
-		    uint64_t seq, uint32_t tid, unsigned flags)
+void kt_open_subbuf(struct ktrace_subbuf *sb, uint32_t index, uint64_t seq, uint32_t tid,
+		    unsigned flags)
 {
 	uint64_t raw, ns;
 
-	(void)sc;
 	/*
 	 * Atomics, as shared-stream writers read these concurrently.  Release
 	 * stores keep "magic = 0" ahead of each field (free on x86, and
@@ -164,7 +163,7 @@ static int kt_thread_switch(struct ktrace_channel *ch, struct kt_tls *t, uint64_
 	if (nseq >= ch->buf_nr && sb->magic == KTRACE_SUBBUF_MAGIC)
 		__atomic_store_n(&st->ctl->overwritten, st->ctl->overwritten + sb->nrec,
 				 __ATOMIC_RELAXED);
-	kt_open_subbuf(st->ctl, sb, st->index, nseq, t->tid, 0);
+	kt_open_subbuf(sb, st->index, nseq, t->tid, 0);
 	__atomic_store_n(&st->ctl->head, (nseq << ch->shift) | KTRACE_SUBBUF_HDR_SIZE,
 			 __ATOMIC_RELEASE);
 	t->sb = sb;
