@@ -20,7 +20,9 @@
  *    frame's (entry hooks are called after the prologue, so their stack
  *    pointers order the frames), or the exit of a function below the top of
  *    the shadow stack, shows that frames were abandoned; they are reported
- *    as unfinished;
+ *    as unfinished.  Except a function inlined into the top frame's: its
+ *    hooks run in the top frame with its stack pointer and call site
+ *    (inlined_in_top());
  *  - the run stops while calls are open (KFT_FLUSH): reported unfinished,
  *    as KFT's Delta 0;
  *  - the thread or the program ends inside calls: reported unfinished.
@@ -207,6 +209,22 @@ static void drop_dead(struct kft_global *g, struct kft_tls *t, uint64_t sp)
 }
 
 /*
+ * A function inlined into the top frame's function: gcc calls the hooks
+ * for it from the top frame's own body, so with the same stack pointer and
+ * the same call site (the top frame's return address), but another
+ * function.  That is a new, live frame, not a sign of a longjmp (after a
+ * longjmp, a new call has a lower stack pointer, or repeats the dead
+ * frame's function and call site).
+ */
+static inline int inlined_in_top(const struct kft_tls *t, uint64_t sp, void *fn, void *site)
+{
+	const struct kft_frame *top = &t->stack[t->depth - 1];
+
+	return top->sp == sp && top->site == (uint64_t)(uintptr_t)site &&
+	       top->fn != (uint64_t)(uintptr_t)fn;
+}
+
+/*
  * The exit of a frame below the top: find it; frames above were skipped.
  * The exit hook's stack pointer cannot tell frames apart (gcc may call it
  * as a tail call, after the epilogue), so the match is by function and
@@ -253,7 +271,8 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_enter(void *this_fn, void *call_site)
 	if (KT_UNLIKELY(t->state != 1) && !thread_start(t))
 		goto out;
 	sp = hook_sp();
-	if (KT_UNLIKELY(t->depth && sp >= t->stack[t->depth - 1].sp) && t->depth != kft_sig_base())
+	if (KT_UNLIKELY(t->depth && sp >= t->stack[t->depth - 1].sp) && t->depth != kft_sig_base() &&
+	    !inlined_in_top(t, sp, this_fn, call_site))
 		drop_dead(g, t, sp);
 	if (KT_UNLIKELY(t->depth >= t->cap)) {
 		t->overflow++;

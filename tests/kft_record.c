@@ -338,6 +338,11 @@ static void test_contexts(void)
 	is_str(list(), "deeper3U deep2U fast2 jumper1 fast1 main0",
 	       "longjmp: the skipped calls are unfinished, the rest complete");
 
+	record(NULL, "inline", NULL);
+	load_calls();
+	is_str(list(), "fast3 inlined2 fast3 inlined2 inliner1 main0",
+	       "a call inlined into its caller is not mistaken for a longjmp");
+
 	record(NULL, "exit", NULL);
 	load_calls();
 	is_str(list(), "fast3 exit_inside2U exiter1U main0U", "exit() inside calls: the open calls unfinished");

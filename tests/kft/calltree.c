@@ -12,6 +12,7 @@
  *   calltree fork        the child calls child_work -> fast, the parent parent_work
  *   calltree exit        exits from inside nested calls (open frames at exit)
  *   calltree recurse N   recursion to depth N
+ *   calltree inline      inliner -> inlined (always_inline) -> fast, twice
  *
  * With KFT_SYMS=FILE it first writes "ADDRESS NAME" lines for its functions
  * (addresses differ per run: PIE), which the test uses to name records.
@@ -124,6 +125,19 @@ NOINLINE void exiter(void)
 	exit_inside();
 }
 
+/* Inlined into inliner(): gcc still calls the hooks for it, from
+ * inliner's frame, so with inliner's stack pointer and call site. */
+static inline __attribute__((always_inline)) void inlined(void)
+{
+	fast();
+}
+
+NOINLINE void inliner(void)
+{
+	inlined();
+	inlined();
+}
+
 NOINLINE int recurse(int n)
 {
 	return n <= 1 ? 1 : 1 + recurse(n - 1);
@@ -145,6 +159,7 @@ static NOINST void syms(void)
 	SYM(main); SYM(fast); SYM(slow); SYM(outer); SYM(run_tree); SYM(worker);
 	SYM(in_handler); SYM(handler); SYM(deeper); SYM(deep); SYM(jumper);
 	SYM(child_work); SYM(parent_work); SYM(exit_inside); SYM(exiter); SYM(recurse);
+	SYM(inliner); SYM(inlined);
 #undef SYM
 	fclose(f);
 }
@@ -200,6 +215,8 @@ int main(int argc, char **argv)
 		parent_work();
 	} else if (!strcmp(mode, "exit")) {
 		exiter();
+	} else if (!strcmp(mode, "inline")) {
+		inliner();
 	} else if (!strcmp(mode, "recurse")) {
 		return recurse(argc > 2 ? atoi(argv[2]) : 10) > 0 ? 0 : 1;
 	}
