@@ -40,6 +40,9 @@ LDFLAGS += $(SANFLAGS)
 LDLIBS += -lpthread
 # elfutils for symbols and source lines (addr2sym, kd)
 DW_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf)
+# libtracefs + libtraceevent for `ktrace record --kernel` (cli/tracefs_rec.c)
+TRACEFS_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent 2>/dev/null || echo -I/usr/include/tracefs -I/usr/include/traceevent)
+TRACEFS_LIBS := $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || echo -ltracefs -ltraceevent)
 
 LIB_SRC := $(wildcard lib/*.c) $(wildcard kft/*.c)
 READER_SRC := $(wildcard reader/*.c)
@@ -88,7 +91,8 @@ $(READERA): $(READER_OBJ)
 	ar rcs $@ $^
 
 $(KTRACE): $(CLI_OBJ) $(READERA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(READERA) $(LIBA) $(DW_LIBS) $(LDLIBS) -ldl -lm
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(READERA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(LDLIBS) -ldl -lm
+$(B)/obj/cli/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 
 $(B)/examples/%: examples/%.c $(LIBA)
 	@mkdir -p $(dir $@)
@@ -110,7 +114,8 @@ TEST_ENV = KTRACE_BUILD=$(abspath $(B)) KTRACE_SRC=$(CURDIR)
 test check: all $(TESTS) $(HELPER_BINS)
 	$(TEST_ENV) prove --exec '' $(if $(V),-v,) $(if $(T),$(T),$(sort $(TESTS)))
 
-# Benchmarks: bench/run drives them and prints the side-by-side table.
+# Benchmarks (scripts/deps.sh --bench first): static events, SQLite function
+# tracing, kernel events; `make bench PARTS=kft` runs one part (bench/Makefile).
 bench: all
 	$(MAKE) -C bench B=$(abspath $(B)) SRC=$(CURDIR)
 

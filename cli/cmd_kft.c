@@ -37,6 +37,7 @@
 #include <ktrace/ktrace.h>
 
 #include "cli/cli.h"
+#include "cli/kft_kernel.h"
 #include "kft/runfile.h"
 
 #define CMD "kft"
@@ -66,7 +67,14 @@ static void help(FILE *out)
 		"\n"
 		"Exit status: 0 done, 1 DIR/kft missing or corrupt, a command the run's\n"
 		"state refuses, or a bad configuration (FILE:LINE:COL: message), 2 usage\n"
-		"error.  See docs/KFT-CONFIG.md.\n");
+		"error.  See docs/KFT-CONFIG.md.\n"
+		"\n"
+		"The kernel (docs/KMOD.md, \"KFT in the kernel\"):\n"
+		"  ktrace kft --kernel [status|load FILE|prime|start|stop|extract DST]\n"
+		"              drive ktrace.ko's /proc/kft (kretprobes on chosen functions)\n"
+		"  ktrace kft --tracefs [-c CONFIG] [-o DIR] [-- COMMAND]\n"
+		"              every kernel function through function_graph (tracefs)\n"
+		"  (ktrace kft --kernel --help, ktrace kft --tracefs --help)\n");
 }
 
 struct kft_map {
@@ -326,6 +334,11 @@ static int run(int argc, char **argv)
 	struct kft_map m;
 	int c, rc = 0, cmd = 0;
 
+	/* KFT in the kernel: cli/kft_kernel.c, cli/kft_tracefs.c */
+	if (argc > 1 && !strcmp(argv[1], "--kernel"))
+		return kft_kernel_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "--tracefs"))
+		return kft_tracefs_main(argc - 1, argv + 1);
 	cli_getopt_reset();
 	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		if (c == 'h') {
@@ -385,4 +398,4 @@ static int run(int argc, char **argv)
 	return rc;
 }
 
-KTRACE_COMMAND(kft, "function tracer run of a program: status, load, prime, start, stop", run, help);
+KTRACE_COMMAND(kft, "function tracer runs: a program's, the kernel's (--kernel, --tracefs)", run, help);

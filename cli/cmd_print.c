@@ -4,8 +4,10 @@
  * header (-C, like LKST's `lkstbuf print -C`) or Chrome/Perfetto
  * trace-event JSON (--json, opens in ui.perfetto.dev and chrome://tracing).
  *
- * Gaps (lost records, overwritten sub-buffers, dropped records, corrupt or
- * truncated data) are printed where they happened, as their own line, CSV
+ * Function call records (KFT) are named by their function's symbol and
+ * show entry time, duration, depth and call site (a complete "X" event in
+ * JSON).  Gaps (lost records, overwritten sub-buffers, dropped records,
+ * corrupt or truncated data) are printed where they happened, as their own line, CSV
  * row or instant event; the reader's diagnostics go to stderr as they come.
  * Exit status: 0 clean, 1 the trace had errors (everything readable was
  * printed) or stdout failed, 2 usage error.
@@ -29,6 +31,7 @@ struct idlist {
 };
 
 struct popts {
+	struct ktr_syms *syms; /* names of CALL records' functions, made on first use */
 	int csv, json, relative, hex;
 	struct idlist tids, pids, cpus;
 	const char *specs[64];
@@ -166,6 +169,55 @@ static void put_value(FILE *out, const struct popts *o, uint64_t v)
 		fprintf(out, "%" PRIu64, v);
 }
 
+/*
+ * The name of record @r: for a CALL record the function's symbol
+ * (reader/symbols.c, from the trace's maps), else ktr_rec_name().
+ */
+static const char *rec_name(const struct ktr_trace *t, const struct popts *o,
+			    const struct ktr_rec *r, char *buf, size_t len)
+{
+	const char *names[KTRACE_MAX_WORDS];
+	uint64_t vals[KTRACE_MAX_WORDS];
+	struct ktr_sym sym;
+
+	if (r->kind != KTR_RECORD || r->cls != KTRACE_CLASS_CALL || !o->syms ||
+	    ktr_rec_args(t, r, names, vals) < 7 || !vals[5])
+		return ktr_rec_name(t, r, buf, len);
+	ktr_sym_lookup(o->syms, vals[5], 0, &sym);
+	return ktr_sym_format(&sym, 1, buf, len);
+}
+
+/* A CALL record's fields: entry and duration (ns), depth, signal nesting, flags, call site. */
+static void print_call_args(FILE *out, const struct ktr_trace *t, const struct popts *o,
+			    const struct ktr_rec *r)
+{
+	const char *names[KTRACE_MAX_WORDS];
+	uint64_t vals[KTRACE_MAX_WORDS];
+	struct ktr_sym sym;
+	char site[256];
+
+	ktr_rec_args(t, r, names, vals);
+	fputs(" entry=", out);
+	if (o->relative)
+		fprintf(out, "%" PRId64, (int64_t)vals[0] - o->t0);
+	else
+		fprintf(out, "%" PRIu64, vals[0]);
+	fprintf(out, " dur=%" PRIu64 " depth=%" PRIu64, vals[1], vals[2]);
+	if (vals[3])
+		fprintf(out, " sig=%" PRIu64, vals[3]);
+	if (vals[4] & KTRACE_CALLF_UNFINISHED)
+		fputs(" unfinished", out);
+	if (vals[4] & KTRACE_CALLF_WATCH)
+		fputs(" watch", out);
+	if (vals[6] && o->syms)
+		fprintf(out, " at=%s",
+			ktr_sym_format(ktr_sym_lookup(o->syms, vals[6], KTR_SYM_RETADDR, &sym), 2, site,
+				       sizeof(site)));
+	else if (vals[6])
+		fprintf(out, " at=0x%" PRIx64, vals[6]);
+	fputc('\n', out);
+}
+
 static void print_text(FILE *out, const struct ktr_trace *t, const struct popts *o,
 		       const struct ktr_rec *r)
 {
@@ -180,7 +232,11 @@ static void print_text(FILE *out, const struct ktr_trace *t, const struct popts 
 	else
 		fputs("   -", out);
 	snprintf(pidtid, sizeof(pidtid), "%" PRIu32 "/%" PRIu32, r->pid, r->tid);
-	fprintf(out, " %13s %-22s", pidtid, ktr_rec_name(t, r, name, sizeof(name)));
+	fprintf(out, " %13s %-22s", pidtid, rec_name(t, o, r, name, sizeof(name)));
+	if (r->kind == KTR_RECORD && r->cls == KTRACE_CLASS_CALL && r->nwords >= 1) {
+		print_call_args(out, t, o, r);
+		return;
+	}
 	if (r->kind == KTR_GAP) {
 		char text[256];
 
@@ -228,7 +284,7 @@ static void print_csv(FILE *out, const struct ktr_trace *t, const struct popts *
 	else
 		fputs(",", out);
 	fprintf(out, ",%" PRIu32 ",%" PRIu32 ",", r->pid, r->tid);
-	csv_str(out, ktr_rec_name(t, r, name, sizeof(name)));
+	csv_str(out, rec_name(t, o, r, name, sizeof(name)));
 	fputc(',', out);
 	csv_str(out, ktr_rec_category(t, r));
 	if (r->kind == KTR_GAP) {
@@ -321,7 +377,23 @@ static void print_json(FILE *out, const struct ktr_trace *t, struct popts *o,
 		fprintf(out, ",\"stream\":%u}}", r->stream);
 		return;
 	}
-	ktr_rec_name(t, r, name, sizeof(name));
+	rec_name(t, o, r, name, sizeof(name));
+	if (r->cls == KTRACE_CLASS_CALL && r->nwords >= 1) {
+		/* a complete ("X") event: ts = entry, dur = duration, microseconds */
+		struct ktr_rec e = *r;
+
+		n = ktr_rec_args(t, r, names, vals);
+		e.ns = vals[0];
+		fputs("{\"name\":", out);
+		json_str(out, name);
+		fputs(",\"cat\":\"call\",\"ph\":\"X\",\"ts\":", out);
+		json_ts(out, o, &e);
+		fprintf(out, ",\"dur\":%" PRIu64 ".%03u,\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
+			     ",\"args\":{\"depth\":%" PRIu64 ",\"sig\":%" PRIu64 ",\"flags\":%" PRIu64 "}}",
+			vals[1] / 1000, (unsigned)(vals[1] % 1000), r->pid, r->tid, vals[2], vals[3],
+			vals[4]);
+		return;
+	}
 	if (r->cls == KTRACE_CLASS_LOG2 || r->cls == KTRACE_CLASS_LOG4) {
 		unsigned code = KTRACE_EVENT_CODE(r->id), func = KTRACE_EVENT_FUNC(r->id);
 
@@ -492,6 +564,8 @@ static int run(int argc, char **argv)
 		}
 		if (!wanted(&o, &r))
 			continue;
+		if (!o.syms && r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL)
+			o.syms = ktr_syms_new(t);
 		if (o.json)
 			print_json(out, t, &o, &r);
 		else if (o.csv)
@@ -511,6 +585,7 @@ static int run(int argc, char **argv)
 		rc = 1;
 	}
 out:
+	ktr_syms_free(o.syms);
 	free(o.evmap);
 	free(o.tids.v);
 	free(o.pids.v);

@@ -15,6 +15,10 @@
  * While it runs, `ktrace kft DIR status` shows the run; afterwards
  * DIR/kft-status holds the final status, summarised here.
  *
+ * With --kernel[=MASKSET], kernel events (LKST catalogue) are recorded
+ * through tracefs while the program runs, into DIR/kernel
+ * (cli/tracefs_rec.c); without a program, the whole system until Ctrl-C.
+ *
  * Exit status: the program's (128 + signal if it was killed); 1 if the
  * configuration is bad or the program cannot be started; 2 usage error.
  */
@@ -31,6 +35,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/tracefs_rec.h"
 #include "kft/config.h"
 
 #define CMD "record"
@@ -39,6 +44,7 @@ static void help(FILE *out)
 {
 	fprintf(out,
 		"usage: ktrace record [OPTIONS] [--] PROG [ARGS...]\n"
+		"       ktrace record --kernel[=MASKSET] [-o DIR]    (whole system until Ctrl-C)\n"
 		"\n"
 		"Run PROG, built with -finstrument-functions, under the function tracer (KFT)\n"
 		"and record its calls in a trace directory: one record per completed call\n"
@@ -57,6 +63,12 @@ static void help(FILE *out)
 		"  -t, --threads N       thread streams (default 2 x CPUs); more threads\n"
 		"                        share one stream\n"
 		"  -q, --quiet           no summary at the end\n"
+		"      --kernel[=MASKSET]  also record kernel events through tracefs (root):\n"
+		"                        MASKSET is RDEFAULT (default: context switches,\n"
+		"                        wakeups, syscalls, irqs, faults, signals, fork/exit),\n"
+		"                        RALL, RNOTHING, or a comma list of LKST mnemonics\n"
+		"                        and categories; written to DIR/kernel\n"
+		"      --kernel-buffer SIZE  kernel ring buffer per CPU (default 4M)\n"
 		"  -h, --help            this text\n"
 		"\n"
 		"While PROG runs: ktrace kft DIR status|start|stop|prime|load FILE.\n"
@@ -218,12 +230,15 @@ static int run(int argc, char **argv)
 		{ "buf-size", required_argument, NULL, 'b' }, { "buf-nr", required_argument, NULL, 'n' },
 		{ "flight", no_argument, NULL, 'f' },        { "threads", required_argument, NULL, 't' },
 		{ "quiet", no_argument, NULL, 'q' },         { "help", no_argument, NULL, 'h' },
+		{ "kernel", optional_argument, NULL, 'K' },  { "kernel-buffer", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL, *out = "ktrace.data", *bufsize = NULL, *bufnr = NULL,
 		   *threads = NULL;
 	char lib[PATH_MAX], dir[PATH_MAX], cfg_abs[PATH_MAX], preload[2 * PATH_MAX + 2];
-	int flight = 0, quiet = 0, c, status, writers;
+	int flight = 0, quiet = 0, c, status, writers, kernel = 0;
+	struct krec_opts kopts = { NULL, 0, 0 };
+	struct krec *krec = NULL;
 	uint64_t v;
 	pid_t pid;
 	struct sigaction ign, old_int, old_quit;
@@ -265,9 +280,47 @@ static int run(int argc, char **argv)
 		case 'h':
 			help(stdout);
 			return 0;
+		case 'K': {
+			uint8_t sel[KTRACE_LKST_MAX_ID];
+			char err[256];
+
+			if (krec_parse_maskset(optarg, sel, err, sizeof(err)) < 0) {
+				cli_error(CMD, "option '--kernel': %s", err);
+				return 2;
+			}
+			kernel = 1;
+			kopts.maskset = optarg;
+			break;
+		}
+		case 'B': {
+			char *end;
+			unsigned long long b = strtoull(optarg, &end, 0);
+
+			if (*end == 'k' || *end == 'K')
+				end++;
+			else if (*end == 'm' || *end == 'M')
+				b <<= 10, end++;
+			else
+				b >>= 10;
+			if (*end || *optarg == '-' || b < 64 || b > (1ull << 21)) {
+				cli_error(CMD, "option '--kernel-buffer' needs a size from 64K to 2G, not '%s'",
+					  optarg);
+				return 2;
+			}
+			kopts.buf_kb = (unsigned)b;
+			break;
+		}
 		default:
 			return cli_bad_option(CMD, c, argc, argv);
 		}
+	}
+	if (optind >= argc && kernel) {
+		if (absolute(out, dir, sizeof(dir)) < 0) {
+			cli_error(CMD, "%s: path too long", out);
+			return 1;
+		}
+		kopts.progress = !quiet;
+		return krec_record_system(dir, &kopts, quiet);
 	}
 	if (optind >= argc) {
 		cli_error(CMD, "no program to run (see ktrace record --help)");
@@ -309,10 +362,12 @@ static int run(int argc, char **argv)
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
+	krec = krec_begin_program(dir, kernel ? &kopts : NULL, argv[optind]);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		cli_error(CMD, "fork: %s", strerror(errno));
+		krec_end_program(krec, dir, 0, quiet);
 		return 1;
 	}
 	if (pid == 0) {
@@ -345,14 +400,18 @@ static int run(int argc, char **argv)
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && access(dir, F_OK) != 0)
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && access(dir, F_OK) != 0) {
+		krec_end_program(krec, dir, 0, quiet);
 		return 1; /* exec failed: already reported */
+	}
 	writers = summarise(dir, quiet);
+	kernel = krec != NULL; /* kernel events were recorded: PROG need not be instrumented */
+	krec_end_program(krec, dir, 1, quiet);
 	if (!quiet) {
-		if (writers == 0)
+		if (writers == 0 && !kernel)
 			fprintf(stderr, "ktrace record: no traced call was seen: was %s built with "
 					"-finstrument-functions?\n", argv[optind]);
-		else if (writers < 0)
+		else if (writers < 0 && !kernel)
 			fprintf(stderr, "ktrace record: %s/kft-status is missing: the program did not "
 					"start the tracer (static binary, or setuid?)\n", dir);
 		if (WIFSIGNALED(status))

@@ -377,7 +377,10 @@ static void rr_load_catalog(const char *src)
 	}
 }
 
-/* DST/metadata per docs/FORMAT.md; the catalogue comes from SRC/catalog. */
+/*
+ * DST/metadata per docs/FORMAT.md; the catalogue (`func`, `event` and, for
+ * the LKST channel, `unavailable` lines) comes from SRC/catalog.
+ */
 static int rr_write_metadata(const char *src, const char *dst, const struct rr_info *in,
 			     const struct rr_stream *st, unsigned n, uint64_t calib0)
 {
@@ -416,7 +419,8 @@ static int rr_write_metadata(const char *src, const char *dst, const struct rr_i
 
 		for (line = cat ? strtok_r(cat, "\n", &save) : NULL; line;
 		     line = strtok_r(NULL, "\n", &save))
-			if (!strncmp(line, "func ", 5) || !strncmp(line, "event ", 6))
+			if (!strncmp(line, "func ", 5) || !strncmp(line, "event ", 6) ||
+			    !strncmp(line, "unavailable ", 12)) /* LKST events this kernel lacks */
 				rr_add(&t, "%s\n", line);
 		free(cat);
 	}
@@ -460,8 +464,9 @@ static int rr_tell_consumed(const char *src, struct rr_stream *s)
 		close(fd);
 	if (ret == 0)
 		s->told = s->next;
-	else if (ret != -ENOENT && ret != -ENODEV && ret != -EIO)
-		/* (ENOENT etc.: the channel is going away, nothing to free) */
+	else if (ret != -ENOENT && ret != -ENODEV && ret != -EIO && ret != -ENXIO)
+		/* (ENOENT etc.: the channel is going away, nothing to free;
+		 * ENXIO: debugfs refuses to open files of a module being removed) */
 		rr_err("%s: cannot report sub-buffers of trace%u up to seq %llu as copied: %s", path,
 		       s->idx, (unsigned long long)s->next, strerror(-ret));
 	return ret;

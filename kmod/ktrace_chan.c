@@ -308,6 +308,14 @@ int kt_start_locked(struct trace_info *t)
 	if (!t->running) {
 		t->start_ns = ktime_get_mono_fast_ns();
 		WRITE_ONCE(t->running, 1);
+		if (t->state_hook) { /* LKST: attach the probes */
+			int ret = t->state_hook(t, true);
+
+			if (ret) {
+				kt_stop_locked(t);
+				return ret;
+			}
+		}
 	}
 	return 0;
 }
@@ -320,6 +328,8 @@ void kt_stop_locked(struct trace_info *t)
 	lockdep_assert_held(&t->mutex);
 	if (!t->running)
 		return;
+	if (t->state_hook) /* LKST: detach the probes first */
+		t->state_hook(t, false);
 	WRITE_ONCE(t->running, 0);
 	t->stop_ns = ktime_get_mono_fast_ns();
 	/* Writers run with interrupts off: an RCU read-side section. */

@@ -421,6 +421,8 @@ static void kt_catalog_fill(struct trace_info *t, struct kt_text *txt, size_t ca
 		kt_text_add(txt, cap, "event %u %s %s %s %s\n", e->id, e->is_log4 ? "log4" : "log2",
 			    e->name, e->category, e->args);
 	}
+	if (t->catalog_extra) /* the LKST channel's kevent/unavailable lines */
+		kt_text_add(txt, cap, "%s", t->catalog_extra);
 }
 
 static int kt_text_open(struct inode *inode, struct file *f,

@@ -71,6 +71,16 @@ struct trace_info {
 	char *funcs[256];
 	struct kt_event *events;
 	unsigned int nevents;
+
+	/*
+	 * Set by the owner of the channel (the LKST tracer, lkst_main.c),
+	 * under @mutex: @catalog_extra is appended to the catalog file as it
+	 * is (metadata lines); @state_hook is called under @mutex right after
+	 * the channel started (an error undoes the start) and right before it
+	 * stops.
+	 */
+	const char *catalog_extra;
+	int (*state_hook)(struct trace_info *t, bool running);
 };
 
 /* ktrace_chan.c */

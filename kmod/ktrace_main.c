@@ -21,6 +21,8 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include "ktrace_internal.h"
+#include "kft_internal.h"
+#include "lkst_internal.h" /* LKST tracer: kt_lkst_init/exit */
 
 static unsigned int buf_size = TRACE_DEFAULT_BUF_SIZE;
 module_param(buf_size, uint, 0400);
@@ -65,6 +67,7 @@ EXPORT_SYMBOL_GPL(ktrace_catalog_func);
 static int __init kt_init(void)
 {
 	struct trace_info *t;
+	int ret;
 
 	t = trace_setup("ktrace", "default", buf_size, buf_nr, flags);
 	if (IS_ERR(t)) {
@@ -73,11 +76,30 @@ static int __init kt_init(void)
 		return PTR_ERR(t);
 	}
 	kt_default = t;
+
+	/* LKST: kernel events, handlers, masksets (lkst_*.c) */
+	ret = kt_lkst_init();
+	if (ret) {
+		trace_cleanup(kt_default);
+		kt_default = NULL;
+		return ret;
+	}
+
+	/* KFT: /proc/kft, /proc/kft_data, /proc/kft_callsites (kft_*.c) */
+	ret = kt_kft_init();
+	if (ret) {
+		kt_lkst_exit();
+		trace_cleanup(kt_default);
+		kt_default = NULL;
+		return ret;
+	}
 	return 0;
 }
 
 static void __exit kt_exit(void)
 {
+	kt_kft_exit();  /* KFT: /proc files removed, probes off */
+	kt_lkst_exit(); /* LKST: probes off, ktrace/lkst removed */
 	trace_cleanup(kt_default);
 	kt_default = NULL;
 }

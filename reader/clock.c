@@ -112,6 +112,8 @@ static __int128 line(const struct ktr_pair *a, const struct ktr_pair *b, uint64_
 
 	if (dr == 0)
 		return a->ns;
+	if (dx >= 0 && dx < ((__int128)1 << 32) && dn >= 0 && dn < ((__int128)1 << 32) && dr > 0)
+		return (__int128)a->ns + (__int128)((uint64_t)dx * (uint64_t)dn / (uint64_t)dr);
 
 	if (dx > big || dx < -big || dn > big) { /* only absurd values: avoid overflow */
 		long double v = (long double)dx * (long double)dn / (long double)dr;
@@ -125,7 +127,13 @@ static __int128 line(const struct ktr_pair *a, const struct ktr_pair *b, uint64_
 	return (__int128)a->ns + dx * dn / dr;
 }
 
-uint64_t ktr_raw_to_ns(const struct ktr_trace *t, uint64_t raw)
+/*
+ * ktr_raw_to_ns_hint() - ktr_raw_to_ns() remembering in *@hint the
+ * calibration segment it used: consecutive times of one stream mostly fall
+ * in the same segment, which then costs no binary search.  The result is
+ * the same as ktr_raw_to_ns()'s; *@hint may hold any value (SIZE_MAX: none).
+ */
+uint64_t ktr_raw_to_ns_hint(const struct ktr_trace *t, uint64_t raw, size_t *hint)
 {
 	const struct ktr_pair *c = t->calib;
 	size_t n = t->ncalib, lo, hi;
@@ -139,6 +147,8 @@ uint64_t ktr_raw_to_ns(const struct ktr_trace *t, uint64_t raw)
 		v = line(&c[0], &c[1], raw);
 	} else if (raw >= c[n - 1].raw) {
 		v = line(&c[n - 2], &c[n - 1], raw);
+	} else if (*hint < n - 1 && c[*hint].raw < raw && raw <= c[*hint + 1].raw) {
+		v = line(&c[*hint], &c[*hint + 1], raw);
 	} else {
 		/* c[lo].raw < raw <= c[hi].raw */
 		lo = 0;
@@ -151,6 +161,7 @@ uint64_t ktr_raw_to_ns(const struct ktr_trace *t, uint64_t raw)
 			else
 				hi = mid;
 		}
+		*hint = lo;
 		v = line(&c[lo], &c[hi], raw);
 	}
 	if (v < 0)
@@ -158,4 +169,11 @@ uint64_t ktr_raw_to_ns(const struct ktr_trace *t, uint64_t raw)
 	if (v > (__int128)UINT64_MAX)
 		return UINT64_MAX;
 	return (uint64_t)v;
+}
+
+uint64_t ktr_raw_to_ns(const struct ktr_trace *t, uint64_t raw)
+{
+	size_t hint = SIZE_MAX;
+
+	return ktr_raw_to_ns_hint(t, raw, &hint);
 }

@@ -57,12 +57,12 @@ const char *ktr_diag_next(struct ktr_trace *t)
 		t->suppressed = 0;
 		return t->dlast;
 	}
-	return NULL;
+	return t->sub ? ktr_diag_next(t->sub) : NULL; /* then DIR/kernel's (kernel.c) */
 }
 
 unsigned long ktr_error_count(const struct ktr_trace *t)
 {
-	return t->nerr;
+	return t->nerr + (t->sub ? ktr_error_count(t->sub) : 0);
 }
 
 /* Free every queued message (ktr_close()). */

@@ -83,6 +83,8 @@ struct ktr_stream {
 	uint64_t bad_off; /* PH_TAIL: offset and text of the pending gap */
 	char what[128];
 
+	size_t calib_hint; /* ktr_raw_to_ns_hint() segment of this stream's last time */
+
 	/* merge look-ahead */
 	struct ktr_rec la;
 	int la_valid;
@@ -103,6 +105,17 @@ struct ktr_mstream {
 	unsigned index;
 	unsigned kind;
 	char *file;
+};
+
+/* A metadata `map` line (the public struct plus its owned strings). */
+struct ktr_map_ent {
+	struct ktr_map m;
+	char *buildid, *path;
+};
+
+/* An interned (func, site) pair of a CALL record with inline addresses. */
+struct ktr_pair2 {
+	uint64_t func, site;
 };
 
 struct ktr_trace {
@@ -144,11 +157,37 @@ struct ktr_trace {
 	char *dlast;
 	unsigned long nerr;
 
+	struct ktr_map_ent *maps; /* metadata `map` lines, file order */
+	size_t nmaps, capmaps;
+
+	uint64_t origin_ns;    /* KFT run's time origin (DIR/kft), 0 if none */
+	size_t call_hint;      /* ktr_raw_to_ns_hint() segment for call entry times */
+
+	/* the call-site table (calls.c) */
+	struct ktr_file cs;
+	int cs_state;          /* 0 not loaded, 1 usable, -1 missing or unusable */
+	uint64_t cs_hdr, cs_esize, cs_cap, cs_count, cs_avail; /* avail: entries in the file */
+	uint8_t *cs_reported;  /* one bit per index: bad entry already reported */
+	int cs_far_reported;   /* an index beyond the table was reported */
+	int cs_short_reported; /* a CALL record without payload was reported */
+	struct ktr_pair2 *xpairs; /* interned inline pairs, key KTR_CALL_KEY_EXTRA + i */
+	size_t nxpairs, capxpairs;
+	uint32_t *xhash;       /* open addressing over xpairs (index + 1), 0 = empty */
+	size_t xhash_size;
+
 	/* merge heap of stream indexes with a valid look-ahead */
 	unsigned *heap;
 	unsigned nheap;
 	int merge_ready;
 	char what[128]; /* the returned gap's text, stable until the next call */
+
+	/* the kernel sub-trace DIR/kernel (kernel.c) */
+	struct ktr_trace *sub;
+	int is_sub;      /* this is a sub-trace: no DIR/kernel of its own */
+	int kernel_only; /* DIR has no metadata, only kernel/ */
+	struct ktr_memfile *sub_mfiles;
+	struct ktr_rec la2[2]; /* look-ahead: [0] this trace's merge, [1] the sub-trace's */
+	int la_state[2];
 };
 
 /* diag.c */
@@ -168,10 +207,23 @@ void ktr_parse_threads(struct ktr_trace *t, const struct ktr_file *f);
 void ktr_add_thread(struct ktr_trace *t, uint32_t tid, uint32_t pid, const char *comm,
 		    size_t len);
 void ktr_sort_tables(struct ktr_trace *t);
+void ktr_add_map(struct ktr_trace *t, uint64_t start, uint64_t end, uint64_t off,
+		 const char *id, size_t idlen, const char *path, size_t plen);
 int ktr_parse_u64(const char *s, size_t len, uint64_t *v);
+
+/* calls.c */
+void ktr_callsites_load(struct ktr_trace *t);
+void ktr_calls_free(struct ktr_trace *t);
 
 /* control.c */
 void ktr_read_control(struct ktr_trace *t);
+
+/* merge.c, kernel.c */
+int ktr_merge_next(struct ktr_trace *t, struct ktr_rec *r);
+void ktr_sub_open(struct ktr_trace *t);
+void ktr_sub_rewind(struct ktr_trace *t);
+void ktr_sub_close(struct ktr_trace *t);
+struct ktr_trace *ktr_open_sub(const char *dir, const struct ktr_memfile *files, size_t n);
 
 /* stream.c */
 void ktr_stream_index(struct ktr_trace *t, struct ktr_stream *s);
@@ -180,6 +232,7 @@ int ktr_guess_fixed(const struct ktr_stream *s, uint32_t *bs, uint32_t *nr);
 
 /* clock.c */
 void ktr_add_pair(struct ktr_trace *t, uint64_t raw, uint64_t ns);
+uint64_t ktr_raw_to_ns_hint(const struct ktr_trace *t, uint64_t raw, size_t *hint);
 void ktr_calib_finish(struct ktr_trace *t);
 
 /* util */

@@ -78,7 +78,8 @@ static int merge_init(struct ktr_trace *t)
 	return 0;
 }
 
-int ktr_next(struct ktr_trace *t, struct ktr_rec *r)
+/* ktr_merge_next() - ktr_next() over this trace's own streams (kernel.c adds DIR/kernel). */
+int ktr_merge_next(struct ktr_trace *t, struct ktr_rec *r)
 {
 	struct ktr_stream *s;
 	unsigned i;
@@ -109,4 +110,5 @@ void ktr_rewind(struct ktr_trace *t)
 		ktr_stream_reset(&t->streams[i]);
 	t->merge_ready = 0;
 	t->nheap = 0;
+	ktr_sub_rewind(t);
 }

@@ -7,7 +7,8 @@
  * ignored, and a newer format version is reported but parsing goes on
  * (FORMAT.md, "Compatibility").  Fields are separated by single spaces; the
  * last field of comm, host, kernel, machine, channel, map, thread and func
- * lines is the rest of the line.
+ * lines is the rest of the line.  `map` lines (hex START END OFFSET, hex
+ * BUILDID or -, PATH) are kept in file order for the symbolizer.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -86,6 +87,47 @@ int ktr_parse_u64(const char *s, size_t len, uint64_t *v)
 	return 0;
 }
 
+/* Exactly @len hex digits (no 0x; at most 16) into *@v.  Return: 0 or -EINVAL. */
+static int parse_hex(const char *s, size_t len, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		s += 2;
+		len -= 2;
+	}
+	if (!len || len > 16)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		char ch = s[i];
+		unsigned d;
+
+		if (ch >= '0' && ch <= '9')
+			d = (unsigned)(ch - '0');
+		else if (ch >= 'a' && ch <= 'f')
+			d = (unsigned)(ch - 'a' + 10);
+		else if (ch >= 'A' && ch <= 'F')
+			d = (unsigned)(ch - 'A' + 10);
+		else
+			return -EINVAL;
+		x = x << 4 | d;
+	}
+	*v = x;
+	return 0;
+}
+
+/* A build id: an even number of hex digits, 2..128.  Return: 0 or -EINVAL. */
+static int parse_hex_id(const char *s, size_t len)
+{
+	if (len < 2 || len > 128 || len % 2)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
+		      (s[i] >= 'A' && s[i] <= 'F')))
+			return -EINVAL;
+	return 0;
+}
+
 /* A copy of @len bytes of @s with control characters made '?'. */
 static char *copy_str(const char *s, size_t len)
 {
@@ -135,6 +177,48 @@ void ktr_add_thread(struct ktr_trace *t, uint32_t tid, uint32_t pid, const char 
 	e->tid = tid;
 	e->pid = pid;
 	e->order = t->nthreads++;
+}
+
+/*
+ * ktr_add_map() - remember a `map` line: [@start, @end) at file offset @off
+ * of @path (@plen bytes), build id @id (@idlen hex digits, 0 = none).
+ */
+void ktr_add_map(struct ktr_trace *t, uint64_t start, uint64_t end, uint64_t off, const char *id,
+		 size_t idlen, const char *path, size_t plen)
+{
+	struct ktr_map_ent *e;
+
+	if (t->nmaps == t->capmaps) {
+		size_t cap = t->capmaps ? 2 * t->capmaps : 32;
+		struct ktr_map_ent *n = realloc(t->maps, cap * sizeof(*n));
+
+		if (!n)
+			return;
+		t->maps = n;
+		t->capmaps = cap;
+	}
+	e = &t->maps[t->nmaps];
+	e->buildid = copy_str(id, idlen);
+	e->path = copy_str(path, plen);
+	if (!e->buildid || !e->path) {
+		free(e->buildid);
+		free(e->path);
+		return;
+	}
+	for (char *p = e->buildid; *p; p++)
+		if (*p >= 'A' && *p <= 'F')
+			*p = (char)(*p - 'A' + 'a');
+	e->m.start = start;
+	e->m.end = end;
+	e->m.offset = off;
+	e->m.buildid = e->buildid;
+	e->m.path = e->path;
+	t->nmaps++;
+}
+
+const struct ktr_map *ktr_map_at(const struct ktr_trace *t, size_t i)
+{
+	return i < t->nmaps ? &t->maps[i].m : NULL;
 }
 
 static int add_event(struct ktr_trace *t, uint64_t id, unsigned cls, const char *name, size_t nlen,
@@ -334,7 +418,22 @@ static const char *parse_line(struct ktr_trace *t, const char *line, size_t llen
 		ktr_add_thread(t, (uint32_t)x, (uint32_t)y, c, cl);
 		return NULL;
 	}
-	return NULL; /* map, unknown keys: ignored */
+	if (eq(k, kl, "map")) {
+		const char *d, *e;
+		size_t dl, el;
+		uint64_t z;
+
+		if (!field(&fs, &a, &al) || parse_hex(a, al, &x) || !field(&fs, &b, &bl) ||
+		    parse_hex(b, bl, &y) || y < x || !field(&fs, &c, &cl) || parse_hex(c, cl, &z))
+			return "bad map line (expected map START END OFFSET BUILDID PATH, hex numbers)";
+		if (!field(&fs, &d, &dl) || !(eq(d, dl, "-") || !parse_hex_id(d, dl)))
+			return "bad map build id (hex digits or -)";
+		if (!rest(&fs, &e, &el))
+			return "map needs a path";
+		ktr_add_map(t, x, y, z, d, eq(d, dl, "-") ? 0 : dl, e, el);
+		return NULL;
+	}
+	return NULL; /* unknown keys: ignored */
 }
 
 /* Call @fn on each line of @f; lines end at '\n' (a last unterminated line counts). */

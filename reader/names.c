@@ -41,12 +41,14 @@ const struct ktr_event *ktr_event_find(const struct ktr_trace *t, unsigned cls, 
 		else
 			hi = mid;
 	}
-	return NULL;
+	return t->sub ? ktr_event_find(t->sub, cls, id) : NULL; /* DIR/kernel's catalogue */
 }
 
 const struct ktr_event *ktr_event_at(const struct ktr_trace *t, size_t i)
 {
-	return i < t->nevents ? &t->events[i] : NULL;
+	if (i < t->nevents)
+		return &t->events[i];
+	return t->sub ? ktr_event_at(t->sub, i - t->nevents) : NULL;
 }
 
 const char *ktr_func_name(const struct ktr_trace *t, unsigned func)
@@ -88,6 +90,35 @@ static const char *event_name(const struct ktr_trace *t, unsigned id, char *buf,
 	return buf;
 }
 
+/* The (func, site) pair of CALL record @r without reporting anything. */
+static void call_addrs(const struct ktr_trace *t, const struct ktr_rec *r, uint64_t *func,
+		       uint64_t *site)
+{
+	uint32_t idx = KTRACE_CALL_SITE(r->id, r->w[0]);
+
+	*func = *site = 0;
+	if (idx == KTRACE_CALLSITE_NONE) {
+		if (r->nwords >= 4) {
+			*func = r->w[2];
+			*site = r->w[3];
+		}
+	} else {
+		ktr_callsite(t, idx, func, site);
+	}
+}
+
+/* CALL records without a symbolizer: "call:0xFUNC" ("call:?" if unknown). */
+static void call_name(const struct ktr_trace *t, const struct ktr_rec *r, char *buf, size_t len)
+{
+	uint64_t func, site;
+
+	call_addrs(t, r, &func, &site);
+	if (func)
+		snprintf(buf, len, "call:0x%llx", (unsigned long long)func);
+	else
+		snprintf(buf, len, "call:?");
+}
+
 const char *ktr_rec_name(const struct ktr_trace *t, const struct ktr_rec *r, char *buf, size_t len)
 {
 	const struct ktr_event *e;
@@ -98,6 +129,8 @@ const char *ktr_rec_name(const struct ktr_trace *t, const struct ktr_rec *r, cha
 		snprintf(buf, len, "%s", gap_name(r->gap));
 	else if (r->cls == KTRACE_CLASS_LOG2 || r->cls == KTRACE_CLASS_LOG4)
 		event_name(t, r->id, buf, len);
+	else if (r->cls == KTRACE_CLASS_CALL && r->nwords >= 1)
+		call_name(t, r, buf, len);
 	else if ((e = ktr_event_find(t, r->cls, r->id)) && r->cls == KTRACE_CLASS_KEVENT)
 		snprintf(buf, len, "%s", e->name);
 	else
@@ -111,6 +144,8 @@ const char *ktr_rec_category(const struct ktr_trace *t, const struct ktr_rec *r)
 
 	if (r->kind == KTR_GAP)
 		return "ktrace";
+	if (r->cls == KTRACE_CLASS_CALL)
+		return "call";
 	if (r->cls == KTRACE_CLASS_LOG2 || r->cls == KTRACE_CLASS_LOG4 ||
 	    r->cls == KTRACE_CLASS_KEVENT) {
 		e = ktr_event_find(t, r->cls, r->id);
@@ -127,6 +162,24 @@ unsigned ktr_rec_args(const struct ktr_trace *t, const struct ktr_rec *r, const 
 
 	if (r->kind == KTR_GAP)
 		return 0;
+	if (r->cls == KTRACE_CLASS_CALL && nw >= 1) {
+		/* decoded: entry and duration in ns, depth, signal nesting, flags, addresses */
+		static const char *const cn[] = { "entry", "dur", "depth", "sig", "flags", "func", "site" };
+		uint64_t w0 = r->w[0], dur = KTRACE_CALL_DUR_LO(w0) | (nw >= 2 ? r->w[1] << 32 : 0);
+		uint64_t entry = dur <= r->raw ? ktr_raw_to_ns(t, r->raw - dur) : 0;
+
+		if (entry > r->ns)
+			entry = r->ns;
+		vals[0] = entry;
+		vals[1] = r->ns - entry;
+		vals[2] = KTRACE_CALL_DEPTH(w0);
+		vals[3] = KTRACE_CALL_SIG(w0);
+		vals[4] = KTRACE_CALL_FLAGS(w0);
+		call_addrs(t, r, &vals[5], &vals[6]);
+		for (unsigned i = 0; i < 7; i++)
+			names[i] = cn[i];
+		return 7;
+	}
 	if (nw > KTRACE_MAX_WORDS)
 		nw = KTRACE_MAX_WORDS;
 	e = (r->cls == KTRACE_CLASS_LOG2 || r->cls == KTRACE_CLASS_LOG4 ||
@@ -141,6 +194,15 @@ unsigned ktr_rec_args(const struct ktr_trace *t, const struct ktr_rec *r, const 
 		}
 		for (unsigned i = split; i < nw && n < KTRACE_MAX_WORDS; i++) {
 			names[n] = word_names[i];
+			vals[n++] = r->w[i];
+		}
+		return n;
+	}
+	if (r->cls == KTRACE_CLASS_KEVENT && nw >= 1) {
+		/* word 0 is the task (ktr_rec tid/pid, lkst.h); the arguments follow */
+		for (unsigned i = 1; i < nw; i++) {
+			names[n] = e && i - 1 < e->nargs && e->args[i - 1][0] ? e->args[i - 1]
+									   : word_names[i];
 			vals[n++] = r->w[i];
 		}
 		return n;
@@ -177,14 +239,14 @@ int ktr_thread(const struct ktr_trace *t, uint32_t tid, uint32_t *pid, const cha
 		else
 			hi = mid;
 	}
-	return 0;
+	return t->sub ? ktr_thread(t->sub, tid, pid, comm) : 0; /* tasks DIR/kernel saw */
 }
 
 int ktr_thread_at(const struct ktr_trace *t, size_t i, uint32_t *tid, uint32_t *pid,
 		  const char **comm)
 {
 	if (i >= t->nthreads)
-		return 0;
+		return t->sub ? ktr_thread_at(t->sub, i - t->nthreads, tid, pid, comm) : 0;
 	if (tid)
 		*tid = t->threads[i].tid;
 	if (pid)

@@ -10,6 +10,7 @@
  *             else guessed from the headers (ktr_guess_fixed()), else packed
  *   clock     metadata `clock`; else tsc, calibrated by the sub-buffer
  *             headers (FORMAT.md: without metadata the reader assumes tsc)
+ *   calls     the `callsites` file, when there is one (calls.c)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -159,13 +160,16 @@ static void load(struct ktr_trace *t)
 		}
 	}
 
+	/* `ktrace record --kernel` without a program: only DIR/kernel (kernel.c) */
+	t->kernel_only = !t->is_sub && !ktr_file_exists(t, "metadata") &&
+			 ktr_file_exists(t, "kernel/metadata");
 	if (ktr_file_open(t, &f, "metadata", 1) == 0) {
 		ktr_parse_metadata(t, &f);
 		if (!t->have_clock) {
 			ktr_diag(t, 1, "%s: no clock line; assuming tsc", f.path);
 			t->info.clock_tsc = 1;
 		}
-	} else if (f.path && !ktr_file_exists(t, "metadata")) {
+	} else if (f.path && !ktr_file_exists(t, "metadata") && !t->kernel_only) {
 		ktr_diag(t, 1, "%s: %s; reading the streams without it (clock tsc assumed)", f.path,
 			 strerror(ENOENT));
 		t->info.clock_tsc = 1;
@@ -200,7 +204,7 @@ static void load(struct ktr_trace *t)
 	}
 	if (t->nstreams)
 		qsort(t->streams, t->nstreams, sizeof(*t->streams), cmp_stream);
-	else
+	else if (!t->kernel_only)
 		ktr_diag(t, 1, "%s: no stream files (trace0... or cpu0...)", t->dir);
 
 	for (unsigned i = 0; i < t->nstreams; i++) {
@@ -230,6 +234,8 @@ static void load(struct ktr_trace *t)
 	t->info.nstreams = t->nstreams;
 	ktr_sort_tables(t);
 	ktr_calib_finish(t);
+	ktr_callsites_load(t);
+	ktr_sub_open(t);
 }
 
 struct ktr_trace *ktr_open(const char *dir)
@@ -239,6 +245,24 @@ struct ktr_trace *ktr_open(const char *dir)
 	if (!t) {
 		errno = ENOMEM;
 		return NULL;
+	}
+	load(t);
+	return t;
+}
+
+/* ktr_open_sub() - open a kernel sub-trace (kernel.c): as ktr_open() or
+ * ktr_open_mem() (@files not NULL), without looking for a kernel/ in it. */
+struct ktr_trace *ktr_open_sub(const char *dir, const struct ktr_memfile *files, size_t n)
+{
+	static const struct ktr_memfile none;
+	struct ktr_trace *t = trace_new(dir);
+
+	if (!t)
+		return NULL;
+	t->is_sub = 1;
+	if (files) {
+		t->mfiles = n ? files : &none;
+		t->nmfiles = n;
 	}
 	load(t);
 	return t;
@@ -263,6 +287,7 @@ void ktr_close(struct ktr_trace *t)
 {
 	if (!t)
 		return;
+	ktr_sub_close(t);
 	for (unsigned i = 0; i < t->nstreams; i++) {
 		struct ktr_stream *s = &t->streams[i];
 
@@ -290,6 +315,12 @@ void ktr_close(struct ktr_trace *t)
 		free(t->threads[i].comm);
 	free(t->threads);
 	free(t->calib);
+	for (size_t i = 0; i < t->nmaps; i++) {
+		free(t->maps[i].buildid);
+		free(t->maps[i].path);
+	}
+	free(t->maps);
+	ktr_calls_free(t);
 	free(t->sctl);
 	free(t->heap);
 	for (int i = 0; i < 6; i++)

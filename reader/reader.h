@@ -15,6 +15,13 @@
  *     corrupt or truncated data) delivered in line, as pseudo-records at the
  *     place they happened.
  *
+ * For function traces (KFT, CALL records) it also decodes calls with their
+ * function and call site (ktr_call_decode(), the `callsites` table),
+ * names addresses from the trace's memory maps with elfutils
+ * (ktr_syms_new(), ktr_sym_lookup()), rebuilds call trees for local times
+ * (ktr_ctree_add()) and sorts calls into entry order in bounded memory
+ * (ktr_callsort_*()): what `ktrace addr2sym` and `ktrace kd` are made of.
+ *
  * Bad input never stops the reader: what cannot be read is reported as a
  * one-line diagnostic ("FILE: offset N: what", or "FILE:LINE: what" for the
  * metadata) and everything else is still returned.  The caller drains the
@@ -236,6 +243,28 @@ const struct ktr_stream_info *ktr_stream(const struct ktr_trace *t, unsigned i);
 /** ktr_dir() - the directory @t was opened from. */
 const char *ktr_dir(const struct ktr_trace *t);
 
+/*
+ * The kernel sub-trace.  A trace directory may hold kernel/, itself a trace
+ * directory (clock mono, per-CPU KEVENT streams) written by `ktrace record
+ * --kernel` (docs/FORMAT.md, "The kernel sub-trace").  ktr_open() opens it
+ * too; ktr_next() then merges both by CLOCK_MONOTONIC ns into one timeline
+ * (ties: the application's record first), the names and diagnostics
+ * functions fall through to it, and ktr_error_count() counts both.  Its
+ * records carry stream numbers KTR_KERNEL_STREAM + N (kernel/cpuN) and raw
+ * times in ns of its own clock: compare records of a merged trace by @ns,
+ * never by @raw.  ktr_info()->nstreams, ktr_stream() and ktr_stream_next()
+ * cover the application's streams only.  A directory holding nothing but
+ * kernel/ is a trace whose info is the sub-trace's.
+ *
+ * KEVENT records (either trace) have @tid = the task's pid (word 0 bits
+ * 0..31) and @pid = its tgid (bits 32..63, else the `thread` lines'), and
+ * ktr_rec_args() gives the arguments after word 0.
+ */
+#define KTR_KERNEL_STREAM 65536u
+
+/** ktr_kernel() - the kernel sub-trace of @t (its own info, streams), or NULL. */
+const struct ktr_trace *ktr_kernel(const struct ktr_trace *t);
+
 /* ------------------------------------------------------------------ */
 /* Records                                                             */
 /* ------------------------------------------------------------------ */
@@ -292,20 +321,27 @@ const char *ktr_func_name(const struct ktr_trace *t, unsigned func);
 /**
  * ktr_rec_name() - the printable name of record @r into @buf (@len bytes,
  * always NUL-terminated): the catalogue name; else for a named function
- * NAME:entry, NAME:exit or NAME:N; else F<func>:E<event>; "class N id M"
- * for classes without names; for gaps "[lost]", "[overwritten]",
- * "[dropped]", "[corrupt]".  Return: @buf.
+ * NAME:entry, NAME:exit or NAME:N; else F<func>:E<event>; for CALL
+ * records "call:0xFUNC" (the function's address; "call:?" if unknown:
+ * tools name it with ktr_sym_lookup()); "class N id M" for other classes
+ * without names; for gaps "[lost]", "[overwritten]", "[dropped]",
+ * "[corrupt]".  Return: @buf.
  */
 const char *ktr_rec_name(const struct ktr_trace *t, const struct ktr_rec *r, char *buf,
 			 size_t len);
 
-/** ktr_rec_category() - the catalogue category of @r ("ktrace" for gaps). */
+/**
+ * ktr_rec_category() - the catalogue category of @r ("ktrace" for gaps,
+ * "call" for CALL records).
+ */
 const char *ktr_rec_category(const struct ktr_trace *t, const struct ktr_rec *r);
 
 /**
  * ktr_rec_args() - the arguments of record @r by name.
  * @names: receives up to KTRACE_MAX_WORDS argument names (catalogue names,
  *         else "a".."d" for LOG2/LOG4, "w0".."w14" for other classes).
+ *         CALL records give their decoded fields: entry (ns), dur (ns),
+ *         depth, sig, flags, func and site (addresses, 0 if unknown).
  * @vals:  their values (LOG4: the u32 values).
  * Return: the number of arguments (0 for gaps).
  */
@@ -381,6 +417,336 @@ const char *ktr_diag_next(struct ktr_trace *t);
  * operation (lost, overwritten, dropped) are not errors.
  */
 unsigned long ktr_error_count(const struct ktr_trace *t);
+
+/* ------------------------------------------------------------------ */
+/* Memory maps (metadata `map` lines)                                  */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct ktr_map - one metadata `map START END OFFSET BUILDID PATH` line:
+ * a loaded segment of an object in the traced program's address space.
+ * @start, @end:  its addresses [start, end).
+ * @offset:       file offset of the segment's first byte.
+ * @buildid:      the object's GNU build id in hex, "" if none was recorded.
+ * @path:         the object's file as the program saw it ("linux-vdso.so.1"
+ *                for objects without a file).
+ * Strings are owned by the trace.
+ */
+struct ktr_map {
+	uint64_t start, end, offset;
+	const char *buildid;
+	const char *path;
+};
+
+/**
+ * ktr_map_at() - the @i-th map line (in file order: the traced executable
+ * first, as dl_iterate_phdr() reports it), or NULL past the end.
+ */
+const struct ktr_map *ktr_map_at(const struct ktr_trace *t, size_t i);
+
+/* ------------------------------------------------------------------ */
+/* Function call records (KFT, class KTRACE_CLASS_CALL)                */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct ktr_call - a CALL record decoded (docs/FORMAT.md, "Function call
+ * records"): one completed (or unfinished) function call.
+ * @entry_ns:  CLOCK_MONOTONIC ns of the call's entry (record time minus
+ *             the duration, converted with the trace's calibration).
+ * @exit_ns:   ns of its exit: the record's time.  For an unfinished call,
+ *             the moment its record was written (the exit was not seen).
+ * @dur_ns:    exit_ns - entry_ns.
+ * @dur_raw:   the duration as recorded, raw clock units.
+ * @func:      address of the called function, 0 if unknown (bad call-site
+ *             entry, see ktr_call_decode()).
+ * @site:      return address in the caller (gcc's call_site), 0 if unknown.
+ * @key:       a 32-bit name of the (func, site) pair: the call-site index,
+ *             or for records with inline addresses (index 0xffffff) an id
+ *             >= KTR_CALL_KEY_EXTRA interned by the reader; equal pairs
+ *             written under different indexes keep different keys.
+ *             ktr_call_key_addrs() turns it back into addresses.
+ * @index:     the call-site index as recorded (24 bits).
+ * @tid, @pid, @cpu: thread, process and CPU (as struct ktr_rec).
+ * @depth:     depth on the thread's shadow stack, 0 = outermost traced frame.
+ * @sig:       signal-handler nesting, 0 = thread context (KFT's interrupt
+ *             context), 15 = 15 or more.
+ * @flags:     KTRACE_CALLF_UNFINISHED, KTRACE_CALLF_WATCH.
+ */
+struct ktr_call {
+	uint64_t entry_ns, exit_ns, dur_ns, dur_raw;
+	uint64_t func, site;
+	uint32_t key, index;
+	uint32_t tid, pid;
+	int cpu;
+	unsigned depth, sig, flags;
+};
+
+#define KTR_CALL_KEY_EXTRA 0x1000000u /* first key of interned inline pairs */
+#define KTR_CALL_KEY_NONE 0xffffffffu /* the pair is unknown */
+
+/**
+ * ktr_call_decode() - decode record @r into *@c if it is a CALL record.
+ *
+ * The call-site index is looked up in the trace's `callsites` file (read
+ * when the trace was opened).  A missing or damaged file, an index beyond
+ * the table or an entry never written is reported once (a diagnostic
+ * naming DIR/callsites and the byte offset, counted as an error) and the
+ * call is returned with func = site = 0 and key KTR_CALL_KEY_NONE, so it
+ * can still be counted and printed.  A CALL record too short to hold its
+ * payload word is reported (stream file and offset) and not decoded.
+ *
+ * Return: 1 if @c was filled, 0 if @r is not a (usable) CALL record.
+ */
+int ktr_call_decode(struct ktr_trace *t, const struct ktr_rec *r, struct ktr_call *c);
+
+/**
+ * ktr_callsite() - the (function, call site) pair of call-site index @index.
+ * Return: 1 with *@func and *@site set, 0 if the table has no valid entry
+ * there (nothing reported: ktr_call_decode() does that).
+ */
+int ktr_callsite(const struct ktr_trace *t, uint32_t index, uint64_t *func, uint64_t *site);
+
+/**
+ * ktr_call_key_addrs() - the addresses behind a struct ktr_call @key.
+ * Return: 1 with *@func and *@site set, 0 for KTR_CALL_KEY_NONE or an
+ * unknown key (*@func = *@site = 0).
+ */
+int ktr_call_key_addrs(const struct ktr_trace *t, uint32_t key, uint64_t *func, uint64_t *site);
+
+/**
+ * ktr_time_origin() - the trace's time origin in CLOCK_MONOTONIC ns: for
+ * a function trace the KFT run's origin (DIR/kft: the moment the runtime
+ * began setting the trace up; `trigger start time` and the run status's
+ * start and stop times count from it), else the metadata's `created-ns`,
+ * else 0 (times since boot, as KFT's were).  Tools print call entry times
+ * relative to it.
+ */
+uint64_t ktr_time_origin(const struct ktr_trace *t);
+
+/* ------------------------------------------------------------------ */
+/* Symbols (elfutils libdwfl)                                          */
+/* ------------------------------------------------------------------ */
+
+struct ktr_syms;
+
+/* Lookup flags. */
+#define KTR_SYM_RETADDR 0x1u /* @addr is a return address: look at addr - 1 */
+#define KTR_SYM_LINES 0x2u   /* fill src/line */
+#define KTR_SYM_INLINE 0x4u  /* fill the inlined frames */
+
+#define KTR_SYM_MAX_INLINE 8
+
+/**
+ * struct ktr_inline_frame - a function inlined at the looked-up address.
+ * @name:       the inlined function ("?" if DWARF does not name it).
+ * @call_src, @call_line: where it was inlined (its call site), NULL/0 if
+ *              unknown.
+ */
+struct ktr_inline_frame {
+	const char *name;
+	const char *call_src;
+	unsigned call_line;
+};
+
+/**
+ * struct ktr_sym - what an address is.  Strings are owned by the
+ * symbolizer and live until ktr_syms_free().
+ * @addr:     the address looked up.
+ * @name:     the function symbol containing it, NULL if none (no symbol
+ *            table, a stale file, no file, or between symbols).
+ * @offset:   @addr minus the symbol's start (for a return address: of the
+ *            return address itself, as KFT's "Called At" printed it).
+ * @module:   the mapped file's path as recorded, NULL if @addr lies in no
+ *            `map` line.
+ * @modname:  its base name ("libc.so.6"), NULL with @module.
+ * @modoff:   file offset of @addr in @module.
+ * @src, @line: source file and line (KTR_SYM_LINES, DWARF line table;
+ *            for a return address the line of the call), NULL/0 if unknown.
+ * @ninline, @inl: functions inlined at the address, innermost first
+ *            (KTR_SYM_INLINE; at most KTR_SYM_MAX_INLINE).
+ */
+struct ktr_sym {
+	uint64_t addr;
+	const char *name;
+	uint64_t offset;
+	const char *module, *modname;
+	uint64_t modoff;
+	const char *src;
+	unsigned line;
+	unsigned ninline;
+	struct ktr_inline_frame inl[KTR_SYM_MAX_INLINE];
+};
+
+/**
+ * ktr_syms_new() - a symbolizer for the addresses of trace @t, built from
+ * its `map` lines (ktr_map_at()).  Objects are opened lazily, on the first
+ * address that falls in them, with elfutils (libelf for the build id and
+ * program headers, libdwfl for symbols, lines and inlined frames; separate
+ * debug files are found the standard way, /usr/lib/debug and
+ * .gnu_debuglink).  PIE executables and shared libraries are placed at the
+ * load bias their map lines imply.
+ *
+ * Problems are reported once per object, as a warning through the trace's
+ * diagnostics (ktr_diag_next(); not counted as errors):
+ *   - the file cannot be opened or is not ELF;
+ *   - its build id differs from the recorded one (the file changed since
+ *     the trace was taken): its symbols are not used;
+ *   - it has no symbol table (stripped, no debug file) and a function
+ *     address in it has no symbol.
+ * Addresses without a symbol are formatted as "[NAME]+0xOFF" (file offset
+ * in the object) or, outside every map, as "0xADDR" (ktr_sym_format()).
+ * Addresses outside every map are looked up in DIR/kallsyms when the trace
+ * has one (kernel function traces: "ADDR TYPE NAME [MODULE]" lines as
+ * /proc/kallsyms prints them; a symbol extends to the next one).
+ *
+ * Return: the symbolizer, or NULL with errno = ENOMEM.
+ */
+struct ktr_syms *ktr_syms_new(struct ktr_trace *t);
+
+/**
+ * ktr_syms_set_file() - read the symbols of the object recorded as @path
+ * (NULL: the traced executable, the first map line) from @file instead,
+ * e.g. a copy with debug information or a moved binary.  The build id is
+ * still checked.  Call before the first lookup.  Return: 0, or -ENOENT if
+ * the trace maps no such object, -ENOMEM.
+ */
+int ktr_syms_set_file(struct ktr_syms *s, const char *path, const char *file);
+
+/**
+ * ktr_sym_lookup() - describe address @addr (KTR_SYM_* @flags) in *@out.
+ * Results are cached per (address, flags): looking up the same address
+ * again costs a hash probe.  Never fails: an unknown address gives a
+ * struct with @name and @module NULL.
+ * Return: @out.
+ */
+const struct ktr_sym *ktr_sym_lookup(struct ktr_syms *s, uint64_t addr, unsigned flags,
+				     struct ktr_sym *out);
+
+/**
+ * ktr_sym_format() - @sym as text into @buf (@len bytes, NUL-terminated):
+ * "NAME+0xOFF" (just "NAME" when @with_offset is 0 or the offset is 0
+ * and @with_offset is 1; @with_offset 2 always adds it), else
+ * "[MODNAME]+0xOFF", else "0xADDR".  Return: @buf.
+ */
+const char *ktr_sym_format(const struct ktr_sym *sym, int with_offset, char *buf, size_t len);
+
+/** ktr_syms_free() - free @s (NULL allowed); the trace is not touched. */
+void ktr_syms_free(struct ktr_syms *s);
+
+/* ------------------------------------------------------------------ */
+/* Call trees and entry-ordered call lists (kd, addr2sym)              */
+/* ------------------------------------------------------------------ */
+
+struct ktr_ctree;
+
+/**
+ * ktr_child_fn - told, for each recorded call, its nearest recorded
+ * descendants (its children in the call tree): @parent_key is the @key
+ * given with the parent to ktr_ctree_add(), @child_key the child's (or
+ * the keys of a group of children merged to bound memory), @ns their
+ * total duration, @count how many calls.
+ */
+typedef void (*ktr_child_fn)(void *arg, uintptr_t parent_key, uintptr_t child_key, uint64_t ns,
+			     uint64_t count);
+
+/**
+ * ktr_ctree_new() - a call-tree builder: fed the calls of a trace in
+ * record order (ktr_next(): per thread, by EXIT time, so a call comes
+ * after all of its callees), it finds each call's children and its local
+ * (self) time, exact: duration minus the children's durations.
+ *
+ * Per thread it keeps the calls whose parent has not come yet.  A call's
+ * children are the pending calls of its thread that are deeper and
+ * entered at or after it; calls whose parents were not recorded (a
+ * filter dropped them) become children of their nearest recorded
+ * ancestor.  Memory is bounded: pending runs longer than 4096 calls are
+ * merged (siblings of the same depth first, which is exact when the
+ * parents are recorded), so a thread costs at most a few hundred kB
+ * however long the trace.
+ *
+ * Return: the builder, or NULL (ENOMEM).
+ */
+struct ktr_ctree *ktr_ctree_new(void);
+
+/**
+ * ktr_ctree_add() - add call @c (with the caller's @key for it, e.g. its
+ * function) and return its local time in ns (duration minus children,
+ * never negative).  @fn (may be NULL) is called for the call's children
+ * before this returns.  On allocation failure the call is treated as a
+ * leaf (its local time is its duration).
+ */
+uint64_t ktr_ctree_add(struct ktr_ctree *ct, const struct ktr_call *c, uintptr_t key,
+		       ktr_child_fn fn, void *arg);
+
+/** ktr_ctree_threads() - threads seen so far. */
+size_t ktr_ctree_threads(const struct ktr_ctree *ct);
+
+/** ktr_ctree_free() - free @ct (NULL allowed). */
+void ktr_ctree_free(struct ktr_ctree *ct);
+
+/**
+ * struct ktr_callent - a call as kept for sorting (40 bytes).
+ * @entry_ns, @dur_ns, @local_ns: times in ns (local: ktr_ctree_add()).
+ * @key:     struct ktr_call's key (or whatever the tool names calls by).
+ * @thread:  the call's thread, an ordinal from ktr_callsort_thread().
+ * @depth, @sig, @flags: as struct ktr_call (depth saturated at 65535).
+ *           Tools may mark entries that are not calls with
+ *           KTR_CALLENT_GAP in @flags (a gap at @entry_ns; @key and
+ *           @local_ns are then theirs to use).
+ * @cpu:     the CPU, or 0xffffffff.
+ */
+struct ktr_callent {
+	uint64_t entry_ns, dur_ns, local_ns;
+	uint32_t key, thread;
+	uint16_t depth;
+	uint8_t sig, flags;
+	uint32_t cpu;
+};
+
+#define KTR_CALLENT_GAP 0x80u
+
+struct ktr_callsort;
+
+/* Orders for ktr_callsort_new(). */
+#define KTR_SORT_ENTRY 0  /* by entry time, then depth (callers first), thread */
+#define KTR_SORT_THREAD 1 /* by process id and thread id, then entry time, then depth */
+
+/**
+ * ktr_callsort_new() - an external sort of struct ktr_callent: calls are
+ * added in any order and come back in @order.  At most @mem bytes of
+ * entries are kept in memory (0: 64 MiB); beyond that sorted runs are
+ * written to unlinked temporary files (mode 0600) in $TMPDIR or /tmp and
+ * merged, so any number of calls is sorted in bounded memory.
+ * Return: the sorter, or NULL (ENOMEM).
+ */
+struct ktr_callsort *ktr_callsort_new(size_t mem, int order);
+
+/** ktr_callsort_add() - add @e.  Return: 0, or -errno (temporary file: ENOSPC, ...). */
+int ktr_callsort_add(struct ktr_callsort *s, const struct ktr_callent *e);
+
+/**
+ * ktr_callsort_next() - the next entry in order (the first call ends the
+ * adding).  Return: 1 with *@e filled, 0 at the end, -errno on a read
+ * error of a temporary file.
+ */
+int ktr_callsort_next(struct ktr_callsort *s, struct ktr_callent *e);
+
+/**
+ * ktr_callsort_thread() - the ordinal of thread (@pid, @tid) for
+ * ktr_callent.thread: 0, 1, 2, ... in order of first appearance (0 also
+ * when out of memory).
+ */
+uint32_t ktr_callsort_thread(struct ktr_callsort *s, uint32_t pid, uint32_t tid);
+
+/** ktr_callsort_thread_ids() - the ids behind ordinal @ord.  Return: 1, or 0 if unknown. */
+int ktr_callsort_thread_ids(const struct ktr_callsort *s, uint32_t ord, uint32_t *pid,
+			    uint32_t *tid);
+
+/** ktr_callsort_runs() - temporary runs written so far (0: all in memory). */
+size_t ktr_callsort_runs(const struct ktr_callsort *s);
+
+/** ktr_callsort_free() - free @s and its temporary files (NULL allowed). */
+void ktr_callsort_free(struct ktr_callsort *s);
 
 #ifdef __cplusplus
 }

@@ -321,7 +321,7 @@ static void fill_common(struct ktr_trace *t, struct ktr_stream *s, struct ktr_re
 	memset(r, 0, offsetof(struct ktr_rec, w));
 	r->stream = s->info.index;
 	r->raw = raw;
-	r->ns = ktr_raw_to_ns(t, raw);
+	r->ns = ktr_raw_to_ns_hint(t, raw, &s->calib_hint);
 	r->cpu = s->cpu;
 	r->tid = s->tid;
 	r->pid = pid_of(t, s, s->tid);
@@ -474,6 +474,13 @@ static int next_record(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec
 		r->nwords = words;
 		for (unsigned i = 0; i < words; i++)
 			r->w[i] = ktr_le64(p + off + 8 + 8 * ctx + 8 * i);
+		if (cls == KTRACE_CLASS_KEVENT && words >= 1) {
+			/* word 0 names the task (include/ktrace/lkst.h): pid | tgid << 32 */
+			r->tid = (uint32_t)r->w[0];
+			r->pid = (uint32_t)(r->w[0] >> 32);
+			if (!r->pid && r->tid)
+				ktr_thread(t, r->tid, &r->pid, NULL);
+		}
 		return 1;
 	}
 	return 0;

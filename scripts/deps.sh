@@ -3,16 +3,17 @@
 # test, fuzz and benchmark.  Idempotent and quick when everything is there;
 # must run as root (or with sudo) when something is missing.
 #
-#   scripts/deps.sh            build + test dependencies
-#   scripts/deps.sh --bench    also LTTng (the benchmark's peer)
+#   scripts/deps.sh            build + test dependencies (librsvg2-bin: the
+#                              timeline test renders its SVG with rsvg-convert)
+#   scripts/deps.sh --bench    also LTTng, uftrace and perf (the benchmarks' peers)
 #   scripts/deps.sh --kmod     also the kernel image/headers, qemu, busybox
 set -eu
 
 pkgs="build-essential pkg-config perl libelf-dev libdw-dev elfutils clang libclang-rt-dev
-      libtracefs-dev libtraceevent-dev python3 xz-utils curl ca-certificates"
+      libtracefs-dev libtraceevent-dev python3 xz-utils curl ca-certificates librsvg2-bin"
 for arg in "$@"; do
 	case "$arg" in
-	--bench) pkgs="$pkgs liblttng-ust-dev lttng-tools" ;;
+	--bench) pkgs="$pkgs liblttng-ust-dev lttng-tools uftrace linux-perf time" ;;
 	--kmod) pkgs="$pkgs linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod" ;;
 	*) echo "deps.sh: unknown option '$arg' (use --bench or --kmod)" >&2; exit 2 ;;
 	esac

@@ -25,6 +25,7 @@
 
 #include "reader/reader.h"
 #include "tap.h"
+#include "sanitizers.h"
 
 static char tmp[256], prog[512], ktrace[512];
 
@@ -479,39 +480,6 @@ static void test_bad_configs(void)
 	is_int(ncalls, 0, "and nothing was traced");
 	ok(strstr(slurp("trace/kft-status"), "error: ") != NULL, "kft-status names the error");
 	is_int(record(NULL, "tree", "-b 1000"), 2, "bad option value: usage error");
-}
-
-/*
- * A sanitizer build of libktrace.so needs its runtime loaded first in the
- * uninstrumented test program: preload what the library links to.
- */
-static void preload_sanitizers(const char *build)
-{
-	char cmd[1024], line[1024], list[4096] = "";
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "ldd %s/libktrace.so.0 2>/dev/null", build);
-	p = popen(cmd, "r");
-	if (!p)
-		return;
-	while (fgets(line, sizeof(line), p)) {
-		char name[256], path[512];
-
-		if (sscanf(line, " %255s => %511s", name, path) == 2 &&
-		    (strstr(name, "libasan") || strstr(name, "libtsan") || strstr(name, "libubsan")) &&
-		    strlen(list) + strlen(path) + 2 < sizeof(list)) {
-			if (*list)
-				strcat(list, ":");
-			strcat(list, path);
-		}
-	}
-	pclose(p);
-	if (*list) {
-		setenv("LD_PRELOAD", list, 1);
-		/* The traced test program leaks nothing worth reporting here. */
-		setenv("ASAN_OPTIONS", "detect_leaks=0", 0);
-		diag("sanitizer build: LD_PRELOAD=%s", list);
-	}
 }
 
 int main(void)

@@ -36,7 +36,9 @@
  * The CPU is the stream's (per-CPU streams) or the context word's.
  *
  * No argument is a kernel address: LKST recorded task_struct pointers; ktrace
- * records pids, so a trace shows nothing of the kernel's layout.
+ * records pids, so a trace shows nothing of the kernel's layout.  The page
+ * fault events' address and ip are kernel addresses when the fault or the
+ * faulting instruction is in the kernel: the module records those as 0.
  *
  * System masksets (LKST): RDEFAULT = the primary events, RALL = every
  * available event, RNOTHING = none.  Handlers: KTRACE_LKST_HANDLER_DEFAULT
@@ -48,9 +50,14 @@
 #define KTRACE_LKST_HANDLER_DEFAULT 1
 #define KTRACE_LKST_HANDLER_NOTHING 255
 
-#define KTRACE_LKST_MASKSET_RDEFAULT 0
-#define KTRACE_LKST_MASKSET_RALL 1
-#define KTRACE_LKST_MASKSET_RNOTHING 2
+/*
+ * Maskset ids of the module (`ktrace lkst read -m N`).  0 is the null
+ * maskset, so the seed's process-trace recipe (`read -m 0 | write -m 3`:
+ * "create a null maskset") gives an empty maskset; user masksets are 3..63.
+ */
+#define KTRACE_LKST_MASKSET_RNOTHING 0
+#define KTRACE_LKST_MASKSET_RDEFAULT 1
+#define KTRACE_LKST_MASKSET_RALL 2
 
 /* clang-format off */
 #define KTRACE_LKST_EVENTS(X) \

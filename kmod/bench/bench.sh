@@ -88,3 +88,6 @@ echo "events ftrace $ftrace_events ktrace $kt_events (rounds $ROUNDS x $REPS, 2 
 echo "dropped ktrace $(sed -n 's/^dropped //p' $K/info) overwritten $(sed -n 's/^overwritten //p' $K/info)"
 rmmod ktrace_bench
 rmmod ktrace
+
+# LKST kernel events: context-switch and syscall loads, off / ftrace / ktrace
+[ -f /bench_lkst.sh ] && sh /bench_lkst.sh

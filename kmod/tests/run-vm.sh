@@ -14,7 +14,8 @@
 # Environment: KTRACE_VM_BUILD (work dir, default build-kmod/ in the tree),
 # KTRACE_VM_KTRACE (use this ktrace binary instead of building one),
 # KTRACE_VM_ACCEL (kvm or tcg; default: try KVM if /dev/kvm is usable,
-# fall back to TCG when the guest does not come up), KTRACE_VM_CPUS (2).
+# fall back to TCG when the guest does not come up), KTRACE_VM_CPUS (2),
+# KTRACE_VM_TCG_THREAD (single, the default, or multi; see tcg_opt below).
 # Installs (apt-get) linux-image-amd64, linux-headers-amd64,
 # qemu-system-x86, busybox-static and cpio if missing.
 set -euo pipefail
@@ -87,6 +88,9 @@ cp "$SRC"/kmod/Kbuild "$SRC"/kmod/*.c "$SRC"/kmod/*.h "$KSRC/"
 cp "$SRC"/kmod/tests/ktrace_test_mod.c "$KSRC/tests/"
 cp "$SRC"/kmod/bench/ktrace_bench_mod.c "$KSRC/bench/"
 cp "$SRC"/include/ktrace/format.h "$KSRC/include/ktrace/"
+cp "$SRC"/include/ktrace/lkst.h "$KSRC/include/ktrace/" # LKST event catalogue
+cp "$SRC"/kmod/tests/ktrace_lkst_test_mod.c "$KSRC/tests/" # LKST test load
+mkdir -p "$KSRC/kft" && cp "$SRC"/kft/*.c "$SRC"/kft/*.h "$KSRC/kft/" # KFT engine + parser, in ktrace.ko
 log "building modules for $KVER"
 if ! make -C "$KDIR" M="$KSRC" KTRACE_EXTRA=y modules > "$W/kbuild.log" 2>&1; then
 	cat "$W/kbuild.log" >&2
@@ -108,6 +112,9 @@ fi
 CFLAGS_HELPER="-std=gnu11 -O2 -Wall -Wextra ${CI:+-Werror} -static -I$SRC/include -I$SRC"
 cc $CFLAGS_HELPER -o "$W/kthelper" "$SRC/kmod/tests/kthelper.c" "$SRC/cli/read_relay.c"
 cc $CFLAGS_HELPER -o "$W/pingpong" "$SRC/kmod/bench/pingpong.c"
+# LKST: the KEVENT checker and the syscall-heavy bench load
+cc $CFLAGS_HELPER -o "$W/lkstcheck" "$SRC/kmod/tests/lkstcheck.c"
+cc $CFLAGS_HELPER -o "$W/sysloop" "$SRC/kmod/bench/sysloop.c"
 
 # ---------------------------------------------------------------- initramfs
 R=$W/root
@@ -123,6 +130,16 @@ cp "$SRC/kmod/bench/bench.sh" "$R/bench.sh"
 chmod 755 "$R/init"
 cp "$KSRC"/ktrace.ko "$KSRC"/ktrace_sample.ko "$KSRC"/ktrace_test.ko "$KSRC"/ktrace_bench.ko "$R/lib/modules-ktrace/"
 cp "$W/kthelper" "$W/pingpong" "$R/bin/"
+# LKST: second suite file, bench part, modules, helpers; null_blk (and
+# configfs, which it needs) so that block requests happen in the VM
+cp "$SRC/kmod/tests/suite_lkst.sh" "$R/suite_lkst.sh"
+cp "$SRC/kmod/tests/suite_kft.sh" "$R/suite_kft.sh" # KFT in the kernel
+cp "$SRC/kmod/bench/bench_lkst.sh" "$R/bench_lkst.sh"
+cp "$KSRC"/ktrace_lkst_pid.ko "$KSRC"/ktrace_lkst_test.ko "$R/lib/modules-ktrace/"
+cp "$W/lkstcheck" "$W/sysloop" "$R/bin/"
+for m in fs/configfs/configfs.ko drivers/block/null_blk/null_blk.ko; do
+	if [ -f "/lib/modules/$KVER/kernel/$m" ]; then cp "/lib/modules/$KVER/kernel/$m" "$R/lib/modules-ktrace/"; fi
+done
 cp "$KTRACE_BIN" "$R/bin/ktrace"
 # The ktrace CLI is dynamic: bring its libraries and loader along.
 for lib in $(ldd "$KTRACE_BIN" | grep -oE '/[^ ]+' | sort -u); do
@@ -138,6 +155,14 @@ INITRD=$W/initramfs-$MODE.cpio.gz
 CONSOLE=$W/console-$MODE.log
 export QEMU_PID=$W/qemu.pid
 RESULTS=$W/results-$MODE.log
+# TCG runs both vCPUs on one host thread (thread=single): with one host
+# thread per vCPU (multi-threaded TCG, QEMU 7.2), a guest that patches its
+# kernel text while the other vCPU runs the patched code (tracepoint probes
+# attached or detached under load: LKST's masksets, `rmmod ktrace`) hung in
+# about half of the runs, both vCPUs spinning at the patched jump label; with
+# thread=single it never did (kmod/tests/suite_lkst.sh).
+# KTRACE_VM_TCG_THREAD=multi brings the faster mode back.
+tcg_opt() { if [ "$1" = tcg ]; then echo ",thread=${KTRACE_VM_TCG_THREAD:-single}"; fi; }
 boot() { # boot ACCEL -> status of qemu/timeout
 	local accel=$1 pid st=0 i
 	rm -f "$CONSOLE" "$RESULTS"
@@ -145,7 +170,7 @@ boot() { # boot ACCEL -> status of qemu/timeout
 	rm -f "$W/qemu.pid"
 	# Through sh, so a qemu that aborts is reported in qemu.log, not by bash.
 	sh -c 'timeout -k 5 "$0" "$@" < /dev/null & echo $! > "$QEMU_PID"; wait $!' \
-		"$TIMEOUT" qemu-system-x86_64 -accel "$accel" -cpu max -smp "$CPUS" -m 1G \
+		"$TIMEOUT" qemu-system-x86_64 -accel "$accel$(tcg_opt "$accel")" -cpu max -smp "$CPUS" -m 1G \
 		-kernel "$VMLINUX" -initrd "$INITRD" \
 		-append "console=ttyS0 quiet panic=-1 ktrace.mode=$MODE" \
 		-display none -monitor none -no-reboot \

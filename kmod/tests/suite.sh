@@ -412,6 +412,17 @@ insmod $M/ktrace.ko && rmmod ktrace
 ok $? "load and unload once more after all that"
 
 # ------------------------------------------------------------------
+# LKST: kernel events, handlers, masksets (kmod/tests/suite_lkst.sh)
+# ------------------------------------------------------------------
+. /suite_lkst.sh
+
+# ------------------------------------------------------------------
+# KFT in the kernel: /proc/kft, ktrace kft --kernel and --tracefs
+# (kmod/tests/suite_kft.sh)
+# ------------------------------------------------------------------
+. /suite_kft.sh
+
+# ------------------------------------------------------------------
 # the kernel log
 # ------------------------------------------------------------------
 dmesg > /tmp/dmesg.txt

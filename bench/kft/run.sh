@@ -1,0 +1,276 @@
+#!/bin/bash
+# bench/kft/run.sh - the function-tracing benchmark: the SQLite workload of
+# `make demo` (scripts/demo.sql on the sqlite3 shell, see
+# scripts/sqlite-build.sh) run side by side, interleaved, under
+#
+#   plain        the -O2 build, not instrumented
+#   empty        the -O2 -finstrument-functions build with empty hooks
+#                (empty_hooks.c, preloaded like libktrace.so)
+#   kt-full      ktrace record, every call, discard mode, a buffer sized for
+#                every call (64 MiB sub-buffers; nothing may be dropped)
+#   kt-flight    ktrace record, every call, flight recorder of 64 MiB (all
+#                calls are written, the newest ~4M stay)
+#   kt-mintime1  ktrace record -c "filter mintime 1" (1 us), 64 MiB buffer
+#   kt-funclist  ktrace record -c "filter funclist sqlite3BtreeInsert fend"
+#   uf-pg        uftrace record on the -O2 -pg build (every call + libcalls)
+#   uf-pg-t1us   uftrace record -t 1us on the -pg build
+#   uf-pg-F      uftrace record -F sqlite3BtreeInsert on the -pg build
+#   uf-inst      uftrace record on the -finstrument-functions build
+#
+# and prints the table of docs/PERFORMANCE.md, "Function tracing (KFT) on
+# SQLite": median wall and CPU (user + sys, all processes) seconds, ratio to
+# plain, calls made and recorded, bytes on disk per recorded call, ns per
+# call, records lost.
+#
+#   bench/kft/run.sh BUILD_DIR [SRC_DIR]
+#
+# BUILD_DIR must hold ktrace and libktrace.so.0 (`make B=BUILD_DIR`).
+# Environment:
+#   KFT_REPS   timed repetitions of every row (default 3; the first, untimed,
+#              run of each build warms the page cache)
+#   KFT_ONLY   a regex of row names to run (default all; plain always runs)
+#   KFT_WORK   where traces are written (default BUILD_DIR/bench/kft/work;
+#              each trace is deleted after its row; kt-full needs ~6 GB and
+#              uf-inst ~7 GB free there for a moment)
+#   KTRACE_LIB another libktrace.so.0 for every ktrace row
+#   KFT_ALT_LIB  a second libktrace.so.0: adds the rows kt-*+alt, the same
+#              runs with that library, side by side with the tree's (to
+#              measure a change of lib/ in one run)
+#
+# Output: BUILD_DIR/bench/kft/results.md (the table), raw.tsv (every run:
+# row rep wall_s cpu_s setup_s recorded ondisk bytes lost note), calls.txt.
+#
+# ns per call = (median seconds - plain's median seconds) / calls made, where
+# "calls made" is what the build executes: counted (untimed) with
+# empty_hooks.c -DKFT_COUNT for the -finstrument-functions build; for
+# uftrace, the calls its full record hooked (its events / 2: mcount calls
+# plus the library calls it hooks through the PLT), counted by the uf-pg and
+# uf-inst rows (count_mcount.c gives the -pg build's own calls, for the
+# record).  uftrace's rows use the uf-pg divisor for -t and -F too.
+#
+# Timings drift up to 2x on shared machines: rows are interleaved (one
+# repetition of every row, then the next), and medians are compared.
+#
+# Exit status 0; 1 (with a one-line reason) when ktrace is missing, a build,
+# the download or the call count fails.  A run whose output differs from
+# the plain build's is kept and marked "output-differs" in raw.tsv.
+set -u
+export LC_ALL=C
+B=${1:?usage: run.sh BUILD_DIR [SRC_DIR]}
+B=$(cd "$B" && pwd) || exit 1
+SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd) || exit 1
+O=$B/bench/kft
+W=${KFT_WORK:-$O/work}
+REPS=${KFT_REPS:-3}
+ONLY=${KFT_ONLY:-.}
+KT=$B/ktrace
+SQL=$SRC/scripts/demo.sql
+D=$B/demo
+CC=${CC:-cc}
+
+die() { echo "bench/kft: $*" >&2; exit 1; }
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+[ -x "$KT" ] || die "$KT is missing: run make B=$B first"
+mkdir -p "$O" "$W" || die "cannot create $O or $W"
+W=$(cd "$W" && pwd) || exit 1
+# Run everything from $O: the -pg build writes gmon.out into its directory.
+cd "$O" || exit 1
+
+"$SRC/scripts/sqlite-build.sh" "$B" plain inst pg || exit 1
+"$CC" -O2 -Wall -Wextra -shared -fPIC -o "$O/empty_hooks.so" "$SRC/bench/kft/empty_hooks.c" ||
+	die "cannot build empty_hooks.so"
+"$CC" -O2 -Wall -Wextra -shared -fPIC -DKFT_COUNT -o "$O/count_hooks.so" \
+	"$SRC/bench/kft/empty_hooks.c" -lpthread || die "cannot build count_hooks.so"
+"$CC" -O2 -Wall -Wextra -shared -fPIC -o "$O/count_mcount.so" "$SRC/bench/kft/count_mcount.c" ||
+	die "cannot build count_mcount.so"
+
+have_uftrace=0
+command -v uftrace >/dev/null 2>&1 && have_uftrace=1
+[ $have_uftrace = 1 ] || echo "bench/kft: uftrace not installed (scripts/deps.sh --bench): its rows say n/a" >&2
+
+# Calls made, counted once (untimed).
+count_of() { sed -n 's/^kft-calls: //p' "$1" | tail -n 1; }
+LD_PRELOAD=$O/count_hooks.so "$D/sqlite3-inst" :memory: < "$SQL" > "$O/expected.out" 2> "$O/count.err" ||
+	die "the instrumented sqlite3 failed (see $O/count.err)"
+CALLS_INST=$(count_of "$O/count.err")
+LD_PRELOAD=$O/count_mcount.so "$D/sqlite3-pg" :memory: < "$SQL" > /dev/null 2> "$O/count.err" ||
+	die "the -pg sqlite3 failed (see $O/count.err)"
+CALLS_PG_MCOUNT=$(count_of "$O/count.err")
+{ [ -n "$CALLS_INST" ] && [ -n "$CALLS_PG_MCOUNT" ]; } || die "could not count the calls (see $O/count.err)"
+"$D/sqlite3-plain" :memory: < "$SQL" > "$O/plain.out" || die "the plain sqlite3 failed"
+cmp -s "$O/plain.out" "$O/expected.out" || die "plain and instrumented builds disagree on $SQL"
+{
+	echo "calls_inst $CALLS_INST"
+	echo "calls_pg_mcount $CALLS_PG_MCOUNT"
+} > "$O/calls.txt"
+
+# Buffers.  kt-full: one thread stream (the shell has one thread; -t 1)
+# holding every call at 16 bytes plus 2 % and a spare sub-buffer.
+SUB=$((64 << 20))
+FULL_NR=$(((CALLS_INST * 16 * 102 / 100 + SUB - 65) / (SUB - 64) + 1))
+printf 'filter mintime 1\n' > "$O/mintime1.kft"
+printf 'filter funclist sqlite3BtreeInsert fend\n' > "$O/funclist.kft"
+
+ROWS="plain empty kt-full kt-flight kt-mintime1 kt-funclist uf-pg uf-pg-t1us uf-pg-F uf-inst"
+declare -A DESC BUF
+DESC[plain]="plain -O2"
+DESC[empty]="-finstrument-functions, empty hooks"
+DESC[kt-full]="ktrace record, every call"
+DESC[kt-flight]="ktrace record -f, every call"
+DESC[kt-mintime1]="ktrace record, filter mintime 1"
+DESC[kt-funclist]="ktrace record, filter funclist sqlite3BtreeInsert"
+DESC[uf-pg]="uftrace record (-pg build)"
+DESC[uf-pg-t1us]="uftrace record -t 1us (-pg)"
+DESC[uf-pg-F]="uftrace record -F sqlite3BtreeInsert (-pg)"
+DESC[uf-inst]="uftrace record (-finstrument-functions build)"
+BUF[kt-full]="discard, $FULL_NR x 64 MiB"
+BUF[kt-flight]="flight, 64 x 1 MiB"
+BUF[kt-mintime1]="discard, 64 x 1 MiB"
+BUF[kt-funclist]="discard, 64 x 1 MiB"
+if [ -n "${KFT_ALT_LIB:-}" ]; then
+	[ -r "$KFT_ALT_LIB" ] || die "KFT_ALT_LIB=$KFT_ALT_LIB cannot be read"
+	for r in kt-full kt-flight kt-mintime1 kt-funclist; do
+		ROWS="$ROWS $r+alt"
+		DESC[$r+alt]="${DESC[$r]} [KFT_ALT_LIB]"
+		BUF[$r+alt]=${BUF[$r]}
+	done
+fi
+
+wanted() { [ "$1" = plain ] || [[ $1 =~ $ONLY ]]; }
+
+# The command of row $1 (trace into $W/t).
+row_cmd() {
+	local k=("$KT" record -q -t 1 -o "$W/t")
+	case "$1" in *+alt) k=(env "KTRACE_LIB=$KFT_ALT_LIB" "${k[@]}") ;; esac
+	case "${1%+alt}" in
+	plain) CMD=("$D/sqlite3-plain" :memory:) ;;
+	empty) CMD=(env "LD_PRELOAD=$O/empty_hooks.so" "$D/sqlite3-inst" :memory:) ;;
+	kt-full) CMD=("${k[@]}" -b 64M -n "$FULL_NR" -- "$D/sqlite3-inst" :memory:) ;;
+	kt-flight) CMD=("${k[@]}" -f -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
+	kt-mintime1) CMD=("${k[@]}" -c "$O/mintime1.kft" -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
+	kt-funclist) CMD=("${k[@]}" -c "$O/funclist.kft" -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
+	uf-pg) CMD=(uftrace record -d "$W/t" "$D/sqlite3-pg" :memory:) ;;
+	uf-pg-t1us) CMD=(uftrace record -t 1us -d "$W/t" "$D/sqlite3-pg" :memory:) ;;
+	uf-pg-F) CMD=(uftrace record -F sqlite3BtreeInsert -d "$W/t" "$D/sqlite3-pg" :memory:) ;;
+	uf-inst) CMD=(uftrace record -d "$W/t" "$D/sqlite3-inst" :memory:) ;;
+	esac
+}
+
+status_val() { sed -n "s/^$1: \\([0-9]*\\).*/\\1/p" "$W/t/kft-status" 2>/dev/null | head -n 1; }
+
+# Run row $1, repetition $2; append a line to raw.tsv.
+run_row() {
+	local row=$1 rep=$2 wall cpu setup="" rec=0 ondisk=0 bytes=0 lost=0 note="" st u s
+	case "$row" in uf-*) [ $have_uftrace = 1 ] || return 0 ;; esac
+	rm -rf "$W/t"
+	row_cmd "$row"
+	TIMEFORMAT='%3R %3U %3S'
+	{ time "${CMD[@]}" < "$SQL" > "$O/row.out" 2> "$O/row.err"; } 2> "$O/time.txt"
+	read -r wall u s < <(tail -n 1 "$O/time.txt")
+	cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f", u + s }')
+	cmp -s "$O/row.out" "$O/expected.out" || note="${note}output-differs;"
+	case "$row" in
+	kt-*)
+		rec=$(status_val "entries kept")
+		lost=$(status_val "entries lost")
+		# The run starts once the buffers are allocated and pre-faulted.
+		setup=$(awk -v us="$(status_val started)" 'BEGIN { printf "%.3f", us / 1e6 }')
+		st=$(python3 "$SRC/bench/kft/tracestat.py" ktrace "$W/t") || note="${note}tracestat-failed;"
+		ondisk=$(sed -n 's/.*records=\([0-9]*\).*/\1/p' <<< "$st")
+		bytes=$(sed -n 's/.*bytes=\([0-9]*\).*/\1/p' <<< "$st")
+		note="${note}stopped-by-$(sed -n 's/^stopped: [0-9]* us by //p' "$W/t/kft-status" | tr ' ' '-');"
+		note="${note}unfinished=$(status_val "entries unfinished");"
+		note="${note}exits-without-entry=$(status_val "exits without entry");"
+		;;
+	uf-*)
+		st=$(python3 "$SRC/bench/kft/tracestat.py" uftrace "$W/t") || note="${note}tracestat-failed;"
+		ondisk=$(sed -n 's/.*records=\([0-9]*\).*/\1/p' <<< "$st")
+		bytes=$(sed -n 's/.*bytes=\([0-9]*\).*/\1/p' <<< "$st")
+		rec=$((ondisk / 2))
+		ondisk=$rec
+		grep -qi lost "$O/row.err" && note="${note}uftrace-reports-lost;"
+		;;
+	esac
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$row" "$rep" "$wall" "$cpu" "${setup:--}" \
+		"${rec:-0}" "${ondisk:-0}" "${bytes:-0}" "${lost:-0}" "${note:--}" >> "$O/raw.tsv"
+	printf '  %-16s rep %s: %6.2f s wall %6.2f s cpu  recorded %s\n' "$row" "$rep" "$wall" "$cpu" \
+		"${rec:-0}" >&2
+	rm -rf "$W/t"
+	case "$row" in kt-full*|uf-pg|uf-inst) sync ;; esac
+}
+
+echo "bench/kft: $CALLS_INST calls (-finstrument-functions), $CALLS_PG_MCOUNT mcount calls (-pg);" \
+	"$REPS repetitions; traces in $W" >&2
+printf '# row\trep\twall_s\tcpu_s\tsetup_s\trecorded\tondisk\tbytes\tlost\tnote\n' > "$O/raw.tsv"
+# Warm the page cache (binaries, libraries).
+"$D/sqlite3-plain" :memory: < "$SQL" > /dev/null
+LD_PRELOAD=$O/empty_hooks.so "$D/sqlite3-inst" :memory: < "$SQL" > /dev/null
+LD_PRELOAD=$O/empty_hooks.so "$D/sqlite3-pg" :memory: < "$SQL" > /dev/null 2>&1
+for rep in $(seq 1 "$REPS"); do
+	for row in $ROWS; do
+		if wanted "$row"; then run_row "$row" "$rep"; fi
+	done
+done
+
+# The table.
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { awk -F'\t' -v r="$1" -v c="$2" '$1 == r && $c != "-" { print $c }' "$O/raw.tsv"; }
+PLAIN_W=$(col plain 3 | median)
+PLAIN_C=$(col plain 4 | median)
+UF_PG_CALLS=$(col uf-pg 6 | median)
+UF_INST_CALLS=$(col uf-inst 6 | median)
+UF_SRC="counted by its full records"
+if [ -z "$UF_PG_CALLS" ] || [ -z "$UF_INST_CALLS" ]; then
+	UF_SRC="the rows uf-pg / uf-inst did not run: own calls without library calls used where missing"
+fi
+[ -n "$UF_PG_CALLS" ] || UF_PG_CALLS=$CALLS_PG_MCOUNT
+[ -n "$UF_INST_CALLS" ] || UF_INST_CALLS=$CALLS_INST
+{
+	echo "| run | buffer | wall s | x plain | CPU s | setup s | calls made | calls recorded | B per recorded call | ns per call (wall) | ns per call (CPU) | lost |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	for row in $ROWS; do
+		w=$(col "$row" 3 | median)
+		[ -n "$w" ] || { wanted "$row" && echo "| ${DESC[$row]} | | n/a | | | | | | | | | |"; continue; }
+		c=$(col "$row" 4 | median)
+		su=$(col "$row" 5 | median)
+		rec=$(col "$row" 6 | median)
+		ond=$(col "$row" 7 | median)
+		byt=$(col "$row" 8 | median)
+		lost=$(col "$row" 9 | sort -n | tail -n 1)
+		case "$row" in
+		plain) calls="" ;;
+		uf-inst) calls=$UF_INST_CALLS ;;
+		uf-*) calls=$UF_PG_CALLS ;;
+		*) calls=$CALLS_INST ;;
+		esac
+		buf=${BUF[$row]:-}
+		case "$row" in uf-*) buf="uftrace default"; lost="not reported" ;; plain|empty) lost="" ;; esac
+		awk -v d="${DESC[$row]}" -v buf="$buf" -v w="$w" -v c="$c" -v su="$su" -v pw="$PLAIN_W" \
+			-v pc="$PLAIN_C" -v calls="$calls" -v rec="$rec" -v ond="$ond" -v byt="$byt" \
+			-v lost="$lost" -v row="$row" 'BEGIN {
+			printf "| %s | %s | %.3f | %.2f | %.3f | ", d, buf, w, w / pw, c;
+			if (su != "") printf "%.3f", su;
+			printf " | ";
+			if (calls == "") { printf "| | | | | |\n"; exit }
+			printf "%.1fM | ", calls / 1e6;
+			if (row == "empty") printf "- | - | "; else {
+				printf "%.2fM", rec / 1e6;
+				if (ond != rec) printf " (%.2fM on disk)", ond / 1e6;
+				printf " | %.1f | ", (ond > 0 ? byt / ond : 0) }
+			printf "%.1f | %.1f | %s |\n", (w - pw) * 1e9 / calls, (c - pc) * 1e9 / calls, lost
+		}'
+	done
+} > "$O/results.md"
+{
+	echo
+	echo "Calls made: $CALLS_INST by the -finstrument-functions build (counted), $CALLS_PG_MCOUNT mcount"
+	echo "calls by the -pg build (counted); uftrace hooked $UF_PG_CALLS (-pg) and $UF_INST_CALLS"
+	echo "(-finstrument-functions) calls, library calls included ($UF_SRC).  Plain: ${PLAIN_W} s wall, ${PLAIN_C} s CPU"
+	echo "(medians of $REPS).  Setup: time from program start until the KFT run started (buffer allocation)."
+	echo "ktrace: $($KT --version 2>/dev/null || echo "$KT"), lib ${KTRACE_LIB:-$B/libktrace.so.0}${KFT_ALT_LIB:+, KFT_ALT_LIB $KFT_ALT_LIB}; $(uftrace --version 2>/dev/null | head -n 1)"
+	echo "Machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1), kernel $(uname -r), load before the run $LOAD0, after $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%d)"
+} >> "$O/results.md"
+cat "$O/results.md"
+echo
+echo "bench/kft: raw runs in $O/raw.tsv; notes of each ktrace row's first run:" >&2
+awk -F'\t' '$1 ~ /^kt-/ && $2 == 1 { print "  " $1 ": " $10 }' "$O/raw.tsv" >&2

@@ -1,0 +1,593 @@
+/*
+ * cli/cmd_addr2sym.c - `ktrace addr2sym [options] DIR`: KFT's addr2sym
+ * listing (seed 002) of a function trace: one line per recorded call with
+ * its Entry time and Delta (duration) in microseconds, the PID (the thread,
+ * as KFT showed the kernel task), the Function and where it was Called At
+ * (`function+0xoff` of the return address), symbols from the trace's
+ * memory maps and build ids through elfutils (reader/symbols.c).
+ *
+ * Calls are listed in entry order (callers before their callees, all
+ * threads interlaced by time), as KFT's log was; records are written at
+ * exit, so they are sorted first (reader/callsort.c, bounded memory);
+ * -u lists them as recorded instead, streaming.  A header taken from the
+ * run's status file (DIR/kft-status) says how the run started and stopped
+ * and what the filters dropped, like KFT's log header.
+ *
+ * Exit status: 0, 1 the trace had errors (everything readable was
+ * printed) or output failed, 2 usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "reader/reader.h"
+
+#define CMD "addr2sym"
+
+struct idlist {
+	uint64_t *v;
+	size_t n;
+};
+
+struct aopts {
+	int lines, inl, unsorted, noheader, usec;
+	const char *symfile;
+	size_t sort_mem;
+	struct idlist tids, pids;
+};
+
+/* What a call-site key prints as (cached per key). */
+struct keytext {
+	char *func, *site, *src;
+};
+
+struct a2s {
+	struct aopts o;
+	struct ktr_trace *t;
+	struct ktr_syms *syms;
+	struct keytext *kt; /* by key, for keys < nkt */
+	size_t nkt;
+	struct keytext extra; /* scratch for keys beyond the array */
+	uint64_t origin;
+	int wf; /* Function column width */
+};
+
+static void help(FILE *out)
+{
+	fprintf(out,
+		"usage: ktrace addr2sym [options] DIR\n"
+		"\n"
+		"KFT's addr2sym listing of the function trace in DIR: one line per recorded\n"
+		"call, in entry order, with\n"
+		"  Entry      when the call began, microseconds since the trace was set up\n"
+		"  Delta      how long it lasted, microseconds (0: the exit was not seen)\n"
+		"  PID        the thread that made it\n"
+		"  Function   the function called\n"
+		"  Called At  the return address in the caller, as function+0xoffset\n"
+		"Symbols come from the files and build ids recorded in the trace (PIE\n"
+		"executables, shared libraries, separate debug files); a file that changed or\n"
+		"has no symbols is named once on stderr and its addresses are printed as\n"
+		"[file]+0xoffset.\n"
+		"\n"
+		"  -l, --lines            add the source file:line of each call site\n"
+		"      --inline           name the functions inlined at each call site\n"
+		"  -m, --symbols FILE     read the traced executable's symbols from FILE\n"
+		"                         (a copy with debug information, or a moved binary)\n"
+		"  -u, --unsorted         list calls as recorded (by exit time), streaming\n"
+		"      --tid LIST         only these threads (comma-separated ids)\n"
+		"      --pid LIST         only these processes\n"
+		"  -H, --no-header        only the table\n"
+		"      --usec             whole microseconds, as KFT printed them\n"
+		"      --sort-mem BYTES   memory for ordering the calls (default 64M)\n"
+		"  -h, --help             this text\n"
+		"\n"
+		"Exit status: 0, 1 the trace has errors (all readable calls were printed)\n"
+		"or output failed, 2 usage error.  See ktrace-addr2sym(1).\n");
+}
+
+static int parse_list(const char *arg, struct idlist *l)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	int rc = 0;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t x, *n;
+
+		if (cli_parse_u64(tok, &x) < 0 || x > UINT32_MAX) {
+			rc = -1;
+			break;
+		}
+		n = realloc(l->v, (l->n + 1) * sizeof(*n));
+		if (!n) {
+			rc = -1;
+			break;
+		}
+		l->v = n;
+		l->v[l->n++] = x;
+	}
+	if (!l->n)
+		rc = -1;
+	free(copy);
+	return rc;
+}
+
+static int in_list(const struct idlist *l, uint64_t x)
+{
+	if (!l->n)
+		return 1;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i] == x)
+			return 1;
+	return 0;
+}
+
+static int parse_size(const char *s, size_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		x <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		x <<= 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		x <<= 30, end++;
+	if (*end || x < 4096)
+		return -1;
+	*v = (size_t)x;
+	return 0;
+}
+
+static void drain(struct ktr_trace *t)
+{
+	const char *m;
+
+	while ((m = ktr_diag_next(t)))
+		cli_error(CMD, "%s", m);
+}
+
+static const char *us(const struct aopts *o, uint64_t ns, char *buf, size_t len)
+{
+	if (o->usec)
+		snprintf(buf, len, "%" PRIu64, ns / 1000);
+	else
+		snprintf(buf, len, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+	return buf;
+}
+
+/* ------------------------------------------------------------------ */
+/* The header: KFT's log header, from DIR/kft-status                   */
+/* ------------------------------------------------------------------ */
+
+/* The value of "KEY: value" in @text (up to the newline) into @buf, or NULL. */
+static const char *status_value(const char *text, const char *key, char *buf, size_t len)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (strncmp(p, key, kl) == 0 && p[kl] == ':' && p[kl + 1] == ' ') {
+			const char *v = p + kl + 2, *e = strchr(v, '\n');
+			size_t n = e ? (size_t)(e - v) : strlen(v);
+
+			if (n >= len)
+				n = len - 1;
+			memcpy(buf, v, n);
+			buf[n] = 0;
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* "31312 us by entry to f" -> "31312 usec by entry to function f" */
+static void put_event(FILE *out, const char *what, const char *v)
+{
+	const char *by = strstr(v, " us by ");
+
+	if (!v[0] || !strcmp(v, "-"))
+		return;
+	if (!by) {
+		fprintf(out, "Logging %s at %s\n", what, v);
+		return;
+	}
+	fprintf(out, "Logging %s at %.*s usec by ", what, (int)(by - v), v);
+	by += 7;
+	if (!strncmp(by, "entry to ", 9))
+		fprintf(out, "entry to function %s\n", by + 9);
+	else if (!strncmp(by, "exit from ", 10))
+		fprintf(out, "exit from function %s\n", by + 10);
+	else
+		fprintf(out, "%s\n", by);
+}
+
+static void print_header(struct a2s *a, FILE *out)
+{
+	char path[4200], v[512], *text;
+	const struct ktr_info *in = ktr_info(a->t);
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/kft-status", ktr_dir(a->t));
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	text = malloc(65536);
+	n = text ? fread(text, 1, 65535, f) : 0;
+	fclose(f);
+	if (!text)
+		return;
+	text[n] = 0;
+	fprintf(out, "Function trace of %s (pid %" PRIu32 "), run %s\n\n",
+		in->comm && in->comm[0] ? in->comm : "?", in->pid,
+		status_value(text, "run", v, sizeof(v)) ? v : "?");
+	if (status_value(text, "started", v, sizeof(v)))
+		put_event(out, "started", v);
+	if (status_value(text, "stopped", v, sizeof(v)))
+		put_event(out, "stopped", v);
+	{
+		const char *cfg = strstr(text, "configuration text:\n");
+		int any = 0;
+
+		for (const char *p = cfg ? cfg + 20 : NULL; p && *p;) {
+			const char *e = strchr(p, '\n'), *w = p;
+			size_t len = e ? (size_t)(e - p) : strlen(p);
+
+			while (w < p + len && (*w == ' ' || *w == '\t'))
+				w++;
+			if ((size_t)(w - p) < len && strncmp(w, "new", 3) && strncmp(w, "begin", 5) &&
+			    strncmp(w, "end", 3)) {
+				if (!any)
+					fputs("\nConfiguration:\n", out);
+				fprintf(out, "  %.*s\n", (int)(len - (size_t)(w - p)), w);
+				any = 1;
+			}
+			p = e ? e + 1 : NULL;
+		}
+	}
+	fputs("\nFilter counters:\n", out);
+	if (status_value(text, "entries filtered", v, sizeof(v)))
+		fprintf(out, "Entries filtered = %s\n", v);
+	if (status_value(text, "entries unfinished", v, sizeof(v)))
+		fprintf(out, "Entries not finished (Delta 0) = %s\n", v);
+	if (status_value(text, "entries lost", v, sizeof(v)))
+		fprintf(out, "Entries lost = %s\n", v);
+	if (status_value(text, "entries kept", v, sizeof(v)))
+		fprintf(out, "Number of entries after filters = %s\n", v);
+	fputc('\n', out);
+	free(text);
+}
+
+/* ------------------------------------------------------------------ */
+/* The listing                                                         */
+/* ------------------------------------------------------------------ */
+
+static void keytext_free(struct keytext *k)
+{
+	free(k->func);
+	free(k->site);
+	free(k->src);
+	memset(k, 0, sizeof(*k));
+}
+
+/* What key @key prints as. */
+static const struct keytext *text_of(struct a2s *a, uint32_t key)
+{
+	struct keytext *k;
+	uint64_t func = 0, site = 0;
+	struct ktr_sym s;
+	char buf[1024];
+	unsigned flags = KTR_SYM_RETADDR;
+
+	if (key < (1u << 24)) {
+		if (key >= a->nkt) {
+			size_t n = a->nkt ? a->nkt : 1024;
+			struct keytext *nk;
+
+			while (n <= key)
+				n *= 2;
+			nk = realloc(a->kt, n * sizeof(*nk));
+			if (!nk)
+				goto scratch;
+			memset(nk + a->nkt, 0, (n - a->nkt) * sizeof(*nk));
+			a->kt = nk;
+			a->nkt = n;
+		}
+		k = &a->kt[key];
+		if (k->func)
+			return k;
+	} else {
+scratch:
+		k = &a->extra;
+		keytext_free(k);
+	}
+	ktr_call_key_addrs(a->t, key, &func, &site);
+	if (func) {
+		ktr_sym_lookup(a->syms, func, 0, &s);
+		k->func = strdup(ktr_sym_format(&s, 1, buf, sizeof(buf)));
+	} else {
+		k->func = strdup("?");
+	}
+	if (a->o.lines)
+		flags |= KTR_SYM_LINES;
+	if (a->o.inl)
+		flags |= KTR_SYM_INLINE;
+	if (site) {
+		size_t n;
+
+		ktr_sym_lookup(a->syms, site, flags, &s);
+		ktr_sym_format(&s, 2, buf, sizeof(buf));
+		n = strlen(buf);
+		for (unsigned i = 0; i < s.ninline && n + 16 < sizeof(buf); i++) {
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? ", " : " (inlined: ",
+					      s.inl[i].name);
+			if (i + 1 == s.ninline && n + 2 < sizeof(buf))
+				n += (size_t)snprintf(buf + n, sizeof(buf) - n, ")");
+		}
+		k->site = strdup(buf);
+		if (s.src) {
+			const char *base = strrchr(s.src, '/');
+
+			snprintf(buf, sizeof(buf), "%s:%u", base ? base + 1 : s.src, s.line);
+			k->src = strdup(buf);
+		}
+	} else {
+		k->site = strdup("?");
+	}
+	if (!k->src)
+		k->src = strdup("?");
+	if (!k->func || !k->site || !k->src) {
+		keytext_free(k);
+		return NULL;
+	}
+	return k;
+}
+
+static void print_columns(struct a2s *a, FILE *out)
+{
+	int we = a->o.usec ? 8 : 11;
+
+	fprintf(out, "%*s   %*s   %5s   %*s   %s%s\n", -we, " Entry", -we, " Delta", "PID", a->wf,
+		"Function", a->o.lines ? "Called At                    " : "Called At",
+		a->o.lines ? "Source" : "");
+	fprintf(out, "%.*s   %.*s   -----   %.*s   --------------------------%s\n", we,
+		"------------", we, "------------", a->wf,
+		"----------------------------------------------------------------", a->o.lines ? "   --------------------" : "");
+}
+
+static void print_call(struct a2s *a, FILE *out, uint64_t entry, uint64_t dur, unsigned flags,
+		       uint32_t tid, uint32_t key)
+{
+	const struct keytext *k = text_of(a, key);
+	char b1[32], b2[32];
+	int we = a->o.usec ? 8 : 11;
+
+	if (entry >= a->origin)
+		us(&a->o, entry - a->origin, b1, sizeof(b1));
+	else {
+		b1[0] = '-';
+		us(&a->o, a->origin - entry, b1 + 1, sizeof(b1) - 1);
+	}
+	if (flags & KTRACE_CALLF_UNFINISHED)
+		snprintf(b2, sizeof(b2), "0");
+	else
+		us(&a->o, dur, b2, sizeof(b2));
+	fprintf(out, "%*s   %*s   %5" PRIu32 "   %*s   ", we, b1, we, b2, tid, a->wf,
+		k ? k->func : "?");
+	if (a->o.lines)
+		fprintf(out, "%-26s   %s", k ? k->site : "?", k ? k->src : "?");
+	else
+		fputs(k ? k->site : "?", out);
+	if (flags & KTRACE_CALLF_WATCH)
+		fputs("   [watch]", out);
+	fputc('\n', out);
+}
+
+static void print_gap(FILE *out, unsigned gap, uint64_t count, uint32_t stream)
+{
+	switch (gap) {
+	case KTR_GAP_LOST:
+		fprintf(out, "----------- %" PRIu64 " record%s lost (stream %u) -----------\n", count,
+			count == 1 ? "" : "s", stream);
+		break;
+	case KTR_GAP_OVERWRITTEN:
+		fprintf(out, "----------- %" PRIu64 " sub-buffer%s overwritten (stream %u) -----------\n",
+			count, count == 1 ? "" : "s", stream);
+		break;
+	case KTR_GAP_DROPPED:
+		fprintf(out, "----------- %" PRIu64 " record%s dropped (stream %u) -----------\n", count,
+			count == 1 ? "" : "s", stream);
+		break;
+	default:
+		fprintf(out, "----------- corrupt data skipped (stream %u) -----------\n", stream);
+		break;
+	}
+}
+
+static int run(int argc, char **argv)
+{
+	enum { OPT_TID = 256, OPT_PID, OPT_INLINE, OPT_USEC, OPT_SORTMEM };
+	static const struct option opts[] = {
+		{ "lines", no_argument, NULL, 'l' },       { "inline", no_argument, NULL, OPT_INLINE },
+		{ "symbols", required_argument, NULL, 'm' }, { "unsorted", no_argument, NULL, 'u' },
+		{ "no-header", no_argument, NULL, 'H' },   { "usec", no_argument, NULL, OPT_USEC },
+		{ "tid", required_argument, NULL, OPT_TID }, { "pid", required_argument, NULL, OPT_PID },
+		{ "sort-mem", required_argument, NULL, OPT_SORTMEM },
+		{ "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 },
+	};
+	struct a2s a;
+	struct ktr_callsort *sorter = NULL;
+	struct ktr_rec r;
+	struct ktr_call c;
+	FILE *out = stdout;
+	int opt, rc = 0;
+
+	memset(&a, 0, sizeof(a));
+	a.wf = 25;
+	while ((opt = getopt_long(argc, argv, ":lm:uHh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'l': a.o.lines = 1; break;
+		case OPT_INLINE: a.o.inl = 1; break;
+		case 'm': a.o.symfile = optarg; break;
+		case 'u': a.o.unsorted = 1; break;
+		case 'H': a.o.noheader = 1; break;
+		case OPT_USEC: a.o.usec = 1; break;
+		case OPT_TID:
+		case OPT_PID:
+			if (parse_list(optarg, opt == OPT_TID ? &a.o.tids : &a.o.pids) < 0) {
+				cli_error(CMD, "option '%s': '%s' is not a list of ids",
+					  opt == OPT_TID ? "--tid" : "--pid", optarg);
+				return 2;
+			}
+			break;
+		case OPT_SORTMEM:
+			if (parse_size(optarg, &a.o.sort_mem) < 0) {
+				cli_error(CMD, "option '--sort-mem': '%s' is not a size of 4K or more", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			help(stdout);
+			return 0;
+		default:
+			return cli_bad_option(CMD, opt, argc, argv);
+		}
+	}
+	if (optind >= argc) {
+		cli_error(CMD, "missing trace directory (see ktrace addr2sym --help)");
+		return 2;
+	}
+	if (optind + 1 < argc) {
+		cli_error(CMD, "unexpected argument '%s' (see ktrace addr2sym --help)", argv[optind + 1]);
+		return 2;
+	}
+	a.t = ktr_open(argv[optind]);
+	if (!a.t) {
+		cli_error(CMD, "%s: %s", argv[optind], strerror(errno));
+		return 1;
+	}
+	drain(a.t);
+	a.origin = ktr_time_origin(a.t);
+	a.syms = ktr_syms_new(a.t);
+	if (!a.syms) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	if (a.o.symfile && ktr_syms_set_file(a.syms, NULL, a.o.symfile) < 0) {
+		cli_error(CMD, "option '-m': %s maps no executable: the trace has no map lines",
+			  ktr_dir(a.t));
+		rc = 2;
+		goto out;
+	}
+	if (!a.o.unsorted && !(sorter = ktr_callsort_new(a.o.sort_mem, KTR_SORT_ENTRY))) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	if (!a.o.noheader)
+		print_header(&a, out);
+	if (a.o.unsorted)
+		print_columns(&a, out);
+	while (ktr_next(a.t, &r)) {
+		drain(a.t);
+		if (r.kind == KTR_GAP) {
+			if (a.o.unsorted) {
+				print_gap(out, r.gap, r.count, r.stream);
+			} else {
+				struct ktr_callent e = { 0 };
+
+				e.entry_ns = r.ns;
+				e.flags = KTR_CALLENT_GAP;
+				e.key = r.gap;
+				e.local_ns = r.count;
+				e.cpu = r.stream;
+				e.depth = 0xffff; /* after the calls entered at the same time */
+				if ((rc = ktr_callsort_add(sorter, &e)) < 0)
+					goto done;
+			}
+			continue;
+		}
+		if (!ktr_call_decode(a.t, &r, &c))
+			continue;
+		if (!in_list(&a.o.tids, c.tid) || !in_list(&a.o.pids, c.pid))
+			continue;
+		if (a.o.unsorted) {
+			print_call(&a, out, c.entry_ns, c.dur_ns, c.flags, c.tid, c.key);
+			if (ferror(out))
+				break;
+		} else {
+			struct ktr_callent e;
+
+			e.entry_ns = c.entry_ns;
+			e.dur_ns = c.dur_ns;
+			e.local_ns = 0;
+			e.key = c.key;
+			e.thread = ktr_callsort_thread(sorter, c.pid, c.tid);
+			e.depth = (uint16_t)(c.depth > 0xffff ? 0xffff : c.depth);
+			e.sig = (uint8_t)c.sig;
+			e.flags = (uint8_t)c.flags;
+			e.cpu = (uint32_t)c.cpu;
+			if ((rc = ktr_callsort_add(sorter, &e)) < 0)
+				goto done;
+		}
+	}
+	drain(a.t);
+	if (sorter) {
+		struct ktr_callent e;
+
+		print_columns(&a, out);
+		while ((rc = ktr_callsort_next(sorter, &e)) > 0) {
+			uint32_t pid = 0, tid = 0;
+
+			if (e.flags & KTR_CALLENT_GAP) {
+				print_gap(out, e.key, e.local_ns, e.cpu);
+				continue;
+			}
+			ktr_callsort_thread_ids(sorter, e.thread, &pid, &tid);
+			print_call(&a, out, e.entry_ns, e.dur_ns, e.flags, tid, e.key);
+			if (ferror(out))
+				break;
+			if ((e.entry_ns & 0xfff) == 0)
+				drain(a.t);
+		}
+	}
+	drain(a.t);
+done:
+	if (rc < 0) {
+		const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+		if (sorter)
+			cli_error(CMD, "ordering the calls (temporary files in %s; see --sort-mem): %s",
+				  tmpdir, strerror(-rc));
+		else
+			cli_error(CMD, "reading the trace: %s", strerror(-rc));
+		rc = 1;
+	}
+	if (fflush(out) != 0 || ferror(out)) {
+		cli_error(CMD, "writing the output: %s", strerror(errno ? errno : EIO));
+		rc = 1;
+	} else if (!rc && ktr_error_count(a.t)) {
+		rc = 1;
+	}
+out:
+	for (size_t i = 0; i < a.nkt; i++)
+		keytext_free(&a.kt[i]);
+	free(a.kt);
+	keytext_free(&a.extra);
+	free(a.o.tids.v);
+	free(a.o.pids.v);
+	ktr_callsort_free(sorter);
+	ktr_syms_free(a.syms);
+	ktr_close(a.t);
+	return rc;
+}
+
+KTRACE_COMMAND(addr2sym, "list a function trace's calls with symbols (KFT's addr2sym)", run, help);

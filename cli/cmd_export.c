@@ -1,0 +1,895 @@
+/*
+ * cli/cmd_export.c - `ktrace export DIR --format=perfetto|chrome|folded|csv
+ * [-o FILE]`: a trace (application and kernel sub-trace merged by time) in
+ * formats other tools read:
+ *
+ *   chrome, perfetto  Chrome trace-event JSON ("JSON Object Format"; opens in
+ *                     ui.perfetto.dev and chrome://tracing): function calls
+ *                     as complete events ("ph":"X") on their thread with the
+ *                     function's name, static events as instants (or B/E
+ *                     for klog's entry/exit codes), the kernel as a process
+ *                     "kernel" with a thread per CPU carrying what ran there
+ *                     (X slices named after the task, from context switches)
+ *                     and every kernel event as an instant with its
+ *                     arguments; process and thread names as "M" metadata;
+ *                     gaps as global instants.
+ *   folded            folded stacks for flame graphs (flamegraph.pl,
+ *                     speedscope, inferno): "THREAD;caller;...;callee N" per
+ *                     line, N the self time in ns of that stack; stacks are
+ *                     rebuilt from the CALL records' entry times, durations
+ *                     and depths.
+ *   csv               one row per record: time_ns, dur_ns, cpu, pid, tid,
+ *                     comm, category, name, args ("k=v;k=v").
+ *
+ * Memory is bounded however large the trace: JSON and CSV stream record by
+ * record (metadata events for threads are written when a thread is first
+ * seen); folded sorts the calls with the reader's external sort (runs
+ * spill to temporary files) and aggregates at most 1M distinct stacks at a
+ * time (a stack may then appear on several lines; flame-graph tools sum
+ * them).  Long exports show progress on a terminal (cli/progress.c).
+ *
+ * Exit status: 0, 1 the trace has errors (everything readable was
+ * exported) or the output failed, 2 usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ktrace/lkst.h>
+
+#include "cli/cli.h"
+#include "cli/kview.h"
+#include "cli/progress.h"
+#include "reader/reader.h"
+#include "reader/sched.h"
+
+#define CMD "export"
+#define KPID 1000000000u /* the kernel's pseudo process in JSON; CPU n is KPID + 1 + n */
+#define FOLD_MAX 1000000u
+
+enum fmt { F_NONE, F_JSON, F_FOLDED, F_CSV };
+
+struct ex {
+	struct ktr_trace *t;
+	FILE *out;
+	struct kv_names *names;
+	int first;
+	int no_kernel;
+	/* threads and CPUs whose names were written (JSON) */
+	uint64_t *seen;
+	size_t nseen, capseen;
+	uint64_t events;
+};
+
+static void help(FILE *out)
+{
+	fprintf(out,
+		"usage: ktrace export [options] DIR --format=FORMAT\n"
+		"\n"
+		"Write the trace in DIR (with its kernel events, merged by time) for other tools:\n"
+		"  perfetto, chrome   Chrome trace-event JSON: open it in ui.perfetto.dev or\n"
+		"                     chrome://tracing.  Function calls are slices on their\n"
+		"                     thread, the kernel is a process with a track per CPU\n"
+		"                     (what ran there, and every kernel event as an instant)\n"
+		"  folded             folded stacks (\"thread;caller;callee self_ns\") for\n"
+		"                     flamegraph.pl, speedscope or inferno\n"
+		"  csv                one row per record with a header line\n"
+		"\n"
+		"  -f, --format FORMAT   one of the above (required)\n"
+		"  -o, --output FILE     write to FILE (default: standard output)\n"
+		"  -K, --no-kernel       leave the kernel events out\n"
+		"  -h, --help            this text\n"
+		"\n"
+		"Large traces stream out in bounded memory; a terminal shows progress.\n"
+		"Exit status: 0, 1 the trace has errors (all readable records were exported)\n"
+		"or the output failed, 2 usage error.  See ktrace-export(1).\n");
+}
+
+static void drain(struct ktr_trace *t)
+{
+	const char *m;
+
+	while ((m = ktr_diag_next(t)))
+		cli_error(CMD, "%s", m);
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+/*
+ * Exports write a hundred million records: the hot paths format numbers
+ * themselves and use the unlocked stdio calls (one thread writes), which
+ * is three times faster than fprintf.
+ */
+static void put(FILE *out, const char *s)
+{
+	fputs_unlocked(s, out);
+}
+
+static void put_u64(FILE *out, uint64_t v)
+{
+	char t[24];
+	int i = 24;
+
+	do {
+		t[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	fwrite_unlocked(t + i, 1, (size_t)(24 - i), out);
+}
+
+static void put_hex(FILE *out, uint64_t v)
+{
+	char t[24];
+	int i = 24;
+
+	do {
+		t[--i] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	t[--i] = 'x';
+	t[--i] = '0';
+	fwrite_unlocked(t + i, 1, (size_t)(24 - i), out);
+}
+
+/* ---- JSON ------------------------------------------------------------------- */
+
+static void json_str(FILE *out, const char *s)
+{
+	putc_unlocked('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			putc_unlocked('\\', out);
+			putc_unlocked((char)c, out);
+		} else if (c < 0x20 || c == 0x7f) {
+			fprintf(out, "\\u%04x", c);
+		} else {
+			putc_unlocked((char)c, out);
+		}
+	}
+	putc_unlocked('"', out);
+}
+
+/* ns as trace-event microseconds with three decimals. */
+static void json_us(FILE *out, uint64_t ns)
+{
+	unsigned f = (unsigned)(ns % 1000);
+
+	put_u64(out, ns / 1000);
+	putc_unlocked('.', out);
+	putc_unlocked((char)('0' + f / 100), out);
+	putc_unlocked((char)('0' + f / 10 % 10), out);
+	putc_unlocked((char)('0' + f % 10), out);
+}
+
+static void json_sep(struct ex *x)
+{
+	put(x->out, x->first ? "\n" : ",\n");
+	x->first = 0;
+}
+
+/* 1 if @key (pid << 32 | tid, + 1 so that 0 means empty) was seen; adds it. */
+static int seen(struct ex *x, uint64_t key)
+{
+	size_t i;
+
+	key++;
+	if ((x->nseen + 1) * 2 > x->capseen) {
+		size_t cap = x->capseen ? 2 * x->capseen : 256;
+		uint64_t *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return 1;
+		for (size_t k = 0; k < x->capseen; k++) {
+			if (!x->seen[k])
+				continue;
+			for (i = (size_t)(x->seen[k] * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1); n[i];
+			     i = (i + 1) & (cap - 1))
+				;
+			n[i] = x->seen[k];
+		}
+		free(x->seen);
+		x->seen = n;
+		x->capseen = cap;
+	}
+	for (i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (x->capseen - 1); x->seen[i];
+	     i = (i + 1) & (x->capseen - 1))
+		if (x->seen[i] == key)
+			return 1;
+	x->seen[i] = key;
+	x->nseen++;
+	return 0;
+}
+
+static void json_meta(struct ex *x, const char *what, uint32_t pid, uint32_t tid, const char *name)
+{
+	json_sep(x);
+	fprintf(x->out, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
+			",\"args\":{\"name\":",
+		what, pid, tid);
+	json_str(x->out, name);
+	fputs("}}", x->out);
+}
+
+/* Name a thread (and its process) the first time it is used. */
+static void json_thread(struct ex *x, uint32_t pid, uint32_t tid)
+{
+	uint64_t key = (uint64_t)pid << 32 | tid;
+
+	if (seen(x, key))
+		return;
+	if (!seen(x, (uint64_t)pid << 32 | 0xffffffffu)) {
+		json_meta(x, "process_name", pid, pid, pid == KPID ? "kernel" : kv_comm(x->t, pid));
+		if (pid == KPID) {
+			json_sep(x);
+			fprintf(x->out, "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+					"\"args\":{\"sort_index\":-1}}",
+				KPID, KPID);
+		}
+	}
+	if (pid == KPID) {
+		char name[32];
+
+		if (tid == KPID)
+			snprintf(name, sizeof(name), "CPU ?");
+		else
+			snprintf(name, sizeof(name), "CPU %u", tid - KPID - 1);
+		json_meta(x, "thread_name", pid, tid, name);
+	} else {
+		json_meta(x, "thread_name", pid, tid, kv_comm(x->t, tid));
+	}
+}
+
+static uint32_t cpu_tid(int cpu)
+{
+	return cpu >= 0 ? KPID + 1 + (uint32_t)cpu : KPID;
+}
+
+static void json_value(FILE *out, uint64_t v)
+{
+	if (v > (1ull << 53)) { /* beyond a double's exact integers */
+		putc_unlocked('"', out);
+		put_hex(out, v);
+		putc_unlocked('"', out);
+	} else {
+		put_u64(out, v);
+	}
+}
+
+static void json_args(struct ex *x, const struct ktr_rec *r, int with_task)
+{
+	const char *names[KTRACE_MAX_WORDS];
+	uint64_t vals[KTRACE_MAX_WORDS];
+	unsigned n = ktr_rec_args(x->t, r, names, vals);
+
+	put(x->out, ",\"args\":{");
+	for (unsigned i = 0; i < n; i++) {
+		if (i)
+			putc_unlocked(',', x->out);
+		json_str(x->out, names[i]);
+		putc_unlocked(':', x->out);
+		json_value(x->out, vals[i]);
+	}
+	if (with_task) {
+		put(x->out, n ? ",\"pid\":" : "\"pid\":");
+		put_u64(x->out, r->pid);
+		put(x->out, ",\"tid\":");
+		put_u64(x->out, r->tid);
+		put(x->out, ",\"comm\":");
+		json_str(x->out, kv_comm(x->t, r->tid));
+	}
+	put(x->out, "}}");
+}
+
+/* A running interval of a task on a CPU (reader/sched.c): a slice on that CPU's track. */
+static void json_running(void *arg, const struct ktr_sched_iv *iv)
+{
+	struct ex *x = arg;
+	char name[64];
+
+	if (iv->state != KTR_TASK_RUNNING)
+		return;
+	json_thread(x, KPID, cpu_tid(iv->cpu));
+	snprintf(name, sizeof(name), "%s %" PRIu32, kv_comm(x->t, iv->tid), iv->tid);
+	json_sep(x);
+	fputs("{\"name\":", x->out);
+	json_str(x->out, name);
+	fputs(",\"cat\":\"sched\",\"ph\":\"X\",\"ts\":", x->out);
+	json_us(x->out, iv->start_ns);
+	fputs(",\"dur\":", x->out);
+	json_us(x->out, iv->end_ns - iv->start_ns);
+	fprintf(x->out, ",\"pid\":%u,\"tid\":%" PRIu32 ",\"args\":{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 "}}",
+		KPID, cpu_tid(iv->cpu), iv->pid, iv->tid);
+}
+
+static void json_gap(struct ex *x, const struct ktr_rec *r)
+{
+	char name[64];
+
+	json_sep(x);
+	fputs("{\"name\":", x->out);
+	json_str(x->out, ktr_rec_name(x->t, r, name, sizeof(name)));
+	fputs(",\"cat\":\"ktrace\",\"ph\":\"i\",\"s\":\"g\",\"ts\":", x->out);
+	json_us(x->out, r->ns);
+	fprintf(x->out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{\"count\":%" PRIu64
+			",\"stream\":%u",
+		r->stream >= KTR_KERNEL_STREAM ? KPID : r->pid,
+		r->stream >= KTR_KERNEL_STREAM ? cpu_tid(r->cpu) : r->tid, r->count, r->stream);
+	if (r->what) {
+		fputs(",\"what\":", x->out);
+		json_str(x->out, r->what);
+	}
+	fputs("}}", x->out);
+}
+
+static void json_record(struct ex *x, const struct ktr_rec *r)
+{
+	char name[128];
+
+	if (r->kind == KTR_GAP) {
+		json_gap(x, r);
+		return;
+	}
+	if (r->cls == KTRACE_CLASS_CALL) {
+		struct ktr_call c;
+
+		if (!ktr_call_decode(x->t, r, &c))
+			return;
+		json_thread(x, c.pid, c.tid);
+		json_sep(x);
+		put(x->out, "{\"name\":");
+		json_str(x->out, kv_names_call(x->names, &c));
+		put(x->out, ",\"cat\":\"call\",\"ph\":\"X\",\"ts\":");
+		json_us(x->out, c.entry_ns);
+		put(x->out, ",\"dur\":");
+		json_us(x->out, c.dur_ns);
+		put(x->out, ",\"pid\":");
+		put_u64(x->out, c.pid);
+		put(x->out, ",\"tid\":");
+		put_u64(x->out, c.tid);
+		put(x->out, ",\"args\":{\"depth\":");
+		put_u64(x->out, c.depth);
+		if (c.cpu >= 0) {
+			put(x->out, ",\"cpu\":");
+			put_u64(x->out, (uint64_t)c.cpu);
+		}
+		if (c.sig) {
+			put(x->out, ",\"signal_depth\":");
+			put_u64(x->out, c.sig);
+		}
+		if (c.flags & KTRACE_CALLF_UNFINISHED)
+			put(x->out, ",\"unfinished\":true");
+		if (c.func) {
+			put(x->out, ",\"func\":\"");
+			put_hex(x->out, c.func);
+			putc_unlocked('"', x->out);
+		}
+		put(x->out, "}}");
+		return;
+	}
+	if (r->cls == KTRACE_CLASS_KEVENT) {
+		json_thread(x, KPID, cpu_tid(r->cpu));
+		json_sep(x);
+		put(x->out, "{\"name\":");
+		json_str(x->out, ktr_rec_name(x->t, r, name, sizeof(name)));
+		put(x->out, ",\"cat\":");
+		json_str(x->out, ktr_rec_category(x->t, r));
+		put(x->out, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+		json_us(x->out, r->ns);
+		put(x->out, ",\"pid\":");
+		put_u64(x->out, KPID);
+		put(x->out, ",\"tid\":");
+		put_u64(x->out, cpu_tid(r->cpu));
+		json_args(x, r, 1);
+		return;
+	}
+	/* static events (LOG2/LOG4) and unknown classes: on their thread */
+	{
+		const char *ph = "i";
+
+		ktr_rec_name(x->t, r, name, sizeof(name));
+		if (r->cls == KTRACE_CLASS_LOG2 || r->cls == KTRACE_CLASS_LOG4) {
+			unsigned code = KTRACE_EVENT_CODE(r->id), func = KTRACE_EVENT_FUNC(r->id);
+			const char *fn = ktr_func_name(x->t, func);
+
+			if (code == 1 || code == 2) {
+				ph = code == 1 ? "B" : "E";
+				if (fn)
+					snprintf(name, sizeof(name), "%s", fn);
+				else
+					snprintf(name, sizeof(name), "F%u", func);
+			}
+		}
+		json_thread(x, r->pid, r->tid);
+		json_sep(x);
+		fputs("{\"name\":", x->out);
+		json_str(x->out, name);
+		fputs(",\"cat\":", x->out);
+		json_str(x->out, ktr_rec_category(x->t, r));
+		fprintf(x->out, ",\"ph\":\"%s\"%s,\"ts\":", ph, ph[0] == 'i' ? ",\"s\":\"t\"" : "");
+		json_us(x->out, r->ns);
+		fprintf(x->out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, r->pid, r->tid);
+		json_args(x, r, 0);
+	}
+}
+
+static int export_json(struct ex *x)
+{
+	struct ktr_sched *sched = x->no_kernel ? NULL : ktr_sched_new(0, json_running, x);
+	struct cli_progress *prog = cli_progress_start(x->t, CMD, x->out == stdout);
+	const struct ktr_info *in = ktr_info(x->t);
+	struct ktr_rec r;
+	uint64_t last = 0;
+
+	fputs("{\"traceEvents\":[", x->out);
+	x->first = 1;
+	while (ktr_next(x->t, &r)) {
+		cli_progress_rec(prog, &r);
+		drain(x->t);
+		if (r.ns > last)
+			last = r.ns;
+		if (x->no_kernel && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT))
+			continue;
+		if (sched)
+			ktr_sched_feed(sched, x->t, &r);
+		json_record(x, &r);
+		x->events++;
+		if (ferror(x->out))
+			break;
+	}
+	if (sched) {
+		ktr_sched_finish(sched, last);
+		ktr_sched_free(sched);
+	}
+	cli_progress_end(prog);
+	fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"ktrace " KTRACE_VERSION
+	      "\",\"clock\":\"CLOCK_MONOTONIC\",\"host\":",
+	      x->out);
+	json_str(x->out, in->host);
+	fputs(",\"kernel\":", x->out);
+	json_str(x->out, in->kernel);
+	fputs(",\"trace\":", x->out);
+	json_str(x->out, ktr_dir(x->t));
+	fputs("}}\n", x->out);
+	return 0;
+}
+
+/* ---- CSV -------------------------------------------------------------------- */
+
+static void csv_str(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static int export_csv(struct ex *x)
+{
+	struct cli_progress *prog = cli_progress_start(x->t, CMD, x->out == stdout);
+	struct ktr_rec r;
+	char name[128], args[1024];
+
+	fputs("time_ns,dur_ns,cpu,pid,tid,comm,category,name,args\n", x->out);
+	while (ktr_next(x->t, &r)) {
+		uint64_t time = r.ns;
+		int64_t dur = -1;
+		uint32_t pid = r.pid, tid = r.tid;
+		size_t len = 0;
+
+		cli_progress_rec(prog, &r);
+		drain(x->t);
+		if (x->no_kernel && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT))
+			continue;
+		args[0] = 0;
+		if (r.kind == KTR_GAP) {
+			ktr_rec_name(x->t, &r, name, sizeof(name));
+			snprintf(args, sizeof(args), "count=%" PRIu64 ";stream=%u%s%s", r.count, r.stream,
+				 r.what ? ";what=" : "", r.what ? r.what : "");
+		} else if (r.cls == KTRACE_CLASS_CALL) {
+			struct ktr_call c;
+
+			if (!ktr_call_decode(x->t, &r, &c))
+				continue;
+			/* the common row, written directly */
+			put_u64(x->out, c.entry_ns);
+			putc_unlocked(',', x->out);
+			put_u64(x->out, c.dur_ns);
+			putc_unlocked(',', x->out);
+			if (c.cpu >= 0)
+				put_u64(x->out, (uint64_t)c.cpu);
+			putc_unlocked(',', x->out);
+			put_u64(x->out, c.pid);
+			putc_unlocked(',', x->out);
+			put_u64(x->out, c.tid);
+			putc_unlocked(',', x->out);
+			csv_str(x->out, kv_comm(x->t, c.tid));
+			put(x->out, ",call,");
+			csv_str(x->out, kv_names_call(x->names, &c));
+			put(x->out, ",depth=");
+			put_u64(x->out, c.depth);
+			put(x->out, ";sig=");
+			put_u64(x->out, c.sig);
+			put(x->out, ";flags=");
+			put_u64(x->out, c.flags);
+			put(x->out, ";func=");
+			put_hex(x->out, c.func);
+			put(x->out, ";site=");
+			put_hex(x->out, c.site);
+			putc_unlocked('\n', x->out);
+			x->events++;
+			if (ferror(x->out))
+				break;
+			continue;
+		} else {
+			const char *names[KTRACE_MAX_WORDS];
+			uint64_t vals[KTRACE_MAX_WORDS];
+			unsigned n = ktr_rec_args(x->t, &r, names, vals);
+
+			ktr_rec_name(x->t, &r, name, sizeof(name));
+			for (unsigned i = 0; i < n && len < sizeof(args) - 64; i++)
+				len += (size_t)snprintf(args + len, sizeof(args) - len, "%s%s=%" PRIu64,
+							i ? ";" : "", names[i], vals[i]);
+		}
+		fprintf(x->out, "%" PRIu64 ",", time);
+		if (dur >= 0)
+			fprintf(x->out, "%" PRId64, dur);
+		if (r.cpu >= 0)
+			fprintf(x->out, ",%d,", r.cpu);
+		else
+			fputs(",,", x->out);
+		fprintf(x->out, "%" PRIu32 ",%" PRIu32 ",", pid, tid);
+		csv_str(x->out, r.kind == KTR_GAP ? "" : kv_comm(x->t, tid));
+		fputc(',', x->out);
+		csv_str(x->out, r.kind == KTR_GAP ? "ktrace" : r.cls == KTRACE_CLASS_CALL ? "call"
+									   : ktr_rec_category(x->t, &r));
+		fputc(',', x->out);
+		csv_str(x->out, name);
+		fputc(',', x->out);
+		csv_str(x->out, args);
+		fputc('\n', x->out);
+		x->events++;
+		if (ferror(x->out))
+			break;
+	}
+	cli_progress_end(prog);
+	return 0;
+}
+
+/* ---- folded stacks --------------------------------------------------------- */
+
+struct fold_ent {
+	char *path;
+	uint64_t ns;
+	uint64_t hash;
+};
+
+struct fold {
+	struct fold_ent *v;
+	size_t size, n;
+	FILE *out;
+};
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void fold_flush(struct fold *f)
+{
+	for (size_t i = 0; i < f->size; i++) {
+		if (!f->v[i].path)
+			continue;
+		fprintf(f->out, "%s %" PRIu64 "\n", f->v[i].path, f->v[i].ns);
+		free(f->v[i].path);
+		f->v[i].path = NULL;
+	}
+	f->n = 0;
+}
+
+static void fold_add(struct fold *f, const char *path, uint64_t ns)
+{
+	uint64_t h = fnv(path);
+	size_t i;
+
+	if (!ns)
+		return;
+	if (!f->size) {
+		f->size = 1u << 16;
+		f->v = calloc(f->size, sizeof(*f->v));
+		if (!f->v) {
+			f->size = 0;
+			fprintf(f->out, "%s %" PRIu64 "\n", path, ns);
+			return;
+		}
+	}
+	for (i = h & (f->size - 1); f->v[i].path; i = (i + 1) & (f->size - 1))
+		if (f->v[i].hash == h && !strcmp(f->v[i].path, path)) {
+			f->v[i].ns += ns;
+			return;
+		}
+	if ((f->n + 1) * 2 > f->size) {
+		size_t size = f->size * 2;
+		struct fold_ent *v = size <= 2 * FOLD_MAX ? calloc(size, sizeof(*v)) : NULL;
+
+		if (!v) {
+			fold_flush(f); /* bounded: write what we have and start over */
+		} else {
+			for (size_t k = 0; k < f->size; k++) {
+				size_t j;
+
+				if (!f->v[k].path)
+					continue;
+				for (j = f->v[k].hash & (size - 1); v[j].path; j = (j + 1) & (size - 1))
+					;
+				v[j] = f->v[k];
+			}
+			free(f->v);
+			f->v = v;
+			f->size = size;
+		}
+		for (i = h & (f->size - 1); f->v[i].path; i = (i + 1) & (f->size - 1))
+			;
+	}
+	f->v[i].path = strdup(path);
+	if (!f->v[i].path) {
+		fprintf(f->out, "%s %" PRIu64 "\n", path, ns);
+		return;
+	}
+	f->v[i].hash = h;
+	f->v[i].ns = ns;
+	f->n++;
+}
+
+/* A frame name for a folded line: ';' separates frames, so it becomes ':'. */
+static void frame(char *dst, size_t len, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len && name[i]; i++)
+		dst[i] = name[i] == ';' ? ':' : name[i] == '\n' ? ' ' : name[i];
+	dst[i] = 0;
+}
+
+struct fstack {
+	uint64_t end;
+	unsigned depth;
+	size_t len; /* path length before this frame */
+};
+
+static int export_folded(struct ex *x)
+{
+	struct ktr_ctree *ct = ktr_ctree_new();
+	struct ktr_callsort *cs = ktr_callsort_new(0, KTR_SORT_THREAD);
+	struct cli_progress *prog = cli_progress_start(x->t, CMD, 0);
+	struct fold f = { NULL, 0, 0, x->out };
+	struct fstack *st = NULL;
+	size_t nst = 0, capst = 0, plen = 0;
+	char *path = NULL;
+	size_t pcap = 0;
+	uint32_t cur_thread = UINT32_MAX;
+	struct ktr_callent e;
+	struct ktr_rec r;
+	int rc = 0, got;
+
+	if (!ct || !cs) {
+		cli_error(CMD, "out of memory");
+		rc = 1;
+		goto out;
+	}
+	while (ktr_next(x->t, &r)) {
+		struct ktr_call c;
+
+		cli_progress_rec(prog, &r);
+		drain(x->t);
+		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL || !ktr_call_decode(x->t, &r, &c))
+			continue;
+		memset(&e, 0, sizeof(e));
+		e.entry_ns = c.entry_ns;
+		e.dur_ns = c.dur_ns;
+		e.local_ns = ktr_ctree_add(ct, &c, c.key, NULL, NULL);
+		e.key = c.key;
+		e.thread = ktr_callsort_thread(cs, c.pid, c.tid);
+		e.depth = (uint16_t)(c.depth > 65535 ? 65535 : c.depth);
+		e.sig = (uint8_t)c.sig;
+		e.flags = (uint8_t)c.flags;
+		e.cpu = c.cpu >= 0 ? (uint32_t)c.cpu : 0xffffffffu;
+		if (ktr_callsort_add(cs, &e) < 0) {
+			cli_error(CMD, "sorting the calls: %s (temporary files in $TMPDIR or /tmp)",
+				  strerror(errno ? errno : ENOSPC));
+			rc = 1;
+			goto out;
+		}
+		x->events++;
+	}
+	cli_progress_end(prog);
+	prog = NULL;
+	/* calls by thread, then entry time: rebuild each stack with a stack of frames */
+	while ((got = ktr_callsort_next(cs, &e)) > 0) {
+		char fr[512];
+		struct ktr_call c;
+		size_t need;
+
+		if (e.thread != cur_thread) {
+			uint32_t pid = 0, tid = 0;
+
+			ktr_callsort_thread_ids(cs, e.thread, &pid, &tid);
+			cur_thread = e.thread;
+			nst = 0;
+			frame(fr, sizeof(fr), kv_comm(x->t, tid));
+			plen = strlen(fr);
+			if (plen + 1 > pcap) {
+				char *n = realloc(path, pcap = plen + 4096);
+
+				if (!n) {
+					rc = 1;
+					goto out;
+				}
+				path = n;
+			}
+			memcpy(path, fr, plen + 1);
+		}
+		while (nst && (st[nst - 1].end <= e.entry_ns || st[nst - 1].depth >= e.depth)) {
+			plen = st[nst - 1].len;
+			nst--;
+		}
+		memset(&c, 0, sizeof(c));
+		c.key = e.key;
+		ktr_call_key_addrs(x->t, e.key, &c.func, &c.site);
+		frame(fr, sizeof(fr), kv_names_call(x->names, &c));
+		need = plen + 1 + strlen(fr) + 1;
+		if (need > pcap) {
+			char *n = realloc(path, pcap = need + 4096);
+
+			if (!n) {
+				rc = 1;
+				goto out;
+			}
+			path = n;
+		}
+		if (nst == capst) {
+			struct fstack *n = realloc(st, (capst = capst ? 2 * capst : 64) * sizeof(*n));
+
+			if (!n) {
+				rc = 1;
+				goto out;
+			}
+			st = n;
+		}
+		st[nst].end = e.entry_ns + e.dur_ns;
+		st[nst].depth = e.depth;
+		st[nst].len = plen;
+		nst++;
+		path[plen] = ';';
+		strcpy(path + plen + 1, fr);
+		plen = strlen(path);
+		fold_add(&f, path, e.local_ns);
+	}
+	if (got < 0) {
+		cli_error(CMD, "reading the sorted calls back: %s", strerror(-got));
+		rc = 1;
+	}
+	fold_flush(&f);
+out:
+	cli_progress_end(prog);
+	free(f.v);
+	free(st);
+	free(path);
+	ktr_ctree_free(ct);
+	ktr_callsort_free(cs);
+	return rc;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' },
+		{ "no-kernel", no_argument, NULL, 'K' },    { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *outfile = NULL;
+	enum fmt fmt = F_NONE;
+	struct ex x;
+	int c, rc = 0;
+
+	memset(&x, 0, sizeof(x));
+	while ((c = getopt_long(argc, argv, ":f:o:Kh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "perfetto") || !strcmp(optarg, "chrome") ||
+			    !strcmp(optarg, "json"))
+				fmt = F_JSON;
+			else if (!strcmp(optarg, "folded"))
+				fmt = F_FOLDED;
+			else if (!strcmp(optarg, "csv"))
+				fmt = F_CSV;
+			else {
+				cli_error(CMD, "option '--format': unknown format '%s' (perfetto, chrome, "
+					       "folded or csv)", optarg);
+				return 2;
+			}
+			break;
+		case 'o':
+			outfile = optarg;
+			break;
+		case 'K':
+			x.no_kernel = 1;
+			break;
+		case 'h':
+			help(stdout);
+			return 0;
+		default:
+			return cli_bad_option(CMD, c, argc, argv);
+		}
+	}
+	if (fmt == F_NONE) {
+		cli_error(CMD, "missing --format (perfetto, chrome, folded or csv; see ktrace export --help)");
+		return 2;
+	}
+	if (optind >= argc) {
+		cli_error(CMD, "missing trace directory (see ktrace export --help)");
+		return 2;
+	}
+	if (optind + 1 < argc) {
+		cli_error(CMD, "unexpected argument '%s' (see ktrace export --help)", argv[optind + 1]);
+		return 2;
+	}
+	x.t = ktr_open(argv[optind]);
+	if (!x.t) {
+		cli_error(CMD, "%s: %s", argv[optind], strerror(errno));
+		return 1;
+	}
+	drain(x.t);
+	x.names = kv_names_new(x.t);
+	if (!x.names) {
+		cli_error(CMD, "out of memory");
+		ktr_close(x.t);
+		return 1;
+	}
+	x.out = outfile ? fopen(outfile, "w") : stdout;
+	if (!x.out) {
+		cli_error(CMD, "%s: cannot create: %s", outfile, strerror(errno));
+		rc = 1;
+		goto out;
+	}
+	if (fmt == F_JSON)
+		rc = export_json(&x);
+	else if (fmt == F_CSV)
+		rc = export_csv(&x);
+	else
+		rc = export_folded(&x);
+	drain(x.t);
+	if (fflush(x.out) != 0 || ferror(x.out)) {
+		cli_error(CMD, "%s: write: %s", outfile ? outfile : "standard output",
+			  strerror(errno ? errno : EIO));
+		rc = 1;
+	}
+	if (outfile && fclose(x.out) != 0 && !rc) {
+		cli_error(CMD, "%s: close: %s", outfile, strerror(errno));
+		rc = 1;
+	}
+	if (!rc && ktr_error_count(x.t))
+		rc = 1;
+out:
+	kv_names_free(x.names);
+	free(x.seen);
+	ktr_close(x.t);
+	return rc;
+}
+
+KTRACE_COMMAND(export, "export a trace as Perfetto/Chrome JSON, folded stacks or CSV", run, help);

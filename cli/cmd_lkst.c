@@ -1,0 +1,682 @@
+/*
+ * cli/cmd_lkst.c - `ktrace lkst`: drive the LKST tracer of ktrace.ko (seed
+ * 001) the way LKST's lkstm did: list the event set, read/write/config
+ * masksets, switch the current maskset on the fly, start and stop.
+ *
+ *   ktrace lkst [-d DIR] list | handlers | masksets | status | start | stop
+ *   ktrace lkst [-d DIR] read -m N
+ *   ktrace lkst [-d DIR] write -m N [-n NAME] [-f FILE]
+ *   ktrace lkst [-d DIR] config -m N EVENT HANDLER
+ *   ktrace lkst [-d DIR] set -m N | delete -m N
+ *
+ * Everything goes through the module's debugfs files in DIR (default
+ * /sys/kernel/debug/ktrace/lkst; kmod/lkst_fs.c documents them): events,
+ * handlers, masksets, current, state, info, catalog.  Event mnemonics come
+ * from the catalogue compiled in (include/ktrace/lkst.h), handler and
+ * maskset names from the module.  `write` checks its whole input first
+ * and then changes the maskset with one write(2), so a bad line changes
+ * nothing; its errors name FILE:LINE:COLUMN.
+ *
+ * The seed's process trace, as written there:
+ *   ktrace lkst read -m 0 | ktrace lkst write -m 3   # a null maskset
+ *   ktrace lkst config -m 3 1 1                      # context switch -> DEFAULT
+ *   ktrace lkst config -m 3 2 1                      # wakeup -> DEFAULT
+ *   ktrace lkst set -m 3
+ * then `ktrace read DIR OUT` (lkstbuf read) and `ktrace print -C OUT`
+ * (lkstbuf print -C) or `ktrace timeline OUT`.
+ *
+ * Exit status: 0 done, 1 the module refused or a file could not be read
+ * or written, 2 usage error or bad input.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/lkst_text.h"
+#include "ktrace/lkst.h"
+
+#define CMD "lkst"
+#define LKST_DIR "/sys/kernel/debug/ktrace/lkst"
+#define MAX_MASKSETS 64
+#define FIRST_USER 3
+#define CMD_MAX (16 * 1024)
+
+static void help(FILE *out)
+{
+	fprintf(out,
+		"usage: ktrace lkst [-d DIR] COMMAND [ARGS]\n"
+		"\n"
+		"Control the LKST kernel event tracer of ktrace.ko (what lkstm did): which\n"
+		"kernel events are trapped and which handler each goes to (masksets).\n"
+		"\n"
+		"Commands:\n"
+		"  list                      the event set: id, mnemonic, category, tracepoint,\n"
+		"                            availability (and why not), the current maskset's\n"
+		"                            handler, counters since the last start\n"
+		"  handlers                  the event handlers: DEFAULT (1), NOTHING (255) and\n"
+		"                            those that modules registered, with their calls\n"
+		"  masksets                  every maskset: id, name, kind, entries, current\n"
+		"  read -m N                 print maskset N, one 'EVENT HANDLER' line per\n"
+		"                            connected event (what write takes)\n"
+		"  write -m N [-n NAME] [-f FILE]\n"
+		"                            create or replace user maskset N (3..63) from FILE\n"
+		"                            or standard input: 'EVENT HANDLER' lines, '#'\n"
+		"                            starts a comment; no lines make a null maskset\n"
+		"  config -m N EVENT HANDLER connect EVENT to HANDLER in user maskset N\n"
+		"                            (HANDLER NOTHING disconnects it)\n"
+		"  set -m N                  make maskset N current, on the fly\n"
+		"  delete -m N               remove user maskset N (not the current one)\n"
+		"  start, stop               start or stop recording (DIR/state); read the\n"
+		"                            events with `ktrace read DIR OUT`\n"
+		"  status                    state, current maskset, records written/dropped\n"
+		"\n"
+		"N is a maskset id or name: 0 RNOTHING, 1 RDEFAULT (the primary events),\n"
+		"2 RALL (every event), 3..63 user masksets.  EVENT is an event id (decimal, or\n"
+		"hex with 0x) or mnemonic (PROCESS_CONTEXTSWITCH); HANDLER an id or name\n"
+		"(1 DEFAULT, 255 NOTHING, or an extended handler's).\n"
+		"\n"
+		"Options:\n"
+		"  -m, --maskset N       the maskset\n"
+		"  -n, --name NAME       name of the maskset written (default: maskset<N>)\n"
+		"  -f, --file FILE       read the maskset from FILE instead of stdin\n"
+		"  -d, --dir DIR         the tracer's debugfs directory (default\n"
+		"                        " LKST_DIR ")\n"
+		"  -h, --help            this text\n"
+		"\n"
+		"The seed's process trace: ktrace lkst read -m 0 | ktrace lkst write -m 3;\n"
+		"ktrace lkst config -m 3 1 1; ktrace lkst config -m 3 2 1; ktrace lkst set -m 3.\n"
+		"\n"
+		"Exit status: 0 done, 1 the module refused or a file failed, 2 usage error or\n"
+		"bad input.  See ktrace-lkst(1).\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* The module's files                                                 */
+/* ------------------------------------------------------------------ */
+
+static const char *dir = LKST_DIR;
+
+/* Read DIR/name into a malloc'ed string.  Return: NULL after printing why. */
+static char *slurp(const char *name)
+{
+	char path[4096];
+	size_t len = 0, cap = 16384;
+	char *buf = malloc(cap);
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || !buf) {
+		int err = errno;
+
+		cli_error(CMD, "%s: %s%s", path, strerror(err),
+			  err == ENOENT ? " (is ktrace.ko loaded and debugfs mounted?)" : "");
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return NULL;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			cli_error(CMD, "%s: offset %zu: %s", path, len, strerror(errno));
+			close(fd);
+			free(buf);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* One write(2) of @text to DIR/name.  Return: 0 or errno (printed by the caller). */
+static int put(const char *name, const char *text)
+{
+	char path[4096];
+	size_t len = strlen(text);
+	ssize_t n;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	n = write(fd, text, len);
+	if (n < 0)
+		err = errno;
+	else if ((size_t)n != len)
+		err = EIO;
+	close(fd);
+	return err;
+}
+
+/* Handler names from DIR/handlers ("ID NAME CALLS"). */
+static char *hnames[256];
+static unsigned long long hcalls[256];
+
+static int load_handlers(void)
+{
+	char *text = slurp("handlers"), *line, *save = NULL;
+
+	if (!text)
+		return -1;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned id;
+		char name[64];
+		unsigned long long calls;
+
+		if (line[0] == '#' || sscanf(line, "%u %63s %llu", &id, name, &calls) != 3 || id > 255)
+			continue;
+		free(hnames[id]);
+		hnames[id] = strdup(name);
+		hcalls[id] = calls;
+	}
+	free(text);
+	return 0;
+}
+
+static const char *hname(unsigned id)
+{
+	return id < 256 && hnames[id] ? hnames[id] : "?";
+}
+
+/* Masksets from DIR/masksets. */
+struct mset {
+	int present, system, current;
+	char name[64];
+	unsigned char handler[KTRACE_LKST_MAX_ID]; /* 0 = not listed (NOTHING) */
+};
+
+static struct mset msets[MAX_MASKSETS];
+
+static int load_masksets(void)
+{
+	char *text = slurp("masksets"), *line, *save = NULL;
+	struct mset *cur = NULL;
+
+	if (!text)
+		return -1;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned id, ev, h;
+		char name[64], kind[16], extra[16];
+		int n;
+
+		n = sscanf(line, "maskset %u %63s %15s %15s", &id, name, kind, extra);
+		if (n >= 3 && id < MAX_MASKSETS) {
+			cur = &msets[id];
+			cur->present = 1;
+			snprintf(cur->name, sizeof(cur->name), "%s", name);
+			cur->system = !strcmp(kind, "system");
+			cur->current = n == 4 && !strcmp(extra, "current");
+			continue;
+		}
+		if (cur && sscanf(line, "%x %u", &ev, &h) == 2 && ev < KTRACE_LKST_MAX_ID && h < 256)
+			cur->handler[ev] = (unsigned char)h;
+	}
+	free(text);
+	return 0;
+}
+
+/* -m N: an id 0..63 or a maskset name (needs the masksets loaded). */
+static int maskset_arg(const char *s, int *id)
+{
+	unsigned v;
+
+	if (isdigit((unsigned char)s[0])) {
+		if (lkst_parse_number(s, &v) < 0 || v >= MAX_MASKSETS) {
+			cli_error(CMD, "option '-m': '%s' is not a maskset id (0..%d) or name", s,
+				  MAX_MASKSETS - 1);
+			return -1;
+		}
+		*id = (int)v;
+		return 0;
+	}
+	for (int i = 0; i < MAX_MASKSETS; i++) {
+		if (msets[i].present && !strcasecmp(msets[i].name, s)) {
+			*id = i;
+			return 0;
+		}
+	}
+	cli_error(CMD, "option '-m': no maskset called '%s' (see ktrace lkst masksets)", s);
+	return -1;
+}
+
+/* HANDLER: id or name of a handler the module has.  Return: id or -1. */
+static int handler_arg(const char *s, void *unused)
+{
+	(void)unused;
+	unsigned v;
+
+	if (isdigit((unsigned char)s[0]))
+		return lkst_parse_number(s, &v) == 0 && v >= 1 && v <= 255 && hnames[v] ? (int)v : -1;
+	for (int i = 1; i < 256; i++)
+		if (hnames[i] && !strcasecmp(hnames[i], s))
+			return i;
+	return -1;
+}
+
+/* Explain an errno of a maskset command. */
+static int refused(const char *what, int err, int id)
+{
+	const char *why = strerror(err);
+
+	if (err == EPERM)
+		why = "system masksets (0 RNOTHING, 1 RDEFAULT, 2 RALL) cannot be changed";
+	else if (err == EBUSY)
+		why = "it is the current maskset (switch to another one first)";
+	else if (err == EEXIST)
+		why = "another maskset has that name";
+	else if (err == ENOENT)
+		why = "no such maskset, event or handler";
+	else if (err == EINVAL && id >= 0 && id < FIRST_USER)
+		why = "user masksets are 3..63";
+	cli_error(CMD, "%s/masksets: %s maskset %d refused: %s", dir, what, id, why);
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Commands                                                            */
+/* ------------------------------------------------------------------ */
+
+/* The reasons of unavailable events, from DIR/catalog's unavailable lines. */
+static const char *reason_of(const char *catalog, unsigned id, char *buf, size_t len)
+{
+	const char *p = catalog;
+	char key[32];
+	size_t kl = (size_t)snprintf(key, sizeof(key), "unavailable %u ", id);
+
+	for (; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (!strncmp(p, key, kl)) {
+			const char *r = strchr(p + kl, ' ');
+			size_t n = r ? strcspn(r + 1, "\n") : 0;
+
+			snprintf(buf, len, "%.*s", (int)n, r ? r + 1 : "");
+			return buf;
+		}
+	}
+	return "";
+}
+
+static int do_list(void)
+{
+	char *text = slurp("events"), *catalog, *line, *save = NULL;
+	int rc = 0;
+
+	if (!text || load_handlers() < 0) {
+		free(text);
+		return 1;
+	}
+	catalog = slurp("catalog");
+	printf("%-5s %-26s %-10s %-32s %-11s %-8s %10s %10s %8s\n", "ID", "EVENT", "CATEGORY",
+	       "TRACEPOINT", "STATUS", "HANDLER", "HITS", "WRITTEN", "DROPPED");
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned id, h;
+		char name[64], cat[32], tp[96], status[16], probe[8], reason[160];
+		unsigned long long hits, written, dropped;
+
+		if (line[0] == '#')
+			continue;
+		if (sscanf(line, "%x %63s %31s %95s %15s %7s %u %llu %llu %llu", &id, name, cat, tp,
+			   status, probe, &h, &hits, &written, &dropped) != 10) {
+			cli_error(CMD, "%s/events: unexpected line '%s'", dir, line);
+			rc = 1;
+			continue;
+		}
+		printf("0x%02x  %-26s %-10s %-32s %-11s %-8s %10llu %10llu %8llu", id, name, cat, tp,
+		       status, h == KTRACE_LKST_HANDLER_NOTHING ? "-" : hname(h), hits, written,
+		       dropped);
+		if (strcmp(status, "available"))
+			printf("  (%s)", reason_of(catalog, id, reason, sizeof(reason)));
+		putchar('\n');
+	}
+	free(catalog);
+	free(text);
+	return rc;
+}
+
+static int do_handlers(void)
+{
+	if (load_handlers() < 0)
+		return 1;
+	printf("%-4s %-31s %s\n", "ID", "HANDLER", "CALLS");
+	for (int i = 1; i < 256; i++)
+		if (hnames[i])
+			printf("%-4d %-31s %llu\n", i, hnames[i], hcalls[i]);
+	return 0;
+}
+
+static int nentries(const struct mset *m)
+{
+	int n = 0;
+
+	for (int j = 0; j < KTRACE_LKST_MAX_ID; j++)
+		n += m->handler[j] != 0;
+	return n;
+}
+
+static int do_masksets(void)
+{
+	if (load_masksets() < 0)
+		return 1;
+	printf("%-3s %-31s %-7s %7s\n", "ID", "MASKSET", "KIND", "EVENTS");
+	for (int i = 0; i < MAX_MASKSETS; i++)
+		if (msets[i].present)
+			printf("%-3d %-31s %-7s %7d%s\n", i, msets[i].name,
+			       msets[i].system ? "system" : "user", nentries(&msets[i]),
+			       msets[i].current ? "  current" : "");
+	return 0;
+}
+
+static int do_read(int id)
+{
+	const struct mset *m = &msets[id];
+
+	if (!m->present) {
+		cli_error(CMD, "maskset %d does not exist (see ktrace lkst masksets)", id);
+		return 1;
+	}
+	printf("# maskset %d %s (%s%s): EVENT HANDLER\n", id, m->name, m->system ? "system" : "user",
+	       m->current ? ", current" : "");
+	for (unsigned j = 0; j < KTRACE_LKST_MAX_ID; j++) {
+		const char *e = lkst_event_name(j);
+
+		if (!m->handler[j])
+			continue;
+		printf("0x%02x %u\t# %s -> %s\n", j, m->handler[j], e ? e : "?",
+		       hname(m->handler[j]));
+	}
+	return 0;
+}
+
+/* Read all of @f (at most @cap - 1 bytes).  Return: length, or -1 (printed). */
+static long read_all(FILE *f, const char *fname, char *buf, size_t cap)
+{
+	size_t len = fread(buf, 1, cap - 1, f);
+
+	if (ferror(f)) {
+		cli_error(CMD, "%s: %s", fname, strerror(errno));
+		return -1;
+	}
+	if (len == cap - 1 && fgetc(f) != EOF) {
+		cli_error(CMD, "%s: offset %zu: more than %zu bytes", fname, len, cap - 1);
+		return -1;
+	}
+	buf[len] = '\0';
+	return (long)len;
+}
+
+/*
+ * Parse maskset text from @f (named @fname) and append its connected
+ * entries as "0xEV H" lines to @out.  Return: 0, 1 (read error) or 2.
+ */
+static int parse_maskset(FILE *f, const char *fname, char *out, size_t cap, size_t *len)
+{
+	unsigned char handler[KTRACE_LKST_MAX_ID];
+	char *text = malloc(1 << 20), err[256];
+	long n;
+
+	if (!text) {
+		cli_error(CMD, "out of memory");
+		return 1;
+	}
+	n = read_all(f, fname, text, 1 << 20);
+	if (n < 0) {
+		free(text);
+		return 1;
+	}
+	if (lkst_text_parse(text, (size_t)n, handler_arg, NULL, handler, err, sizeof(err)) < 0) {
+		cli_error(CMD, "%s:%s%s", fname, err,
+			  strstr(err, "unknown handler") ? " (see ktrace lkst handlers)" :
+			  strstr(err, "unknown event") ? " (see ktrace lkst list)" : "");
+		free(text);
+		return 2;
+	}
+	free(text);
+	for (unsigned ev = 0; ev < KTRACE_LKST_MAX_ID; ev++) {
+		if (!handler[ev] || handler[ev] == KTRACE_LKST_HANDLER_NOTHING)
+			continue;
+		if (*len + 32 >= cap) {
+			cli_error(CMD, "%s: too many entries", fname);
+			return 2;
+		}
+		*len += (size_t)snprintf(out + *len, cap - *len, "0x%02x %u\n", ev, handler[ev]);
+	}
+	return 0;
+}
+
+static int do_write(int id, const char *name, const char *file)
+{
+	char *cmd = malloc(CMD_MAX);
+	size_t len;
+	FILE *f = stdin;
+	int rc, err;
+
+	if (!cmd) {
+		cli_error(CMD, "out of memory");
+		return 1;
+	}
+	if (id < FIRST_USER) {
+		cli_error(CMD, "maskset %d is a system maskset; user masksets are %d..%d", id,
+			  FIRST_USER, MAX_MASKSETS - 1);
+		free(cmd);
+		return 2;
+	}
+	if (file && strcmp(file, "-")) {
+		f = fopen(file, "r");
+		if (!f) {
+			cli_error(CMD, "%s: %s", file, strerror(errno));
+			free(cmd);
+			return 1;
+		}
+	}
+	len = (size_t)snprintf(cmd, CMD_MAX, "write %d%s%s\n", id, name ? " " : "", name ? name : "");
+	rc = parse_maskset(f, f == stdin ? "<stdin>" : file, cmd, CMD_MAX, &len);
+	if (f != stdin)
+		fclose(f);
+	if (!rc && (err = put("masksets", cmd)))
+		rc = refused("writing", err, id);
+	free(cmd);
+	return rc;
+}
+
+static int do_simple(const char *what, int id, const char *text)
+{
+	int err = put("masksets", text);
+
+	return err ? refused(what, err, id) : 0;
+}
+
+static int do_state(const char *word)
+{
+	char text[16];
+	int err;
+
+	snprintf(text, sizeof(text), "%s\n", word);
+	err = put("state", text);
+	if (err) {
+		cli_error(CMD, "%s/state: %s: %s", dir, word, strerror(err));
+		return 1;
+	}
+	return 0;
+}
+
+static int do_status(void)
+{
+	char *state = slurp("state"), *info;
+	int cur = -1;
+
+	if (!state || load_masksets() < 0) {
+		free(state);
+		return 1;
+	}
+	for (int i = 0; i < MAX_MASKSETS; i++)
+		if (msets[i].present && msets[i].current)
+			cur = i;
+	printf("state %s", state);
+	if (cur >= 0)
+		printf("maskset %d %s (%d events)\n", cur, msets[cur].name, nentries(&msets[cur]));
+	info = slurp("info");
+	if (info) {
+		char *p;
+
+		for (p = strtok(info, "\n"); p; p = strtok(NULL, "\n"))
+			if (!strncmp(p, "written ", 8) || !strncmp(p, "dropped ", 8) ||
+			    !strncmp(p, "buf-size ", 9) || !strncmp(p, "buf-nr ", 7) ||
+			    !strncmp(p, "mode ", 5))
+				printf("%s\n", p);
+	}
+	free(info);
+	free(state);
+	return 0;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "maskset", required_argument, NULL, 'm' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "file", required_argument, NULL, 'f' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *mopt = NULL, *name = NULL, *file = NULL, *cmd;
+	char **args, text[256];
+	int c, nargs, id = -1, ev, h;
+
+	if (getenv("KTRACE_LKST_DIR") && *getenv("KTRACE_LKST_DIR"))
+		dir = getenv("KTRACE_LKST_DIR");
+	while ((c = getopt_long(argc, argv, ":m:n:f:d:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			mopt = optarg;
+			break;
+		case 'n':
+			name = optarg;
+			if (!*name || strlen(name) > 31 || isdigit((unsigned char)name[0]) ||
+			    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") !=
+				    strlen(name)) {
+				cli_error(CMD, "option '-n': '%s' is not a maskset name (1..31 of A-Z a-z 0-9 _ -, not starting with a digit)",
+					  name);
+				return 2;
+			}
+			break;
+		case 'f':
+			file = optarg;
+			break;
+		case 'd':
+			dir = optarg;
+			break;
+		case 'h':
+			help(stdout);
+			return 0;
+		default:
+			return cli_bad_option(CMD, c, argc, argv);
+		}
+	}
+	if (optind >= argc) {
+		cli_error(CMD, "need a command: list, handlers, masksets, read, write, config, set, delete, start, stop, status (see ktrace lkst --help)");
+		return 2;
+	}
+	cmd = argv[optind];
+	args = argv + optind + 1;
+	nargs = argc - optind - 1;
+
+	/* which options and arguments each command takes */
+	{
+		int want_m = !strcmp(cmd, "read") || !strcmp(cmd, "write") || !strcmp(cmd, "config") ||
+			     !strcmp(cmd, "set") || !strcmp(cmd, "delete");
+		int want_args = !strcmp(cmd, "config") ? 2 : 0;
+		int known = want_m || !strcmp(cmd, "list") || !strcmp(cmd, "handlers") ||
+			    !strcmp(cmd, "masksets") || !strcmp(cmd, "start") ||
+			    !strcmp(cmd, "stop") || !strcmp(cmd, "status");
+
+		if (!known) {
+			cli_error(CMD, "unknown command '%s' (see ktrace lkst --help)", cmd);
+			return 2;
+		}
+		if (want_m && !mopt) {
+			cli_error(CMD, "%s needs -m N (a maskset id or name)", cmd);
+			return 2;
+		}
+		if (!want_m && mopt) {
+			cli_error(CMD, "%s takes no -m", cmd);
+			return 2;
+		}
+		if ((name || file) && strcmp(cmd, "write")) {
+			cli_error(CMD, "option '%s' is for write only", name ? "-n" : "-f");
+			return 2;
+		}
+		if (nargs != want_args) {
+			if (want_args)
+				cli_error(CMD, "%s needs EVENT and HANDLER", cmd);
+			else
+				cli_error(CMD, "unexpected argument '%s' (see ktrace lkst --help)",
+					  args[0]);
+			return 2;
+		}
+	}
+
+	if (!strcmp(cmd, "list"))
+		return do_list();
+	if (!strcmp(cmd, "handlers"))
+		return do_handlers();
+	if (!strcmp(cmd, "masksets"))
+		return do_masksets();
+	if (!strcmp(cmd, "start") || !strcmp(cmd, "stop"))
+		return do_state(cmd);
+	if (!strcmp(cmd, "status"))
+		return do_status();
+
+	/* the maskset commands */
+	if (load_masksets() < 0 || load_handlers() < 0)
+		return 1;
+	if (maskset_arg(mopt, &id) < 0)
+		return 2;
+	if (!strcmp(cmd, "read"))
+		return do_read(id);
+	if (!strcmp(cmd, "write"))
+		return do_write(id, name, file);
+	if (!strcmp(cmd, "config")) {
+		ev = lkst_event_id(args[0]);
+		if (ev < 0) {
+			cli_error(CMD, "unknown event '%s' (see ktrace lkst list)", args[0]);
+			return 2;
+		}
+		h = handler_arg(args[1], NULL);
+		if (h < 0) {
+			cli_error(CMD, "unknown handler '%s' (see ktrace lkst handlers)", args[1]);
+			return 2;
+		}
+		snprintf(text, sizeof(text), "config %d 0x%02x %d\n", id, ev, h);
+		return do_simple("configuring", id, text);
+	}
+	snprintf(text, sizeof(text), "%s %d\n", cmd, id);
+	return do_simple(!strcmp(cmd, "set") ? "switching to" : "deleting", id, text);
+}
+
+KTRACE_COMMAND(lkst, "control the LKST kernel event tracer: event set, masksets, handlers", run, help);

@@ -1,0 +1,589 @@
+/*
+ * cli/cmd_timeline.c - `ktrace timeline [options] DIR`: the process-state
+ * timeline of seed 001's "process trace": per task, when it was running
+ * (on a CPU), ready (runnable, waiting for one) and blocked (sleeping),
+ * from the PROCESS_CONTEXTSWITCH and PROCESS_WAKEUP kernel events of the
+ * trace (tracefs via `ktrace record --kernel`, or the module's LKST tracer:
+ * the same KEVENT records), as text or as an SVG picture with a lane per
+ * task; --mark FUNC draws the calls of a function (CALL records of the
+ * application trace, same CLOCK_MONOTONIC time base) on the same lanes.
+ *
+ * The states come from reader/sched.c; the tasks shown from cli/kview.c
+ * (the traced program and its children by default).  Intervals of the
+ * shown tasks are kept in memory (about 40 bytes each) to lay the picture
+ * out; the records themselves are streamed.
+ *
+ * Exit status: 0, 1 the trace has errors (everything readable was still
+ * used) or the output cannot be written, 2 usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/kview.h"
+#include "cli/progress.h"
+#include "reader/reader.h"
+#include "reader/sched.h"
+
+#define CMD "timeline"
+#define MAX_MARKS 8
+
+struct iv {
+	uint64_t start, end;
+	int16_t cpu;
+	uint8_t state; /* KTR_TASK_* ; or 100 + mark index for a call */
+};
+
+struct lane {
+	uint32_t tid, pid;
+	struct iv *v;
+	size_t n, cap;
+	uint64_t sum[5];
+	uint64_t switches;
+	uint64_t nmarks;
+};
+
+struct tl {
+	struct ktr_trace *t;
+	struct lane *lanes;
+	size_t nlanes, cap;
+	uint32_t *hash; /* lane index + 1 */
+	size_t hsize;
+	const char *marks[MAX_MARKS];
+	int nmarks;
+	uint64_t first, last;
+	int have_first;
+	int oom;
+};
+
+static void help(FILE *out)
+{
+	fprintf(out,
+		"usage: ktrace timeline [options] DIR\n"
+		"\n"
+		"Show when each task was running, ready (runnable, waiting for a CPU) or blocked\n"
+		"(sleeping), from the context switches and wakeups of a trace recorded with\n"
+		"`ktrace record --kernel` (or the module's LKST tracer): LKST's process trace.\n"
+		"By default the traced program and the processes and threads it started;\n"
+		"every task for a kernel-only trace.  Times are ms from the first record.\n"
+		"\n"
+		"  -s, --summary         one line per task: time in each state, switches\n"
+		"      --svg FILE        draw an SVG picture instead: a lane per task, colours\n"
+		"                        per state, time axis in ms, legend\n"
+		"  -w, --width PX        picture width (default 1200)\n"
+		"  -m, --mark FUNC       mark the calls of function FUNC (a name, or an\n"
+		"                        address 0x...) on its thread's lane (repeatable, %d)\n"
+		"  -a, --all             every task, not only the program's\n"
+		"  -p, --pid LIST        only these processes (comma-separated)\n"
+		"  -t, --tid LIST        only these threads\n"
+		"  -h, --help            this text\n"
+		"\n"
+		"Exit status: 0, 1 the trace has errors (all that was readable is shown) or\n"
+		"the output failed, 2 usage error.  See ktrace-timeline(1).\n",
+		MAX_MARKS);
+}
+
+static struct lane *lane_get(struct tl *s, uint32_t tid, uint32_t pid)
+{
+	size_t i;
+
+	if (s->hsize)
+		for (i = (tid * 2654435761u) & (s->hsize - 1); s->hash[i]; i = (i + 1) & (s->hsize - 1))
+			if (s->lanes[s->hash[i] - 1].tid == tid) {
+				struct lane *l = &s->lanes[s->hash[i] - 1];
+
+				if (!l->pid)
+					l->pid = pid;
+				return l;
+			}
+	if (s->nlanes == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct lane *n = realloc(s->lanes, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->lanes = n;
+		s->cap = cap;
+	}
+	if ((s->nlanes + 1) * 2 > s->hsize) {
+		size_t size = s->hsize ? 2 * s->hsize : 256;
+		uint32_t *h = calloc(size, sizeof(*h));
+
+		if (!h)
+			return NULL;
+		for (size_t k = 0; k < s->nlanes; k++) {
+			for (i = (s->lanes[k].tid * 2654435761u) & (size - 1); h[i]; i = (i + 1) & (size - 1))
+				;
+			h[i] = (uint32_t)(k + 1);
+		}
+		free(s->hash);
+		s->hash = h;
+		s->hsize = size;
+	}
+	memset(&s->lanes[s->nlanes], 0, sizeof(s->lanes[0]));
+	s->lanes[s->nlanes].tid = tid;
+	s->lanes[s->nlanes].pid = pid;
+	for (i = (tid * 2654435761u) & (s->hsize - 1); s->hash[i]; i = (i + 1) & (s->hsize - 1))
+		;
+	s->hash[i] = (uint32_t)(++s->nlanes);
+	return &s->lanes[s->nlanes - 1];
+}
+
+static void lane_add(struct tl *s, struct lane *l, uint64_t start, uint64_t end, int cpu, int state)
+{
+	struct iv *v;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct iv *n = realloc(l->v, cap * sizeof(*n));
+
+		if (!n) {
+			s->oom = 1;
+			return;
+		}
+		l->v = n;
+		l->cap = cap;
+	}
+	v = &l->v[l->n++];
+	v->start = start;
+	v->end = end;
+	v->cpu = (int16_t)cpu;
+	v->state = (uint8_t)state;
+}
+
+static void on_interval(void *arg, const struct ktr_sched_iv *iv)
+{
+	struct tl *s = arg;
+	struct lane *l = lane_get(s, iv->tid, iv->pid);
+
+	if (!l) {
+		s->oom = 1;
+		return;
+	}
+	lane_add(s, l, iv->start_ns, iv->end_ns, iv->cpu, iv->state);
+	if (iv->state < 5)
+		l->sum[iv->state] += iv->end_ns - iv->start_ns;
+	if (iv->state == KTR_TASK_READY || iv->state == KTR_TASK_BLOCKED)
+		l->switches++;
+}
+
+/* Index of the mark @name matches, or -1. */
+static int mark_of(const struct tl *s, const char *name, uint64_t func)
+{
+	for (int i = 0; i < s->nmarks; i++) {
+		uint64_t a;
+
+		if (!strcmp(s->marks[i], name))
+			return i;
+		if (cli_parse_u64(s->marks[i], &a) == 0 && a == func && func)
+			return i;
+	}
+	return -1;
+}
+
+static int cmp_iv(const void *a, const void *b)
+{
+	const struct iv *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->state >= 100) - (y->state >= 100);
+}
+
+static int cmp_lane(const void *a, const void *b)
+{
+	const struct lane *x = a, *y = b;
+	uint32_t px = x->pid ? x->pid : x->tid, py = y->pid ? y->pid : y->tid;
+
+	if (px != py)
+		return px < py ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static double ms(const struct tl *s, uint64_t ns)
+{
+	return ns >= s->first ? (ns - s->first) / 1e6 : -((s->first - ns) / 1e6);
+}
+
+static void print_text(FILE *out, const struct tl *s, int summary)
+{
+	fprintf(out, "# ktrace timeline %s: %zu task%s, %.3f ms from %" PRIu64 " ns (CLOCK_MONOTONIC)\n",
+		ktr_dir(s->t), s->nlanes, s->nlanes == 1 ? "" : "s", (s->last - s->first) / 1e6,
+		s->first);
+	if (!summary)
+		fprintf(out, "# per task: start and end in ms from then, duration in us, state, CPU\n");
+	for (size_t i = 0; i < s->nlanes; i++) {
+		const struct lane *l = &s->lanes[i];
+
+		fprintf(out, "%stask %" PRIu32 "/%" PRIu32 " %s: running %.3f ms, ready %.3f ms, blocked %.3f ms, "
+			     "%" PRIu64 " switch%s",
+			summary ? "" : "\n", l->pid, l->tid, kv_comm(s->t, l->tid),
+			l->sum[KTR_TASK_RUNNING] / 1e6, l->sum[KTR_TASK_READY] / 1e6,
+			l->sum[KTR_TASK_BLOCKED] / 1e6, l->switches, l->switches == 1 ? "" : "es");
+		if (l->nmarks)
+			fprintf(out, ", %" PRIu64 " marked call%s", l->nmarks, l->nmarks == 1 ? "" : "s");
+		fputc('\n', out);
+		if (summary)
+			continue;
+		for (size_t k = 0; k < l->n; k++) {
+			const struct iv *v = &l->v[k];
+
+			fprintf(out, "  %12.6f %12.6f %12.3f  ", ms(s, v->start), ms(s, v->end),
+				(v->end - v->start) / 1e3);
+			if (v->state >= 100)
+				fprintf(out, "call %s\n", s->marks[v->state - 100]);
+			else if (v->cpu >= 0)
+				fprintf(out, "%-8s %3d\n", ktr_task_state_name(v->state), v->cpu);
+			else
+				fprintf(out, "%-8s   -\n", ktr_task_state_name(v->state));
+		}
+	}
+}
+
+/* ---- SVG -------------------------------------------------------------------- */
+
+static const char *const state_colour[] = { "#cccccc", "#2ca02c", "#ff9f1c", "#4a78b5", "#000000" };
+static const char *const mark_colour[MAX_MARKS] = { "#d62728", "#9467bd", "#8c564b", "#e377c2",
+						    "#17becf", "#bcbd22", "#7f7f7f", "#1f1f1f" };
+
+static void xml_text(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '<')
+			fputs("&lt;", out);
+		else if (*s == '>')
+			fputs("&gt;", out);
+		else if (*s == '&')
+			fputs("&amp;", out);
+		else if (*s == '"')
+			fputs("&quot;", out);
+		else if ((unsigned char)*s >= 0x20)
+			fputc(*s, out);
+	}
+}
+
+/* A tick step of 1, 2 or 5 x 10^k ms giving about @n ticks over @span ms. */
+static double tick_step(double span, int n)
+{
+	double raw = span / n, p = pow(10, floor(log10(raw > 0 ? raw : 1e-9))), m = raw / p;
+
+	return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+}
+
+/*
+ * A pending rectangle per lane and state: intervals that touch (within
+ * half a pixel) are drawn as one, so a lane costs at most about one
+ * rectangle per pixel column per state however many switches it has.
+ */
+struct pend {
+	double x0, x1;
+	int on;
+};
+
+static void flush_rect(FILE *out, struct pend *p, double y, double h, const char *colour)
+{
+	if (!p->on)
+		return;
+	fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\"/>\n", p->x0,
+		y, p->x1 - p->x0 < 0.5 ? 0.5 : p->x1 - p->x0, h, colour);
+	p->on = 0;
+}
+
+static void add_rect(FILE *out, struct pend *p, double x0, double x1, double y, double h,
+		     const char *colour)
+{
+	if (p->on && x0 <= p->x1 + 0.5) {
+		if (x1 > p->x1)
+			p->x1 = x1;
+		return;
+	}
+	flush_rect(out, p, y, h, colour);
+	p->x0 = x0;
+	p->x1 = x1;
+	p->on = 1;
+}
+
+static int write_svg(const char *file, const struct tl *s, int width)
+{
+	const double left = 200, right = 20, top = 40, lane_h = 22, bar_h = 14;
+	double plot = width - left - right, span = (s->last - s->first) / 1e6, step;
+	double height = top + lane_h * (double)s->nlanes + 70;
+	FILE *out = fopen(file, "w");
+	int rc = 0;
+
+	if (!out) {
+		cli_error(CMD, "%s: cannot create: %s", file, strerror(errno));
+		return 1;
+	}
+	if (span <= 0)
+		span = 1e-3;
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
+		     "viewBox=\"0 0 %d %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
+		width, height, width, height);
+	fprintf(out, "<title>ktrace timeline ");
+	xml_text(out, ktr_dir(s->t));
+	fprintf(out, "</title>\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n",
+		width, height);
+	fprintf(out, "<text x=\"%.0f\" y=\"18\" font-size=\"13\" font-weight=\"bold\">Process states: ",
+		left);
+	xml_text(out, ktr_dir(s->t));
+	fprintf(out, " (%.3f ms)</text>\n", span);
+	/* time axis: grid lines and labels in ms */
+	step = tick_step(span, 10);
+	for (double t = 0; t <= span * 1.0001; t += step) {
+		double x = left + plot * t / span;
+
+		fprintf(out, "<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" stroke=\"#e0e0e0\"/>\n",
+			x, top - 4, x, top + lane_h * (double)s->nlanes);
+		fprintf(out, "<text x=\"%.2f\" y=\"%.0f\" text-anchor=\"middle\">%g</text>\n", x,
+			top + lane_h * (double)s->nlanes + 14, t);
+	}
+	fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">time (ms)</text>\n",
+		left + plot / 2, top + lane_h * (double)s->nlanes + 28);
+	for (size_t i = 0; i < s->nlanes; i++) {
+		const struct lane *l = &s->lanes[i];
+		double y = top + lane_h * (double)i;
+		struct pend p[5] = { { 0, 0, 0 } };
+		char label[96];
+
+		snprintf(label, sizeof(label), "%s %" PRIu32 "/%" PRIu32, kv_comm(s->t, l->tid), l->pid,
+			 l->tid);
+		fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", left - 6,
+			y + lane_h / 2 + 4);
+		xml_text(out, label);
+		fprintf(out, "</text>\n<g>\n");
+		for (size_t k = 0; k < l->n; k++) {
+			const struct iv *v = &l->v[k];
+			double x0 = left + plot * ms(s, v->start) / span, x1 = left + plot * ms(s, v->end) / span;
+
+			if (v->state >= 100 || v->state > 4)
+				continue;
+			add_rect(out, &p[v->state], x0, x1, y + (lane_h - bar_h) / 2, bar_h,
+				 state_colour[v->state]);
+		}
+		for (int st = 0; st < 5; st++)
+			flush_rect(out, &p[st], y + (lane_h - bar_h) / 2, bar_h, state_colour[st]);
+		/* marked calls: a bracket over the bar, with a tooltip */
+		for (size_t k = 0; k < l->n; k++) {
+			const struct iv *v = &l->v[k];
+			double x0 = left + plot * ms(s, v->start) / span, x1 = left + plot * ms(s, v->end) / span;
+
+			if (v->state < 100)
+				continue;
+			fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"4\" fill=\"%s\">"
+				     "<title>",
+				x0, y + 1, x1 - x0 < 1 ? 1 : x1 - x0, mark_colour[v->state - 100]);
+			xml_text(out, s->marks[v->state - 100]);
+			fprintf(out, " %.3f ms</title></rect>\n", (v->end - v->start) / 1e6);
+		}
+		fprintf(out, "</g>\n");
+	}
+	/* legend */
+	{
+		double y = top + lane_h * (double)s->nlanes + 44, x = left;
+		static const int order[] = { KTR_TASK_RUNNING, KTR_TASK_READY, KTR_TASK_BLOCKED };
+
+		for (int i = 0; i < 3; i++, x += 110) {
+			fprintf(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"10\" fill=\"%s\"/>"
+				     "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n",
+				x, y, state_colour[order[i]], x + 18, y + 9, ktr_task_state_name(order[i]));
+		}
+		for (int i = 0; i < s->nmarks; i++, x += 160) {
+			fprintf(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"4\" fill=\"%s\"/>"
+				     "<text x=\"%.0f\" y=\"%.0f\">calls of ",
+				x, y + 3, mark_colour[i], x + 18, y + 9);
+			xml_text(out, s->marks[i]);
+			fprintf(out, "</text>\n");
+		}
+	}
+	fprintf(out, "</svg>\n");
+	if (fflush(out) != 0 || ferror(out)) {
+		cli_error(CMD, "%s: write: %s", file, strerror(errno ? errno : EIO));
+		rc = 1;
+	}
+	if (fclose(out) != 0 && !rc) {
+		cli_error(CMD, "%s: close: %s", file, strerror(errno));
+		rc = 1;
+	}
+	return rc;
+}
+
+static void drain(struct ktr_trace *t)
+{
+	const char *m;
+
+	while ((m = ktr_diag_next(t)))
+		cli_error(CMD, "%s", m);
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "summary", no_argument, NULL, 's' },      { "svg", required_argument, NULL, 'S' },
+		{ "width", required_argument, NULL, 'w' },  { "mark", required_argument, NULL, 'm' },
+		{ "all", no_argument, NULL, 'a' },          { "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },    { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct kv_list pids = { NULL, 0 }, tids = { NULL, 0 };
+	const char *svg = NULL;
+	int summary = 0, all = 0, width = 1200, c, rc = 0;
+	struct tl s;
+	struct kv_tasks *tasks = NULL;
+	struct kv_names *names = NULL;
+	struct ktr_sched *sched = NULL;
+	struct cli_progress *prog;
+	struct ktr_rec r;
+	uint64_t v, kevents = 0;
+
+	memset(&s, 0, sizeof(s));
+	while ((c = getopt_long(argc, argv, ":sw:m:ap:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			summary = 1;
+			break;
+		case 'S':
+			svg = optarg;
+			break;
+		case 'w':
+			if (cli_parse_u64(optarg, &v) < 0 || v < 300 || v > 100000) {
+				cli_error(CMD, "option '--width' needs 300..100000 pixels, not '%s'", optarg);
+				return 2;
+			}
+			width = (int)v;
+			break;
+		case 'm':
+			if (s.nmarks == MAX_MARKS) {
+				cli_error(CMD, "option '--mark': at most %d functions", MAX_MARKS);
+				return 2;
+			}
+			s.marks[s.nmarks++] = optarg;
+			break;
+		case 'a':
+			all = 1;
+			break;
+		case 'p':
+		case 't':
+			if (kv_list_parse(optarg, c == 'p' ? &pids : &tids) < 0) {
+				cli_error(CMD, "option '%s': '%s' is not a list of numbers",
+					  c == 'p' ? "--pid" : "--tid", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			help(stdout);
+			return 0;
+		default:
+			return cli_bad_option(CMD, c, argc, argv);
+		}
+	}
+	if (optind >= argc) {
+		cli_error(CMD, "missing trace directory (see ktrace timeline --help)");
+		return 2;
+	}
+	if (optind + 1 < argc) {
+		cli_error(CMD, "unexpected argument '%s' (see ktrace timeline --help)", argv[optind + 1]);
+		return 2;
+	}
+	s.t = ktr_open(argv[optind]);
+	if (!s.t) {
+		cli_error(CMD, "%s: %s", argv[optind], strerror(errno));
+		return 1;
+	}
+	drain(s.t);
+	tasks = kv_tasks_new(s.t, all, &pids, &tids);
+	sched = ktr_sched_new(0, on_interval, &s);
+	if (s.nmarks)
+		names = kv_names_new(s.t);
+	if (!tasks || !sched || (s.nmarks && !names)) {
+		cli_error(CMD, "out of memory");
+		rc = 1;
+		goto out;
+	}
+	ktr_sched_follow(sched, kv_tasks_want, tasks);
+	prog = cli_progress_start(s.t, CMD, 0);
+	while (ktr_next(s.t, &r)) {
+		cli_progress_rec(prog, &r);
+		drain(s.t);
+		if (!s.have_first) {
+			s.first = r.ns;
+			s.have_first = 1;
+		}
+		if (r.ns > s.last)
+			s.last = r.ns;
+		if (r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_KEVENT)
+			kevents++;
+		kv_tasks_feed(tasks, &r);
+		ktr_sched_feed(sched, s.t, &r);
+		if (s.nmarks && r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL) {
+			struct ktr_call call;
+			int m;
+
+			if (ktr_call_decode(s.t, &r, &call) &&
+			    (m = mark_of(&s, kv_names_call(names, &call), call.func)) >= 0) {
+				struct lane *l = lane_get(&s, call.tid, call.pid);
+
+				if (l) {
+					lane_add(&s, l, call.entry_ns, call.exit_ns, call.cpu, 100 + m);
+					l->nmarks++;
+				}
+			}
+		}
+	}
+	cli_progress_end(prog);
+	ktr_sched_finish(sched, s.last);
+	drain(s.t);
+	if (!kevents)
+		cli_error(CMD, "%s: no kernel events (record with `ktrace record --kernel`); "
+			       "nothing to show but marked calls", ktr_dir(s.t));
+	if (s.oom)
+		cli_error(CMD, "out of memory: some intervals are missing");
+	{
+		/* lanes without any interval (filtered tasks never get one) go */
+		size_t n = 0;
+
+		for (size_t i = 0; i < s.nlanes; i++) {
+			if (s.lanes[i].n)
+				s.lanes[n++] = s.lanes[i];
+			else
+				free(s.lanes[i].v);
+		}
+		s.nlanes = n;
+	}
+	if (s.nlanes)
+		qsort(s.lanes, s.nlanes, sizeof(*s.lanes), cmp_lane);
+	for (size_t i = 0; i < s.nlanes; i++)
+		qsort(s.lanes[i].v, s.lanes[i].n, sizeof(struct iv), cmp_iv);
+	if (svg) {
+		rc = write_svg(svg, &s, width);
+	} else {
+		print_text(stdout, &s, summary);
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			cli_error(CMD, "writing the output: %s", strerror(errno ? errno : EIO));
+			rc = 1;
+		}
+	}
+	if (!rc && (ktr_error_count(s.t) || s.oom))
+		rc = 1;
+out:
+	for (size_t i = 0; i < s.nlanes; i++)
+		free(s.lanes[i].v);
+	free(s.lanes);
+	free(s.hash);
+	ktr_sched_free(sched);
+	kv_tasks_free(tasks);
+	kv_names_free(names);
+	free(pids.v);
+	free(tids.v);
+	ktr_close(s.t);
+	return rc;
+}
+
+KTRACE_COMMAND(timeline, "per-task running/ready/blocked timeline from kernel events, text or SVG",
+	       run, help);

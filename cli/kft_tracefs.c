@@ -1,0 +1,1166 @@
+/*
+ * cli/kft_tracefs.c - `ktrace kft --tracefs`: a KFT run over every kernel
+ * function, through the kernel's own function_graph tracer (tracefs), for
+ * kernels without ktrace.ko or when kretprobes on a few functions are not
+ * enough (seed 002's "all functions" traces, e.g. its do_fork call tree).
+ *
+ *   ktrace kft --tracefs [-c CONFIG] [-o DIR] [-b KB] [-d SECONDS] [-- COMMAND...]
+ *
+ * The configuration (docs/KFT-CONFIG.md, parsed by kft/config.c with names
+ * from /proc/kallsyms) is mapped onto tracefs, in the top-level instance
+ * (function_graph runs nowhere else on 6.1):
+ *
+ *   filter mintime U         tracing_thresh = U: only exits of calls lasting
+ *                            U us or more are written (function_graph's own
+ *                            duration filter)
+ *   filter funclist F.. fend set_ftrace_filter: only those functions
+ *   filter noints            options/funcgraph-irqs = 0
+ *   trigger start entry F    a kprobe event ktrace_kft/start on F whose
+ *     + trigger stop exit F  trigger `traceon` switches tracing on; with a
+ *                            stop on exit of the same F, set_graph_function F
+ *                            instead: F's call tree (the seed's do_fork trace)
+ *   trigger start exit F     a kretprobe event with `traceon`
+ *   trigger stop entry|exit G  a k(ret)probe event ktrace_kft/stop whose
+ *                            trigger `traceoff` (run after the event is
+ *                            written) switches tracing off
+ *   trigger start|stop time  ktrace switches tracing on at the start time
+ *                            (us since boot) and off stop-time us later
+ *   autorepeat               the triggers fire every time (no count)
+ *   watch stack|worst-stack  refused: needs /proc/kft (ktrace kft --kernel)
+ *
+ * The ring buffer does not overwrite (KFT's log stops when full; events
+ * that did not fit are counted as lost).  Tracing ends with COMMAND, after
+ * -d SECONDS, at a stop trigger (no autorepeat), or on SIGINT/SIGTERM.  Then
+ * the function_graph exit events (funcgraph_exit: function, depth,
+ * calltime, rettime) and the trigger events are read with libtracefs and
+ * libtraceevent, and the configuration is applied once more exactly:
+ * calls entered before the start (or after a stop) that the kernel still
+ * wrote, calls outside F's call tree (same task, within F's call), maxtime,
+ * onlyints (the record's hardirq/softirq flags), mintime in ns,
+ * logentries.  Each kept call becomes one CALL record (docs/FORMAT.md):
+ * exit time = the event's timestamp (trace_clock mono, so CLOCK_MONOTONIC),
+ * duration = rettime - calltime, depth = function_graph's depth, context
+ * 0 task / 1 softirq / 2 hardirq; the call site is not known (site 0).
+ *
+ * Everything the run changed in tracefs (tracer, clock, thresh, filters,
+ * options, buffer size, tracing_on, the ktrace_kft events) is put back.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event-parse.h>
+#include <tracefs.h>
+
+#include <ktrace/format.h>
+
+#include "cli/cli.h"
+#include "cli/kft_kernel.h"
+#include "kft/config.h"
+
+#define CMD "kft"
+#define SUBBUF 65536u
+#define FLAG_NMI 0x40 /* TRACE_FLAG_NMI of the kernel's trace entry flags */
+#define KSYS "ktrace_kft"
+
+void kft_tracefs_help(FILE *out)
+{
+	fprintf(out,
+		"usage: ktrace kft --tracefs [-c CONFIG] [-o DIR] [-b KB] [-d SECONDS] [--] [COMMAND [ARG...]]\n"
+		"\n"
+		"Run a KFT configuration over every kernel function with the kernel's\n"
+		"function_graph tracer (tracefs) and write the calls as a trace directory that\n"
+		"ktrace kd, addr2sym and print read.  mintime becomes tracing_thresh, funclist\n"
+		"set_ftrace_filter, noints funcgraph-irqs 0, function triggers kprobe events\n"
+		"with traceon/traceoff triggers, start entry F + stop exit F set_graph_function\n"
+		"F.  The whole system is traced; tracing stops when COMMAND ends, after\n"
+		"SECONDS, at a stop trigger, or on Ctrl-C.\n"
+		"\n"
+		"  -c, --config FILE    the configuration (docs/KFT-CONFIG.md); none: every\n"
+		"                       function from now on\n"
+		"  -o, --output DIR     trace directory (default ktrace.data)\n"
+		"  -b, --buffer KB      ring buffer per CPU in KiB (default 4096); a full\n"
+		"                       buffer loses the later calls, as KFT's log did\n"
+		"  -d, --duration SEC   stop after SEC seconds (decimals allowed)\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"Needs root, tracefs and a kernel with function_graph (CONFIG_FUNCTION_GRAPH_TRACER);\n"
+		"without it, ktrace kft --kernel probes chosen functions with ktrace.ko.\n"
+		"Exit status: 0 done, 1 error (bad configuration: FILE:LINE:COL: message;\n"
+		"no function_graph; tracefs busy), 2 usage error.\n");
+}
+
+/* ---- kernel symbols ---------------------------------------------------- */
+
+struct ksym {
+	uint64_t addr;
+	char *name;
+};
+
+struct ksyms {
+	struct ksym *v;
+	size_t n, cap;
+};
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Function symbols of /proc/kallsyms (addresses 0 for non-root). */
+static int ksyms_load(struct ksyms *s)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[1024];
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char type, name[512];
+		unsigned long long a;
+
+		if (sscanf(line, "%llx %c %511s", &a, &type, name) != 3 || !strchr("tTwW", type))
+			continue;
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? 2 * s->cap : 65536;
+			struct ksym *p = realloc(s->v, cap * sizeof(*p));
+
+			if (!p)
+				break;
+			s->v = p;
+			s->cap = cap;
+		}
+		s->v[s->n].addr = a;
+		s->v[s->n].name = strdup(name);
+		if (s->v[s->n].name)
+			s->n++;
+	}
+	fclose(f);
+	qsort(s->v, s->n, sizeof(*s->v), ksym_cmp);
+	return 0;
+}
+
+static void ksyms_free(struct ksyms *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i].name);
+	free(s->v);
+}
+
+/* The name of the function starting at @addr, or NULL. */
+static const char *ksym_name(const struct ksyms *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->v[lo].addr == addr ? s->v[lo].name : NULL;
+}
+
+/* kft_resolve_fn over /proc/kallsyms. */
+static int ksym_resolve(void *arg, const char *name, kt_u32 len, kt_u64 *addr)
+{
+	const struct ksyms *s = arg;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (!strncmp(s->v[i].name, name, len) && s->v[i].name[len] == '\0' && s->v[i].addr) {
+			*addr = s->v[i].addr;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* ---- tracefs state ----------------------------------------------------- */
+
+/* A tracefs file and what it held before the run ("" = not saved). */
+struct saved {
+	const char *file;
+	char *old;
+};
+
+static struct saved saved[] = {
+	{ "current_tracer", NULL },  { "tracing_on", NULL },         { "trace_clock", NULL },
+	{ "tracing_thresh", NULL },  { "buffer_size_kb", NULL },     { "options/overwrite", NULL },
+	{ "options/funcgraph-irqs", NULL }, { "set_graph_function", NULL }, { "set_ftrace_filter", NULL },
+};
+
+static struct tracefs_dynevent *ev_start, *ev_stop;
+static char trig_start[64], trig_stop[96];
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_signal = 1;
+}
+
+static int tf_write(const char *file, const char *val)
+{
+	return tracefs_instance_file_write(NULL, file, val) < 0 ? -1 : 0;
+}
+
+static int is_list(const char *file)
+{
+	return !strcmp(file, "set_graph_function") || !strcmp(file, "set_ftrace_filter");
+}
+
+/*
+ * The current value of a tracefs file: the first line; for trace_clock the
+ * selected clock ("[mono]"); for the function lists the whole text.
+ */
+static char *tf_value(const char *file)
+{
+	char *s = tracefs_instance_file_read(NULL, file, NULL), *b, *e;
+
+	if (!s || is_list(file))
+		return s;
+	b = strchr(s, '[');
+	e = b ? strchr(b, ']') : NULL;
+	if (b && e && !strcmp(file, "trace_clock")) {
+		memmove(s, b + 1, (size_t)(e - b - 1));
+		s[e - b - 1] = '\0';
+	}
+	s[strcspn(s, "\n")] = '\0';
+	return s;
+}
+
+/* Write a list of functions (one write each, as ftrace parses them). */
+static void restore_list(const char *file, const char *list)
+{
+	char *copy = strdup(list ? list : ""), *line, *save = NULL;
+
+	tracefs_instance_file_clear(NULL, file);
+	for (line = copy ? strtok_r(copy, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save))
+		if (line[0] != '#' && !strchr(line, ':'))
+			tracefs_instance_file_append(NULL, file, line);
+	free(copy);
+}
+
+static void tf_restore(void)
+{
+	tracefs_trace_off(NULL);
+	if (trig_start[0] && ev_start) {
+		char undo[80];
+
+		snprintf(undo, sizeof(undo), "!%s", trig_start);
+		tracefs_event_file_write(NULL, KSYS, "start", "trigger", undo);
+	}
+	if (trig_stop[0] && ev_stop) {
+		char undo[112];
+
+		snprintf(undo, sizeof(undo), "!%s", trig_stop);
+		tracefs_event_file_write(NULL, KSYS, "stop", "trigger", undo);
+	}
+	if (ev_start) {
+		tracefs_event_disable(NULL, KSYS, "start");
+		tracefs_dynevent_destroy(ev_start, true);
+		tracefs_dynevent_free(ev_start);
+		ev_start = NULL;
+	}
+	if (ev_stop) {
+		tracefs_event_disable(NULL, KSYS, "stop");
+		tracefs_dynevent_destroy(ev_stop, true);
+		tracefs_dynevent_free(ev_stop);
+		ev_stop = NULL;
+	}
+	trig_start[0] = trig_stop[0] = '\0';
+	/*
+	 * The tracer first: emptying set_ftrace_filter while function_graph is
+	 * still the tracer would make ftrace patch every function in the kernel
+	 * (seconds to minutes) only to unpatch them again.
+	 */
+	if (saved[0].old) {
+		tf_write(saved[0].file, saved[0].old);
+		free(saved[0].old);
+		saved[0].old = NULL;
+	}
+	for (size_t i = sizeof(saved) / sizeof(saved[0]); i-- > 0;) {
+		if (!saved[i].old || !strcmp(saved[i].file, "tracing_on"))
+			continue;
+		if (is_list(saved[i].file))
+			restore_list(saved[i].file, saved[i].old);
+		else
+			tf_write(saved[i].file, saved[i].old);
+		free(saved[i].old);
+		saved[i].old = NULL;
+	}
+	/* tracing_on last, so the restored tracer does not record our clean-up. */
+	if (saved[1].old) {
+		tf_write("tracing_on", saved[1].old);
+		free(saved[1].old);
+		saved[1].old = NULL;
+	}
+}
+
+/* ---- the collected events ---------------------------------------------- */
+
+struct call {
+	uint64_t exit, dur, fn;
+	uint32_t pid;
+	uint16_t cpu, depth;
+	uint8_t sig;
+};
+
+struct mark {
+	uint64_t ts;
+	uint32_t pid;
+	int stop; /* 0 start, 1 stop */
+};
+
+struct coll {
+	struct call *c;
+	size_t n, cap;
+	struct mark *m;
+	size_t nm, capm;
+	int ev_exit, ev_start, ev_stop; /* event ids, -1 if absent */
+	struct tep_format_field *f_func, *f_depth, *f_call, *f_ret;
+	int oom;
+};
+
+static int collect(struct tep_event *ev, struct tep_record *rec, int cpu, void *arg)
+{
+	struct coll *co = arg;
+	unsigned long long func, depth, calltime, rettime;
+	int flags;
+
+	if (ev->id == co->ev_start || ev->id == co->ev_stop) {
+		if (co->nm == co->capm) {
+			size_t cap = co->capm ? 2 * co->capm : 64;
+			struct mark *p = realloc(co->m, cap * sizeof(*p));
+
+			if (!p) {
+				co->oom = 1;
+				return 0;
+			}
+			co->m = p;
+			co->capm = cap;
+		}
+		co->m[co->nm].ts = rec->ts;
+		co->m[co->nm].pid = (uint32_t)tep_data_pid(ev->tep, rec);
+		co->m[co->nm].stop = ev->id == co->ev_stop;
+		co->nm++;
+		return 0;
+	}
+	if (ev->id != co->ev_exit)
+		return 0;
+	if (tep_read_number_field(co->f_func, rec->data, &func) ||
+	    tep_read_number_field(co->f_depth, rec->data, &depth) ||
+	    tep_read_number_field(co->f_call, rec->data, &calltime) ||
+	    tep_read_number_field(co->f_ret, rec->data, &rettime))
+		return 0;
+	if (co->n == co->cap) {
+		size_t cap = co->cap ? 2 * co->cap : 65536;
+		struct call *p = realloc(co->c, cap * sizeof(*p));
+
+		if (!p) {
+			co->oom = 1;
+			return 0;
+		}
+		co->c = p;
+		co->cap = cap;
+	}
+	flags = tep_data_flags(ev->tep, rec);
+	co->c[co->n] = (struct call){
+		.exit = rec->ts,
+		.dur = rettime > calltime ? rettime - calltime : 0,
+		.fn = func,
+		.pid = (uint32_t)tep_data_pid(ev->tep, rec),
+		.cpu = (uint16_t)cpu,
+		.depth = (uint16_t)((int)depth < 0 ? 0 : depth > 0xffff ? 0xffff : depth),
+		.sig = (flags & (TRACE_FLAG_HARDIRQ | FLAG_NMI)) ? 2 : (flags & TRACE_FLAG_SOFTIRQ) ? 1 : 0,
+	};
+	if (co->c[co->n].dur > co->c[co->n].exit)
+		co->c[co->n].dur = co->c[co->n].exit;
+	co->n++;
+	return 0;
+}
+
+static int call_cmp(const void *a, const void *b)
+{
+	const struct call *x = a, *y = b;
+
+	return x->exit < y->exit ? -1 : x->exit > y->exit;
+}
+
+static int mark_cmp(const void *a, const void *b)
+{
+	const struct mark *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* ---- applying the configuration --------------------------------------- */
+
+enum { D_OUTSIDE, D_INTS, D_FUNCLIST, D_MINTIME, D_MAXTIME, D_LOGENTRIES, D_N };
+static const char *const drop_names[D_N] = { "outside the run", "ints", "funclist", "mintime",
+					     "maxtime", "logentries" };
+
+/* A call of the graph function F: its task and [entry, exit]. */
+struct window {
+	uint64_t lo, hi;
+	uint32_t pid;
+};
+
+struct run {
+	const struct kft_config *cfg;
+	struct window *win;   /* autorepeat in graph mode: every call of F, by entry */
+	size_t nwin;
+	int graph;            /* set_graph_function start_fn */
+	uint64_t on_ns;       /* when ktrace switched tracing on (0: a trigger did) */
+	uint64_t stop_after;  /* ns, stop time trigger (0 none) */
+	uint64_t drops[D_N];
+	uint64_t kept;
+	uint64_t start_ns, stop_ns;
+};
+
+static int win_cmp(const void *a, const void *b)
+{
+	const struct window *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Is [lo, hi] of task @pid inside a call of F?  (Looks at the 64 nearest.) */
+static int in_window(const struct run *r, uint32_t pid, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, b = r->nwin;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (r->win[mid].lo <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (size_t k = 0; a > 0 && k < 64; a--, k++)
+		if (r->win[a - 1].pid == pid && r->win[a - 1].hi >= hi)
+			return 1;
+	return 0;
+}
+
+static int in_funclist(const struct kft_config *cfg, uint64_t fn)
+{
+	for (uint32_t i = 0; i < cfg->nfuncs; i++)
+		if (cfg->funcs[i] == fn)
+			return 1;
+	return 0;
+}
+
+/*
+ * Keep the calls the configuration keeps, in place; returns how many.  The
+ * calls are sorted by exit time, the marks by time.
+ */
+static size_t apply(struct run *r, struct call *c, size_t n, const struct mark *m, size_t nm)
+{
+	const struct kft_config *cfg = r->cfg;
+	uint64_t win_lo = 0, win_hi = 0, win_pid = 0;
+	size_t out = 0, mi = 0;
+	int have_win = 0, open = r->on_ns != 0;
+	uint64_t start = r->on_ns, stop_at = r->on_ns && r->stop_after ? r->on_ns + r->stop_after : 0;
+
+	if (r->graph && (cfg->flags & KFT_CF_AUTOREPEAT)) {
+		r->win = calloc(n ? n : 1, sizeof(*r->win));
+		for (size_t i = 0; r->win && i < n; i++)
+			if (c[i].fn == cfg->start.arg)
+				r->win[r->nwin++] = (struct window){ c[i].exit - c[i].dur, c[i].exit, c[i].pid };
+		if (r->win)
+			qsort(r->win, r->nwin, sizeof(*r->win), win_cmp);
+	}
+	if (r->graph) {
+		/* F's call tree: the first call of F (every one with autorepeat). */
+		for (size_t i = 0; i < n && !have_win; i++)
+			if (c[i].fn == cfg->start.arg) {
+				win_lo = c[i].exit - c[i].dur;
+				win_hi = c[i].exit;
+				win_pid = c[i].pid;
+				have_win = 1;
+			}
+		if (have_win) {
+			r->start_ns = win_lo;
+			r->stop_ns = win_hi;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct call *x = &c[i];
+		uint64_t entry = x->exit - x->dur;
+		int keep = 1;
+
+		if (r->graph) {
+			if (cfg->flags & KFT_CF_AUTOREPEAT)
+				keep = in_window(r, x->pid, entry, x->exit);
+			else {
+				keep = have_win && x->pid == win_pid && entry >= win_lo && x->exit <= win_hi;
+			}
+		} else {
+			/* Marks (trigger events) and ktrace's own on/off switch open and close the run. */
+			while (mi < nm && m[mi].ts <= x->exit) {
+				if (!m[mi].stop) {
+					if (!open || (cfg->flags & KFT_CF_AUTOREPEAT)) {
+						start = m[mi].ts;
+						stop_at = r->stop_after ? start + r->stop_after : 0;
+						if (!r->start_ns)
+							r->start_ns = start;
+					}
+					open = 1;
+				} else if (open) {
+					open = 0;
+					r->stop_ns = m[mi].ts;
+				}
+				mi++;
+			}
+			if (!open)
+				keep = 0;
+			else if (entry < start) {
+				/* The start trigger's own call enters just before its event. */
+				keep = cfg->start.kind == KFT_TRIG_ENTRY && x->fn == cfg->start.arg &&
+				       start - entry < 100000;
+			} else if (stop_at && x->exit > stop_at) {
+				keep = 0;
+				if (!r->stop_ns)
+					r->stop_ns = stop_at;
+			}
+		}
+		if (!keep) {
+			r->drops[D_OUTSIDE]++;
+			continue;
+		}
+		if (((cfg->flags & KFT_CF_NOINTS) && x->sig) || ((cfg->flags & KFT_CF_ONLYINTS) && !x->sig)) {
+			r->drops[D_INTS]++;
+			continue;
+		}
+		if ((cfg->flags & KFT_CF_FUNCLIST) && !in_funclist(cfg, x->fn)) {
+			r->drops[D_FUNCLIST]++;
+			continue;
+		}
+		if ((cfg->flags & KFT_CF_MINTIME) && x->dur < cfg->mintime_us * 1000) {
+			r->drops[D_MINTIME]++;
+			continue;
+		}
+		if ((cfg->flags & KFT_CF_MAXTIME) && cfg->maxtime_us && x->dur > cfg->maxtime_us * 1000) {
+			r->drops[D_MAXTIME]++;
+			continue;
+		}
+		if (cfg->logentries && out >= cfg->logentries) {
+			r->drops[D_LOGENTRIES]++;
+			continue;
+		}
+		c[out++] = *x;
+	}
+	r->kept = out;
+	free(r->win);
+	r->win = NULL;
+	if (!r->start_ns)
+		r->start_ns = r->on_ns;
+	return out;
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+struct sites {
+	struct ktrace_callsite *v;
+	uint32_t n, cap;
+};
+
+static uint32_t site_index(struct sites *s, uint64_t fn)
+{
+	/* Few distinct functions per trace: a sorted search would do; linear with a memo. */
+	static uint32_t last;
+
+	if (last < s->n && s->v[last].func == fn)
+		return last;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->v[i].func == fn)
+			return last = i;
+	if (s->n == s->cap) {
+		uint32_t cap = s->cap ? 2 * s->cap : 1024;
+		struct ktrace_callsite *p;
+
+		if (cap >= KTRACE_CALLSITE_NONE)
+			return KTRACE_CALLSITE_NONE;
+		p = realloc(s->v, cap * sizeof(*p));
+		if (!p)
+			return KTRACE_CALLSITE_NONE;
+		s->v = p;
+		s->cap = cap;
+	}
+	s->v[s->n].func = fn;
+	s->v[s->n].site = 0;
+	return last = s->n++;
+}
+
+/* One shared packed stream of CALL records, as /proc/kft_data has it. */
+static int write_stream(const char *dst, const struct call *c, size_t n, uint64_t lost,
+			struct sites *sites)
+{
+	size_t cap = (n + 1) * 64 + (n / 100 + 2) * 64, len = 0, hdr = 0;
+	uint8_t *buf = calloc(1, cap);
+	struct ktrace_subbuf *sb = NULL;
+	uint64_t seq = 0;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t idx = site_index(sites, c[i].fn);
+		unsigned words = idx == KTRACE_CALLSITE_NONE ? KTRACE_CALL_WORDS_ADDR
+				 : (c[i].dur >> 32)           ? KTRACE_CALL_WORDS_LONG
+							      : KTRACE_CALL_WORDS;
+		size_t need = 8 * (2 + words);
+		uint64_t w[6] = { 0 };
+
+		if (!sb || KTRACE_SUBBUF_HDR_SIZE + sb->used + need > SUBBUF ||
+		    c[i].exit - sb->first_ts >= (KTRACE_TS_WINDOW >> 1)) {
+			if (len + KTRACE_SUBBUF_HDR_SIZE + need > cap) {
+				uint8_t *p = realloc(buf, cap * 2);
+
+				if (!p) {
+					free(buf);
+					return -ENOMEM;
+				}
+				memset(p + cap, 0, cap);
+				buf = p;
+				cap *= 2;
+			}
+			hdr = len;
+			sb = (struct ktrace_subbuf *)(buf + hdr);
+			sb->magic = KTRACE_SUBBUF_MAGIC;
+			sb->hdr_size = KTRACE_SUBBUF_HDR_SIZE;
+			sb->flags = KTRACE_SBF_CTX | KTRACE_SBF_CLOSED;
+			sb->seq = seq++;
+			sb->first_ts = sb->first_ns = c[i].exit;
+			sb->cpu = 0xffff;
+			len += KTRACE_SUBBUF_HDR_SIZE;
+		}
+		if (len + need > cap) {
+			uint8_t *p = realloc(buf, cap * 2);
+
+			if (!p) {
+				free(buf);
+				return -ENOMEM;
+			}
+			memset(p + cap, 0, cap);
+			buf = p;
+			cap *= 2;
+			sb = (struct ktrace_subbuf *)(buf + hdr);
+		}
+		w[0] = KTRACE_REC_HDR(c[i].exit, KTRACE_CLASS_CALL, words, KTRACE_CALL_ID(idx));
+		w[1] = KTRACE_CTX(c[i].pid, c[i].cpu, c[i].sig);
+		w[2] = KTRACE_CALL_W0(c[i].dur, idx, c[i].depth, c[i].sig, 0);
+		w[3] = c[i].dur >> 32;
+		w[4] = c[i].fn;
+		w[5] = 0;
+		memcpy(buf + len, w, need);
+		len += need;
+		sb->used += (uint32_t)need;
+		sb->nrec++;
+		sb->last_ts = c[i].exit;
+	}
+	if (lost) {
+		if (!sb) {
+			uint64_t now;
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+			sb = (struct ktrace_subbuf *)buf;
+			sb->magic = KTRACE_SUBBUF_MAGIC;
+			sb->hdr_size = KTRACE_SUBBUF_HDR_SIZE;
+			sb->flags = KTRACE_SBF_CTX | KTRACE_SBF_CLOSED;
+			sb->first_ts = sb->first_ns = sb->last_ts = now;
+			sb->cpu = 0xffff;
+			len = KTRACE_SUBBUF_HDR_SIZE;
+		}
+		sb->lost = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost;
+	}
+	rc = kft_kdir_write(dst, "cpu0", buf, len);
+	free(buf);
+	return rc;
+}
+
+static int write_sites(const char *dst, const struct sites *s)
+{
+	size_t len = sizeof(struct ktrace_callsites) + (size_t)s->n * sizeof(struct ktrace_callsite);
+	struct ktrace_callsites *h = calloc(1, len);
+	int rc;
+
+	if (!h)
+		return -ENOMEM;
+	h->magic = KTRACE_CALLSITES_MAGIC;
+	h->version = KTRACE_CALLSITES_VERSION;
+	h->hdr_size = sizeof(*h);
+	h->entry_size = sizeof(struct ktrace_callsite);
+	h->capacity = h->count = s->n;
+	if (s->n)
+		memcpy(h + 1, s->v, (size_t)s->n * sizeof(*s->v));
+	rc = kft_kdir_write(dst, "callsites", h, len);
+	free(h);
+	return rc;
+}
+
+/* Events the ring buffer could not take (non-overwrite mode: "dropped events"). */
+static uint64_t lost_events(void)
+{
+	uint64_t sum = 0;
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	for (long cpu = 0; cpu < ncpu; cpu++) {
+		char file[64], *s, *p;
+
+		snprintf(file, sizeof(file), "per_cpu/cpu%ld/stats", cpu);
+		s = tracefs_instance_file_read(NULL, file, NULL);
+		if (!s)
+			continue;
+		p = strstr(s, "dropped events:");
+		if (p)
+			sum += strtoull(p + 15, NULL, 10);
+		p = strstr(s, "overrun:");
+		if (p)
+			sum += strtoull(p + 8, NULL, 10);
+		free(s);
+	}
+	return sum;
+}
+
+static char *read_config(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+
+	if (!f)
+		return NULL;
+	buf = malloc(65536 + 1);
+	if (!buf) {
+		fclose(f);
+		return NULL;
+	}
+	*len = fread(buf, 1, 65536, f);
+	if (ferror(f) || !feof(f)) {
+		int e = ferror(f) ? EIO : EFBIG;
+
+		free(buf);
+		fclose(f);
+		errno = e;
+		return NULL;
+	}
+	fclose(f);
+	buf[*len] = '\0';
+	return buf;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Create the trigger event @ev (start/stop) on @fn (@exit: a kretprobe). */
+static struct tracefs_dynevent *marker(const char *ev, const char *fn, int exit, const char *trig,
+				       char *trig_saved, size_t tsz)
+{
+	struct tracefs_dynevent *d = exit ? tracefs_kretprobe_alloc(KSYS, ev, fn, NULL, 0)
+					  : tracefs_kprobe_alloc(KSYS, ev, fn, NULL);
+
+	if (!d)
+		return NULL;
+	if (tracefs_dynevent_create(d) < 0) {
+		cli_error(CMD, "cannot create kprobe event %s/%s on %s: %s (another ktrace kft --tracefs running?)",
+			  KSYS, ev, fn, strerror(errno));
+		tracefs_dynevent_free(d);
+		return NULL;
+	}
+	if (tracefs_event_enable(NULL, KSYS, ev) < 0 ||
+	    tracefs_event_file_write(NULL, KSYS, ev, "trigger", trig) < 0) {
+		cli_error(CMD, "cannot set trigger '%s' on %s/%s: %s", trig, KSYS, ev, strerror(errno));
+		tracefs_event_disable(NULL, KSYS, ev);
+		tracefs_dynevent_destroy(d, true);
+		tracefs_dynevent_free(d);
+		return NULL;
+	}
+	snprintf(trig_saved, tsz, "%s", trig);
+	return d;
+}
+
+/*
+ * Remove the trigger events of an earlier run that was killed before it
+ * could clean up.  Only called once current_tracer is nop, so no other
+ * `ktrace kft --tracefs` is running.
+ */
+static void remove_stale_events(void)
+{
+	static const char *const evs[] = { "start", "stop" };
+
+	for (int i = 0; i < 2; i++) {
+		char del[64];
+
+		if (!tracefs_event_file_exists(NULL, KSYS, evs[i], "enable"))
+			continue;
+		tracefs_event_disable(NULL, KSYS, evs[i]);
+		tracefs_event_file_write(NULL, KSYS, evs[i], "trigger", "!traceon");
+		tracefs_event_file_write(NULL, KSYS, evs[i], "trigger", "!traceoff");
+		snprintf(del, sizeof(del), "-:%s/%s", KSYS, evs[i]);
+		tracefs_instance_file_append(NULL, "kprobe_events", del);
+	}
+}
+
+static int add_filter(const char *file, const char *name)
+{
+	if (tracefs_instance_file_append(NULL, file, name) < 0) {
+		cli_error(CMD, "%s: ftrace cannot trace function '%s' (not in available_filter_functions)",
+			  file, name);
+		return -1;
+	}
+	return 0;
+}
+
+int kft_tracefs_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },        { "config", required_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' }, { "buffer", required_argument, NULL, 'b' },
+		{ "duration", required_argument, NULL, 'd' }, { NULL, 0, NULL, 0 },
+	};
+	const char *cfg_path = NULL, *dst = "ktrace.data";
+	static struct kft_config cfg;
+	struct ksyms syms = { 0 };
+	struct coll co = { .ev_exit = -1, .ev_start = -1, .ev_stop = -1 };
+	struct run r = { 0 };
+	struct sites sites = { 0 };
+	struct tep_handle *tep = NULL;
+	struct tep_event *e;
+	uint64_t kb = 4096, dur_ns = 0, deadline = 0, lost;
+	const char *fstart = NULL, *fstop = NULL;
+	char *tracers, num[32];
+	pid_t child = 0;
+	int c, rc = 1, seen_on = 0, st;
+	size_t kept;
+
+	cli_getopt_reset();
+	while ((c = getopt_long(argc, argv, "+:hc:o:b:d:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			kft_tracefs_help(stdout);
+			return 0;
+		case 'c':
+			cfg_path = optarg;
+			break;
+		case 'o':
+			dst = optarg;
+			break;
+		case 'b':
+			if (cli_parse_u64(optarg, &kb) < 0 || kb < 64 || kb > (1u << 22)) {
+				cli_error(CMD, "-b: '%s' is not a size in KiB (64..4194304)", optarg);
+				return 2;
+			}
+			break;
+		case 'd': {
+			char *end;
+			double d = strtod(optarg, &end);
+
+			if (*end || !(d > 0) || d > 1e6) {
+				cli_error(CMD, "-d: '%s' is not a number of seconds", optarg);
+				return 2;
+			}
+			dur_ns = (uint64_t)(d * 1e9);
+			break;
+		}
+		default:
+			return cli_bad_option(CMD, c, argc, argv);
+		}
+	}
+	if (optind < argc && !strcmp(argv[optind], "--"))
+		optind++;
+
+	/* The configuration, with kernel names. */
+	if (ksyms_load(&syms) < 0 || !syms.n) {
+		cli_error(CMD, "/proc/kallsyms: %s", syms.n ? strerror(errno) : "no function symbols");
+		goto out;
+	}
+	kft_config_init(&cfg);
+	if (cfg_path) {
+		struct kft_error err;
+		size_t len = 0;
+		char *text = read_config(cfg_path, &len), msg[400];
+
+		if (!text) {
+			cli_error(CMD, "%s: %s", cfg_path,
+				  errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
+			goto out;
+		}
+		if (kft_config_parse(&cfg, text, len, ksym_resolve, &syms, &err) < 0) {
+			kft_error_format(msg, sizeof(msg), cfg_path, &err);
+			cli_error(CMD, "%s", msg);
+			free(text);
+			goto out;
+		}
+		free(text);
+	}
+	if (cfg.watch != KFT_WATCH_NONE) {
+		cli_error(CMD, "%s: watch %s needs the stack pointer at each entry, which function_graph does not record: use ktrace kft --kernel",
+			  cfg_path, cfg.watch == KFT_WATCH_STACK ? "stack" : "worst-stack");
+		goto out;
+	}
+	if (cfg.start.kind == KFT_TRIG_ENTRY || cfg.start.kind == KFT_TRIG_EXIT) {
+		fstart = ksym_name(&syms, cfg.start.arg);
+		if (!fstart) {
+			cli_error(CMD, "%s: start function 0x%" PRIx64 " is no kernel function start",
+				  cfg_path, (uint64_t)cfg.start.arg);
+			goto out;
+		}
+	}
+	if (cfg.stop.kind == KFT_TRIG_ENTRY || cfg.stop.kind == KFT_TRIG_EXIT) {
+		fstop = ksym_name(&syms, cfg.stop.arg);
+		if (!fstop) {
+			cli_error(CMD, "%s: stop function 0x%" PRIx64 " is no kernel function start",
+				  cfg_path, (uint64_t)cfg.stop.arg);
+			goto out;
+		}
+	}
+	r.cfg = &cfg;
+	r.graph = cfg.start.kind == KFT_TRIG_ENTRY && cfg.stop.kind == KFT_TRIG_EXIT &&
+		  cfg.start.arg == cfg.stop.arg;
+	if (cfg.stop.kind == KFT_TRIG_TIME)
+		r.stop_after = cfg.stop.arg * 1000;
+
+	/* tracefs: present, function_graph, not in use. */
+	if (!tracefs_tracing_dir()) {
+		cli_error(CMD, "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+		goto out;
+	}
+	tracers = tracefs_instance_file_read(NULL, "available_tracers", NULL);
+	if (!tracers || !strstr(tracers, "function_graph")) {
+		cli_error(CMD, "%s: this kernel has no function_graph tracer (CONFIG_FUNCTION_GRAPH_TRACER); ktrace kft --kernel probes chosen functions with ktrace.ko",
+			  tracers ? "available_tracers" : strerror(errno));
+		free(tracers);
+		goto out;
+	}
+	free(tracers);
+	{
+		char *cur = tf_value("current_tracer");
+
+		if (!cur || strcmp(cur, "nop")) {
+			cli_error(CMD, "tracefs is busy: current_tracer is '%s' (set it to nop first)",
+				  cur ? cur : "?");
+			free(cur);
+			goto out;
+		}
+		free(cur);
+	}
+	if (kft_kdir_create(dst) < 0)
+		goto out;
+	remove_stale_events();
+
+	/* Save what we change, then set the run up with tracing off. */
+	for (size_t i = 0; i < sizeof(saved) / sizeof(saved[0]); i++)
+		saved[i].old = tf_value(saved[i].file);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	tracefs_trace_off(NULL);
+	snprintf(num, sizeof(num), "%" PRIu64, kb);
+	if (tf_write("trace_clock", "mono") < 0 || tf_write("buffer_size_kb", num) < 0 ||
+	    tf_write("options/overwrite", "0") < 0) {
+		cli_error(CMD, "cannot set trace_clock mono, buffer_size_kb %s and overwrite 0: %s", num,
+			  strerror(errno));
+		goto restore;
+	}
+	snprintf(num, sizeof(num), "%" PRIu64, (cfg.flags & KFT_CF_MINTIME) ? (uint64_t)cfg.mintime_us : 0);
+	if (tf_write("tracing_thresh", num) < 0) {
+		cli_error(CMD, "tracing_thresh %s: %s", num, strerror(errno));
+		goto restore;
+	}
+	tf_write("options/funcgraph-irqs", (cfg.flags & KFT_CF_NOINTS) ? "0" : "1");
+	tracefs_instance_file_clear(NULL, "set_graph_function");
+	tracefs_instance_file_clear(NULL, "set_ftrace_filter");
+	if (r.graph && add_filter("set_graph_function", fstart) < 0)
+		goto restore;
+	for (uint32_t i = 0; i < cfg.nfuncs; i++) {
+		const char *name = ksym_name(&syms, cfg.funcs[i]);
+
+		if (!name) {
+			cli_error(CMD, "%s: funclist function 0x%" PRIx64 " is no kernel function start",
+				  cfg_path, (uint64_t)cfg.funcs[i]);
+			goto restore;
+		}
+		if (add_filter("set_ftrace_filter", name) < 0)
+			goto restore;
+	}
+	if (r.graph && cfg.nfuncs && add_filter("set_ftrace_filter", fstart) < 0)
+		goto restore;
+	if (tracefs_tracer_set(NULL, TRACEFS_TRACER_FUNCTION_GRAPH) < 0) {
+		cli_error(CMD, "current_tracer function_graph: %s", strerror(errno));
+		goto restore;
+	}
+	tracefs_instance_file_clear(NULL, "trace");
+	/* Trigger events after the tracer: their probes then run first at entry. */
+	if (fstart && !r.graph) {
+		ev_start = marker("start", fstart, cfg.start.kind == KFT_TRIG_EXIT,
+				  (cfg.flags & KFT_CF_AUTOREPEAT) ? "traceon" : "traceon:1", trig_start,
+				  sizeof(trig_start));
+		if (!ev_start)
+			goto restore;
+	}
+	if (fstop && !r.graph) {
+		/* A condition makes traceoff run after the event is written. */
+		ev_stop = marker("stop", fstop, cfg.stop.kind == KFT_TRIG_EXIT,
+				 (cfg.flags & KFT_CF_AUTOREPEAT) ? "traceoff if common_pid >= 0"
+								 : "traceoff:1 if common_pid >= 0",
+				 trig_stop, sizeof(trig_stop));
+		if (!ev_stop)
+			goto restore;
+	}
+
+	/* Go. */
+	if (!ev_start) {
+		if (cfg.start.kind == KFT_TRIG_TIME) {
+			uint64_t at = cfg.start.arg * 1000;
+
+			while (!stop_signal && mono_ns() < at) {
+				uint64_t left = at - mono_ns();
+				struct timespec ts = { 0, (long)(left > 10000000 ? 10000000 : left) };
+
+				nanosleep(&ts, NULL);
+			}
+		}
+		r.on_ns = mono_ns();
+		tracefs_trace_on(NULL);
+		seen_on = 1;
+	}
+	if (dur_ns)
+		deadline = mono_ns() + dur_ns;
+	if (optind < argc) {
+		child = fork();
+		if (child == 0) {
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+			execvp(argv[optind], argv + optind);
+			fprintf(stderr, "ktrace kft: %s: %s\n", argv[optind], strerror(errno));
+			_exit(127);
+		}
+		if (child < 0) {
+			cli_error(CMD, "fork: %s", strerror(errno));
+			goto restore;
+		}
+	}
+	while (!stop_signal) {
+		struct timespec ts = { 0, 10000000 };
+		int on = tracefs_trace_is_on(NULL);
+
+		if (child && waitpid(child, &st, WNOHANG) == child) {
+			child = 0;
+			break;
+		}
+		if (deadline && mono_ns() >= deadline)
+			break;
+		if (on > 0 && !seen_on) {
+			seen_on = 1;
+			if (r.stop_after && !(cfg.flags & KFT_CF_AUTOREPEAT))
+				deadline = mono_ns() + r.stop_after + 10000000;
+		}
+		if (seen_on && r.stop_after && r.on_ns && !(cfg.flags & KFT_CF_AUTOREPEAT) &&
+		    mono_ns() >= r.on_ns + r.stop_after)
+			break;
+		/* A stop trigger switched tracing off for good. */
+		if (seen_on && on == 0 && !(cfg.flags & KFT_CF_AUTOREPEAT) && !child && !dur_ns)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	tracefs_trace_off(NULL);
+	if (child) {
+		kill(child, SIGTERM);
+		waitpid(child, &st, 0);
+	}
+
+	/* Read what the ring buffer holds. */
+	{
+		static const char *const systems[] = { "ftrace", KSYS, NULL };
+
+		tep = tracefs_local_events_system(NULL, systems);
+	}
+	e = tep ? tep_find_event_by_name(tep, "ftrace", "funcgraph_exit") : NULL;
+	if (!e || !(co.f_func = tep_find_field(e, "func")) || !(co.f_depth = tep_find_field(e, "depth")) ||
+	    !(co.f_call = tep_find_field(e, "calltime")) || !(co.f_ret = tep_find_field(e, "rettime"))) {
+		cli_error(CMD, "events/ftrace/funcgraph_exit/format: not found or not understood");
+		goto restore;
+	}
+	co.ev_exit = e->id;
+	if (ev_start && (e = tep_find_event_by_name(tep, KSYS, "start")))
+		co.ev_start = e->id;
+	if (ev_stop && (e = tep_find_event_by_name(tep, KSYS, "stop")))
+		co.ev_stop = e->id;
+	if (tracefs_iterate_raw_events(tep, NULL, NULL, 0, collect, &co) < 0) {
+		cli_error(CMD, "reading the ring buffer (trace_pipe_raw): %s", strerror(errno));
+		goto restore;
+	}
+	lost = lost_events();
+	tf_restore();
+	if (co.oom)
+		cli_error(CMD, "warning: out of memory: only %zu calls were read", co.n);
+
+	qsort(co.c, co.n, sizeof(*co.c), call_cmp);
+	qsort(co.m, co.nm, sizeof(*co.m), mark_cmp);
+	kept = apply(&r, co.c, co.n, co.m, co.nm);
+	{
+		struct text_buf {
+			char b[4096];
+		} tb;
+		int n = snprintf(tb.b, sizeof(tb.b),
+				 "tracer: function_graph (ktrace kft --tracefs)\n"
+				 "calls read: %zu\n"
+				 "trigger events: %zu\n"
+				 "entries kept: %zu\n"
+				 "entries lost: %" PRIu64 " (ring buffer full)\n"
+				 "entries filtered:",
+				 co.n, co.nm, kept, lost);
+
+		for (int i = 0; i < D_N && n > 0 && (size_t)n < sizeof(tb.b); i++)
+			n += snprintf(tb.b + n, sizeof(tb.b) - (size_t)n, "%s %s %" PRIu64, i ? "," : "",
+				      drop_names[i], r.drops[i]);
+		if (n > 0 && (size_t)n < sizeof(tb.b))
+			n += snprintf(tb.b + n, sizeof(tb.b) - (size_t)n,
+				      "\nstarted: %" PRIu64 " us\nstopped: %" PRIu64 " us\nconfiguration text:\n",
+				      r.start_ns / 1000, r.stop_ns / 1000);
+		if (n > 0 && (size_t)n < sizeof(tb.b))
+			kft_config_format(&cfg, tb.b + n, (kt_u32)(sizeof(tb.b) - (size_t)n), "  ", NULL, NULL);
+		if (kft_kdir_write(dst, "kft-status", tb.b, strlen(tb.b)) < 0)
+			cli_error(CMD, "%s/kft-status: %s", dst, strerror(errno));
+	}
+	if ((st = write_stream(dst, co.c, kept, lost, &sites)) < 0 || (st = write_sites(dst, &sites)) < 0) {
+		cli_error(CMD, "%s: cannot write: %s", dst, strerror(-st));
+		goto out;
+	}
+	st = kft_kdir_symbols(dst, "/proc/kallsyms");
+	if (st < 0 || kft_kdir_metadata(dst, "tracefs function_graph", SUBBUF, st > 0, "/proc") < 0)
+		goto out;
+	printf("%s: %zu calls kept of %zu read (%" PRIu64 " lost)\n", dst, kept, co.n, lost);
+	rc = 0;
+	goto out;
+restore:
+	tf_restore();
+out:
+	if (tep)
+		tep_free(tep);
+	free(co.c);
+	free(co.m);
+	free(sites.v);
+	ksyms_free(&syms);
+	return rc;
+}

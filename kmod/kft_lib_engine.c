@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kft_lib_engine.c - compiles the KFT run engine (kft/engine.c: state machine,
+ * triggers, filters, watches) into ktrace.ko.  The file is the one libktrace
+ * compiles for programs: freestanding C, no libc, no floating point, no
+ * allocation (kft/kft.h), so /proc/kft and `ktrace kft` share one
+ * implementation.  Kbuild finds kft/ in the source tree (../kft) or, in a
+ * DKMS copy, next to this file.
+ */
+#include "kft/engine.c"

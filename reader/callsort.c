@@ -1,0 +1,460 @@
+/*
+ * reader/callsort.c - an external merge sort of calls (struct
+ * ktr_callent), to list a trace's calls in entry order: CALL records are
+ * written at exit, but call listings (addr2sym) and call trees (kd -c)
+ * read in entry order, callers before callees.  A caller's record comes
+ * after its whole subtree, so no bounded window reorders them: the calls
+ * are sorted.
+ *
+ * Entries are collected in a memory buffer; when it is full it is sorted
+ * (LSD radix sort on the key, 8 bits a pass) and appended as one sorted
+ * run to an unlinked temporary file; at the end the runs are merged with
+ * a binary heap, each read through a small buffer.  Memory: the buffer
+ * plus 64 kB per run.  The file is created with mode 0600 (traces are
+ * private to their owner) and disappears when the sorter is freed or the
+ * process dies.
+ *
+ * The sorter also numbers threads (ktr_callsort_thread()), since entries
+ * name their thread by a 32-bit ordinal.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reader/internal.h"
+
+#define RUN_BUF 1638 /* entries per run buffer (64 kB) */
+
+struct run {
+	uint64_t off, left; /* file offset of the next unread entry, entries left */
+	struct ktr_callent *buf;
+	size_t n, pos;
+};
+
+struct tid_ent {
+	uint32_t pid, tid;
+};
+
+struct ktr_callsort {
+	int order;
+	struct ktr_callent *mem, *tmp;
+	size_t n, cap;
+	int fd;
+	uint64_t fsize; /* bytes written to the file */
+	struct run *runs;
+	size_t nruns, capruns;
+	unsigned *heap;
+	size_t nheap;
+	int reading;
+	size_t pos; /* in-memory reading */
+	int err;
+
+	struct tid_ent *tids; /* ordinal -> ids */
+	size_t ntids, captids;
+	uint32_t *tidhash;    /* ordinal + 1, 0 = empty */
+	size_t tidhash_size;
+};
+
+struct ktr_callsort *ktr_callsort_new(size_t mem, int order)
+{
+	struct ktr_callsort *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	if (!mem)
+		mem = 64u << 20;
+	s->cap = mem / (2 * sizeof(struct ktr_callent)); /* the radix sort needs a copy */
+	if (s->cap < 1024)
+		s->cap = 1024;
+	s->order = order;
+	s->fd = -1;
+	return s;
+}
+
+void ktr_callsort_free(struct ktr_callsort *s)
+{
+	if (!s)
+		return;
+	if (s->fd >= 0)
+		close(s->fd);
+	for (size_t i = 0; i < s->nruns; i++)
+		free(s->runs[i].buf);
+	free(s->runs);
+	free(s->heap);
+	free(s->mem);
+	free(s->tmp);
+	free(s->tids);
+	free(s->tidhash);
+	free(s);
+}
+
+size_t ktr_callsort_runs(const struct ktr_callsort *s)
+{
+	return s->nruns;
+}
+
+uint32_t ktr_callsort_thread(struct ktr_callsort *s, uint32_t pid, uint32_t tid)
+{
+	uint64_t id = (uint64_t)pid << 32 | tid;
+	size_t mask, i;
+
+	if ((s->ntids + 1) * 2 > s->tidhash_size) {
+		size_t size = s->tidhash_size ? 2 * s->tidhash_size : 64;
+		uint32_t *h = calloc(size, sizeof(*h));
+
+		if (!h)
+			return 0;
+		for (size_t k = 0; k < s->ntids; k++) {
+			uint64_t kid = (uint64_t)s->tids[k].pid << 32 | s->tids[k].tid;
+			size_t j = (size_t)((kid * 0x9e3779b97f4a7c15ull) >> 20) & (size - 1);
+
+			while (h[j])
+				j = (j + 1) & (size - 1);
+			h[j] = (uint32_t)k + 1;
+		}
+		free(s->tidhash);
+		s->tidhash = h;
+		s->tidhash_size = size;
+	}
+	mask = s->tidhash_size - 1;
+	for (i = (size_t)((id * 0x9e3779b97f4a7c15ull) >> 20) & mask; s->tidhash[i]; i = (i + 1) & mask) {
+		const struct tid_ent *e = &s->tids[s->tidhash[i] - 1];
+
+		if (e->pid == pid && e->tid == tid)
+			return s->tidhash[i] - 1;
+	}
+	if (s->ntids == s->captids) {
+		size_t cap = s->captids ? 2 * s->captids : 16;
+		struct tid_ent *n = realloc(s->tids, cap * sizeof(*n));
+
+		if (!n)
+			return 0;
+		s->tids = n;
+		s->captids = cap;
+	}
+	s->tids[s->ntids].pid = pid;
+	s->tids[s->ntids].tid = tid;
+	s->tidhash[i] = (uint32_t)++s->ntids;
+	return (uint32_t)s->ntids - 1;
+}
+
+int ktr_callsort_thread_ids(const struct ktr_callsort *s, uint32_t ord, uint32_t *pid,
+			    uint32_t *tid)
+{
+	if (ord >= s->ntids)
+		return 0;
+	*pid = s->tids[ord].pid;
+	*tid = s->tids[ord].tid;
+	return 1;
+}
+
+/* The 64-bit radix keys of an entry: most significant first. */
+static inline uint64_t key_hi(const struct ktr_callsort *s, const struct ktr_callent *e)
+{
+	if (s->order != KTR_SORT_THREAD)
+		return e->entry_ns;
+	if (e->thread < s->ntids) /* processes by pid, their threads by tid */
+		return (uint64_t)s->tids[e->thread].pid << 32 | s->tids[e->thread].tid;
+	return ~0ull;
+}
+
+static inline uint64_t key_lo(const struct ktr_callsort *s, const struct ktr_callent *e)
+{
+	if (s->order == KTR_SORT_THREAD)
+		return e->entry_ns;
+	return (uint64_t)e->depth << 32 | e->thread;
+}
+
+static inline uint64_t key_lo2(const struct ktr_callsort *s, const struct ktr_callent *e)
+{
+	return s->order == KTR_SORT_THREAD ? e->depth : 0;
+}
+
+static int less(const struct ktr_callsort *s, const struct ktr_callent *a,
+		const struct ktr_callent *b)
+{
+	uint64_t x = key_hi(s, a), y = key_hi(s, b);
+
+	if (x != y)
+		return x < y;
+	x = key_lo(s, a);
+	y = key_lo(s, b);
+	if (x != y)
+		return x < y;
+	return key_lo2(s, a) < key_lo2(s, b);
+}
+
+/* One stable counting-sort pass on byte @shift of the key part @part. */
+static void pass(struct ktr_callsort *s, struct ktr_callent *src, struct ktr_callent *dst, size_t n,
+		 int part, unsigned shift)
+{
+	size_t count[256] = { 0 }, sum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = part == 0 ? key_lo2(s, &src[i]) : part == 1 ? key_lo(s, &src[i]) : key_hi(s, &src[i]);
+
+		count[(k >> shift) & 255]++;
+	}
+	for (unsigned b = 0; b < 256; b++) {
+		size_t c = count[b];
+
+		count[b] = sum;
+		sum += c;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = part == 0 ? key_lo2(s, &src[i]) : part == 1 ? key_lo(s, &src[i]) : key_hi(s, &src[i]);
+
+		dst[count[(k >> shift) & 255]++] = src[i];
+	}
+}
+
+/*
+ * Sort s->mem[0..n): LSD radix over the key parts, least significant
+ * first, skipping bytes that are equal in every entry.
+ */
+static void sort_mem(struct ktr_callsort *s)
+{
+	struct ktr_callent *a = s->mem, *b = s->tmp;
+	size_t n = s->n;
+
+	if (n < 2)
+		return;
+	if (n < 64 || !b) {
+		/* insertion sort for tiny buffers (or no scratch memory) */
+		for (size_t i = 1; i < n; i++) {
+			struct ktr_callent e = a[i];
+			size_t j = i;
+
+			while (j > 0 && less(s, &e, &a[j - 1])) {
+				a[j] = a[j - 1];
+				j--;
+			}
+			a[j] = e;
+		}
+		return;
+	}
+	for (int part = 0; part < 3; part++) {
+		uint64_t orv = 0, andv = ~0ull;
+
+		for (size_t i = 0; i < n; i++) {
+			uint64_t k = part == 0 ? key_lo2(s, &a[i]) : part == 1 ? key_lo(s, &a[i]) : key_hi(s, &a[i]);
+
+			orv |= k;
+			andv &= k;
+		}
+		for (unsigned shift = 0; shift < 64; shift += 8) {
+			struct ktr_callent *t;
+
+			if ((((orv ^ andv) >> shift) & 255) == 0)
+				continue; /* this byte is the same everywhere */
+			pass(s, a, b, n, part, shift);
+			t = a;
+			a = b;
+			b = t;
+		}
+	}
+	if (a != s->mem) {
+		memcpy(s->mem, a, n * sizeof(*a));
+	}
+}
+
+static int open_tmp(struct ktr_callsort *s)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	snprintf(path, sizeof(path), "%s/ktrace-sort.XXXXXX", dir);
+	s->fd = mkostemp(path, O_CLOEXEC);
+	if (s->fd < 0)
+		return -errno;
+	fchmod(s->fd, 0600);
+	unlink(path);
+	return 0;
+}
+
+/* Sort the buffer and append it to the file as a run. */
+static int spill(struct ktr_callsort *s)
+{
+	const char *p = (const char *)s->mem;
+	size_t len = s->n * sizeof(*s->mem);
+	struct run *r;
+
+	if (s->fd < 0 && open_tmp(s) < 0)
+		return -errno;
+	if (s->nruns == s->capruns) {
+		size_t cap = s->capruns ? 2 * s->capruns : 16;
+		struct run *n = realloc(s->runs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->runs = n;
+		s->capruns = cap;
+	}
+	sort_mem(s);
+	r = &s->runs[s->nruns];
+	memset(r, 0, sizeof(*r));
+	r->off = s->fsize;
+	r->left = s->n;
+	while (len) {
+		ssize_t w = pwrite(s->fd, p, len, (off_t)s->fsize);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -ENOSPC;
+		p += w;
+		len -= (size_t)w;
+		s->fsize += (uint64_t)w;
+	}
+	s->nruns++;
+	s->n = 0;
+	return 0;
+}
+
+int ktr_callsort_add(struct ktr_callsort *s, const struct ktr_callent *e)
+{
+	if (s->reading)
+		return -EINVAL;
+	if (s->err)
+		return s->err;
+	if (!s->mem) {
+		s->mem = malloc(s->cap * sizeof(*s->mem));
+		if (!s->mem)
+			return s->err = -ENOMEM;
+		s->tmp = malloc(s->cap * sizeof(*s->tmp)); /* NULL: insertion sort (slow) */
+	}
+	if (s->n == s->cap) {
+		int rc = spill(s);
+
+		if (rc < 0)
+			return s->err = rc;
+	}
+	s->mem[s->n++] = *e;
+	return 0;
+}
+
+/* Refill run @r's buffer.  Return: entries now buffered, or -errno. */
+static int refill(struct ktr_callsort *s, struct run *r)
+{
+	size_t want = r->left < RUN_BUF ? (size_t)r->left : RUN_BUF, len = want * sizeof(*r->buf);
+	char *p;
+
+	if (!r->buf && !(r->buf = malloc(RUN_BUF * sizeof(*r->buf))))
+		return -ENOMEM;
+	p = (char *)r->buf;
+	while (len) {
+		ssize_t n = pread(s->fd, p, len, (off_t)r->off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		r->off += (uint64_t)n;
+	}
+	r->n = want;
+	r->pos = 0;
+	r->left -= want;
+	return (int)want;
+}
+
+static int run_less(const struct ktr_callsort *s, unsigned a, unsigned b)
+{
+	const struct run *x = &s->runs[a], *y = &s->runs[b];
+
+	if (less(s, &x->buf[x->pos], &y->buf[y->pos]))
+		return 1;
+	if (less(s, &y->buf[y->pos], &x->buf[x->pos]))
+		return 0;
+	return a < b; /* runs are in insertion order: stable */
+}
+
+static void sift(struct ktr_callsort *s, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		unsigned t;
+
+		if (l < s->nheap && run_less(s, s->heap[l], s->heap[m]))
+			m = l;
+		if (r < s->nheap && run_less(s, s->heap[r], s->heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		t = s->heap[i];
+		s->heap[i] = s->heap[m];
+		s->heap[m] = t;
+		i = m;
+	}
+}
+
+/* End adding: sort what is in memory; with runs on disk, spill it too and start the merge. */
+static int start_reading(struct ktr_callsort *s)
+{
+	int rc;
+
+	s->reading = 1;
+	if (!s->nruns) {
+		sort_mem(s);
+		s->pos = 0;
+		return 0;
+	}
+	if (s->n && (rc = spill(s)) < 0)
+		return rc;
+	free(s->mem);
+	free(s->tmp);
+	s->mem = s->tmp = NULL;
+	s->heap = malloc(s->nruns * sizeof(*s->heap));
+	if (!s->heap)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nruns; i++) {
+		if ((rc = refill(s, &s->runs[i])) < 0)
+			return rc;
+		if (rc > 0)
+			s->heap[s->nheap++] = (unsigned)i;
+	}
+	for (size_t i = s->nheap / 2; i-- > 0;)
+		sift(s, i);
+	return 0;
+}
+
+int ktr_callsort_next(struct ktr_callsort *s, struct ktr_callent *e)
+{
+	struct run *r;
+	int rc;
+
+	if (!s->reading && (rc = start_reading(s)) < 0)
+		return s->err = rc;
+	if (s->err)
+		return s->err;
+	if (!s->nruns) {
+		if (s->pos >= s->n)
+			return 0;
+		*e = s->mem[s->pos++];
+		return 1;
+	}
+	if (!s->nheap)
+		return 0;
+	r = &s->runs[s->heap[0]];
+	*e = r->buf[r->pos++];
+	if (r->pos == r->n) {
+		if (r->left) {
+			if ((rc = refill(s, r)) < 0)
+				return s->err = rc;
+		} else {
+			free(r->buf);
+			r->buf = NULL;
+			s->heap[0] = s->heap[--s->nheap];
+		}
+	}
+	if (s->nheap)
+		sift(s, 0);
+	return 1;
+}

@@ -1,0 +1,575 @@
+/*
+ * reader/symbols.c - addresses of a trace to function names, source lines
+ * and inlined frames, with elfutils: libelf for the build id and program
+ * headers of each object, libdwfl for symbol tables, DWARF line tables and
+ * scopes (and for finding separate debug files).
+ *
+ * The address space is the one the metadata's `map START END OFFSET
+ * BUILDID PATH` lines describe (lib/metadata.c writes one per PT_LOAD
+ * segment of every loaded object, from dl_iterate_phdr()).  Objects are
+ * opened lazily, on the first address that falls in them; an object is
+ * reported to libdwfl at its load bias (segment start minus the p_vaddr of
+ * the program header with the recorded file offset), which places PIE
+ * executables and shared libraries where the traced process had them.
+ *
+ * An object whose file is missing, is not ELF, or has another build id
+ * than the recorded one is not used: its addresses are shown as
+ * "[NAME]+0xOFF" (file offset), and one warning names the file.  A
+ * stripped object (no .symtab, no debug file) is used for what its
+ * dynamic symbols say, with one warning when a function address in it has
+ * no symbol.  Addresses outside every map (kernel function traces) are
+ * named from DIR/kallsyms when the trace has one.  Results are cached per
+ * (address, flags).
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "reader/internal.h"
+
+enum { MOD_UNTRIED = 0, MOD_OK = 1, MOD_UNUSABLE = 2 };
+
+struct sym_mod {
+	const char *path;    /* as recorded (owned by the trace) */
+	const char *buildid; /* recorded, "" if none */
+	const char *modname; /* base name of path */
+	char *file;          /* ktr_syms_set_file() override, or NULL */
+	int state;
+	int stripped;        /* no .symtab and no separate debug file */
+	int warned;
+	Dwfl_Module *dm;
+	size_t first_seg;    /* a segment of this object (for the bias) */
+};
+
+struct sym_seg {
+	uint64_t start, end, offset;
+	unsigned mod;
+};
+
+struct sym_cache {
+	uint64_t addr;
+	unsigned flags; /* 0 = empty slot; stored as flags | 0x100 */
+	struct ktr_sym sym;
+};
+
+/* A kernel function symbol from DIR/kallsyms. */
+struct ksym {
+	uint64_t addr;
+	const char *name; /* points into ktext */
+};
+
+struct ktr_syms {
+	struct ktr_trace *t;
+	char *ktext;          /* DIR/kallsyms, names NUL-terminated in place */
+	struct ksym *ksyms;   /* sorted by address */
+	size_t nksyms;
+	Dwfl *dwfl;
+	struct sym_mod *mods;
+	size_t nmods;
+	struct sym_seg *segs; /* sorted by start */
+	size_t nsegs;
+	struct sym_cache *cache;
+	size_t ncache, capcache;
+};
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct sym_seg *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name; /* file order */
+}
+
+/*
+ * DIR/kallsyms (`ktrace kft --kernel extract` writes it): kernel function
+ * symbols as /proc/kallsyms prints them, "ADDR TYPE NAME [MODULE]", for
+ * addresses of kernel function traces, which no map line covers.  Lines
+ * that do not parse, non-text symbols and zero addresses are skipped.
+ */
+static void load_kallsyms(struct ktr_syms *s)
+{
+	struct ktr_file f;
+	size_t n = 0, cap = 0;
+
+	if (ktr_file_open(s->t, &f, "kallsyms", 1) < 0 || !f.size) {
+		ktr_file_close(&f);
+		return;
+	}
+	s->ktext = malloc(f.size + 1);
+	if (s->ktext) {
+		memcpy(s->ktext, f.p, f.size);
+		s->ktext[f.size] = 0;
+	}
+	ktr_file_close(&f);
+	for (char *line = s->ktext, *next; line && *line; line = next) {
+		uint64_t a = 0;
+		char *p = line, *name;
+		int digits = 0;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		for (; digits < 16; p++, digits++) {
+			int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+				: *p >= 'A' && *p <= 'F' ? *p - 'A' + 10 : -1;
+
+			if (d < 0)
+				break;
+			a = a << 4 | (uint64_t)d;
+		}
+		if (!digits || !a || p[0] != ' ' || !p[1] || !strchr("tTwW", p[1]) || p[2] != ' ' || !p[3])
+			continue;
+		name = p + 3;
+		name[strcspn(name, " \t")] = 0;
+		if (!*name)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? 2 * cap : 4096;
+			struct ksym *k = realloc(s->ksyms, ncap * sizeof(*k));
+
+			if (!k)
+				break;
+			s->ksyms = k;
+			cap = ncap;
+		}
+		s->ksyms[n].addr = a;
+		s->ksyms[n].name = name;
+		n++;
+	}
+	s->nksyms = n;
+	if (n > 1)
+		qsort(s->ksyms, n, sizeof(*s->ksyms), cmp_ksym);
+}
+
+/* The kernel symbol containing @addr (up to the next symbol, 64 kB after the last). */
+static void kernel_sym(const struct ktr_syms *s, uint64_t addr, uint64_t pc, struct ktr_sym *out)
+{
+	size_t lo = 0, hi = s->nksyms;
+
+	while (lo < hi) { /* first symbol above pc */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->ksyms[mid].addr <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return;
+	lo--;
+	while (lo > 0 && s->ksyms[lo - 1].addr == s->ksyms[lo].addr)
+		lo--; /* the first name at that address */
+	if (pc - s->ksyms[lo].addr >= (hi < s->nksyms ? s->ksyms[hi].addr - s->ksyms[lo].addr : 65536))
+		return;
+	out->name = s->ksyms[lo].name;
+	out->offset = addr - s->ksyms[lo].addr;
+}
+
+struct ktr_syms *ktr_syms_new(struct ktr_trace *t)
+{
+	struct ktr_syms *s = calloc(1, sizeof(*s));
+	size_t n = t->nmaps;
+
+	if (!s)
+		goto nomem;
+	s->t = t;
+	elf_version(EV_CURRENT);
+	s->mods = calloc(n ? n : 1, sizeof(*s->mods));
+	s->segs = calloc(n ? n : 1, sizeof(*s->segs));
+	if (!s->mods || !s->segs)
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		const struct ktr_map *m = &t->maps[i].m;
+		size_t k;
+
+		for (k = 0; k < s->nmods; k++)
+			if (!strcmp(s->mods[k].path, m->path) && !strcmp(s->mods[k].buildid, m->buildid))
+				break;
+		if (k == s->nmods) {
+			const char *slash = strrchr(m->path, '/');
+
+			s->mods[k].path = m->path;
+			s->mods[k].buildid = m->buildid;
+			s->mods[k].modname = slash && slash[1] ? slash + 1 : m->path;
+			s->mods[k].first_seg = i;
+			s->nmods++;
+		}
+		s->segs[s->nsegs].start = m->start;
+		s->segs[s->nsegs].end = m->end;
+		s->segs[s->nsegs].offset = m->offset;
+		s->segs[s->nsegs].mod = (unsigned)k;
+		s->nsegs++;
+	}
+	qsort(s->segs, s->nsegs, sizeof(*s->segs), cmp_seg);
+	load_kallsyms(s);
+	return s;
+nomem:
+	ktr_syms_free(s);
+	errno = ENOMEM;
+	return NULL;
+}
+
+int ktr_syms_set_file(struct ktr_syms *s, const char *path, const char *file)
+{
+	for (size_t k = 0; k < s->nmods; k++) {
+		struct sym_mod *m = &s->mods[k];
+
+		if (path ? strcmp(m->path, path) != 0 : k != 0)
+			continue;
+		free(m->file);
+		m->file = strdup(file);
+		if (!m->file)
+			return -ENOMEM;
+		m->state = MOD_UNTRIED;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void ktr_syms_free(struct ktr_syms *s)
+{
+	if (!s)
+		return;
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	for (size_t k = 0; s->mods && k < s->nmods; k++)
+		free(s->mods[k].file);
+	free(s->mods);
+	free(s->segs);
+	free(s->cache);
+	free(s->ksyms);
+	free(s->ktext);
+	free(s);
+}
+
+/* One warning per object: "FILE: warning: WHAT; addresses in it are printed as [NAME]+0xOFFSET". */
+static void warn(struct ktr_syms *s, struct sym_mod *m, const char *what)
+{
+	const char *file = m->file ? m->file : m->path;
+
+	if (m->warned)
+		return;
+	m->warned = 1;
+	ktr_diag(s->t, 0, "%s: warning: %s; addresses in it are printed as [%s]+0xOFFSET", file, what,
+		 m->modname);
+}
+
+static void hex(const unsigned char *p, size_t n, char *out, size_t len)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k + 3 <= len; i++, k += 2) {
+		static const char d[] = "0123456789abcdef";
+
+		out[k] = d[p[i] >> 4];
+		out[k + 1] = d[p[i] & 15];
+	}
+	out[k] = 0;
+}
+
+/*
+ * Open object @m: check its build id, find its load bias, report it to
+ * libdwfl.  On any problem the object becomes unusable, with a warning.
+ */
+static void mod_open(struct ktr_syms *s, struct sym_mod *m)
+{
+	const char *file = m->file ? m->file : m->path;
+	const void *id = NULL;
+	char idhex[2 * 64 + 1] = "";
+	int fd, has_symtab = 0, matched = 0;
+	ssize_t idlen;
+	Elf *elf;
+	GElf_Ehdr eh;
+	size_t nph = 0;
+	uint64_t bias = 0;
+	Elf_Scn *scn = NULL;
+
+	m->state = MOD_UNUSABLE;
+	if (!m->file && !strchr(file, '/')) { /* linux-vdso.so.1 and the like */
+		warn(s, m, "no file to read symbols from");
+		return;
+	}
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		warn(s, m, strerror(errno));
+		return;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		warn(s, m, "not an ELF file");
+		goto fail;
+	}
+	idlen = dwelf_elf_gnu_build_id(elf, &id);
+	if (idlen > 0)
+		hex(id, (size_t)idlen, idhex, sizeof(idhex));
+	if (m->buildid[0] && strcmp(idhex, m->buildid) != 0) {
+		char why[400];
+
+		snprintf(why, sizeof(why), "build id %s differs from the trace's %.128s (the file changed since the trace was taken)",
+			 idhex[0] ? idhex : "(none)", m->buildid);
+		warn(s, m, why);
+		goto fail;
+	}
+	for (size_t i = 0; i < s->t->nmaps && !matched; i++) {
+		const struct ktr_map *mp = &s->t->maps[i].m;
+
+		if (strcmp(mp->path, m->path) || strcmp(mp->buildid, m->buildid))
+			continue;
+		if (elf_getphdrnum(elf, &nph) < 0)
+			break;
+		for (size_t k = 0; k < nph; k++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, (int)k, &ph) && ph.p_type == PT_LOAD &&
+			    ph.p_offset == mp->offset) {
+				bias = mp->start - ph.p_vaddr;
+				matched = 1;
+				break;
+			}
+		}
+	}
+	if (eh.e_type == ET_EXEC) {
+		bias = 0;
+	} else if (!matched) {
+		warn(s, m, "its program headers do not match the trace's map lines");
+		goto fail;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			has_symtab = 1;
+	}
+	elf_end(elf);
+	elf = NULL;
+	if (!s->dwfl) {
+		s->dwfl = dwfl_begin(&callbacks);
+		if (!s->dwfl) {
+			warn(s, m, dwfl_errmsg(-1));
+			goto fail;
+		}
+	}
+	dwfl_report_begin_add(s->dwfl);
+	m->dm = dwfl_report_elf(s->dwfl, m->modname, file, fd, bias, true);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	if (!m->dm) {
+		warn(s, m, dwfl_errmsg(-1));
+		goto fail;
+	}
+	fd = -1; /* libdwfl owns it now */
+	m->state = MOD_OK;
+	if (!has_symtab) {
+		const char *debugfile = NULL;
+		Dwarf_Addr b;
+
+		dwfl_module_getdwarf(m->dm, &b); /* looks for a separate debug file */
+		dwfl_module_info(m->dm, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+		m->stripped = debugfile == NULL;
+	}
+	return;
+fail:
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+}
+
+static const struct sym_seg *find_seg(const struct ktr_syms *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nsegs;
+
+	while (lo < hi) { /* first segment starting after addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->segs[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < s->segs[lo - 1].end ? &s->segs[lo - 1] : NULL;
+}
+
+/* The name of a DWARF subprogram or inlined instance (following its origin). */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n = NULL;
+
+	if (dwarf_attr_integrate(die, DW_AT_name, &a))
+		n = dwarf_formstring(&a);
+	if (!n && dwarf_attr_integrate(die, DW_AT_linkage_name, &a))
+		n = dwarf_formstring(&a);
+	return n ? n : "?";
+}
+
+static void inline_frames(struct sym_mod *m, uint64_t pc, struct ktr_sym *out)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(m->dm, pc, &bias), *scopes = NULL;
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
+	int n;
+
+	if (!cu)
+		return;
+	n = dwarf_getscopes(cu, pc - bias, &scopes);
+	if (n <= 0)
+		return;
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+		files = NULL;
+	for (int i = 0; i < n && out->ninline < KTR_SYM_MAX_INLINE; i++) {
+		struct ktr_inline_frame *f;
+		Dwarf_Attribute a;
+		Dwarf_Word w;
+
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		f = &out->inl[out->ninline++];
+		f->name = die_name(&scopes[i]);
+		f->call_src = NULL;
+		f->call_line = 0;
+		if (files && dwarf_attr(&scopes[i], DW_AT_call_file, &a) && dwarf_formudata(&a, &w) == 0 &&
+		    w < nfiles)
+			f->call_src = dwarf_filesrc(files, w, NULL, NULL);
+		if (dwarf_attr(&scopes[i], DW_AT_call_line, &a) && dwarf_formudata(&a, &w) == 0)
+			f->call_line = (unsigned)w;
+	}
+	free(scopes);
+}
+
+static void resolve(struct ktr_syms *s, uint64_t addr, unsigned flags, struct ktr_sym *out)
+{
+	const struct sym_seg *seg = find_seg(s, addr);
+	struct sym_mod *m;
+	uint64_t pc = (flags & KTR_SYM_RETADDR) && addr ? addr - 1 : addr;
+	GElf_Off off = 0;
+	GElf_Sym es;
+	const char *name;
+
+	memset(out, 0, sizeof(*out));
+	out->addr = addr;
+	if (!seg) {
+		if (s->nksyms)
+			kernel_sym(s, addr, pc, out);
+		return;
+	}
+	m = &s->mods[seg->mod];
+	out->module = m->path;
+	out->modname = m->modname;
+	out->modoff = addr - seg->start + seg->offset;
+	if (m->state == MOD_UNTRIED)
+		mod_open(s, m);
+	if (m->state != MOD_OK)
+		return;
+	name = dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL, NULL);
+	if (name && *name) {
+		out->name = name;
+		out->offset = off + (pc != addr);
+	} else if (!(flags & KTR_SYM_RETADDR) && m->stripped) {
+		warn(s, m, "no symbol table (stripped, no debug file found)");
+	}
+	if (flags & KTR_SYM_LINES) {
+		Dwfl_Line *l = dwfl_module_getsrc(m->dm, pc);
+		int line = 0;
+
+		if (l) {
+			out->src = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+			out->line = line > 0 ? (unsigned)line : 0;
+		}
+	}
+	if (flags & KTR_SYM_INLINE)
+		inline_frames(m, pc, out);
+}
+
+static size_t slot_of(uint64_t addr, unsigned flags, size_t mask)
+{
+	uint64_t h = (addr ^ ((uint64_t)flags << 59)) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 20) & mask;
+}
+
+const struct ktr_sym *ktr_sym_lookup(struct ktr_syms *s, uint64_t addr, unsigned flags,
+				     struct ktr_sym *out)
+{
+	size_t mask, i;
+
+	flags &= KTR_SYM_RETADDR | KTR_SYM_LINES | KTR_SYM_INLINE;
+	if (s->ncache * 2 >= s->capcache) {
+		size_t cap = s->capcache ? 2 * s->capcache : 1024;
+		struct sym_cache *n = calloc(cap, sizeof(*n));
+
+		if (n) {
+			for (size_t k = 0; k < s->capcache; k++) {
+				struct sym_cache *e = &s->cache[k];
+				size_t j;
+
+				if (!e->flags)
+					continue;
+				for (j = slot_of(e->addr, e->flags, cap - 1); n[j].flags; j = (j + 1) & (cap - 1))
+					;
+				n[j] = *e;
+			}
+			free(s->cache);
+			s->cache = n;
+			s->capcache = cap;
+		}
+	}
+	if (!s->capcache) {
+		resolve(s, addr, flags, out);
+		return out;
+	}
+	mask = s->capcache - 1;
+	for (i = slot_of(addr, flags | 0x100, mask); s->cache[i].flags; i = (i + 1) & mask)
+		if (s->cache[i].addr == addr && s->cache[i].flags == (flags | 0x100)) {
+			*out = s->cache[i].sym;
+			return out;
+		}
+	resolve(s, addr, flags, out);
+	if (s->ncache * 2 < s->capcache) {
+		s->cache[i].addr = addr;
+		s->cache[i].flags = flags | 0x100;
+		s->cache[i].sym = *out;
+		s->ncache++;
+	}
+	return out;
+}
+
+const char *ktr_sym_format(const struct ktr_sym *sym, int with_offset, char *buf, size_t len)
+{
+	if (!len)
+		return buf;
+	if (sym->name) {
+		if (with_offset == 2 || (with_offset == 1 && sym->offset))
+			snprintf(buf, len, "%s+0x%llx", sym->name, (unsigned long long)sym->offset);
+		else
+			snprintf(buf, len, "%s", sym->name);
+	} else if (sym->modname) {
+		snprintf(buf, len, "[%s]+0x%llx", sym->modname, (unsigned long long)sym->modoff);
+	} else {
+		snprintf(buf, len, "0x%llx", (unsigned long long)sym->addr);
+	}
+	return buf;
+}
