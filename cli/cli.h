@@ -74,6 +74,28 @@ int cli_parse_u64(const char *s, uint64_t *v);
 int cli_write_file_atomic(const char *dir, const char *name, const char *text);
 
 /**
+ * struct cli_idlist - the numbers of an option such as `--tid 12,15`.
+ * An empty list selects everything.
+ */
+struct cli_idlist {
+	uint64_t *v;
+	size_t n;
+};
+
+/**
+ * cli_idlist_parse() - append the comma-separated numbers of @arg (decimal
+ * or 0x-hex, each at most @max) to @l.
+ * Return: 0, or -1 (not a number, too large, empty, out of memory).
+ */
+int cli_idlist_parse(const char *arg, uint64_t max, struct cli_idlist *l);
+
+/** cli_idlist_has() - 1 if @x is in @l or @l is empty, else 0. */
+int cli_idlist_has(const struct cli_idlist *l, uint64_t x);
+
+/** cli_idlist_free() - release @l's memory and empty it. */
+void cli_idlist_free(struct cli_idlist *l);
+
+/**
  * cli_getopt_reset() - make getopt_long() start over on a new argv
  * (subcommands parse argv after the dispatcher did).
  */

@@ -88,3 +88,49 @@ void cli_getopt_reset(void)
 	opterr = 0;
 	optopt = 0;
 }
+
+int cli_idlist_parse(const char *arg, uint64_t max, struct cli_idlist *l)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	size_t before = l->n;
+	int rc = 0;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t x, *n;
+
+		if (cli_parse_u64(tok, &x) < 0 || x > max) {
+			rc = -1;
+			break;
+		}
+		n = realloc(l->v, (l->n + 1) * sizeof(*n));
+		if (!n) {
+			rc = -1;
+			break;
+		}
+		l->v = n;
+		l->v[l->n++] = x;
+	}
+	if (l->n == before)
+		rc = -1;
+	free(copy);
+	return rc;
+}
+
+int cli_idlist_has(const struct cli_idlist *l, uint64_t x)
+{
+	if (!l->n)
+		return 1;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i] == x)
+			return 1;
+	return 0;
+}
+
+void cli_idlist_free(struct cli_idlist *l)
+{
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}

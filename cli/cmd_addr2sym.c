@@ -28,16 +28,11 @@
 
 #define CMD "addr2sym"
 
-struct idlist {
-	uint64_t *v;
-	size_t n;
-};
-
 struct aopts {
 	int lines, inl, unsorted, noheader, usec;
 	const char *symfile;
 	size_t sort_mem;
-	struct idlist tids, pids;
+	struct cli_idlist tids, pids;
 };
 
 /* What a call-site key prints as (cached per key). */
@@ -87,44 +82,6 @@ static void help(FILE *out)
 		"\n"
 		"Exit status: 0, 1 the trace has errors (all readable calls were printed)\n"
 		"or output failed, 2 usage error.  See ktrace-addr2sym(1).\n");
-}
-
-static int parse_list(const char *arg, struct idlist *l)
-{
-	char *copy = strdup(arg), *save = NULL, *tok;
-	int rc = 0;
-
-	if (!copy)
-		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		uint64_t x, *n;
-
-		if (cli_parse_u64(tok, &x) < 0 || x > UINT32_MAX) {
-			rc = -1;
-			break;
-		}
-		n = realloc(l->v, (l->n + 1) * sizeof(*n));
-		if (!n) {
-			rc = -1;
-			break;
-		}
-		l->v = n;
-		l->v[l->n++] = x;
-	}
-	if (!l->n)
-		rc = -1;
-	free(copy);
-	return rc;
-}
-
-static int in_list(const struct idlist *l, uint64_t x)
-{
-	if (!l->n)
-		return 1;
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i] == x)
-			return 1;
-	return 0;
 }
 
 static int parse_size(const char *s, size_t *v)
@@ -443,7 +400,7 @@ static int run(int argc, char **argv)
 		case OPT_USEC: a.o.usec = 1; break;
 		case OPT_TID:
 		case OPT_PID:
-			if (parse_list(optarg, opt == OPT_TID ? &a.o.tids : &a.o.pids) < 0) {
+			if (cli_idlist_parse(optarg, UINT32_MAX, opt == OPT_TID ? &a.o.tids : &a.o.pids) < 0) {
 				cli_error(CMD, "option '%s': '%s' is not a list of ids",
 					  opt == OPT_TID ? "--tid" : "--pid", optarg);
 				return 2;
@@ -517,7 +474,7 @@ static int run(int argc, char **argv)
 		}
 		if (!ktr_call_decode(a.t, &r, &c))
 			continue;
-		if (!in_list(&a.o.tids, c.tid) || !in_list(&a.o.pids, c.pid))
+		if (!cli_idlist_has(&a.o.tids, c.tid) || !cli_idlist_has(&a.o.pids, c.pid))
 			continue;
 		if (a.o.unsorted) {
 			print_call(&a, out, c.entry_ns, c.dur_ns, c.flags, c.tid, c.key);
@@ -582,8 +539,8 @@ out:
 		keytext_free(&a.kt[i]);
 	free(a.kt);
 	keytext_free(&a.extra);
-	free(a.o.tids.v);
-	free(a.o.pids.v);
+	cli_idlist_free(&a.o.tids);
+	cli_idlist_free(&a.o.pids);
 	ktr_callsort_free(sorter);
 	ktr_syms_free(a.syms);
 	ktr_close(a.t);

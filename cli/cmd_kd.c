@@ -42,11 +42,6 @@
 #define FIELD_LETTERS "Fctalsxmno"
 
 /* A comma-separated list of ids (--tid, --pid). */
-struct idlist {
-	uint64_t *v;
-	size_t n;
-};
-
 struct kopts {
 	long top;           /* -n, -1 = all */
 	uint64_t min_ns;    /* -t */
@@ -55,7 +50,7 @@ struct kopts {
 	char sort;          /* -s */
 	int calls, longfmt, interlace, usec, verbose;
 	size_t sort_mem;
-	struct idlist tids, pids;
+	struct cli_idlist tids, pids;
 };
 
 /* Per-function statistics. */
@@ -217,44 +212,6 @@ static void map_free(struct map64 *m)
 	free(m->k);
 	free(m->v);
 	memset(m, 0, sizeof(*m));
-}
-
-static int parse_list(const char *arg, struct idlist *l)
-{
-	char *copy = strdup(arg), *save = NULL, *tok;
-	int rc = 0;
-
-	if (!copy)
-		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		uint64_t x, *n;
-
-		if (cli_parse_u64(tok, &x) < 0 || x > UINT32_MAX) {
-			rc = -1;
-			break;
-		}
-		n = realloc(l->v, (l->n + 1) * sizeof(*n));
-		if (!n) {
-			rc = -1;
-			break;
-		}
-		l->v = n;
-		l->v[l->n++] = x;
-	}
-	if (!l->n)
-		rc = -1;
-	free(copy);
-	return rc;
-}
-
-static int in_list(const struct idlist *l, uint64_t x)
-{
-	if (!l->n)
-		return 1;
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i] == x)
-			return 1;
-	return 0;
 }
 
 /* "12.5" microseconds (up to 3 decimals) into ns.  Return: 0 or -1. */
@@ -434,7 +391,7 @@ static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 				k->corrupt++;
 			else
 				k->lost += r.count;
-			if (sorter && in_list(&k->o.tids, r.tid) && in_list(&k->o.pids, r.pid)) {
+			if (sorter && cli_idlist_has(&k->o.tids, r.tid) && cli_idlist_has(&k->o.pids, r.pid)) {
 				struct ktr_callent e = { 0 };
 
 				e.entry_ns = r.ns;
@@ -450,7 +407,7 @@ static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 		}
 		if (!ktr_call_decode(k->t, &r, &c))
 			continue;
-		if (!in_list(&k->o.tids, c.tid) || !in_list(&k->o.pids, c.pid))
+		if (!cli_idlist_has(&k->o.tids, c.tid) || !cli_idlist_has(&k->o.pids, c.pid))
 			continue;
 		k->calls++;
 		fi = fn_of(k, &c);
@@ -1012,7 +969,7 @@ static int run(int argc, char **argv)
 		case 'v': k.o.verbose = 1; break;
 		case OPT_TID:
 		case OPT_PID:
-			if (parse_list(optarg, c == OPT_TID ? &k.o.tids : &k.o.pids) < 0) {
+			if (cli_idlist_parse(optarg, UINT32_MAX, c == OPT_TID ? &k.o.tids : &k.o.pids) < 0) {
 				cli_error(CMD, "option '%s': '%s' is not a list of ids",
 					  c == OPT_TID ? "--tid" : "--pid", optarg);
 				return 2;
@@ -1127,8 +1084,8 @@ done:
 	map_free(&k.by_key);
 	map_free(&k.by_addr);
 	map_free(&k.by_edge);
-	free(k.o.tids.v);
-	free(k.o.pids.v);
+	cli_idlist_free(&k.o.tids);
+	cli_idlist_free(&k.o.pids);
 	ktr_callsort_free(sorter);
 	ktr_syms_free(k.syms);
 	ktr_sched_free(k.sched);

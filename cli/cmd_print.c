@@ -25,15 +25,10 @@
 #define CMD "print"
 
 /* A comma-separated list of numbers (--tid, --pid, --cpu). */
-struct idlist {
-	uint64_t *v;
-	size_t n;
-};
-
 struct popts {
 	struct ktr_syms *syms; /* names of CALL records' functions, made on first use */
 	int csv, json, relative, hex;
-	struct idlist tids, pids, cpus;
+	struct cli_idlist tids, pids, cpus;
 	const char *specs[64];
 	int nspecs;
 	uint8_t *evmap; /* 65536 bytes when --event was given */
@@ -72,51 +67,13 @@ static void help(FILE *out)
 		"printed) or output failed, 2 usage error.  See ktrace-print(1).\n");
 }
 
-static int parse_list(const char *arg, struct idlist *l)
-{
-	char *copy = strdup(arg), *save = NULL, *tok;
-	int rc = 0;
-
-	if (!copy)
-		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		uint64_t x, *n;
-
-		if (cli_parse_u64(tok, &x) < 0) {
-			rc = -1;
-			break;
-		}
-		n = realloc(l->v, (l->n + 1) * sizeof(*n));
-		if (!n) {
-			rc = -1;
-			break;
-		}
-		l->v = n;
-		l->v[l->n++] = x;
-	}
-	if (!l->n)
-		rc = -1;
-	free(copy);
-	return rc;
-}
-
-static int in_list(const struct idlist *l, uint64_t x)
-{
-	if (!l->n)
-		return 1;
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i] == x)
-			return 1;
-	return 0;
-}
-
 static int wanted(const struct popts *o, const struct ktr_rec *r)
 {
 	if (r->kind == KTR_GAP)
 		return 1;
-	if (!in_list(&o->tids, r->tid) || !in_list(&o->pids, r->pid))
+	if (!cli_idlist_has(&o->tids, r->tid) || !cli_idlist_has(&o->pids, r->pid))
 		return 0;
-	if (o->cpus.n && (r->cpu < 0 || !in_list(&o->cpus, (uint64_t)r->cpu)))
+	if (o->cpus.n && (r->cpu < 0 || !cli_idlist_has(&o->cpus, (uint64_t)r->cpu)))
 		return 0;
 	if (o->evmap) {
 		if (r->cls != KTRACE_CLASS_LOG2 && r->cls != KTRACE_CLASS_LOG4)
@@ -503,7 +460,7 @@ static int run(int argc, char **argv)
 		case 't':
 		case 'p':
 		case 'c':
-			if (parse_list(optarg, c == 't' ? &o.tids : c == 'p' ? &o.pids : &o.cpus) < 0) {
+			if (cli_idlist_parse(optarg, UINT32_MAX, c == 't' ? &o.tids : c == 'p' ? &o.pids : &o.cpus) < 0) {
 				cli_error(CMD, "option '%s': '%s' is not a list of numbers",
 					  c == 't' ? "--tid" : c == 'p' ? "--pid" : "--cpu", optarg);
 				return 2;
@@ -587,9 +544,9 @@ static int run(int argc, char **argv)
 out:
 	ktr_syms_free(o.syms);
 	free(o.evmap);
-	free(o.tids.v);
-	free(o.pids.v);
-	free(o.cpus.v);
+	cli_idlist_free(&o.tids);
+	cli_idlist_free(&o.pids);
+	cli_idlist_free(&o.cpus);
 	ktr_close(t);
 	return rc;
 }
