@@ -74,6 +74,14 @@ int cli_parse_u64(const char *s, uint64_t *v);
 int cli_write_file_atomic(const char *dir, const char *name, const char *text);
 
 /**
+ * cli_parse_size() - parse a size in bytes: a decimal or 0x-hex number with
+ * an optional binary suffix K, M or G (either case).  Range checks are the
+ * caller's.  Return: 0, or -1 (not a size, a sign, trailing garbage,
+ * overflow).
+ */
+int cli_parse_size(const char *s, uint64_t *bytes);
+
+/**
  * struct cli_idlist - the numbers of an option such as `--tid 12,15`.
  * An empty list selects everything.
  */

@@ -134,3 +134,27 @@ void cli_idlist_free(struct cli_idlist *l)
 	l->v = NULL;
 	l->n = 0;
 }
+
+int cli_parse_size(const char *s, uint64_t *bytes)
+{
+	unsigned shift = 0;
+	unsigned long long x;
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30, end++;
+	if (*end || (x << shift) >> shift != x)
+		return -1;
+	*bytes = x << shift;
+	return 0;
+}

@@ -84,27 +84,6 @@ static void help(FILE *out)
 		"or output failed, 2 usage error.  See ktrace-addr2sym(1).\n");
 }
 
-static int parse_size(const char *s, size_t *v)
-{
-	char *end;
-	unsigned long long x;
-
-	errno = 0;
-	x = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	if (*end == 'K' || *end == 'k')
-		x <<= 10, end++;
-	else if (*end == 'M' || *end == 'm')
-		x <<= 20, end++;
-	else if (*end == 'G' || *end == 'g')
-		x <<= 30, end++;
-	if (*end || x < 4096)
-		return -1;
-	*v = (size_t)x;
-	return 0;
-}
-
 static void drain(struct ktr_trace *t)
 {
 	const char *m;
@@ -407,11 +386,16 @@ static int run(int argc, char **argv)
 			}
 			break;
 		case OPT_SORTMEM:
-			if (parse_size(optarg, &a.o.sort_mem) < 0) {
+		{
+			uint64_t size;
+
+			if (cli_parse_size(optarg, &size) < 0 || size < 4096 || size > SIZE_MAX) {
 				cli_error(CMD, "option '--sort-mem': '%s' is not a size of 4K or more", optarg);
 				return 2;
 			}
+			a.o.sort_mem = (size_t)size;
 			break;
+		}
 		case 'h':
 			help(stdout);
 			return 0;

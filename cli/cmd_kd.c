@@ -239,28 +239,6 @@ static int parse_usecs(const char *s, uint64_t *ns)
 	return 0;
 }
 
-/* SIZE with an optional K/M/G suffix. */
-static int parse_size(const char *s, size_t *v)
-{
-	char *end;
-	unsigned long long x;
-
-	errno = 0;
-	x = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	if (*end == 'K' || *end == 'k')
-		x <<= 10, end++;
-	else if (*end == 'M' || *end == 'm')
-		x <<= 20, end++;
-	else if (*end == 'G' || *end == 'g')
-		x <<= 30, end++;
-	if (*end || x < 4096)
-		return -1;
-	*v = (size_t)x;
-	return 0;
-}
-
 /* Microseconds of @ns: "123.456", or "123" with -u. */
 static const char *us(const struct kopts *o, uint64_t ns, char *buf, size_t len)
 {
@@ -976,11 +954,16 @@ static int run(int argc, char **argv)
 			}
 			break;
 		case OPT_SORTMEM:
-			if (parse_size(optarg, &k.o.sort_mem) < 0) {
+		{
+			uint64_t size;
+
+			if (cli_parse_size(optarg, &size) < 0 || size < 4096 || size > SIZE_MAX) {
 				cli_error(CMD, "option '--sort-mem': '%s' is not a size of 4K or more", optarg);
 				return 2;
 			}
+			k.o.sort_mem = (size_t)size;
 			break;
+		}
 		case 'h':
 			help(stdout);
 			return 0;

@@ -293,16 +293,9 @@ static int run(int argc, char **argv)
 			break;
 		}
 		case 'B': {
-			char *end;
-			unsigned long long b = strtoull(optarg, &end, 0);
+			uint64_t b;
 
-			if (*end == 'k' || *end == 'K')
-				end++;
-			else if (*end == 'm' || *end == 'M')
-				b <<= 10, end++;
-			else
-				b >>= 10;
-			if (*end || *optarg == '-' || b < 64 || b > (1ull << 21)) {
+			if (cli_parse_size(optarg, &b) < 0 || (b >>= 10) < 64 || b > (1ull << 21)) {
 				cli_error(CMD, "option '--kernel-buffer' needs a size from 64K to 2G, not '%s'",
 					  optarg);
 				return 2;
@@ -327,14 +320,9 @@ static int run(int argc, char **argv)
 		return 2;
 	}
 	if (bufsize) {
-		char *end;
-		unsigned long long b = strtoull(bufsize, &end, 0);
+		uint64_t b;
 
-		if (*end == 'k' || *end == 'K')
-			b <<= 10, end++;
-		else if (*end == 'm' || *end == 'M')
-			b <<= 20, end++;
-		if (*end || *bufsize == '-' || b < 4096 || b > (64ull << 20) || (b & (b - 1))) {
+		if (cli_parse_size(bufsize, &b) < 0 || b < 4096 || b > (64ull << 20) || (b & (b - 1))) {
 			cli_error(CMD, "option '-b' needs a power of two from 4K to 64M, not '%s'",
 				  bufsize);
 			return 2;

@@ -431,7 +431,7 @@ static int run(int argc, char **argv)
 		{ "tid", required_argument, NULL, 't' },    { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct kv_list pids = { NULL, 0 }, tids = { NULL, 0 };
+	struct cli_idlist pids = { NULL, 0 }, tids = { NULL, 0 };
 	const char *svg = NULL;
 	int summary = 0, all = 0, width = 1200, c, rc = 0;
 	struct tl s;
@@ -470,7 +470,7 @@ static int run(int argc, char **argv)
 			break;
 		case 'p':
 		case 't':
-			if (kv_list_parse(optarg, c == 'p' ? &pids : &tids) < 0) {
+			if (cli_idlist_parse(optarg, UINT64_MAX, c == 'p' ? &pids : &tids) < 0) {
 				cli_error(CMD, "option '%s': '%s' is not a list of numbers",
 					  c == 'p' ? "--pid" : "--tid", optarg);
 				return 2;
@@ -579,8 +579,8 @@ out:
 	ktr_sched_free(sched);
 	kv_tasks_free(tasks);
 	kv_names_free(names);
-	free(pids.v);
-	free(tids.v);
+	cli_idlist_free(&pids);
+	cli_idlist_free(&tids);
 	ktr_close(s.t);
 	return rc;
 }

@@ -12,42 +12,12 @@
 #include "cli/cli.h"
 #include "cli/kview.h"
 
-int kv_list_parse(const char *arg, struct kv_list *l)
-{
-	char *copy = strdup(arg), *save = NULL, *tok;
-	size_t before = l->n;
-	int rc = 0;
-
-	if (!copy)
-		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		uint64_t x, *n;
-
-		if (cli_parse_u64(tok, &x) < 0 || !(n = realloc(l->v, (l->n + 1) * sizeof(*n)))) {
-			rc = -1;
-			break;
-		}
-		l->v = n;
-		l->v[l->n++] = x;
-	}
-	free(copy);
-	return rc < 0 || l->n == before ? -1 : 0;
-}
-
-int kv_list_has(const struct kv_list *l, uint64_t x)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i] == x)
-			return 1;
-	return 0;
-}
-
 /* ---- tasks ---------------------------------------------------------------- */
 
 struct kv_tasks {
 	int all;
 	const struct ktr_trace *t;
-	const struct kv_list *pids, *tids;
+	const struct cli_idlist *pids, *tids;
 	uint32_t *procs; /* the program's processes (tgids) */
 	size_t nprocs, cap;
 };
@@ -76,8 +46,8 @@ static void add_proc(struct kv_tasks *k, uint32_t pid)
 	k->procs[k->nprocs++] = pid;
 }
 
-struct kv_tasks *kv_tasks_new(const struct ktr_trace *t, int all, const struct kv_list *pids,
-			      const struct kv_list *tids)
+struct kv_tasks *kv_tasks_new(const struct ktr_trace *t, int all, const struct cli_idlist *pids,
+			      const struct cli_idlist *tids)
 {
 	struct kv_tasks *k = calloc(1, sizeof(*k));
 	const struct ktr_trace *kern = ktr_kernel(t);
@@ -119,7 +89,9 @@ int kv_tasks_want(void *arg, uint32_t tid, uint32_t pid)
 	if (k->all)
 		return 1;
 	if ((k->pids && k->pids->n) || (k->tids && k->tids->n))
-		return (k->pids && kv_list_has(k->pids, pid)) || (k->tids && kv_list_has(k->tids, tid));
+		/* an empty list selects nothing here: the other one made the choice */
+		return (k->pids && k->pids->n && cli_idlist_has(k->pids, pid)) ||
+		       (k->tids && k->tids->n && cli_idlist_has(k->tids, tid));
 	return has_proc(k, pid) || has_proc(k, tid);
 }
 

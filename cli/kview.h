@@ -22,18 +22,8 @@
 
 #include <stdint.h>
 
+#include "cli/cli.h"
 #include "reader/reader.h"
-
-/* A comma-separated list of numbers. */
-struct kv_list {
-	uint64_t *v;
-	size_t n;
-};
-
-/** kv_list_parse() - append the numbers of "1,2,3" to @l.  Return: 0 or -1. */
-int kv_list_parse(const char *arg, struct kv_list *l);
-/** kv_list_has() - 1 if @x is in @l. */
-int kv_list_has(const struct kv_list *l, uint64_t x);
 
 struct kv_tasks;
 
@@ -42,8 +32,8 @@ struct kv_tasks;
  * processes @pids and threads @tids (either may be empty), else the
  * program and its descendants (see above).  Return: NULL on ENOMEM.
  */
-struct kv_tasks *kv_tasks_new(const struct ktr_trace *t, int all, const struct kv_list *pids,
-			      const struct kv_list *tids);
+struct kv_tasks *kv_tasks_new(const struct ktr_trace *t, int all, const struct cli_idlist *pids,
+			      const struct cli_idlist *tids);
 /** kv_tasks_feed() - follow forks: call for every record, in order. */
 void kv_tasks_feed(struct kv_tasks *k, const struct ktr_rec *r);
 /** kv_tasks_want() - 1 if task @tid of process @pid (0 = unknown) is shown (ktr_sched_follow()). */
