@@ -136,24 +136,6 @@ static void put_hex(FILE *out, uint64_t v)
 
 /* ---- JSON ------------------------------------------------------------------- */
 
-static void json_str(FILE *out, const char *s)
-{
-	putc_unlocked('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\') {
-			putc_unlocked('\\', out);
-			putc_unlocked((char)c, out);
-		} else if (c < 0x20 || c == 0x7f) {
-			fprintf(out, "\\u%04x", c);
-		} else {
-			putc_unlocked((char)c, out);
-		}
-	}
-	putc_unlocked('"', out);
-}
-
 /* ns as trace-event microseconds with three decimals. */
 static void json_us(FILE *out, uint64_t ns)
 {
@@ -211,7 +193,7 @@ static void json_meta(struct ex *x, const char *what, uint32_t pid, uint32_t tid
 	fprintf(x->out, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
 			",\"args\":{\"name\":",
 		what, pid, tid);
-	json_str(x->out, name);
+	cli_json_str(x->out, name);
 	fputs("}}", x->out);
 }
 
@@ -270,7 +252,7 @@ static void json_args(struct ex *x, const struct ktr_rec *r, int with_task)
 	for (unsigned i = 0; i < n; i++) {
 		if (i)
 			putc_unlocked(',', x->out);
-		json_str(x->out, names[i]);
+		cli_json_str(x->out, names[i]);
 		putc_unlocked(':', x->out);
 		json_value(x->out, vals[i]);
 	}
@@ -280,7 +262,7 @@ static void json_args(struct ex *x, const struct ktr_rec *r, int with_task)
 		put(x->out, ",\"tid\":");
 		put_u64(x->out, r->tid);
 		put(x->out, ",\"comm\":");
-		json_str(x->out, kv_comm(x->t, r->tid));
+		cli_json_str(x->out, kv_comm(x->t, r->tid));
 	}
 	put(x->out, "}}");
 }
@@ -297,7 +279,7 @@ static void json_running(void *arg, const struct ktr_sched_iv *iv)
 	snprintf(name, sizeof(name), "%s %" PRIu32, kv_comm(x->t, iv->tid), iv->tid);
 	json_sep(x);
 	fputs("{\"name\":", x->out);
-	json_str(x->out, name);
+	cli_json_str(x->out, name);
 	fputs(",\"cat\":\"sched\",\"ph\":\"X\",\"ts\":", x->out);
 	json_us(x->out, iv->start_ns);
 	fputs(",\"dur\":", x->out);
@@ -312,7 +294,7 @@ static void json_gap(struct ex *x, const struct ktr_rec *r)
 
 	json_sep(x);
 	fputs("{\"name\":", x->out);
-	json_str(x->out, ktr_rec_name(x->t, r, name, sizeof(name)));
+	cli_json_str(x->out, ktr_rec_name(x->t, r, name, sizeof(name)));
 	fputs(",\"cat\":\"ktrace\",\"ph\":\"i\",\"s\":\"g\",\"ts\":", x->out);
 	json_us(x->out, r->ns);
 	fprintf(x->out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{\"count\":%" PRIu64
@@ -321,7 +303,7 @@ static void json_gap(struct ex *x, const struct ktr_rec *r)
 		r->stream >= KTR_KERNEL_STREAM ? cpu_tid(r->cpu) : r->tid, r->count, r->stream);
 	if (r->what) {
 		fputs(",\"what\":", x->out);
-		json_str(x->out, r->what);
+		cli_json_str(x->out, r->what);
 	}
 	fputs("}}", x->out);
 }
@@ -342,7 +324,7 @@ static void json_record(struct ex *x, const struct ktr_rec *r)
 		json_thread(x, c.pid, c.tid);
 		json_sep(x);
 		put(x->out, "{\"name\":");
-		json_str(x->out, kv_names_call(x->names, &c));
+		cli_json_str(x->out, kv_names_call(x->names, &c));
 		put(x->out, ",\"cat\":\"call\",\"ph\":\"X\",\"ts\":");
 		json_us(x->out, c.entry_ns);
 		put(x->out, ",\"dur\":");
@@ -375,9 +357,9 @@ static void json_record(struct ex *x, const struct ktr_rec *r)
 		json_thread(x, KPID, cpu_tid(r->cpu));
 		json_sep(x);
 		put(x->out, "{\"name\":");
-		json_str(x->out, ktr_rec_name(x->t, r, name, sizeof(name)));
+		cli_json_str(x->out, ktr_rec_name(x->t, r, name, sizeof(name)));
 		put(x->out, ",\"cat\":");
-		json_str(x->out, ktr_rec_category(x->t, r));
+		cli_json_str(x->out, ktr_rec_category(x->t, r));
 		put(x->out, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
 		json_us(x->out, r->ns);
 		put(x->out, ",\"pid\":");
@@ -407,9 +389,9 @@ static void json_record(struct ex *x, const struct ktr_rec *r)
 		json_thread(x, r->pid, r->tid);
 		json_sep(x);
 		fputs("{\"name\":", x->out);
-		json_str(x->out, name);
+		cli_json_str(x->out, name);
 		fputs(",\"cat\":", x->out);
-		json_str(x->out, ktr_rec_category(x->t, r));
+		cli_json_str(x->out, ktr_rec_category(x->t, r));
 		fprintf(x->out, ",\"ph\":\"%s\"%s,\"ts\":", ph, ph[0] == 'i' ? ",\"s\":\"t\"" : "");
 		json_us(x->out, r->ns);
 		fprintf(x->out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, r->pid, r->tid);
@@ -449,31 +431,16 @@ static int export_json(struct ex *x)
 	fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"ktrace " KTRACE_VERSION
 	      "\",\"clock\":\"CLOCK_MONOTONIC\",\"host\":",
 	      x->out);
-	json_str(x->out, in->host);
+	cli_json_str(x->out, in->host);
 	fputs(",\"kernel\":", x->out);
-	json_str(x->out, in->kernel);
+	cli_json_str(x->out, in->kernel);
 	fputs(",\"trace\":", x->out);
-	json_str(x->out, ktr_dir(x->t));
+	cli_json_str(x->out, ktr_dir(x->t));
 	fputs("}}\n", x->out);
 	return 0;
 }
 
 /* ---- CSV -------------------------------------------------------------------- */
-
-static void csv_str(FILE *out, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
 
 static int export_csv(struct ex *x)
 {
@@ -514,9 +481,9 @@ static int export_csv(struct ex *x)
 			putc_unlocked(',', x->out);
 			put_u64(x->out, c.tid);
 			putc_unlocked(',', x->out);
-			csv_str(x->out, kv_comm(x->t, c.tid));
+			cli_csv_str(x->out, kv_comm(x->t, c.tid));
 			put(x->out, ",call,");
-			csv_str(x->out, kv_names_call(x->names, &c));
+			cli_csv_str(x->out, kv_names_call(x->names, &c));
 			put(x->out, ",depth=");
 			put_u64(x->out, c.depth);
 			put(x->out, ";sig=");
@@ -550,14 +517,14 @@ static int export_csv(struct ex *x)
 		else
 			fputs(",,", x->out);
 		fprintf(x->out, "%" PRIu32 ",%" PRIu32 ",", pid, tid);
-		csv_str(x->out, r.kind == KTR_GAP ? "" : kv_comm(x->t, tid));
+		cli_csv_str(x->out, r.kind == KTR_GAP ? "" : kv_comm(x->t, tid));
 		fputc(',', x->out);
-		csv_str(x->out, r.kind == KTR_GAP ? "ktrace" : r.cls == KTRACE_CLASS_CALL ? "call"
+		cli_csv_str(x->out, r.kind == KTR_GAP ? "ktrace" : r.cls == KTRACE_CLASS_CALL ? "call"
 									   : ktr_rec_category(x->t, &r));
 		fputc(',', x->out);
-		csv_str(x->out, name);
+		cli_csv_str(x->out, name);
 		fputc(',', x->out);
-		csv_str(x->out, args);
+		cli_csv_str(x->out, args);
 		fputc('\n', x->out);
 		x->events++;
 		if (ferror(x->out))

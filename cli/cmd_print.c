@@ -211,22 +211,6 @@ static void print_text(FILE *out, const struct ktr_trace *t, const struct popts 
 	fputc('\n', out);
 }
 
-/* A CSV field, quoted when it holds a comma, quote or line break. */
-static void csv_str(FILE *out, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
 static void print_csv(FILE *out, const struct ktr_trace *t, const struct popts *o,
 		      const struct ktr_rec *r)
 {
@@ -241,15 +225,15 @@ static void print_csv(FILE *out, const struct ktr_trace *t, const struct popts *
 	else
 		fputs(",", out);
 	fprintf(out, ",%" PRIu32 ",%" PRIu32 ",", r->pid, r->tid);
-	csv_str(out, rec_name(t, o, r, name, sizeof(name)));
+	cli_csv_str(out, rec_name(t, o, r, name, sizeof(name)));
 	fputc(',', out);
-	csv_str(out, ktr_rec_category(t, r));
+	cli_csv_str(out, ktr_rec_category(t, r));
 	if (r->kind == KTR_GAP) {
 		if (r->gap == KTR_GAP_CORRUPT) {
 			fputs(",file,", out);
-			csv_str(out, r->file ? r->file : "");
+			cli_csv_str(out, r->file ? r->file : "");
 			fprintf(out, ",offset,%" PRIu64 ",what,", r->offset);
-			csv_str(out, r->what ? r->what : "");
+			cli_csv_str(out, r->what ? r->what : "");
 		} else {
 			fprintf(out, ",count,%" PRIu64 ",stream,%u", r->count, r->stream);
 		}
@@ -259,28 +243,11 @@ static void print_csv(FILE *out, const struct ktr_trace *t, const struct popts *
 	n = ktr_rec_args(t, r, names, vals);
 	for (unsigned i = 0; i < n; i++) {
 		fputc(',', out);
-		csv_str(out, names[i]);
+		cli_csv_str(out, names[i]);
 		fputc(',', out);
 		put_value(out, o, vals[i]);
 	}
 	fputc('\n', out);
-}
-
-/* A JSON string literal. */
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
 }
 
 /* ts in microseconds with three decimals (trace-event "ts" unit). */
@@ -323,12 +290,12 @@ static void print_json(FILE *out, const struct ktr_trace *t, struct popts *o,
 
 		gap_text(t, r, text, sizeof(text));
 		fputs("{\"name\":", out);
-		json_str(out, ktr_rec_name(t, r, name, sizeof(name)));
+		cli_json_str(out, ktr_rec_name(t, r, name, sizeof(name)));
 		fputs(",\"cat\":\"ktrace\",\"ph\":\"i\",\"s\":\"g\",\"ts\":", out);
 		json_ts(out, o, r);
 		fprintf(out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{\"what\":", r->pid,
 			r->tid);
-		json_str(out, text);
+		cli_json_str(out, text);
 		if (r->gap != KTR_GAP_CORRUPT)
 			fprintf(out, ",\"count\":%" PRIu64, r->count);
 		fprintf(out, ",\"stream\":%u}}", r->stream);
@@ -342,7 +309,7 @@ static void print_json(FILE *out, const struct ktr_trace *t, struct popts *o,
 		n = ktr_rec_args(t, r, names, vals);
 		e.ns = vals[0];
 		fputs("{\"name\":", out);
-		json_str(out, name);
+		cli_json_str(out, name);
 		fputs(",\"cat\":\"call\",\"ph\":\"X\",\"ts\":", out);
 		json_ts(out, o, &e);
 		fprintf(out, ",\"dur\":%" PRIu64 ".%03u,\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
@@ -365,9 +332,9 @@ static void print_json(FILE *out, const struct ktr_trace *t, struct popts *o,
 		}
 	}
 	fputs("{\"name\":", out);
-	json_str(out, name);
+	cli_json_str(out, name);
 	fputs(",\"cat\":", out);
-	json_str(out, ktr_rec_category(t, r));
+	cli_json_str(out, ktr_rec_category(t, r));
 	fprintf(out, ",\"ph\":\"%s\"%s,\"ts\":", ph, ph[0] == 'i' ? ",\"s\":\"t\"" : "");
 	json_ts(out, o, r);
 	fprintf(out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, r->pid, r->tid);
@@ -376,7 +343,7 @@ static void print_json(FILE *out, const struct ktr_trace *t, struct popts *o,
 	for (unsigned i = 0; i < n; i++) {
 		if (i)
 			fputc(',', out);
-		json_str(out, names[i]);
+		cli_json_str(out, names[i]);
 		fputc(':', out);
 		json_value(out, o, vals[i]);
 	}
@@ -401,7 +368,7 @@ static void json_header(FILE *out, const struct ktr_trace *t, struct popts *o)
 		fprintf(out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRIu32
 			     ",\"tid\":%" PRIu32 ",\"args\":{\"name\":",
 			in->pid, in->pid);
-		json_str(out, in->comm[0] ? in->comm : "?");
+		cli_json_str(out, in->comm[0] ? in->comm : "?");
 		fputs("}}", out);
 	}
 	for (size_t i = 0; ktr_thread_at(t, i, &tid, &pid, &comm); i++) {
@@ -409,7 +376,7 @@ static void json_header(FILE *out, const struct ktr_trace *t, struct popts *o)
 		fprintf(out, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%" PRIu32
 			     ",\"tid\":%" PRIu32 ",\"args\":{\"name\":",
 			pid, tid);
-		json_str(out, comm);
+		cli_json_str(out, comm);
 		fputs("}}", out);
 	}
 }
@@ -421,9 +388,9 @@ static void json_footer(FILE *out, const struct ktr_trace *t)
 	fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"ktrace " KTRACE_VERSION
 	      "\",\"clock\":\"CLOCK_MONOTONIC\",\"host\":",
 	      out);
-	json_str(out, in->host);
+	cli_json_str(out, in->host);
 	fputs(",\"channel\":", out);
-	json_str(out, in->channel);
+	cli_json_str(out, in->channel);
 	fputs("}}\n", out);
 }
 
