@@ -17,7 +17,8 @@
  *              does): bank 0, status VAL only, no address -> EXCEPTION_MCE
  *   tasklet N  N normal and N high-priority tasklets    -> INT_TASKLET_*
  *   contend N  two kthreads per online CPU take one mutex N times each,
- *              holding it 20 us                      -> LOCK_CONTENTION_*
+ *              holding it 20 us; they start while this command holds it
+ *              for 50 ms, so they contend for sure -> LOCK_CONTENTION_*
  *   work N     N work items on the system workqueue  -> WORKQUEUE_*
  *   timer N    N timer_list expiries, one jiffy apart -> TIMER_EXPIRE_*
  *
@@ -163,6 +164,13 @@ static int lt_contend(unsigned int n)
 	w = kcalloc(nw, sizeof(*w), GFP_KERNEL);
 	if (!w)
 		return -ENOMEM;
+	/*
+	 * Hold the mutex while the workers start and sleep with it: whatever
+	 * the scheduler (or a single-threaded emulator) does, their first
+	 * mutex_lock() must take the slow path, so contention is certain
+	 * rather than left to how their critical sections happen to overlap.
+	 */
+	mutex_lock(&lt_contended);
 	for (i = 0; i < nw; i++) {
 		w[i].n = n;
 		init_completion(&w[i].done);
@@ -173,6 +181,8 @@ static int lt_contend(unsigned int n)
 		}
 		started++;
 	}
+	msleep(50);
+	mutex_unlock(&lt_contended);
 	for (i = 0; i < started; i++)
 		wait_for_completion(&w[i].done);
 	kfree(w);
