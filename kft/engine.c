@@ -357,10 +357,21 @@ static unsigned kft_sync(struct kft_run *r, struct kft_thread *t, kt_u64 e, kt_u
 	t->epoch = e;
 	t->deadline = NONE;
 	t->entry_checks = t->exit_checks = 0;
+	t->min_dur = 0;
+	t->max_dur = NONE;
 	if (st == KFT_STATE_RUNNING) {
 		t->run_start = KFT_LOAD(&r->run_start);
 		t->entry_checks = checks & (KFT_CHK_STOP_ENTRY | KFT_CHK_WATCH);
 		t->exit_checks = checks & (KFT_CHK_STOP_EXIT | KFT_CHK_FILTER | KFT_CHK_LOGENTRIES);
+		if ((checks & KFT_CHK_FILTER) &&
+		    !(r->cfg.flags & (KFT_CF_NOINTS | KFT_CF_ONLYINTS | KFT_CF_FUNCLIST))) {
+			/* Time filters only: kft_exit() tests them inline. */
+			if (r->cfg.flags & KFT_CF_MINTIME)
+				t->min_dur = r->mintime;
+			if (r->maxtime)
+				t->max_dur = r->maxtime;
+			t->exit_checks &= ~KFT_CHK_FILTER;
+		}
 		if (checks & KFT_CHK_STOP_TIME)
 			t->deadline = KFT_LOAD(&r->stop_at);
 	} else if (st == KFT_STATE_PRIMED) {

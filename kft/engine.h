@@ -214,6 +214,8 @@ struct kft_thread {
 	kt_u64 credits;         /* logentries reserved from the pool */
 	kt_u32 entry_checks;    /* KFT_CHK_* relevant at entry in this state */
 	kt_u32 exit_checks;     /* KFT_CHK_* relevant at exit in this state */
+	kt_u64 min_dur;         /* time filters tested inline by kft_exit(): keep */
+	kt_u64 max_dur;         /* calls with min_dur <= duration <= max_dur (raw) */
 };
 
 /**
@@ -272,6 +274,36 @@ static inline unsigned kft_entry(struct kft_run *r, struct kft_thread *t, kt_u64
 }
 
 /**
+ * kft_exit_inline() - the part of kft_exit() that needs no call, for
+ * callers that keep their fast path free of calls: the writer's view is
+ * in sync with the run's epoch @e (just loaded), no trigger is due, no
+ * check but the time filters applies, the frame has no flags.
+ * Return: 1 record the call (counted as kept), 0 do not (counted if a
+ * filter dropped it), -1 call kft_exit_slow() with the same arguments.
+ */
+static inline int kft_exit_inline(struct kft_thread *t, kt_u64 e, kt_u64 t_entry, kt_u64 now,
+				  unsigned fflags)
+{
+	kt_u64 dur;
+
+	if (KFT_UNLIKELY(e != t->epoch || now >= t->deadline || t->exit_checks || fflags))
+		return -1;
+	if (KFT_EPOCH_STATE(e) != KFT_STATE_RUNNING || t_entry < t->run_start)
+		return 0;
+	dur = now - t_entry;
+	if (dur < t->min_dur) {
+		t->c->filtered[KFT_FILTER_MINTIME]++;
+		return 0;
+	}
+	if (dur > t->max_dur) {
+		t->c->filtered[KFT_FILTER_MAXTIME]++;
+		return 0;
+	}
+	t->c->kept++;
+	return 1;
+}
+
+/**
  * kft_exit() - a function returns (its frame popped).
  * @fn:      the function's address.
  * @t_entry: raw clock at its entry.
@@ -285,15 +317,10 @@ static inline unsigned kft_entry(struct kft_run *r, struct kft_thread *t, kt_u64
 static inline unsigned kft_exit(struct kft_run *r, struct kft_thread *t, kt_u64 fn, kt_u64 t_entry,
 				kt_u64 now, unsigned sig, unsigned fflags)
 {
-	kt_u64 e = KFT_LOAD(&r->epoch);
+	int keep = kft_exit_inline(t, KFT_LOAD(&r->epoch), t_entry, now, fflags);
 
-	if (KFT_LIKELY(e == t->epoch && now < t->deadline && !t->exit_checks && !fflags)) {
-		if (KFT_EPOCH_STATE(e) == KFT_STATE_RUNNING && t_entry >= t->run_start) {
-			t->c->kept++;
-			return KFT_REC;
-		}
-		return 0;
-	}
+	if (KFT_LIKELY(keep >= 0))
+		return keep ? KFT_REC : 0;
 	return kft_exit_slow(r, t, fn, t_entry, now, sig, fflags);
 }
 

@@ -8,7 +8,8 @@
  *   metadata, state, dropped, threads
  * allocating every file in full (posix_fallocate), mapping it MAP_SHARED and
  * pre-faulting it for writing, so that running out of disk is an error here
- * and never a SIGBUS later, and records do not page-fault.
+ * and never a SIGBUS later, and records do not page-fault (the shared
+ * stream of a channel with thread streams: its first two sub-buffers).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -127,8 +128,11 @@ static int kt_prepare_dir(const char *dir)
 	return 0;
 }
 
-/* Create dir/name of @size bytes, allocated in full, and map it shared. */
-static void *kt_map_new(const char *dir, const char *name, size_t size)
+/*
+ * Create dir/name of @size bytes, allocated in full, and map it shared;
+ * pre-fault its first @prefault bytes for writing.
+ */
+static void *kt_map_new(const char *dir, const char *name, size_t size, size_t prefault)
 {
 	char path[PATH_MAX];
 	void *p;
@@ -161,8 +165,10 @@ static void *kt_map_new(const char *dir, const char *name, size_t size)
 	 * hot path (~4.6 ns per record measured).  Older kernels (< 5.14) lack
 	 * MADV_POPULATE_WRITE: touch every page instead.
 	 */
-	if (madvise(p, size, MADV_POPULATE_WRITE))
-		for (size_t off = 0; off < size; off += 4096)
+	if (prefault > size)
+		prefault = size;
+	if (prefault && madvise(p, prefault, MADV_POPULATE_WRITE))
+		for (size_t off = 0; off < prefault; off += 4096)
 			((volatile uint8_t *)p)[off] = 0;
 	return p;
 }
@@ -284,7 +290,7 @@ KT_EXPORT struct ktrace_channel *ktrace_setup_opts(const struct ktrace_options *
 	enable_off = (table_off + (size_t)ch->nstreams * sizeof(struct ktrace_stream_ctl) + 4095) &
 		     ~(size_t)4095;
 	ch->ctl_len = enable_off + KTRACE_ENABLE_MAP_SIZE;
-	ch->ctl = kt_map_new(ch->dir, "control", ch->ctl_len);
+	ch->ctl = kt_map_new(ch->dir, "control", ch->ctl_len, ch->ctl_len);
 	if (!ch->ctl)
 		goto fail;
 	ch->ctl->version = KTRACE_FORMAT_VERSION;
@@ -315,7 +321,17 @@ KT_EXPORT struct ktrace_channel *ktrace_setup_opts(const struct ktrace_options *
 		s->kind = i < nthreads ? KTRACE_STREAM_THREAD : KTRACE_STREAM_SHARED;
 		s->ctl = (struct ktrace_stream_ctl *)((uint8_t *)ch->ctl + table_off) + i;
 		s->ctl->kind = s->kind;
-		s->base = kt_map_new(ch->dir, name, stream_bytes);
+		/*
+		 * Beside thread streams, the shared stream only takes signal
+		 * handlers nested in a write and threads beyond the slots:
+		 * pre-faulting all of it would cost as much as a thread stream
+		 * (seconds per GiB) for pages that are mostly never written.
+		 * Its first two sub-buffers are pre-faulted; the rest is
+		 * faulted in when first written (allocated all the same).
+		 */
+		s->base = kt_map_new(ch->dir, name, stream_bytes,
+				     s->kind == KTRACE_STREAM_SHARED && nthreads ?
+					     2 * (size_t)buf_size : stream_bytes);
 		if (!s->base)
 			goto fail;
 	}

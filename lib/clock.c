@@ -83,16 +83,6 @@ void kt_calib_pair(uint64_t *raw, uint64_t *ns)
 	}
 }
 
-unsigned kt_cpu(void)
-{
-	const struct rseq *rs;
-
-	if (!__rseq_size)
-		return ~0u;
-	rs = (const struct rseq *)((const char *)__builtin_thread_pointer() + __rseq_offset);
-	return __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
-}
-
 unsigned kt_cpu_slow(void)
 {
 	unsigned c = kt_cpu();

@@ -9,11 +9,23 @@
  * these through LD_PRELOAD (`ktrace record`), or links with -lktrace.
  *
  * Each thread keeps a shadow stack of open calls (function, call site,
- * entry time, stack pointer, flags).  The entry hook pushes a frame and
- * asks the engine (kft/engine.h) about triggers and watches; the exit hook
- * pops it and asks whether the completed call is kept: if so it writes one
- * 16-byte CALL record (docs/FORMAT.md, "Function call records") stamped
- * with the exit time.  So a call a filter drops costs no write.
+ * call-site index, entry time, stack pointer, flags).  The entry hook
+ * pushes a frame and asks the engine (kft/engine.h) about triggers and
+ * watches; the exit hook pops it and asks whether the completed call is
+ * kept: if so it writes one 16-byte CALL record (docs/FORMAT.md, "Function
+ * call records") stamped with the exit time.  So a call a filter drops
+ * costs no write.
+ *
+ * Speed.  The two clock reads (rdtsc, ~9.5 ns each on the project's AMD
+ * guests) are most of a call's cost, and work that does not wait for
+ * them overlaps with them.  So each hook has a fast path that calls
+ * nothing (the slow cases leave by tail calls to KFT_COLD functions, so
+ * no register is saved), tested by one per-thread word (the gate); the
+ * call-site index is looked up at entry, where it overlaps with the
+ * clock read, and the record's word 0 is prepared there; time filters
+ * are tested inline (kft_exit_inline()); the record goes in with
+ * kt_put_fast().  docs/PERFORMANCE.md, "Function tracing (KFT) on
+ * SQLite", has the measurements.
  *
  * Calls whose exit is never seen:
  *  - longjmp/siglongjmp: an entry whose stack pointer is at or above the top
@@ -27,9 +39,9 @@
  *    as KFT's Delta 0;
  *  - the thread or the program ends inside calls: reported unfinished.
  *
- * Re-entrance: a hook sets the thread's busy flag; a signal handler that
+ * Re-entrance: a hook sets KFT_GATE_BUSY; a signal handler that
  * interrupts a hook runs its own calls untraced (both its entries and its
- * exits see the flag, so the shadow stack stays balanced).  A handler that
+ * exits see the bit, so the shadow stack stays balanced).  A handler that
  * interrupts traced code between hooks pushes onto the same shadow stack;
  * kft_signal.c tells how deep in handlers each call is.
  *
@@ -46,13 +58,28 @@
 
 #define KFT_STACK_FRAMES 65536u
 #define KFT_HOOK __attribute__((no_instrument_function))
+#define KFT_COLD __attribute__((noinline, cold, no_instrument_function))
+
+/*
+ * The gate: while it is 0, both hooks take their fast path (push, clock,
+ * pop, clock, engine's inline test, write).  Any bit sends a hook to its
+ * slow path, which handles the case and recomputes the gate (gate_open()).
+ * KFT_GATE_ENGINE only concerns entries.
+ */
+#define KFT_GATE_OFF 1u      /* the thread does not trace (not yet, or never again) */
+#define KFT_GATE_OVERFLOW 2u /* calls were not pushed: the shadow stack was full */
+#define KFT_GATE_BUSY 4u     /* inside a hook: a signal handler's calls go untraced */
+#define KFT_GATE_ENGINE 8u   /* entries need the engine (triggers, watches, idle run) */
 
 struct kft_tls {
-	struct kft_frame *stack;
+	uint32_t gate;     /* KFT_GATE_* */
 	uint32_t depth;    /* frames on the shadow stack */
+	struct kft_frame *stack; /* stack[-1] is a sentinel: fn 0, sp ~0 */
+	struct kft_run *run;     /* kft_g->run and kft_g, once started */
+	struct kft_global *g;
+	const uint32_t *ch_state; /* &kft_g->ch->ctl->state (kt_running()) */
 	uint32_t cap;
 	uint32_t overflow; /* calls not pushed because the stack was full */
-	uint32_t busy;     /* inside a hook */
 	int state;         /* 0 not started, 1 tracing, -1 never again */
 	uint64_t stack_lo, stack_hi; /* the thread's stack, for watches */
 	struct kft_counters *own;    /* counters if no shared block was free */
@@ -61,11 +88,24 @@ struct kft_tls {
 	struct kft_thread t;
 };
 
-static __thread struct kft_tls kft_tls __attribute__((tls_model("initial-exec")));
+static __thread struct kft_tls kft_tls
+	__attribute__((tls_model("initial-exec"))) = { .gate = KFT_GATE_OFF };
 
+/*
+ * The hook's stack pointer: read where the entry hook starts, so the
+ * same for every entry at a given stack depth of the program; it orders
+ * the frames (a callee's lies below its caller's).
+ */
 static inline uint64_t hook_sp(void)
 {
+#if defined(__x86_64__)
+	uint64_t sp;
+
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+	return sp;
+#else
 	return (uint64_t)(uintptr_t)__builtin_frame_address(0);
+#endif
 }
 
 unsigned kft_shadow_depth(void)
@@ -73,8 +113,23 @@ unsigned kft_shadow_depth(void)
 	return kft_tls.depth;
 }
 
+/* End of a slow path: let the fast paths in again if nothing stands in their way. */
+static void gate_open(struct kft_tls *t)
+{
+	uint32_t gate = 0;
+
+	if (t->state != 1)
+		gate |= KFT_GATE_OFF;
+	else if (t->t.entry_checks || kft_idle(&t->t))
+		gate |= KFT_GATE_ENGINE;
+	if (t->overflow)
+		gate |= KFT_GATE_OVERFLOW;
+	KT_BARRIER();
+	t->gate = gate;
+}
+
 /* Map the shadow stack, claim counters, learn the stack bounds. */
-static int thread_start(struct kft_tls *t)
+static int thread_start(struct kft_global *g, struct kft_tls *t)
 {
 	size_t len = 256 + (size_t)KFT_STACK_FRAMES * sizeof(struct kft_frame);
 	pthread_attr_t attr;
@@ -89,10 +144,14 @@ static int thread_start(struct kft_tls *t)
 	}
 	t->map = p;
 	t->map_len = len;
-	t->own = p;
+	t->own = p; /* 128 bytes; the sentinel frame is in bytes 216..255 */
 	t->stack = (struct kft_frame *)((char *)p + 256);
+	t->stack[-1].sp = ~(uint64_t)0;
 	t->cap = KFT_STACK_FRAMES;
 	t->depth = t->overflow = 0;
+	t->g = g;
+	t->run = g->run;
+	t->ch_state = &g->ch->ctl->state;
 	t->t.c = kft_claim_block(kt_gettid());
 	if (!t->t.c)
 		t->t.c = t->own;
@@ -118,15 +177,15 @@ static inline uint64_t stack_left(const struct kft_tls *t, uint64_t sp)
 }
 
 /* Write the CALL record of frame @f (at shadow depth @depth) approved as @res. */
-static void write_call(struct kft_global *g, struct kft_tls *t, const struct kft_frame *f,
+static KFT_COLD void write_call(struct kft_global *g, struct kft_tls *t, const struct kft_frame *f,
 		       unsigned depth, unsigned res, uint64_t now)
 {
 	uint64_t dur = now - f->t, w[4];
-	uint32_t idx = kft_callsite(g, f->fn, f->site);
+	uint32_t idx = f->idx;
 	unsigned words = (dur >> 32) ? KTRACE_CALL_WORDS_LONG : KTRACE_CALL_WORDS;
 	int rc;
 
-	w[0] = KTRACE_CALL_W0(dur, idx, depth, f->sig, KFT_REC_FLAGS(res));
+	w[0] = KTRACE_CALL_W0(dur, idx, depth, KFT_FRAME_SIG(f), KFT_REC_FLAGS(res));
 	w[1] = dur >> 32;
 	if (KT_UNLIKELY(idx == KTRACE_CALLSITE_NONE)) {
 		words = KTRACE_CALL_WORDS_ADDR;
@@ -146,6 +205,23 @@ static void write_call(struct kft_global *g, struct kft_tls *t, const struct kft
 	}
 }
 
+/*
+ * The common CALL record of frame @f approved as plain KFT_REC (16
+ * bytes: a duration below 2^32 raw units, a call site already in the
+ * index's first slot) written without a call, for the exit hook's fast
+ * path.  Return: 1 written, 0 nothing done (use write_call()).
+ */
+static inline int put_call(struct kft_tls *t, const struct kft_frame *f, uint64_t now)
+{
+	uint64_t dur = now - f->t, w0 = f->w0 | (uint32_t)dur;
+
+	if (KT_UNLIKELY((dur >> 32) || f->idx == KTRACE_CALLSITE_NONE ||
+			__atomic_load_n(t->ch_state, __ATOMIC_RELAXED) != KTRACE_STATE_RUNNING))
+		return 0;
+	return kt_put_fast(t->g->ch, now, KTRACE_CLASS_CALL, KTRACE_CALL_ID(f->idx), &w0,
+			   KTRACE_CALL_WORDS);
+}
+
 /* Frames at @keep and above will never see their exit (SKIP). */
 static void skip_frames(struct kft_global *g, struct kft_tls *t, unsigned keep)
 {
@@ -155,7 +231,7 @@ static void skip_frames(struct kft_global *g, struct kft_tls *t, unsigned keep)
 		struct kft_frame *f = &t->stack[i];
 
 		if (f->t && f->t >= from) {
-			unsigned rec = kft_unfinished(g->run, &t->t, f->fn, f->t, f->sig, f->flags,
+			unsigned rec = kft_unfinished(g->run, &t->t, f->fn, f->t, KFT_FRAME_SIG(f), f->flags,
 						      KFT_UNF_SKIP, now);
 
 			if (rec)
@@ -178,7 +254,7 @@ static void flush_frames(struct kft_global *g, struct kft_tls *t, uint64_t now)
 			continue; /* pushed untimed since the stop */
 		if (f->t < from)
 			break;
-		rec = kft_unfinished(g->run, &t->t, f->fn, f->t, f->sig, f->flags, KFT_UNF_FLUSH, now);
+		rec = kft_unfinished(g->run, &t->t, f->fn, f->t, KFT_FRAME_SIG(f), f->flags, KFT_UNF_FLUSH, now);
 		if (rec)
 			write_call(g, t, f, i, rec, now);
 		f->flags |= KFT_FRAME_DONE;
@@ -216,12 +292,10 @@ static void drop_dead(struct kft_global *g, struct kft_tls *t, uint64_t sp)
  * longjmp, a new call has a lower stack pointer, or repeats the dead
  * frame's function and call site).
  */
-static inline int inlined_in_top(const struct kft_tls *t, uint64_t sp, void *fn, void *site)
+static inline int inlined_in_top(const struct kft_frame *top, uint64_t sp, uint64_t fn,
+				 uint64_t site)
 {
-	const struct kft_frame *top = &t->stack[t->depth - 1];
-
-	return top->sp == sp && top->site == (uint64_t)(uintptr_t)site &&
-	       top->fn != (uint64_t)(uintptr_t)fn;
+	return top->sp == sp && top->site == site && top->fn != fn;
 }
 
 /*
@@ -256,68 +330,129 @@ static void after_engine(struct kft_global *g, struct kft_tls *t, unsigned res, 
 		kft_write_status(0);
 }
 
-KT_EXPORT KFT_HOOK void __cyg_profile_func_enter(void *this_fn, void *call_site)
+/*
+ * The entry hook's slow path: the first call of a thread, a stack pointer
+ * at or above the top frame's (longjmp, signal handler on another stack),
+ * a full shadow stack, an engine that must see the entry, a run that
+ * changed state, or a nested call from a signal handler (ignored).
+ */
+static KFT_COLD void enter_slow(struct kft_tls *t, uint64_t fn, uint64_t site, uint64_t sp)
 {
 	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
-	struct kft_tls *t = &kft_tls;
 	struct kft_frame *f;
-	uint64_t sp, now, e0;
+	uint64_t now, e0;
 	unsigned res;
 
-	if (KT_UNLIKELY(!g) || t->busy)
+	if (KT_UNLIKELY(!g) || (t->gate & KFT_GATE_BUSY))
 		return;
-	t->busy = 1;
+	t->gate |= KFT_GATE_BUSY;
 	KT_BARRIER();
-	if (KT_UNLIKELY(t->state != 1) && !thread_start(t))
+	if (t->state != 1 && !thread_start(g, t))
 		goto out;
-	sp = hook_sp();
-	if (KT_UNLIKELY(t->depth && sp >= t->stack[t->depth - 1].sp) && t->depth != kft_sig_base() &&
-	    !inlined_in_top(t, sp, this_fn, call_site))
+	if (t->depth && sp >= t->stack[t->depth - 1].sp && t->depth != kft_sig_base() &&
+	    !inlined_in_top(&t->stack[t->depth - 1], sp, fn, site))
 		drop_dead(g, t, sp);
-	if (KT_UNLIKELY(t->depth >= t->cap)) {
+	if (t->depth >= t->cap) {
 		t->overflow++;
 		goto out;
 	}
 	now = kft_idle(&t->t) ? 0 : kft_clock();
-	f = &t->stack[t->depth++];
-	f->fn = (uint64_t)(uintptr_t)this_fn;
-	f->site = (uint64_t)(uintptr_t)call_site;
+	f = &t->stack[t->depth];
+	f->fn = fn;
+	f->site = site;
 	f->t = now;
 	f->sp = sp;
 	f->flags = 0;
-	f->sig = kft_sig_nest;
+	f->idx = kft_callsite(g, fn, site);
+	f->w0 = KTRACE_CALL_W0(0, f->idx, t->depth, kft_sig_nest, 0);
+	t->depth++;
 	e0 = t->t.epoch;
-	res = kft_entry(g->run, &t->t, f->fn, now, stack_left(t, sp));
-	if (KT_UNLIKELY(res || t->t.epoch != e0))
+	res = kft_entry(t->run, &t->t, fn, now, stack_left(t, sp));
+	if (res || t->t.epoch != e0)
 		after_engine(g, t, res, now, e0);
 out:
-	KT_BARRIER();
-	t->busy = 0;
+	gate_open(t);
 }
 
-KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
+/* A time trigger is due at this entry (pushed with time @now). */
+static KFT_COLD void enter_deadline(struct kft_tls *t, uint64_t fn, uint64_t now, uint64_t sp)
 {
-	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
+	uint64_t e0 = t->t.epoch;
+	unsigned res = kft_entry(t->run, &t->t, fn, now, stack_left(t, sp));
+
+	if (res || t->t.epoch != e0)
+		after_engine(t->g, t, res, now, e0);
+	gate_open(t);
+}
+
+KT_EXPORT KFT_HOOK void __cyg_profile_func_enter(void *this_fn, void *call_site)
+{
 	struct kft_tls *t = &kft_tls;
 	uint64_t fn = (uint64_t)(uintptr_t)this_fn, site = (uint64_t)(uintptr_t)call_site;
+	uint64_t sp = hook_sp(), now;
+	struct kft_frame *top, *f;
+	uint32_t idx;
+	unsigned d;
+
+	if (KT_UNLIKELY(t->gate)) {
+		enter_slow(t, fn, site, sp);
+		return;
+	}
+	d = t->depth;
+	top = t->stack + d - 1; /* the sentinel if d == 0 */
+	idx = kft_callsite_find(t->g, fn, site);
+	if (KT_UNLIKELY(d >= t->cap || (sp >= top->sp && !inlined_in_top(top, sp, fn, site)) ||
+			idx == KTRACE_CALLSITE_NONE ||
+			__atomic_load_n(&t->run->epoch, __ATOMIC_RELAXED) != t->t.epoch)) {
+		enter_slow(t, fn, site, sp);
+		return;
+	}
+	t->gate = KFT_GATE_BUSY;
+	KT_BARRIER();
+	f = top + 1;
+	f->fn = fn;
+	f->site = site;
+	f->sp = sp;
+	f->flags = 0;
+	f->idx = idx;
+	f->w0 = KTRACE_CALL_W0(0, idx, d, kft_sig_nest, 0);
+	now = kft_clock();
+	f->t = now;
+	t->depth = d + 1;
+	if (KT_UNLIKELY(now >= t->t.deadline)) {
+		enter_deadline(t, fn, now, sp);
+		return;
+	}
+	KT_BARRIER();
+	t->gate = 0;
+}
+
+/*
+ * The exit hook's slow path: not tracing, calls not pushed (overflow), an
+ * exit that is not the top frame's (longjmp, exception), a run that
+ * changed state, or a nested call from a signal handler.
+ */
+static KFT_COLD void exit_slow(struct kft_tls *t, uint64_t fn, uint64_t site)
+{
+	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
 	uint64_t now, e0;
 	struct kft_frame *f;
 	unsigned res;
 
-	if (KT_UNLIKELY(!g) || t->busy || t->state != 1)
+	if (KT_UNLIKELY(!g) || (t->gate & KFT_GATE_BUSY) || t->state != 1)
 		return;
-	t->busy = 1;
+	t->gate |= KFT_GATE_BUSY;
 	KT_BARRIER();
-	if (KT_UNLIKELY(t->overflow)) {
+	if (t->overflow) {
 		t->overflow--;
 		goto out;
 	}
-	if (KT_UNLIKELY(!t->depth)) {
+	if (!t->depth) {
 		kft_unmatched(&t->t);
 		goto out;
 	}
 	f = &t->stack[t->depth - 1];
-	if (KT_UNLIKELY(f->fn != fn || f->site != site)) {
+	if (f->fn != fn || f->site != site) {
 		f = unwind(g, t, fn, site);
 		if (!f) {
 			kft_unmatched(&t->t);
@@ -327,14 +462,79 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	t->depth--;
 	now = (kft_idle(&t->t) && !f->t) ? 0 : kft_clock();
 	e0 = t->t.epoch;
-	res = kft_exit(g->run, &t->t, fn, f->t, now, f->sig, f->flags);
+	res = kft_exit(t->run, &t->t, fn, f->t, now, KFT_FRAME_SIG(f), f->flags);
 	if (res & KFT_REC)
 		write_call(g, t, f, t->depth, res, now);
-	if (KT_UNLIKELY((res & ~(KFT_REC | 0xfu)) || t->t.epoch != e0))
+	if ((res & ~(KFT_REC | 0xfu)) || t->t.epoch != e0)
 		after_engine(g, t, res & ~KFT_MARK, now, e0);
 out:
+	gate_open(t);
+}
+
+/* The rest of an exit after the clock read, when the engine needs a call. */
+static KFT_COLD void exit_engine(struct kft_tls *t, struct kft_frame *f, unsigned depth,
+				 uint64_t now, uint64_t e0)
+{
+	unsigned res = kft_exit_slow(t->run, &t->t, f->fn, f->t, now, KFT_FRAME_SIG(f), f->flags);
+
+	if (res & KFT_REC)
+		write_call(t->g, t, f, depth, res, now);
+	if ((res & ~(KFT_REC | 0xfu)) || t->t.epoch != e0)
+		after_engine(t->g, t, res & ~KFT_MARK, now, e0);
+	gate_open(t);
+}
+
+/* The record of a kept call did not fit put_call(): the general write. */
+static KFT_COLD void exit_write(struct kft_tls *t, struct kft_frame *f, unsigned depth,
+				uint64_t now, uint64_t e0)
+{
+	write_call(t->g, t, f, depth, KFT_REC, now);
+	if (t->t.epoch != e0) /* the buffer filled up: the run stopped */
+		after_engine(t->g, t, 0, now, e0);
+	gate_open(t);
+}
+
+/*
+ * The fast path calls nothing (slow cases leave by tail calls), so it
+ * needs no callee-saved registers.
+ */
+KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
+{
+	struct kft_tls *t = &kft_tls;
+	uint64_t fn = (uint64_t)(uintptr_t)this_fn, site = (uint64_t)(uintptr_t)call_site;
+	uint64_t now, e;
+	struct kft_frame *f;
+	uint32_t gate = t->gate;
+	unsigned d;
+	int keep;
+
+	if (KT_UNLIKELY(gate & ~KFT_GATE_ENGINE)) {
+		exit_slow(t, fn, site);
+		return;
+	}
+	d = t->depth;
+	f = t->stack + d - 1; /* the sentinel (fn 0) if d == 0 */
+	if (KT_UNLIKELY(f->fn != fn || f->site != site)) {
+		exit_slow(t, fn, site);
+		return;
+	}
+	t->gate = gate | KFT_GATE_BUSY;
 	KT_BARRIER();
-	t->busy = 0;
+	now = kft_clock();
+	t->depth = d - 1;
+	e = t->t.epoch; /* before the engine's resync, for exit_engine() */
+	keep = kft_exit_inline(&t->t, __atomic_load_n(&t->run->epoch, __ATOMIC_RELAXED), f->t, now,
+			       f->flags);
+	if (KT_UNLIKELY(keep < 0)) {
+		exit_engine(t, f, d - 1, now, e);
+		return;
+	}
+	if (keep && KT_UNLIKELY(!put_call(t, f, now))) {
+		exit_write(t, f, d - 1, now, e);
+		return;
+	}
+	KT_BARRIER();
+	t->gate = gate;
 }
 
 void kft_thread_end(void)
@@ -342,9 +542,9 @@ void kft_thread_end(void)
 	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
 	struct kft_tls *t = &kft_tls;
 
-	if (!g || t->state != 1 || t->busy)
+	if (!g || t->state != 1 || (t->gate & KFT_GATE_BUSY))
 		return;
-	t->busy = 1;
+	t->gate |= KFT_GATE_BUSY;
 	KT_BARRIER();
 	skip_frames(g, t, 0);
 	if (t->t.c != t->own)
@@ -354,8 +554,7 @@ void kft_thread_end(void)
 	munmap(t->map, t->map_len);
 	t->map = NULL;
 	t->stack = NULL;
-	KT_BARRIER();
-	t->busy = 0;
+	gate_open(t);
 }
 
 void kft_hooks_atfork_child(void)

@@ -37,7 +37,8 @@ struct kft_global {
 	size_t file_size;
 	struct ktrace_callsites *cs;     /* DIR/callsites mapping */
 	struct ktrace_callsite *cs_ent;  /* its entries */
-	uint32_t *cs_index;              /* hash index (shared anonymous memory) */
+	uint32_t *cs_index;              /* hash index (shared anonymous memory);
+					  * one empty slot if there is no table */
 	uint32_t cs_mask;                /* index slots - 1 */
 	uint32_t cs_cap;
 	int owner;                       /* this process set the trace up */
@@ -53,9 +54,14 @@ struct kft_frame {
 	uint64_t site;  /* call_site */
 	uint64_t t;     /* raw clock at entry (0: not timed) */
 	uint64_t sp;    /* stack pointer at the entry hook */
+	uint64_t w0;    /* the CALL record's word 0 as far as known at entry:
+			 * call-site index bits 16..23, depth, signal nesting */
 	uint32_t flags; /* KFT_FRAME_* */
-	uint32_t sig;   /* signal-handler nesting at entry */
+	uint32_t idx;   /* call-site index (KTRACE_CALLSITE_NONE: none) */
 };
+
+/* Signal-handler nesting of frame @f at its entry (saturated at 15). */
+#define KFT_FRAME_SIG(f) KTRACE_CALL_SIG((f)->w0)
 
 /* The runtime's raw clock (kt_clock()), inlined for the hooks: two reads per call. */
 static inline uint64_t kft_clock(void)
@@ -76,11 +82,23 @@ uint32_t kft_callsite_insert(struct kft_global *g, uint64_t fn, uint64_t site, u
 
 static inline uint32_t kft_callsite_hash(uint64_t fn, uint64_t site)
 {
-	uint64_t x = fn ^ (site * 0x9e3779b97f4a7c15ull);
+	/* Code addresses differ in their low ~24 bits: one multiply mixes them up. */
+	return (uint32_t)(((fn ^ (site << 20)) * 0x9e3779b97f4a7c15ull) >> 32);
+}
 
-	x ^= x >> 29;
-	x *= 0xbf58476d1ce4e5b9ull;
-	return (uint32_t)(x >> 32);
+/*
+ * kft_callsite_find() - the index of (@fn, @site) without insertion: the index
+ * if the pair sits in its first slot, else KTRACE_CALLSITE_NONE (then
+ * call kft_callsite()).  No call, for the exit hook's fast path.
+ */
+static inline uint32_t kft_callsite_find(const struct kft_global *g, uint64_t fn, uint64_t site)
+{
+	uint32_t h = kft_callsite_hash(fn, site), v;
+
+	v = __atomic_load_n(&g->cs_index[h & g->cs_mask], __ATOMIC_ACQUIRE);
+	if (KT_LIKELY(v && g->cs_ent[v - 1].func == fn && g->cs_ent[v - 1].site == site))
+		return v - 1;
+	return KTRACE_CALLSITE_NONE;
 }
 
 /**
@@ -91,14 +109,11 @@ static inline uint32_t kft_callsite_hash(uint64_t fn, uint64_t site)
  */
 static inline uint32_t kft_callsite(struct kft_global *g, uint64_t fn, uint64_t site)
 {
-	uint32_t h = kft_callsite_hash(fn, site), v;
+	uint32_t v = kft_callsite_find(g, fn, site);
 
-	if (KT_UNLIKELY(!g->cs_index))
-		return KTRACE_CALLSITE_NONE;
-	v = __atomic_load_n(&g->cs_index[h & g->cs_mask], __ATOMIC_ACQUIRE);
-	if (KT_LIKELY(v && g->cs_ent[v - 1].func == fn && g->cs_ent[v - 1].site == site))
-		return v - 1;
-	return kft_callsite_insert(g, fn, site, h);
+	if (KT_LIKELY(v != KTRACE_CALLSITE_NONE) || !g->cs)
+		return v;
+	return kft_callsite_insert(g, fn, site, kft_callsite_hash(fn, site));
 }
 
 /* kft_signal.c: signal-handler nesting of the calling thread. */

@@ -597,9 +597,14 @@ __attribute__((constructor)) static void kft_ctor(void)
 	}
 	kft_run_init(g->run, kft_clock_rate(g->ch), origin);
 	err = kft_callsites_create(g);
-	if (err < 0)
+	if (err < 0) {
+		static uint32_t no_index[1];
+
+		g->cs_index = no_index; /* every lookup misses */
+		g->cs_mask = 0;
 		fprintf(stderr, "ktrace: %s/%s: %s (calls are recorded with full addresses)\n", g->dir,
 			KFT_CALLSITES_NAME, strerror(-err));
+	}
 	__atomic_store_n(&g->file->magic, KFT_FILE_MAGIC, __ATOMIC_RELEASE);
 	g->owner = 1;
 	kft_load_config(g, config);

@@ -58,6 +58,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/rseq.h>
 #include <sys/types.h>
 
 #include <ktrace/ktrace.h>
@@ -112,6 +113,7 @@ struct kt_tls {
 	uint32_t nrec;         /* records in sb */
 	unsigned depth;        /* nesting of logging calls (signal handlers) */
 	uint32_t tid;
+	const uint32_t *cpu_id; /* kt_cpu()'s source, set with key (kt_cpu_ptr()) */
 	struct ktrace_channel *ch;
 	struct kt_stream *st;  /* the claimed slot, NULL = use the shared stream */
 	uint64_t seq;          /* seq of sb */
@@ -128,9 +130,29 @@ uint64_t kt_mono_ns(void);              /* CLOCK_MONOTONIC in ns */
 uint64_t kt_realtime_ns(void);
 void kt_calib_pair(uint64_t *raw, uint64_t *ns); /* a tight (raw, ns) pair */
 const char *kt_clock_name(void);        /* "tsc" or "mono" */
-unsigned kt_cpu(void);                  /* current CPU, cheap (rseq), or ~0u */
 unsigned kt_cpu_slow(void);             /* sched_getcpu(), or 0xffff */
 uint32_t kt_gettid(void);
+
+/*
+ * kt_cpu() - the CPU the calling thread runs on, from the rseq area glibc
+ * registers for every thread (one TLS load), or ~0u without rseq.  May be
+ * stale by the time it returns (the thread can migrate); async-signal-safe.
+ * kt_cpu_ptr() is where it reads it: the calling thread's own address.
+ */
+static inline const uint32_t *kt_cpu_ptr(void)
+{
+	static const uint32_t none = ~0u;
+
+	if (!__rseq_size)
+		return &none;
+	return &((const struct rseq *)((const char *)__builtin_thread_pointer() + __rseq_offset))
+			->cpu_id;
+}
+
+static inline unsigned kt_cpu(void)
+{
+	return __atomic_load_n(kt_cpu_ptr(), __ATOMIC_RELAXED);
+}
 
 /* util.c */
 void kt_seterr(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -187,6 +209,41 @@ static inline void kt_put(struct kt_tls *t, uint64_t ts, unsigned cls, unsigned 
 			 __ATOMIC_RELEASE);
 }
 
+/*
+ * kt_fits() - may a record of @len bytes stamped @ts go into the calling
+ * thread's current sub-buffer as it is: the thread's state belongs to @ch,
+ * the record fits, @ts is within the sub-buffer's timestamp window, and
+ * the thread still runs on the sub-buffer's CPU.
+ */
+static inline int kt_fits(const struct kt_tls *t, const struct ktrace_channel *ch, uint64_t ts,
+			  size_t len)
+{
+	return t->key == ch->key && t->pos + len <= t->end &&
+	       ts - t->base + KTRACE_TS_WINDOW < 2 * KTRACE_TS_WINDOW &&
+	       __atomic_load_n(t->cpu_id, __ATOMIC_RELAXED) == t->cpu;
+}
+
+/*
+ * kt_put_fast() - kt_write()'s fast path alone, for hooks that keep calls
+ * off their own fast path: store the record and return 1 if the calling
+ * thread is not inside another write and kt_fits(); otherwise write
+ * nothing and return 0 (use kt_write() then).  Same safety as kt_write().
+ */
+static inline int kt_put_fast(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsigned id,
+			      const uint64_t *payload, unsigned words)
+{
+	struct kt_tls *t = &kt_tls;
+
+	if (KT_UNLIKELY(t->depth || !kt_fits(t, ch, ts, 8 + 8 * (size_t)words)))
+		return 0;
+	t->depth = 1;
+	KT_BARRIER();
+	kt_put(t, ts, cls, id, payload, words);
+	KT_BARRIER();
+	t->depth = 0;
+	return 1;
+}
+
 /**
  * kt_write() - write one record of @words payload words to @ch from the
  * calling thread; the hot path of every producer (static events, KFT).
@@ -209,8 +266,7 @@ static inline int kt_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls,
 	int rc = 0;
 
 	KT_BARRIER();
-	if (KT_LIKELY(depth == 0 && t->key == ch->key && t->pos + len <= t->end &&
-		      ts - t->base + KTRACE_TS_WINDOW < 2 * KTRACE_TS_WINDOW && kt_cpu() == t->cpu)) {
+	if (KT_LIKELY(depth == 0 && kt_fits(t, ch, ts, len))) {
 		kt_put(t, ts, cls, id, payload, words);
 	} else {
 		rc = kt_write_slow(ch, ts, cls, id, payload, words, depth);

@@ -234,6 +234,7 @@ static void kt_thread_attach(struct kt_tls *t, struct ktrace_channel *ch)
 		kt_thread_detach();
 	tid = kt_gettid();
 	t->key = ch->key;
+	t->cpu_id = kt_cpu_ptr();
 	t->ch = ch;
 	t->tid = tid;
 	pthread_setspecific(kt_exit_key, (void *)1);
