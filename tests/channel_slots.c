@@ -62,6 +62,14 @@ static void on_rec(const struct walk_rec *r, void *arg)
 
 static uint32_t thread_tid[4];
 
+/* Tag 2, @arg records: fills the shared stream past its pre-faulted part. */
+static void *many(void *arg)
+{
+	for (uint64_t i = 0; i < (uint64_t)(uintptr_t)arg; i++)
+		ktrace_log2(1, KT_EVENT_USER, 2, i);
+	return NULL;
+}
+
 static void *writer(void *arg)
 {
 	uint64_t tag = (uint64_t)(uintptr_t)arg;
@@ -131,6 +139,20 @@ int main(void)
 	walk_trace(dir, on_rec, &s);
 	ok(s.stream[1] == 1 && s.tid[1] == thread_tid[1],
 	   "a thread finding no free slot writes to the shared stream, tid in the context word");
+
+	/* The shared stream beside thread streams is pre-faulted for two
+	 * sub-buffers only; the rest faults in when written and keeps its
+	 * records all the same (300 x 32 bytes spread over 3 of its 4). */
+	ktrace_start(ch);
+	ktrace_log2(1, KT_EVENT_USER, 3, 100);
+	memset(&s, 0, sizeof(s));
+	pthread_create(&th, NULL, many, (void *)(uintptr_t)300);
+	pthread_join(th, NULL);
+	ktrace_stop(ch);
+	walk_trace(dir, on_rec, &s);
+	ok(s.n[2] == 10 + 300 && !s.bad,
+	   "300 records of a thread beyond the slots read back from the shared stream "
+	   "(tag 2: %llu, with the forked child's 10)", (unsigned long long)s.n[2]);
 
 	snprintf(threads, sizeof(threads), "%s/threads", dir);
 	f = fopen(threads, "r");

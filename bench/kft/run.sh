@@ -6,6 +6,9 @@
 #   plain        the -O2 build, not instrumented
 #   empty        the -O2 -finstrument-functions build with empty hooks
 #                (empty_hooks.c, preloaded like libktrace.so)
+#   floor        the same build with floor_hooks.c preloaded: shadow stack,
+#                two rdtsc and a 16-byte store per call, nothing else (what
+#                any TSC-timed tracer pays at least)
 #   kt-full      ktrace record, every call, discard mode, a buffer sized for
 #                every call (64 MiB sub-buffers; nothing may be dropped)
 #   kt-flight    ktrace record, every call, flight recorder of 64 MiB (all
@@ -79,6 +82,8 @@ cd "$O" || exit 1
 "$SRC/scripts/sqlite-build.sh" "$B" plain inst pg || exit 1
 "$CC" -O2 -Wall -Wextra -shared -fPIC -o "$O/empty_hooks.so" "$SRC/bench/kft/empty_hooks.c" ||
 	die "cannot build empty_hooks.so"
+"$CC" -O2 -Wall -Wextra -shared -fPIC -o "$O/floor_hooks.so" "$SRC/bench/kft/floor_hooks.c" ||
+	die "cannot build floor_hooks.so"
 "$CC" -O2 -Wall -Wextra -shared -fPIC -DKFT_COUNT -o "$O/count_hooks.so" \
 	"$SRC/bench/kft/empty_hooks.c" -lpthread || die "cannot build count_hooks.so"
 "$CC" -O2 -Wall -Wextra -shared -fPIC -o "$O/count_mcount.so" "$SRC/bench/kft/count_mcount.c" ||
@@ -111,10 +116,11 @@ FULL_NR=$(((CALLS_INST * 16 * 102 / 100 + SUB - 65) / (SUB - 64) + 1))
 printf 'filter mintime 1\n' > "$O/mintime1.kft"
 printf 'filter funclist sqlite3BtreeInsert fend\n' > "$O/funclist.kft"
 
-ROWS="plain empty kt-full kt-flight kt-mintime1 kt-funclist uf-pg uf-pg-t1us uf-pg-F uf-inst"
+ROWS="plain empty floor kt-full kt-flight kt-mintime1 kt-funclist uf-pg uf-pg-t1us uf-pg-F uf-inst"
 declare -A DESC BUF
 DESC[plain]="plain -O2"
 DESC[empty]="-finstrument-functions, empty hooks"
+DESC[floor]="floor: shadow stack, 2 x rdtsc, 16-byte store"
 DESC[kt-full]="ktrace record, every call"
 DESC[kt-flight]="ktrace record -f, every call"
 DESC[kt-mintime1]="ktrace record, filter mintime 1"
@@ -145,6 +151,7 @@ row_cmd() {
 	case "${1%+alt}" in
 	plain) CMD=("$D/sqlite3-plain" :memory:) ;;
 	empty) CMD=(env "LD_PRELOAD=$O/empty_hooks.so" "$D/sqlite3-inst" :memory:) ;;
+	floor) CMD=(env "LD_PRELOAD=$O/floor_hooks.so" "$D/sqlite3-inst" :memory:) ;;
 	kt-full) CMD=("${k[@]}" -b 64M -n "$FULL_NR" -- "$D/sqlite3-inst" :memory:) ;;
 	kt-flight) CMD=("${k[@]}" -f -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
 	kt-mintime1) CMD=("${k[@]}" -c "$O/mintime1.kft" -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
@@ -244,7 +251,7 @@ fi
 		*) calls=$CALLS_INST ;;
 		esac
 		buf=${BUF[$row]:-}
-		case "$row" in uf-*) buf="uftrace default"; lost="not reported" ;; plain|empty) lost="" ;; esac
+		case "$row" in uf-*) buf="uftrace default"; lost="not reported" ;; plain|empty|floor) lost="" ;; esac
 		awk -v d="${DESC[$row]}" -v buf="$buf" -v w="$w" -v c="$c" -v su="$su" -v pw="$PLAIN_W" \
 			-v pc="$PLAIN_C" -v calls="$calls" -v rec="$rec" -v ond="$ond" -v byt="$byt" \
 			-v lost="$lost" -v row="$row" 'BEGIN {
@@ -253,7 +260,7 @@ fi
 			printf " | ";
 			if (calls == "") { printf "| | | | | |\n"; exit }
 			printf "%.1fM | ", calls / 1e6;
-			if (row == "empty") printf "- | - | "; else {
+			if (row == "empty" || row == "floor") printf "- | - | "; else {
 				printf "%.2fM", rec / 1e6;
 				if (ond != rec) printf " (%.2fM on disk)", ond / 1e6;
 				printf " | %.1f | ", (ond > 0 ? byt / ond : 0) }
