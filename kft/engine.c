@@ -359,6 +359,7 @@ static unsigned kft_sync(struct kft_run *r, struct kft_thread *t, kt_u64 e, kt_u
 	t->entry_checks = t->exit_checks = 0;
 	t->min_dur = 0;
 	t->max_dur = NONE;
+	t->skip_unlisted = 0;
 	if (st == KFT_STATE_RUNNING) {
 		t->run_start = KFT_LOAD(&r->run_start);
 		t->entry_checks = checks & (KFT_CHK_STOP_ENTRY | KFT_CHK_WATCH);
@@ -374,6 +375,10 @@ static unsigned kft_sync(struct kft_run *r, struct kft_thread *t, kt_u64 e, kt_u
 		}
 		if (checks & KFT_CHK_STOP_TIME)
 			t->deadline = KFT_LOAD(&r->stop_at);
+		/* Unlisted calls can be dropped at their entry, untimed. */
+		if ((r->cfg.flags & KFT_CF_FUNCLIST) && t->deadline == NONE &&
+		    !(checks & KFT_CHK_WATCH))
+			t->skip_unlisted = 1;
 	} else if (st == KFT_STATE_PRIMED) {
 		t->entry_checks = checks & KFT_CHK_START_ENTRY;
 		t->exit_checks = checks & KFT_CHK_START_EXIT;
@@ -391,25 +396,6 @@ static unsigned resync(struct kft_run *r, struct kft_thread *t, kt_u64 now)
 	return e != t->epoch ? kft_sync(r, t, e, now) : 0;
 }
 
-static int in_funclist(const struct kft_run *r, kt_u64 fn)
-{
-	kt_u32 lo = 0, hi = r->cfg.nfuncs;
-
-	if (hi > KFT_FUNCLIST_MAX)
-		hi = KFT_FUNCLIST_MAX;
-	while (lo < hi) {
-		kt_u32 mid = lo + (hi - lo) / 2;
-		kt_u64 v = r->cfg.funcs[mid];
-
-		if (v == fn)
-			return 1;
-		if (v < fn)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
-}
 
 /* The filter that drops the call, or -1.  @timed: apply the time filters. */
 static int filtered_by(const struct kft_run *r, kt_u64 fn, kt_u64 dur, unsigned sig, int timed)
@@ -420,7 +406,7 @@ static int filtered_by(const struct kft_run *r, kt_u64 fn, kt_u64 dur, unsigned 
 		return KFT_FILTER_INTS;
 	if ((cf & KFT_CF_ONLYINTS) && !sig)
 		return KFT_FILTER_INTS;
-	if ((cf & KFT_CF_FUNCLIST) && !in_funclist(r, fn))
+	if ((cf & KFT_CF_FUNCLIST) && !kft_listed(r, fn))
 		return KFT_FILTER_FUNCLIST;
 	if (timed) {
 		if ((cf & KFT_CF_MINTIME) && dur < r->mintime)

@@ -135,6 +135,7 @@ enum kft_cmd {
 /* Frame flags the caller keeps in its shadow stack and passes back. */
 #define KFT_FRAME_WATCH KTRACE_CALLF_WATCH /* marked by a stack watch */
 #define KFT_FRAME_DONE 0x80u               /* already reported (unfinished) */
+#define KFT_FRAME_UNLISTED 0x100u          /* dropped at entry by kft_unlisted(), untimed */
 
 #define KFT_RUN_MAGIC 0x4e55524bu /* "KRUN" */
 #define KFT_RUN_VERSION 1u
@@ -216,6 +217,7 @@ struct kft_thread {
 	kt_u32 exit_checks;     /* KFT_CHK_* relevant at exit in this state */
 	kt_u64 min_dur;         /* time filters tested inline by kft_exit(): keep */
 	kt_u64 max_dur;         /* calls with min_dur <= duration <= max_dur (raw) */
+	kt_u32 skip_unlisted;   /* kft_unlisted() may drop calls at their entry */
 };
 
 /**
@@ -271,6 +273,55 @@ static inline unsigned kft_entry(struct kft_run *r, struct kft_thread *t, kt_u64
 	if (KFT_LIKELY(KFT_LOAD(&r->epoch) == t->epoch && now < t->deadline && !t->entry_checks))
 		return 0;
 	return kft_entry_slow(r, t, fn, now, stack_left);
+}
+
+/** kft_listed() - is @fn in the loaded funclist (binary search, sorted list)? */
+static inline int kft_listed(const struct kft_run *r, kt_u64 fn)
+{
+	kt_u32 lo = 0, hi = r->cfg.nfuncs;
+
+	if (hi > KFT_FUNCLIST_MAX)
+		hi = KFT_FUNCLIST_MAX;
+	while (lo < hi) {
+		kt_u32 mid = lo + (hi - lo) / 2;
+		kt_u64 v = r->cfg.funcs[mid];
+
+		if (v == fn)
+			return 1;
+		if (v < fn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/**
+ * kft_unlisted() - may a call of @fn, entered now by a writer in sync with
+ * the run, be dropped at its entry?  True when the run is running with a
+ * funclist that does not hold @fn and nothing else needs the call's times
+ * (no time trigger pending, no stack watch).  The caller then pushes the
+ * frame untimed with KFT_FRAME_UNLISTED, reads no clock at either end,
+ * and calls kft_exit_unlisted() at the exit (if the run is still the same:
+ * else kft_exit() with entry time 0, which drops it).  So a funclist run
+ * costs an unlisted call no clock read.
+ */
+static inline int kft_unlisted(const struct kft_run *r, const struct kft_thread *t, kt_u64 fn)
+{
+	return t->skip_unlisted && !kft_listed(r, fn);
+}
+
+/**
+ * kft_exit_unlisted() - count the exit of a call kft_unlisted() dropped,
+ * as the filter that drops it first: noints/onlyints by @sig (its
+ * signal-handler nesting), else the funclist.
+ */
+static inline void kft_exit_unlisted(const struct kft_run *r, struct kft_thread *t, unsigned sig)
+{
+	kt_u32 cf = r->cfg.flags;
+	int ints = ((cf & KFT_CF_NOINTS) && sig) || ((cf & KFT_CF_ONLYINTS) && !sig);
+
+	t->c->filtered[ints ? KFT_FILTER_INTS : KFT_FILTER_FUNCLIST]++;
 }
 
 /**

@@ -331,6 +331,17 @@ static void after_engine(struct kft_global *g, struct kft_tls *t, unsigned res, 
 }
 
 /*
+ * The exit of a frame kft_unlisted() dropped at its entry: counted as
+ * filtered if the run is still the one it was entered in (else it is
+ * simply gone, as a frame entered before a run starts).
+ */
+static inline void exit_unlisted(struct kft_tls *t, const struct kft_frame *f)
+{
+	if (__atomic_load_n(&t->run->epoch, __ATOMIC_RELAXED) == t->t.epoch)
+		kft_exit_unlisted(t->run, &t->t, KFT_FRAME_SIG(f));
+}
+
+/*
  * The entry hook's slow path: the first call of a thread, a stack pointer
  * at or above the top frame's (longjmp, signal handler on another stack),
  * a full shadow stack, an engine that must see the entry, a run that
@@ -413,9 +424,18 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_enter(void *this_fn, void *call_site)
 	f->fn = fn;
 	f->site = site;
 	f->sp = sp;
-	f->flags = 0;
 	f->idx = idx;
 	f->w0 = KTRACE_CALL_W0(0, idx, d, kft_sig_nest, 0);
+	if (KT_UNLIKELY(kft_unlisted(t->run, &t->t, fn))) {
+		/* Not in the funclist: no clock at either end. */
+		f->flags = KFT_FRAME_UNLISTED;
+		f->t = 0;
+		t->depth = d + 1;
+		KT_BARRIER();
+		t->gate = 0;
+		return;
+	}
+	f->flags = 0;
 	now = kft_clock();
 	f->t = now;
 	t->depth = d + 1;
@@ -460,6 +480,10 @@ static KFT_COLD void exit_slow(struct kft_tls *t, uint64_t fn, uint64_t site)
 		}
 	}
 	t->depth--;
+	if (f->flags & KFT_FRAME_UNLISTED) {
+		exit_unlisted(t, f);
+		goto out;
+	}
 	now = (kft_idle(&t->t) && !f->t) ? 0 : kft_clock();
 	e0 = t->t.epoch;
 	res = kft_exit(t->run, &t->t, fn, f->t, now, KFT_FRAME_SIG(f), f->flags);
@@ -520,6 +544,13 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	}
 	t->gate = gate | KFT_GATE_BUSY;
 	KT_BARRIER();
+	if (KT_UNLIKELY(f->flags & KFT_FRAME_UNLISTED)) {
+		t->depth = d - 1;
+		exit_unlisted(t, f);
+		KT_BARRIER();
+		t->gate = gate;
+		return;
+	}
 	now = kft_clock();
 	t->depth = d - 1;
 	e = t->t.epoch; /* before the engine's resync, for exit_engine() */

@@ -252,6 +252,15 @@ static void test_filters(void)
 	record("filter funclist slow fast fend\n", "tree", NULL);
 	load_calls();
 	is_str(list(), "fast4 slow3 fast3 fast3 fast3", "funclist by names (resolved in the program)");
+	ok(strstr(slurp("trace/kft-status"),
+		  "entries filtered: 3 (ints 0, funclist 3, mintime 0, maxtime 0)") != NULL,
+	   "funclist: the 3 unlisted calls counted as filtered (dropped at their entry, untimed)");
+	record("filter noints\nfilter funclist fast fend\n", "signal", NULL);
+	load_calls();
+	is_str(list(), "fast2", "noints and funclist: the thread's fast only");
+	ok(strstr(slurp("trace/kft-status"),
+		  "entries filtered: 5 (ints 3, funclist 2, mintime 0, maxtime 0)") != NULL,
+	   "noints counts the handler's calls, listed or not; funclist the thread's unlisted");
 
 	record("filter onlyints\n", "signal", NULL);
 	load_calls();
