@@ -330,6 +330,38 @@ static void after_engine(struct kft_global *g, struct kft_tls *t, unsigned res, 
 		kft_write_status(0);
 }
 
+/* Fill frame @f, at shadow depth @depth, all but its entry time. */
+static inline void frame_init(struct kft_frame *f, uint64_t fn, uint64_t site, uint64_t sp,
+			      uint32_t idx, unsigned depth)
+{
+	f->fn = fn;
+	f->site = site;
+	f->sp = sp;
+	f->idx = idx;
+	f->w0 = KTRACE_CALL_W0(0, idx, depth, kft_sig_nest, 0);
+	f->flags = 0;
+}
+
+/* The engine's part of an entry pushed with time @now. */
+static void entry_engine(struct kft_tls *t, uint64_t fn, uint64_t now, uint64_t sp)
+{
+	uint64_t e0 = t->t.epoch;
+	unsigned res = kft_entry(t->run, &t->t, fn, now, stack_left(t, sp));
+
+	if (res || t->t.epoch != e0)
+		after_engine(t->g, t, res, now, e0);
+}
+
+/* What the engine decided at an exit (@res), the run's epoch before (@e0). */
+static void exit_engine_done(struct kft_tls *t, struct kft_frame *f, unsigned depth,
+			     unsigned res, uint64_t now, uint64_t e0)
+{
+	if (res & KFT_REC)
+		write_call(t->g, t, f, depth, res, now);
+	if ((res & ~(KFT_REC | 0xfu)) || t->t.epoch != e0)
+		after_engine(t->g, t, res & ~KFT_MARK, now, e0);
+}
+
 /*
  * The exit of a frame kft_unlisted() dropped at its entry: counted as
  * filtered if the run is still the one it was entered in (else it is
@@ -351,8 +383,7 @@ static KFT_COLD void enter_slow(struct kft_tls *t, uint64_t fn, uint64_t site, u
 {
 	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
 	struct kft_frame *f;
-	uint64_t now, e0;
-	unsigned res;
+	uint64_t now;
 
 	if (KT_UNLIKELY(!g) || (t->gate & KFT_GATE_BUSY))
 		return;
@@ -367,20 +398,11 @@ static KFT_COLD void enter_slow(struct kft_tls *t, uint64_t fn, uint64_t site, u
 		t->overflow++;
 		goto out;
 	}
-	now = kft_idle(&t->t) ? 0 : kft_clock();
 	f = &t->stack[t->depth];
-	f->fn = fn;
-	f->site = site;
-	f->t = now;
-	f->sp = sp;
-	f->flags = 0;
-	f->idx = kft_callsite(g, fn, site);
-	f->w0 = KTRACE_CALL_W0(0, f->idx, t->depth, kft_sig_nest, 0);
+	frame_init(f, fn, site, sp, kft_callsite(g, fn, site), t->depth);
+	f->t = now = kft_idle(&t->t) ? 0 : kft_clock();
 	t->depth++;
-	e0 = t->t.epoch;
-	res = kft_entry(t->run, &t->t, fn, now, stack_left(t, sp));
-	if (res || t->t.epoch != e0)
-		after_engine(g, t, res, now, e0);
+	entry_engine(t, fn, now, sp);
 out:
 	gate_open(t);
 }
@@ -388,11 +410,7 @@ out:
 /* A time trigger is due at this entry (pushed with time @now). */
 static KFT_COLD void enter_deadline(struct kft_tls *t, uint64_t fn, uint64_t now, uint64_t sp)
 {
-	uint64_t e0 = t->t.epoch;
-	unsigned res = kft_entry(t->run, &t->t, fn, now, stack_left(t, sp));
-
-	if (res || t->t.epoch != e0)
-		after_engine(t->g, t, res, now, e0);
+	entry_engine(t, fn, now, sp);
 	gate_open(t);
 }
 
@@ -421,11 +439,7 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_enter(void *this_fn, void *call_site)
 	t->gate = KFT_GATE_BUSY;
 	KT_BARRIER();
 	f = top + 1;
-	f->fn = fn;
-	f->site = site;
-	f->sp = sp;
-	f->idx = idx;
-	f->w0 = KTRACE_CALL_W0(0, idx, d, kft_sig_nest, 0);
+	frame_init(f, fn, site, sp, idx, d);
 	if (KT_UNLIKELY(kft_unlisted(t->run, &t->t, fn))) {
 		/* Not in the funclist: no clock at either end. */
 		f->flags = KFT_FRAME_UNLISTED;
@@ -435,7 +449,6 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_enter(void *this_fn, void *call_site)
 		t->gate = 0;
 		return;
 	}
-	f->flags = 0;
 	now = kft_clock();
 	f->t = now;
 	t->depth = d + 1;
@@ -487,10 +500,7 @@ static KFT_COLD void exit_slow(struct kft_tls *t, uint64_t fn, uint64_t site)
 	now = (kft_idle(&t->t) && !f->t) ? 0 : kft_clock();
 	e0 = t->t.epoch;
 	res = kft_exit(t->run, &t->t, fn, f->t, now, KFT_FRAME_SIG(f), f->flags);
-	if (res & KFT_REC)
-		write_call(g, t, f, t->depth, res, now);
-	if ((res & ~(KFT_REC | 0xfu)) || t->t.epoch != e0)
-		after_engine(g, t, res & ~KFT_MARK, now, e0);
+	exit_engine_done(t, f, t->depth, res, now, e0);
 out:
 	gate_open(t);
 }
@@ -501,10 +511,7 @@ static KFT_COLD void exit_engine(struct kft_tls *t, struct kft_frame *f, unsigne
 {
 	unsigned res = kft_exit_slow(t->run, &t->t, f->fn, f->t, now, KFT_FRAME_SIG(f), f->flags);
 
-	if (res & KFT_REC)
-		write_call(t->g, t, f, depth, res, now);
-	if ((res & ~(KFT_REC | 0xfu)) || t->t.epoch != e0)
-		after_engine(t->g, t, res & ~KFT_MARK, now, e0);
+	exit_engine_done(t, f, depth, res, now, e0);
 	gate_open(t);
 }
 
