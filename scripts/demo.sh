@@ -70,7 +70,7 @@ if "$KT" kd --help >/dev/null 2>&1; then
 	echo
 	echo "== $KT kd -n 20 $T"
 	echo "   (microseconds as measured while tracing: each of the ~180M calls, kept or"
-	echo "   filtered, pays the hooks' ~25-30 ns, so the totals exceed the plain run's)"
+	echo "   filtered, pays the hooks' ~20 ns, so the totals exceed the plain run's)"
 	"$KT" kd -n 20 "$T" || die "ktrace kd failed on $T"
 	echo
 	echo "== $KT kd -c $T | head -n 40"
