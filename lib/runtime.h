@@ -227,21 +227,27 @@ static inline int kt_fits(const struct kt_tls *t, const struct ktrace_channel *c
  * kt_put_fast() - kt_write()'s fast path alone, for hooks that keep calls
  * off their own fast path: store the record and return 1 if the calling
  * thread is not inside another write and kt_fits(); otherwise write
- * nothing and return 0 (use kt_write() then).  Same safety as kt_write().
+ * nothing and return 0 (use kt_write() then).  Same safety as kt_write():
+ * the nesting depth is raised before kt_fits() looks at the cursor, so a
+ * signal handler that writes in between goes to the shared stream instead
+ * of moving the cursor under the check.
  */
 static inline int kt_put_fast(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsigned id,
 			      const uint64_t *payload, unsigned words)
 {
 	struct kt_tls *t = &kt_tls;
+	int ok;
 
-	if (KT_UNLIKELY(t->depth || !kt_fits(t, ch, ts, 8 + 8 * (size_t)words)))
+	if (KT_UNLIKELY(t->depth))
 		return 0;
 	t->depth = 1;
 	KT_BARRIER();
-	kt_put(t, ts, cls, id, payload, words);
+	ok = kt_fits(t, ch, ts, 8 + 8 * (size_t)words);
+	if (KT_LIKELY(ok))
+		kt_put(t, ts, cls, id, payload, words);
 	KT_BARRIER();
 	t->depth = 0;
-	return 1;
+	return ok;
 }
 
 /**
