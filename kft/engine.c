@@ -396,15 +396,12 @@ static unsigned resync(struct kft_run *r, struct kft_thread *t, kt_u64 now)
 	return e != t->epoch ? kft_sync(r, t, e, now) : 0;
 }
 
-
 /* The filter that drops the call, or -1.  @timed: apply the time filters. */
 static int filtered_by(const struct kft_run *r, kt_u64 fn, kt_u64 dur, unsigned sig, int timed)
 {
 	kt_u32 cf = r->cfg.flags;
 
-	if ((cf & KFT_CF_NOINTS) && sig)
-		return KFT_FILTER_INTS;
-	if ((cf & KFT_CF_ONLYINTS) && !sig)
+	if (kft_ints_drop(r, sig))
 		return KFT_FILTER_INTS;
 	if ((cf & KFT_CF_FUNCLIST) && !kft_listed(r, fn))
 		return KFT_FILTER_FUNCLIST;

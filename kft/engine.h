@@ -312,16 +312,25 @@ static inline int kft_unlisted(const struct kft_run *r, const struct kft_thread 
 }
 
 /**
+ * kft_ints_drop() - does noints/onlyints drop a call made at
+ * signal-handler nesting @sig (0 = thread context)?  The first test of
+ * every filter decision.
+ */
+static inline int kft_ints_drop(const struct kft_run *r, unsigned sig)
+{
+	kt_u32 cf = r->cfg.flags;
+
+	return ((cf & KFT_CF_NOINTS) && sig) || ((cf & KFT_CF_ONLYINTS) && !sig);
+}
+
+/**
  * kft_exit_unlisted() - count the exit of a call kft_unlisted() dropped,
  * as the filter that drops it first: noints/onlyints by @sig (its
  * signal-handler nesting), else the funclist.
  */
 static inline void kft_exit_unlisted(const struct kft_run *r, struct kft_thread *t, unsigned sig)
 {
-	kt_u32 cf = r->cfg.flags;
-	int ints = ((cf & KFT_CF_NOINTS) && sig) || ((cf & KFT_CF_ONLYINTS) && !sig);
-
-	t->c->filtered[ints ? KFT_FILTER_INTS : KFT_FILTER_FUNCLIST]++;
+	t->c->filtered[kft_ints_drop(r, sig) ? KFT_FILTER_INTS : KFT_FILTER_FUNCLIST]++;
 }
 
 /**
