@@ -12,7 +12,8 @@
 #
 # Every folder is one part; sources are found by wildcard, so adding a file
 # needs no edit here:  lib/ runtime, reader/ trace reader, kft/ function
-# tracer engine (freestanding), cli/ the ktrace command, tests/ (NAME.c or
+# tracer engine (freestanding), consumer/ the session consumer (`ktrace
+# record` streaming to disk), cli/ the ktrace command, tests/ (NAME.c or
 # NAME.sh -> build/tests/NAME.t), bench/, examples/, fuzz/.
 
 PREFIX ?= /usr/local
@@ -47,6 +48,7 @@ TRACEFS_LIBS := $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null |
 LIB_SRC := $(wildcard lib/*.c) $(wildcard kft/*.c)
 READER_SRC := $(wildcard reader/*.c)
 CLI_SRC := $(wildcard cli/*.c)
+CONSUMER_SRC := $(wildcard consumer/*.c)
 TEST_C := $(wildcard tests/*.c)
 TEST_SH := $(wildcard tests/*.sh)
 TEST_HELPERS := $(wildcard tests/helpers/*.c)
@@ -57,12 +59,14 @@ LIB_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(LIB_SRC))
 LIB_SOBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC))
 READER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(READER_SRC))
 CLI_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRC))
+CONSUMER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CONSUMER_SRC))
 TESTS := $(patsubst tests/%.c,$(B)/tests/%.t,$(TEST_C)) $(patsubst tests/%.sh,$(B)/tests/%.t,$(TEST_SH))
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(TEST_HELPERS))
 
 LIBA := $(B)/libktrace.a
 LIBSO := $(B)/libktrace.so.0
 READERA := $(B)/libktrace-reader.a
+CONSUMERA := $(B)/libktrace-consumer.a
 KTRACE := $(B)/ktrace
 
 .PHONY: all test check bench fuzz install clean demo kmod test-kmod bench-kmod
@@ -89,9 +93,12 @@ $(B)/libktrace.so: $(LIBSO)
 $(READERA): $(READER_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+$(CONSUMERA): $(CONSUMER_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
-$(KTRACE): $(CLI_OBJ) $(READERA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(READERA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(LDLIBS) -ldl -lm
+$(KTRACE): $(CLI_OBJ) $(READERA) $(CONSUMERA) $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(READERA) $(CONSUMERA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(LDLIBS) -ldl -lm
 $(B)/obj/cli/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 
 $(B)/examples/%: examples/%.c $(LIBA)

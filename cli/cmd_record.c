@@ -12,6 +12,16 @@
  * anything runs; names are resolved inside the program (an unknown name is
  * reported there, and the program then runs untraced).
  *
+ * This process is the consumer (consumer/consumer.h): it creates the
+ * session (KTRACE_SESSION, shared memory in /dev/shm) in which every
+ * thread of the program writes a small ring of sub-buffers, and copies
+ * each sub-buffer to DIR as it fills, so a trace is as long as the disk
+ * allows while memory stays bounded.  Records are dropped (and counted,
+ * with the time ranges) only when it falls behind.  When the program has
+ * ended, however it ended, it copies what is left in the rings and writes
+ * the calls still open in dead threads as unfinished.  With -f the rings
+ * are flight recorders, copied at the end only.
+ *
  * While it runs, `ktrace kft DIR status` shows the run; afterwards
  * DIR/kft-status holds the final status, summarised here.
  *
@@ -30,13 +40,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/tracefs_rec.h"
+#include "consumer/consumer.h"
 #include "kft/config.h"
+#include "lib/runtime.h"
 
 #define CMD "record"
 
@@ -57,9 +70,11 @@ static void help(FILE *out)
 		"  -o, --output DIR      trace directory (default ktrace.data; replaced)\n"
 		"  -b, --buf-size BYTES  sub-buffer size, a power of two (default 256K;\n"
 		"                        K and M suffixes)\n"
-		"  -n, --buf-nr N        sub-buffers per thread stream (default 64)\n"
-		"  -f, --flight          flight-recorder mode: keep the newest calls instead\n"
-		"                        of stopping when the buffer is full\n"
+		"  -n, --buf-nr N        sub-buffers in each thread's ring (default 8;\n"
+		"                        with -f 64): every call is kept, the ring is\n"
+		"                        copied to DIR as it fills\n"
+		"  -f, --flight          flight recorder: keep only the newest calls, in\n"
+		"                        the rings (written to DIR when PROG ends)\n"
 		"  -t, --threads N       thread streams (default 2 x CPUs); more threads\n"
 		"                        share one stream\n"
 		"  -q, --quiet           no summary at the end\n"
@@ -193,6 +208,52 @@ static int absolute(const char *path, char *out, size_t size)
 	return 0;
 }
 
+/* A message of the runtime without its "ktrace: " prefix (cli_error adds ours). */
+static const char *runtime_error(void)
+{
+	const char *m = ktrace_error();
+
+	return strncmp(m, "ktrace: ", 8) ? m : m + 8;
+}
+
+/* What the consumer did: bytes, drops and where, its own CPU time. */
+static void consumer_summary(struct kc_session *sess, const char *dir)
+{
+	const struct kc_stats *st = kc_stats(sess);
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(stderr, "ktrace record: %s: %llu records, %.1f MB in %llu sub-buffers; "
+			"consumer CPU %.2f s\n",
+		dir, (unsigned long long)st->records, (double)st->bytes / 1e6,
+		(unsigned long long)st->subbufs,
+		(double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+			((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6);
+	if (st->dropped)
+		fprintf(stderr, "ktrace record: %llu records dropped: the consumer fell behind the "
+				"writers (larger rings: -n, -b)\n",
+			(unsigned long long)st->dropped);
+	for (unsigned i = 0; i < st->nlosses && i < 64; i++) {
+		const struct kc_loss *l = &st->losses[i];
+
+		if (l->from_ns && l->to_ns)
+			fprintf(stderr, "ktrace record:   %llu dropped in %s/trace%u between %.6f and %.6f s\n",
+				(unsigned long long)l->count, l->dir, l->stream, (double)l->from_ns / 1e9,
+				(double)l->to_ns / 1e9);
+		else
+			fprintf(stderr, "ktrace record:   %llu dropped in %s/trace%u%s\n",
+				(unsigned long long)l->count, l->dir, l->stream,
+				l->from_ns ? " at the end" : "");
+	}
+	if (st->nlosses > 64)
+		fprintf(stderr, "ktrace record:   ... %u ranges in all (ktrace print shows each)\n",
+			st->nlosses);
+	if (st->unfinished)
+		fprintf(stderr, "ktrace record: %llu calls were open when their thread died: "
+				"recorded as unfinished\n",
+			(unsigned long long)st->unfinished);
+}
+
 /* Print the interesting lines of DIR/kft-status. Return: threads seen, or -1. */
 static int summarise(const char *dir, int quiet)
 {
@@ -239,9 +300,10 @@ static int run(int argc, char **argv)
 	int flight = 0, quiet = 0, c, status, writers, kernel = 0;
 	struct krec_opts kopts = { NULL, 0, 0 };
 	struct krec *krec = NULL;
-	uint64_t v;
+	uint64_t v, end;
 	pid_t pid;
 	struct sigaction ign, old_int, old_quit;
+	struct kc_session *sess;
 
 	cli_getopt_reset();
 	while ((c = getopt_long(argc, argv, "+:c:o:b:n:ft:qh", opts, NULL)) != -1) {
@@ -346,15 +408,45 @@ static int run(int argc, char **argv)
 		snprintf(preload, sizeof(preload), "%s%s%s", old ? old : "", old && *old ? ":" : "", lib);
 	}
 
+	{
+		char probe[PATH_MAX + 16];
+
+		snprintf(probe, sizeof(probe), "%s/session", dir);
+		if (access(probe, F_OK) == 0) {
+			cli_error(CMD, "%s holds a recording whose consumer died (%s): run `ktrace read "
+				       "--recover %s` to keep it, or remove the directory",
+				  dir, probe, dir);
+			return 1;
+		}
+	}
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
 	krec = krec_begin_program(dir, kernel ? &kopts : NULL, argv[optind]);
+	if (kt_prepare_dir(dir) < 0) {
+		cli_error(CMD, "%s", runtime_error());
+		krec_end_program(krec, dir, 0, quiet);
+		return 1;
+	}
+	{
+		char err[PATH_MAX + 256];
+		const char *delay = getenv("KTRACE_TEST_CONSUMER_DELAY_US");
+
+		sess = kc_create(dir, flight, CMD, err, sizeof(err));
+		if (!sess) {
+			fprintf(stderr, "%s\n", err);
+			krec_end_program(krec, dir, 0, quiet);
+			return 1;
+		}
+		if (delay) /* testing aid: a consumer slowed on purpose */
+			kc_set_throttle(sess, (unsigned)atoi(delay));
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		cli_error(CMD, "fork: %s", strerror(errno));
+		kc_close(sess, 1);
 		krec_end_program(krec, dir, 0, quiet);
 		return 1;
 	}
@@ -362,6 +454,7 @@ static int run(int argc, char **argv)
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
 		setenv("LD_PRELOAD", preload, 1);
+		setenv("KTRACE_SESSION", kc_path(sess), 1);
 		setenv("KTRACE_RECORD_DIR", dir, 1);
 		unsetenv("KTRACE_RECORD_IMAGE");
 		if (config)
@@ -380,18 +473,34 @@ static int run(int argc, char **argv)
 		fprintf(stderr, "ktrace record: cannot run %s: %s\n", argv[optind], strerror(errno));
 		_exit(127);
 	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
+	/* The consumer: copy full sub-buffers until the program ends. */
+	for (;;) {
+		pid_t r;
+
+		kc_drain(sess, 0);
+		r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR) {
 			cli_error(CMD, "waitpid: %s", strerror(errno));
+			kc_close(sess, 0);
 			return 1;
 		}
+		kc_wait(sess, 20);
 	}
+	end = kt_clock();
+	kc_drain(sess, 1);
+	kc_finish(sess, end);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && access(dir, F_OK) != 0) {
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !kc_stats(sess)->channels) {
+		kc_close(sess, 1);
 		krec_end_program(krec, dir, 0, quiet);
 		return 1; /* exec failed: already reported */
 	}
+	if (!quiet)
+		consumer_summary(sess, dir);
+	kc_close(sess, 1);
 	writers = summarise(dir, quiet);
 	kernel = krec != NULL; /* kernel events were recorded: PROG need not be instrumented */
 	krec_end_program(krec, dir, 1, quiet);

@@ -396,6 +396,11 @@ static unsigned resync(struct kft_run *r, struct kft_thread *t, kt_u64 now)
 	return e != t->epoch ? kft_sync(r, t, e, now) : 0;
 }
 
+unsigned kft_thread_sync(struct kft_run *r, struct kft_thread *t, kt_u64 now)
+{
+	return resync(r, t, now);
+}
+
 /* The filter that drops the call, or -1.  @timed: apply the time filters. */
 static int filtered_by(const struct kft_run *r, kt_u64 fn, kt_u64 dur, unsigned sig, int timed)
 {
@@ -620,6 +625,7 @@ void kft_status_add(struct kft_status *st, const struct kft_counters *c)
 	st->lost += KFT_LOAD(&c->lost);
 	st->unmatched += KFT_LOAD(&c->unmatched);
 	st->marks += KFT_LOAD(&c->marks);
+	st->deep += KFT_LOAD(&c->deep);
 	for (unsigned i = 0; i < KFT_NFILTERS; i++) {
 		kt_u64 v = KFT_LOAD(&c->filtered[i]);
 
@@ -728,6 +734,8 @@ kt_u32 kft_status_format(const struct kft_run *r, const struct kft_status *st, c
 	}
 	kft_buf_str(&b, ")\nentries lost: ");
 	kft_buf_u64(&b, st->lost);
+	kft_buf_str(&b, "\ncalls too deep: ");
+	kft_buf_u64(&b, st->deep);
 	kft_buf_str(&b, "\nexits without entry: ");
 	kft_buf_u64(&b, st->unmatched);
 	kft_buf_str(&b, "\nlogentries: ");

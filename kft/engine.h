@@ -195,7 +195,8 @@ struct kft_counters {
 	kt_u64 marks;      /* times a stack watch fired */
 	kt_u64 lowest_stack; /* least stack left seen (~0 = none) */
 	kt_u64 filtered[KFT_NFILTERS];
-	kt_u64 pad[5]; /* 128 bytes: writers' blocks never share a cache line */
+	kt_u64 deep;       /* calls not traced: deeper than the shadow stack */
+	kt_u64 pad[4]; /* 128 bytes: writers' blocks never share a cache line */
 };
 
 _Static_assert(sizeof(struct kft_counters) == 128, "counter block is 128 bytes");
@@ -428,6 +429,28 @@ static inline kt_u64 kft_open_from(const struct kft_thread *t)
 void kft_lost(struct kft_run *r, struct kft_thread *t, unsigned rec, kt_u64 now);
 
 /**
+ * kft_dropped() - the record approved as @rec could not be written because
+ * a streamed ring was full (the consumer was behind, -ENOBUFS): moves it
+ * from "kept" to "lost"; the run goes on.
+ */
+static inline void kft_dropped(struct kft_thread *t, unsigned rec)
+{
+	t->c->kept--;
+	if (rec & KTRACE_CALLF_UNFINISHED)
+		t->c->unfinished--;
+	t->c->lost++;
+}
+
+/**
+ * kft_thread_sync() - bring writer view @t up to date with @r, as the
+ * hooks' slow paths do by themselves; for code acting for a writer that
+ * is gone (the consumer reporting a dead thread's open calls with
+ * kft_unfinished()).  A zeroed @t with its counters set starts fresh.
+ * Return: 0 or KFT_FLUSH (as kft_entry()).
+ */
+unsigned kft_thread_sync(struct kft_run *r, struct kft_thread *t, kt_u64 now);
+
+/**
  * kft_unkeep() - the record approved as @rec was not written for another
  * reason (the channel itself is stopped): uncount it.
  */
@@ -467,7 +490,7 @@ struct kft_status {
 	kt_u32 start_reason, stop_reason;
 	kt_u64 start_by, stop_by;
 	kt_u64 start_time, stop_time; /* raw; 0 = not yet */
-	kt_u64 kept, unfinished, lost, unmatched, marks;
+	kt_u64 kept, unfinished, lost, unmatched, marks, deep;
 	kt_u64 filtered[KFT_NFILTERS];
 	kt_u64 filtered_total;
 	kt_u64 lowest_stack; /* ~0 = not measured */

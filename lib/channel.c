@@ -10,6 +10,13 @@
  * pre-faulting it for writing, so that running out of disk is an error here
  * and never a SIGBUS later, and records do not page-fault (the shared
  * stream of a channel with thread streams: its first two sub-buffers).
+ *
+ * Streamed channels.  Under a consumer (`ktrace record`, $KTRACE_SESSION,
+ * lib/session.h) the streams are rings in the session's shared memory
+ * instead: the shared stream's ring is allocated here, a thread stream's
+ * when a thread first claims it (kt_stream_map()), nothing for streams no
+ * thread uses; the consumer copies each full sub-buffer to DIR/traceN
+ * (packed layout) and the trace directory holds no ring at all.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,6 +30,10 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "session.h"
+
+/* Thread streams of a streamed channel: rings cost nothing until claimed. */
+#define KT_STREAMED_SLOTS 256u
 
 struct ktrace_channel *kt_default;
 static const uint8_t kt_zero_map[KTRACE_ENABLE_MAP_SIZE];
@@ -32,6 +43,38 @@ static uint64_t kt_next_key = 1;
 struct kt_stream *kt_shared_stream(struct ktrace_channel *ch)
 {
 	return &ch->streams[ch->nstreams - 1];
+}
+
+/*
+ * Map stream @s of a streamed channel into this process, allocating its
+ * ring in the session first if no process has yet.  Only the stream's
+ * owner (a thread that claimed the slot, or setup for the shared stream)
+ * may call it, so a ring is allocated once.  The whole ring is pre-faulted.
+ * Return: 0, or -errno (the session or /dev/shm is full: the caller writes
+ * elsewhere or drops).
+ */
+int kt_stream_map(struct ktrace_channel *ch, struct kt_stream *s)
+{
+	uint64_t len = (uint64_t)ch->buf_size * ch->buf_nr, off;
+	void *p;
+	int rc;
+
+	if (__atomic_load_n(&s->base, __ATOMIC_ACQUIRE))
+		return 0;
+	if (!ch->sess)
+		return -ENOENT;
+	off = __atomic_load_n(&s->ctl->ring, __ATOMIC_ACQUIRE);
+	if (!off) {
+		rc = kt_session_alloc(ch->sess, len, len, &off);
+		if (rc < 0)
+			return rc;
+		__atomic_store_n(&s->ctl->ring, off, __ATOMIC_RELEASE);
+	}
+	p = kt_session_map(ch->sess, off, len, len);
+	if (!p)
+		return -errno;
+	__atomic_store_n(&s->base, (uint8_t *)p, __ATOMIC_RELEASE);
+	return 0;
 }
 
 static int kt_mkdir_p(const char *path)
@@ -59,7 +102,7 @@ static int kt_mkdir_p(const char *path)
 static int kt_trace_file(const char *name)
 {
 	static const char *const fixed[] = { "metadata", "control", "state", "dropped", "threads",
-					     "callsites", "kft", "kft-status", NULL };
+					     "callsites", "kft", "kft-status", "session", NULL };
 
 	for (int i = 0; fixed[i]; i++) {
 		size_t n = strlen(fixed[i]);
@@ -88,7 +131,7 @@ static int kt_trace_file(const char *name)
  * it.  A directory holding anything else is refused (EEXIST), so a typo in
  * root/name never deletes a user's files.
  */
-static int kt_prepare_dir(const char *dir)
+int kt_prepare_dir(const char *dir)
 {
 	DIR *d;
 	struct dirent *e;
@@ -241,9 +284,10 @@ static void kt_write_state_files(struct ktrace_channel *ch)
 	kt_write_file(ch->dir, "dropped", buf);
 }
 
-KT_EXPORT struct ktrace_channel *ktrace_setup_opts(const struct ktrace_options *o)
+struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 {
 	struct ktrace_channel *ch;
+	struct kt_session *sess = kt_session();
 	uint32_t buf_size, buf_nr, nthreads;
 	size_t stream_bytes, table_off, enable_off;
 	long ncpu;
@@ -254,7 +298,8 @@ KT_EXPORT struct ktrace_channel *ktrace_setup_opts(const struct ktrace_options *
 	if (err)
 		return NULL;
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	nthreads = o->nthreads ? o->nthreads : (uint32_t)(ncpu > 2 ? 2 * ncpu : 4);
+	nthreads = o->nthreads ? o->nthreads
+			       : sess ? KT_STREAMED_SLOTS : (uint32_t)(ncpu > 2 ? 2 * ncpu : 4);
 	if (o->flags & KTRACE_GLOBAL_CHANNEL)
 		nthreads = 0;
 	if (nthreads > 4096) {
@@ -275,6 +320,8 @@ KT_EXPORT struct ktrace_channel *ktrace_setup_opts(const struct ktrace_options *
 	ch->nthreads = nthreads;
 	ch->nstreams = nthreads + 1;
 	ch->pid = getpid();
+	ch->sess = sess;
+	ch->sess_idx = -1;
 	ch->root = strdup(o->root);
 	ch->name = strdup(o->name);
 	if (!ch->root || !ch->name || asprintf(&ch->dir, "%s/%s", o->root, o->name) < 0) {
@@ -282,8 +329,27 @@ KT_EXPORT struct ktrace_channel *ktrace_setup_opts(const struct ktrace_options *
 		kt_seterr(ENOMEM, "ktrace: setup: out of memory");
 		goto fail;
 	}
-	if (kt_prepare_dir(ch->dir) < 0)
+	if (flags & KT_SETUP_PREPARED) {
+		struct stat st;
+
+		if (stat(ch->dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			kt_seterr(ENOTDIR, "ktrace: %s: the consumer's trace directory is missing", ch->dir);
+			goto fail;
+		}
+	} else if (kt_prepare_dir(ch->dir) < 0) {
 		goto fail;
+	}
+	if (sess) {
+		char real[PATH_MAX];
+
+		err = realpath(ch->dir, real) ? kt_session_chan_add(sess, real, o->flags, 0) : -errno;
+		if (err < 0) {
+			kt_seterr(-err, "ktrace: %s: cannot register with the consumer: %s", ch->dir,
+				  strerror(-err));
+			goto fail;
+		}
+		ch->sess_idx = err;
+	}
 
 	/* control: header page, stream table, enable map (page aligned). */
 	table_off = 4096;
@@ -321,6 +387,15 @@ KT_EXPORT struct ktrace_channel *ktrace_setup_opts(const struct ktrace_options *
 		s->kind = i < nthreads ? KTRACE_STREAM_THREAD : KTRACE_STREAM_SHARED;
 		s->ctl = (struct ktrace_stream_ctl *)((uint8_t *)ch->ctl + table_off) + i;
 		s->ctl->kind = s->kind;
+		if (sess) {
+			/* Thread streams get their ring when a thread claims them. */
+			if (s->kind == KTRACE_STREAM_SHARED && (err = kt_stream_map(ch, s)) < 0) {
+				kt_seterr(-err, "ktrace: %s: cannot allocate a ring of %zu bytes in the session: %s",
+					  ch->dir, stream_bytes, strerror(-err));
+				goto fail;
+			}
+			continue;
+		}
 		/*
 		 * Beside thread streams, the shared stream only takes signal
 		 * handlers nested in a write and threads beyond the slots:
@@ -360,6 +435,8 @@ KT_EXPORT struct ktrace_channel *ktrace_setup_opts(const struct ktrace_options *
 		kt_seterr(EMFILE, "ktrace: setup: more than 64 channels in one process");
 		goto fail;
 	}
+	if (sess)
+		kt_session_chan_state(sess, ch->sess_idx, KT_CHAN_LIVE);
 	if (!kt_default)
 		ktrace_set_default(ch);
 	if (o->start)
@@ -368,9 +445,16 @@ KT_EXPORT struct ktrace_channel *ktrace_setup_opts(const struct ktrace_options *
 
 fail:
 	err = errno;
+	if (ch && ch->sess && ch->sess_idx >= 0)
+		kt_session_chan_state(ch->sess, ch->sess_idx, KT_CHAN_DRAINED);
 	kt_free(ch);
 	errno = err;
 	return NULL;
+}
+
+KT_EXPORT struct ktrace_channel *ktrace_setup_opts(const struct ktrace_options *o)
+{
+	return kt_setup(o, 0);
 }
 
 KT_EXPORT struct ktrace_channel *ktrace_setup(const char *root, const char *name,
@@ -436,7 +520,8 @@ KT_EXPORT int ktrace_get_stats(struct ktrace_channel *ch, struct ktrace_stats *s
 		st->dropped += __atomic_load_n(&s->ctl->dropped, __ATOMIC_RELAXED);
 		st->overwritten += __atomic_load_n(&s->ctl->overwritten, __ATOMIC_RELAXED);
 		/* An open thread sub-buffer's records are counted at close. */
-		if (s->kind == KTRACE_STREAM_THREAD && head) {
+		if (s->kind == KTRACE_STREAM_THREAD && head &&
+		    __atomic_load_n(&s->base, __ATOMIC_ACQUIRE)) {
 			struct ktrace_subbuf *sb = kt_subbuf(ch, s, head >> ch->shift);
 
 			if (!(sb->flags & KTRACE_SBF_CLOSED))
@@ -459,7 +544,10 @@ KT_EXPORT void ktrace_cleanup(struct ktrace_channel *ch)
 	kt_metadata_write(ch);
 	kt_write_state_files(ch);
 	pthread_mutex_unlock(&ch->lock);
-	for (uint32_t i = 0; i < ch->nstreams; i++)
-		msync(ch->streams[i].base, (size_t)ch->buf_size * ch->buf_nr, MS_ASYNC);
+	if (ch->sess)
+		kt_session_chan_state(ch->sess, ch->sess_idx, KT_CHAN_ENDED);
+	else
+		for (uint32_t i = 0; i < ch->nstreams; i++)
+			msync(ch->streams[i].base, (size_t)ch->buf_size * ch->buf_nr, MS_ASYNC);
 	kt_live_del(ch, kt_free);
 }

@@ -56,7 +56,6 @@
 
 #include "kft_rt.h"
 
-#define KFT_STACK_FRAMES 65536u
 #define KFT_HOOK __attribute__((no_instrument_function))
 #define KFT_COLD __attribute__((noinline, cold, no_instrument_function))
 
@@ -82,10 +81,9 @@ struct kft_tls {
 	uint32_t overflow; /* calls not pushed because the stack was full */
 	int state;         /* 0 not started, 1 tracing, -1 never again */
 	uint64_t stack_lo, stack_hi; /* the thread's stack, for watches */
-	struct kft_counters *own;    /* counters if no shared block was free */
-	void *map;
-	size_t map_len;
+	struct kft_stack mem;        /* where the shadow stack lives (kft_stack.c) */
 	struct kft_thread t;
+	struct kft_counters own;     /* counters if no shared block was free */
 };
 
 static __thread struct kft_tls kft_tls
@@ -128,33 +126,26 @@ static void gate_open(struct kft_tls *t)
 	t->gate = gate;
 }
 
-/* Map the shadow stack, claim counters, learn the stack bounds. */
+/* Set up the shadow stack, claim counters, learn the stack bounds. */
 static int thread_start(struct kft_global *g, struct kft_tls *t)
 {
-	size_t len = 256 + (size_t)KFT_STACK_FRAMES * sizeof(struct kft_frame);
 	pthread_attr_t attr;
-	void *p;
 
 	if (t->state < 0)
 		return 0;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED) {
+	if (kft_stack_alloc(g, &t->mem) < 0) {
 		t->state = -1;
 		return 0;
 	}
-	t->map = p;
-	t->map_len = len;
-	t->own = p; /* 128 bytes; the sentinel frame is in bytes 216..255 */
-	t->stack = (struct kft_frame *)((char *)p + 256);
-	t->stack[-1].sp = ~(uint64_t)0;
-	t->cap = KFT_STACK_FRAMES;
+	t->stack = t->mem.frames;
+	t->cap = t->mem.cap;
 	t->depth = t->overflow = 0;
 	t->g = g;
 	t->run = g->run;
 	t->ch_state = &g->ch->ctl->state;
 	t->t.c = kft_claim_block(kt_gettid());
 	if (!t->t.c)
-		t->t.c = t->own;
+		t->t.c = &t->own;
 	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
 		void *addr;
 		size_t size;
@@ -180,26 +171,20 @@ static inline uint64_t stack_left(const struct kft_tls *t, uint64_t sp)
 static KFT_COLD void write_call(struct kft_global *g, struct kft_tls *t, const struct kft_frame *f,
 		       unsigned depth, unsigned res, uint64_t now)
 {
-	uint64_t dur = now - f->t, w[4];
-	uint32_t idx = f->idx;
-	unsigned words = (dur >> 32) ? KTRACE_CALL_WORDS_LONG : KTRACE_CALL_WORDS;
+	uint64_t w[4];
+	unsigned words = kft_call_words(f, depth, res, now, w);
 	int rc;
 
-	w[0] = KTRACE_CALL_W0(dur, idx, depth, KFT_FRAME_SIG(f), KFT_REC_FLAGS(res));
-	w[1] = dur >> 32;
-	if (KT_UNLIKELY(idx == KTRACE_CALLSITE_NONE)) {
-		words = KTRACE_CALL_WORDS_ADDR;
-		w[2] = f->fn;
-		w[3] = f->site;
-	}
 	if (KT_UNLIKELY(!kt_running(g->ch))) {
 		kft_unkeep(&t->t, res);
 		return;
 	}
-	rc = kt_write(g->ch, now, KTRACE_CLASS_CALL, KTRACE_CALL_ID(idx), w, words);
+	rc = kt_write(g->ch, now, KTRACE_CLASS_CALL, KTRACE_CALL_ID(f->idx), w, words);
 	if (KT_UNLIKELY(rc)) {
-		if (rc == -ENOSPC)
+		if (rc == -ENOSPC) /* the buffer is exhausted: the run stops, as KFT's did */
 			kft_lost(g->run, &t->t, res, now);
+		else if (rc == -ENOBUFS) /* the consumer is behind: counted, the run goes on */
+			kft_dropped(&t->t, res);
 		else
 			kft_unkeep(&t->t, res);
 	}
@@ -237,6 +222,7 @@ static void skip_frames(struct kft_global *g, struct kft_tls *t, unsigned keep)
 			if (rec)
 				write_call(g, t, f, i, rec, now);
 		}
+		f->sp = 0; /* popped (kft_stack.c) */
 	}
 	t->depth = keep;
 }
@@ -395,8 +381,14 @@ static KFT_COLD void enter_slow(struct kft_tls *t, uint64_t fn, uint64_t site, u
 	    !inlined_in_top(&t->stack[t->depth - 1], sp, fn, site))
 		drop_dead(g, t, sp);
 	if (t->depth >= t->cap) {
-		t->overflow++;
-		goto out;
+		if (kft_stack_grow(g, &t->mem) == 0) {
+			t->cap = t->mem.cap;
+		} else {
+			/* Deeper than the shadow stack: not traced, counted. */
+			t->overflow++;
+			t->t.c->deep++;
+			goto out;
+		}
 	}
 	f = &t->stack[t->depth];
 	frame_init(f, fn, site, sp, kft_callsite(g, fn, site), t->depth);
@@ -493,6 +485,7 @@ static KFT_COLD void exit_slow(struct kft_tls *t, uint64_t fn, uint64_t site)
 		}
 	}
 	t->depth--;
+	f->sp = 0;
 	if (f->flags & KFT_FRAME_UNLISTED) {
 		exit_unlisted(t, f);
 		goto out;
@@ -553,6 +546,7 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	KT_BARRIER();
 	if (KT_UNLIKELY(f->flags & KFT_FRAME_UNLISTED)) {
 		t->depth = d - 1;
+		f->sp = 0;
 		exit_unlisted(t, f);
 		KT_BARRIER();
 		t->gate = gate;
@@ -560,6 +554,7 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	}
 	now = kft_clock();
 	t->depth = d - 1;
+	f->sp = 0; /* popped: the consumer's view of open calls (kft_stack.c) */
 	e = t->t.epoch; /* before the engine's resync, for exit_engine() */
 	keep = kft_exit_inline(&t->t, __atomic_load_n(&t->run->epoch, __ATOMIC_RELAXED), f->t, now,
 			       f->flags);
@@ -585,12 +580,11 @@ void kft_thread_end(void)
 	t->gate |= KFT_GATE_BUSY;
 	KT_BARRIER();
 	skip_frames(g, t, 0);
-	if (t->t.c != t->own)
+	if (t->t.c != &t->own)
 		kft_release_block(t->t.c);
 	t->t.c = NULL;
 	t->state = -1;
-	munmap(t->map, t->map_len);
-	t->map = NULL;
+	kft_stack_free(&t->mem);
 	t->stack = NULL;
 	gate_open(t);
 }
@@ -598,11 +592,29 @@ void kft_thread_end(void)
 void kft_hooks_atfork_child(void)
 {
 	struct kft_tls *t = &kft_tls;
+	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
 
+	if (t->state != 1 || !g)
+		return;
 	/* The parent's counter block stays the parent's. */
-	if (t->state == 1 && t->t.c != t->own) {
+	if (t->t.c != &t->own) {
 		struct kft_counters *c = kft_claim_block(kt_gettid());
 
-		t->t.c = c ? c : t->own;
+		t->t.c = c ? c : &t->own;
 	}
+	/* So does a shadow stack in the session: the child copies its frames. */
+	if (kft_stack_fork(g, &t->mem, t->depth) < 0) {
+		t->state = -1; /* no memory for it: the child runs untraced */
+		t->depth = 0;
+		gate_open(t);
+		return;
+	}
+	t->stack = t->mem.frames;
+	t->cap = t->mem.cap;
+	/*
+	 * The open calls were entered by the parent: they are its calls, not
+	 * reported again (as unfinished) when the child ends inside them.
+	 */
+	for (unsigned i = 0; i < t->depth; i++)
+		t->stack[i].flags |= KFT_FRAME_DONE;
 }

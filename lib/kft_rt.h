@@ -63,6 +63,49 @@ struct kft_frame {
 /* Signal-handler nesting of frame @f at its entry (saturated at 15). */
 #define KFT_FRAME_SIG(f) KTRACE_CALL_SIG((f)->w0)
 
+/*
+ * kft_call_words() - the payload of the CALL record of frame @f at shadow
+ * depth @depth, approved as @res (KFT_REC | KTRACE_CALLF_*), ending at raw
+ * time @now: 1, 2 or 4 words into @w (docs/FORMAT.md, "Function call
+ * records").  Returns the number of words.
+ */
+static inline unsigned kft_call_words(const struct kft_frame *f, unsigned depth, unsigned res,
+				      uint64_t now, uint64_t w[4])
+{
+	uint64_t dur = now - f->t;
+	unsigned words = (dur >> 32) ? KTRACE_CALL_WORDS_LONG : KTRACE_CALL_WORDS;
+
+	w[0] = KTRACE_CALL_W0(dur, f->idx, depth, KFT_FRAME_SIG(f), KFT_REC_FLAGS(res));
+	w[1] = dur >> 32;
+	if (f->idx == KTRACE_CALLSITE_NONE) {
+		words = KTRACE_CALL_WORDS_ADDR;
+		w[2] = f->fn;
+		w[3] = f->site;
+	}
+	return words;
+}
+
+struct kt_session_stack;
+
+/*
+ * struct kft_stack - a thread's shadow stack memory (lib/kft_stack.c):
+ * @frames (frames[-1] is the sentinel), @cap frames usable now, the
+ * mapping, and its entry in the session's stack table (NULL: private).
+ */
+struct kft_stack {
+	struct kft_frame *frames;
+	uint32_t cap;
+	void *map;
+	size_t map_len;
+	struct kt_session_stack *entry;
+};
+
+/* kft_stack.c: allocate (session or private), deepen, give back, copy at fork. */
+int kft_stack_alloc(struct kft_global *g, struct kft_stack *st);
+int kft_stack_grow(struct kft_global *g, struct kft_stack *st);
+void kft_stack_free(struct kft_stack *st);
+int kft_stack_fork(struct kft_global *g, struct kft_stack *st, unsigned depth);
+
 /* The runtime's raw clock (kt_clock()), inlined for the hooks: two reads per call. */
 static inline uint64_t kft_clock(void)
 {
@@ -138,5 +181,13 @@ void kft_release_block(struct kft_counters *c);
 void kft_hooks_thread_started(void);
 /* Rewrite DIR/kft-status if the run changed since it was last written. */
 void kft_write_status(int force);
+/*
+ * kft_status_text() - the text of DIR/kft-status ("pid: N", the
+ * configuration error if any, then kft_status_format()) for the run
+ * @run of @file with its counter blocks @blocks, into @b (NUL-terminated).
+ * Return: its length.
+ */
+size_t kft_status_text(const struct kft_file *file, struct kft_run *run,
+		       const struct kft_counters *blocks, char *b, size_t size);
 
 #endif /* KTRACE_LIB_KFT_RT_H */

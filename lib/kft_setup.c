@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "kft_rt.h"
+#include "session.h"
 
 struct kft_global *kft_g;
 static struct kft_global kft_global_store;
@@ -132,11 +133,22 @@ static int kft_put_file(const char *dir, const char *name, const char *text, siz
 	return rc;
 }
 
-static void kft_collect(struct kft_global *g, struct kft_status *st)
+size_t kft_status_text(const struct kft_file *file, struct kft_run *run,
+		       const struct kft_counters *blocks, char *b, size_t size)
 {
-	kft_status_begin(g->run, st);
-	for (uint32_t i = 0; i < g->file->nblocks; i++)
-		kft_status_add(st, &g->blocks[i]);
+	struct kft_status st;
+	size_t n;
+
+	kft_status_begin(run, &st);
+	for (uint32_t i = 0; i < file->nblocks; i++)
+		kft_status_add(&st, &blocks[i]);
+	n = (size_t)snprintf(b, size, "pid: %u\n", file->pid);
+	if (file->error[0] && n < size)
+		n += (size_t)snprintf(b + n, size - n, "error: %.*s\n", (int)sizeof(file->error),
+				      file->error);
+	if (n < size)
+		n += kft_status_format(run, &st, b + n, (kt_u32)(size - n), NULL, NULL);
+	return n >= size ? size - 1 : n;
 }
 
 void kft_write_status(int force)
@@ -154,19 +166,11 @@ void kft_write_status(int force)
 					 __ATOMIC_RELAXED))
 		return; /* someone is writing it; they loop until it is current */
 	do {
-		struct kft_status st;
-		char *b = kft_status_buf;
-		size_t n, size = sizeof(kft_status_buf);
+		size_t n;
 
 		e = __atomic_load_n(&g->run->epoch, __ATOMIC_ACQUIRE);
-		kft_collect(g, &st);
-		n = (size_t)snprintf(b, size, "pid: %u\n", g->file->pid);
-		if (g->file->error[0])
-			n += (size_t)snprintf(b + n, size - n, "error: %s\n", g->file->error);
-		n += kft_status_format(g->run, &st, b + n, (kt_u32)(size - n), NULL, NULL);
-		if (n >= size)
-			n = size - 1;
-		kft_put_file(g->dir, KFT_STATUS_NAME, b, n);
+		n = kft_status_text(g->file, g->run, g->blocks, kft_status_buf, sizeof(kft_status_buf));
+		kft_put_file(g->dir, KFT_STATUS_NAME, kft_status_buf, n);
 		__atomic_store_n(&g->file->status_epoch, e, __ATOMIC_RELEASE);
 	} while (__atomic_load_n(&g->run->epoch, __ATOMIC_ACQUIRE) != e);
 	__atomic_store_n(&g->file->status_lock, 0, __ATOMIC_RELEASE);
@@ -579,11 +583,17 @@ __attribute__((constructor)) static void kft_ctor(void)
 	memset(&o, 0, sizeof(o));
 	o.root = root;
 	o.name = name;
-	o.buf_size = env_u32("KTRACE_BUF_SIZE", 256u << 10);
-	o.buf_nr = env_u32("KTRACE_BUF_NR", 64);
-	o.nthreads = env_u32("KTRACE_THREADS", 0);
 	o.flags = env_u32("KTRACE_FLIGHT", 0) ? KTRACE_FLIGHT_CHANNEL : 0;
-	g->ch = ktrace_setup_opts(&o);
+	o.buf_size = env_u32("KTRACE_BUF_SIZE", 256u << 10);
+	/*
+	 * Streamed by a consumer (`ktrace record`): a ring of 8 sub-buffers per
+	 * thread is enough, the consumer empties it as it fills.  Otherwise,
+	 * and in flight mode, the buffer is all there is: 64.
+	 */
+	o.buf_nr = env_u32("KTRACE_BUF_NR", kt_session() && !o.flags ? 8 : 64);
+	o.nthreads = env_u32("KTRACE_THREADS", 0);
+	/* The first image's directory was made by the consumer (it holds DIR/session). */
+	g->ch = kt_setup(&o, n == 0 && kt_session() ? KT_SETUP_PREPARED : 0);
 	if (!g->ch) {
 		fprintf(stderr, "ktrace: %s (the program runs untraced)\n", ktrace_error());
 		return;

@@ -70,7 +70,8 @@
 
 /* One stream as seen by this process. */
 struct kt_stream {
-	uint8_t *base;                /* mapping of traceN: buf_nr * buf_size bytes */
+	uint8_t *base;                /* mapping of traceN, or of the stream's ring in the
+				       * session (NULL until this process maps it) */
 	struct ktrace_stream_ctl *ctl; /* its entry in the control file */
 	uint32_t index;
 	uint32_t kind; /* enum ktrace_stream_kind */
@@ -80,9 +81,13 @@ struct kt_event {
 	struct ktrace_event_desc d; /* strings owned (strdup) */
 };
 
+struct kt_session;
+
 /* A channel (struct ktrace_channel is opaque in the public header). */
 struct ktrace_channel {
 	uint64_t key; /* unique per channel in this process, never reused */
+	struct kt_session *sess; /* streamed: rings in the session file (lib/session.h) */
+	int sess_idx;            /* its entry in the session's channel table */
 	struct ktrace_control *ctl;
 	uint8_t *enable; /* the control file's enable map */
 	size_t ctl_len;
@@ -180,6 +185,18 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 
 /* channel.c */
 struct kt_stream *kt_shared_stream(struct ktrace_channel *ch);
+int kt_stream_map(struct ktrace_channel *ch, struct kt_stream *s);
+int kt_prepare_dir(const char *dir);
+
+/* Flags of kt_setup(). */
+#define KT_SETUP_PREPARED 0x1u /* the directory was prepared by the consumer: keep what is there */
+struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags);
+
+/* A streamed, non-flight channel: the consumer copies sub-buffers as they fill. */
+static inline int kt_streaming(const struct ktrace_channel *ch)
+{
+	return ch->sess && !(ch->flags & KTRACE_FLIGHT_CHANNEL);
+}
 
 static inline struct ktrace_subbuf *kt_subbuf(const struct ktrace_channel *ch,
 					      const struct kt_stream *st, uint64_t seq)

@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "runtime.h"
+#include "session.h"
 
 static inline uint32_t kt_lap_bytes(const struct ktrace_channel *ch, uint64_t lap)
 {
@@ -97,17 +98,31 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 		nseq = h ? seq + 1 : 0;
 		nsb = kt_subbuf(ch, st, nseq);
 		if (nseq >= ch->buf_nr) {
-			if (!flight ||
-			    __atomic_load_n(&nsb->commit, __ATOMIC_ACQUIRE) !=
-				    kt_lap_bytes(ch, nseq / ch->buf_nr - 1)) {
+			int rc = 0;
+
+			if (kt_streaming(ch)) {
+				/* The consumer copies a slot only once it is complete. */
+				if (nseq >= __atomic_load_n(&st->ctl->consumed, __ATOMIC_ACQUIRE) +
+						    ch->buf_nr)
+					rc = -ENOBUFS;
+			} else if (!flight) {
+				rc = -ENOSPC;
+			} else if (__atomic_load_n(&nsb->commit, __ATOMIC_ACQUIRE) !=
+				   kt_lap_bytes(ch, nseq / ch->buf_nr - 1)) {
+				rc = -ENOSPC;
+			}
+			if (rc) {
 				sb = h ? kt_subbuf(ch, st, seq) : NULL;
 				kt_shared_drop(st, sb && kt_header_ready(sb, seq) ? sb : NULL);
-				return -ENOSPC;
+				if (rc == -ENOBUFS)
+					kt_session_wake(ch->sess);
+				return rc;
 			}
 			/* Count what we would overwrite now: once head moves
 			 * into the slot, other writers start filling it. */
-			old_records = kt_count_records(nsb, __atomic_load_n(&nsb->used,
-									    __ATOMIC_RELAXED));
+			if (flight)
+				old_records = kt_count_records(
+					nsb, __atomic_load_n(&nsb->used, __ATOMIC_RELAXED));
 		}
 		nh = (nseq << ch->shift) | (KTRACE_SUBBUF_HDR_SIZE + len);
 		if (!__atomic_compare_exchange_n(&st->ctl->head, &h, nh, 1, __ATOMIC_ACQ_REL,
@@ -125,6 +140,8 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 		if (old_records)
 			__atomic_fetch_add(&st->ctl->overwritten, old_records, __ATOMIC_RELAXED);
 		kt_open_subbuf(nsb, st->index, nseq, 0, KTRACE_SBF_CTX);
+		if (h && kt_streaming(ch))
+			kt_session_wake(ch->sess); /* seq is closed: the consumer may copy it once complete */
 		sb = nsb;
 		off = KTRACE_SUBBUF_HDR_SIZE;
 		break;

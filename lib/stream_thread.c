@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "session.h"
 
 __thread struct kt_tls kt_tls __attribute__((tls_model("initial-exec")));
 
@@ -144,8 +145,12 @@ static void kt_close_current(struct kt_tls *t)
 
 /*
  * Open the thread's next sub-buffer (the first, the next in the ring, or
- * the oldest in flight mode).  Return: 0, or -ENOSPC when a discard-mode
- * stream is exhausted (t->full is set, t->sb stays the last sub-buffer).
+ * the oldest in flight mode).  Return: 0, -ENOSPC when a discard-mode
+ * stream is exhausted (t->full is set, t->sb stays the last sub-buffer),
+ * or -ENOBUFS when a streamed ring is full because the consumer has not
+ * copied the slot yet: the current sub-buffer then stays open, with the
+ * cursor at its end so that every record comes back here until the
+ * consumer catches up (the drops are counted in its `lost`).
  */
 static int kt_thread_switch(struct ktrace_channel *ch, struct kt_tls *t, uint64_t ts)
 {
@@ -153,8 +158,15 @@ static int kt_thread_switch(struct ktrace_channel *ch, struct kt_tls *t, uint64_
 	struct ktrace_subbuf *sb;
 	uint64_t nseq = t->started ? t->seq + 1 : t->seq;
 
+	if (kt_streaming(ch) &&
+	    nseq >= __atomic_load_n(&st->ctl->consumed, __ATOMIC_ACQUIRE) + ch->buf_nr) {
+		if (t->started)
+			t->pos = t->end;
+		kt_session_wake(ch->sess);
+		return -ENOBUFS;
+	}
 	kt_close_current(t);
-	if (!(ch->flags & KTRACE_FLIGHT_CHANNEL) && nseq >= ch->buf_nr) {
+	if (!ch->sess && !(ch->flags & KTRACE_FLIGHT_CHANNEL) && nseq >= ch->buf_nr) {
 		t->full = 1;
 		t->pos = t->end = NULL;
 		return -ENOSPC;
@@ -174,6 +186,8 @@ static int kt_thread_switch(struct ktrace_channel *ch, struct kt_tls *t, uint64_
 	t->pos = (uint8_t *)sb + KTRACE_SUBBUF_HDR_SIZE;
 	t->end = (uint8_t *)sb + ch->buf_size;
 	t->cpu = kt_cpu();
+	if (kt_streaming(ch) && nseq > 0)
+		kt_session_wake(ch->sess); /* sub-buffer nseq - 1 is ready */
 	return 0;
 }
 
@@ -187,8 +201,12 @@ void kt_thread_detach(void)
 	if (t->st) {
 		pthread_mutex_lock(&kt_live_lock);
 		if (kt_is_live(t->ch, t->key)) {
+			int was_open = t->started;
+
 			kt_close_current(t);
 			__atomic_store_n(&t->st->ctl->owner, 0, __ATOMIC_RELEASE);
+			if (was_open && kt_streaming(t->ch))
+				kt_session_wake(t->ch->sess);
 		}
 		pthread_mutex_unlock(&kt_live_lock);
 	}
@@ -248,6 +266,11 @@ static void kt_thread_attach(struct kt_tls *t, struct ktrace_channel *ch)
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 			uint64_t head = __atomic_load_n(&s->ctl->head, __ATOMIC_ACQUIRE);
 
+			if (ch->sess && kt_stream_map(ch, s) < 0) {
+				/* No ring for it (session or /dev/shm full): the shared stream. */
+				__atomic_store_n(&s->ctl->owner, 0, __ATOMIC_RELEASE);
+				break;
+			}
 			s->ctl->pid = (uint32_t)getpid();
 			t->st = s;
 			t->seq = head ? (head >> ch->shift) + 1 : 0;
@@ -263,6 +286,7 @@ int kt_write_slow(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsigned
 	struct kt_tls *t = &kt_tls;
 	size_t len = 8 + 8 * (size_t)words;
 	unsigned cpu;
+	int rc;
 
 	if (depth > 0)
 		return kt_shared_write(ch, ts, cls, id, payload, words, depth);
@@ -270,13 +294,16 @@ int kt_write_slow(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsigned
 		kt_thread_attach(t, ch);
 	if (!t->st)
 		return kt_shared_write(ch, ts, cls, id, payload, words, 0);
-	if (t->full)
+	if (t->full) {
+		rc = -ENOSPC;
 		goto drop;
+	}
 
 	cpu = kt_cpu();
 	if (!t->started || t->pos + len + (cpu != t->cpu ? 16 : 0) > t->end ||
 	    ts - t->base + KTRACE_TS_WINDOW >= 2 * KTRACE_TS_WINDOW) {
-		if (kt_thread_switch(ch, t, ts) < 0)
+		rc = kt_thread_switch(ch, t, ts);
+		if (rc < 0)
 			goto drop;
 	} else if (cpu != t->cpu) {
 		uint64_t w = (uint64_t)cpu | ((uint64_t)t->tid << 32);
@@ -291,5 +318,5 @@ drop:
 	__atomic_store_n(&t->st->ctl->dropped, t->st->ctl->dropped + 1, __ATOMIC_RELAXED);
 	if (t->sb)
 		t->sb->lost++;
-	return -ENOSPC;
+	return rc;
 }

@@ -247,6 +247,15 @@ enum ktrace_stream_kind {
  * @kind:        enum ktrace_stream_kind.
  * @written:     records committed (updated at sub-buffer switch and at
  *               stop, so it can lag by one sub-buffer while running).
+ * @ring:        streamed channels only (under `ktrace record`): byte offset
+ *               of the stream's ring of buf_nr sub-buffers in the session
+ *               file (lib/session.h), 0 = not allocated yet (no thread has
+ *               claimed the stream).  0 in a trace whose streams are the
+ *               traceN files themselves.
+ * @consumed:    streamed channels only: sequence number of the next
+ *               sub-buffer the consumer will copy to the trace directory;
+ *               a writer may reuse the ring slot of sub-buffer s only when
+ *               s < consumed + buf_nr (flight mode: never waits for it).
  */
 struct ktrace_stream_ctl {
 	kt_u64 head;
@@ -257,7 +266,8 @@ struct ktrace_stream_ctl {
 	kt_u32 kind;
 	kt_u32 pad0;
 	kt_u64 written;
-	kt_u64 reserved[2];
+	kt_u64 ring;
+	kt_u64 consumed;
 };
 
 _Static_assert(sizeof(struct ktrace_stream_ctl) == 64, "stream entry is 64 bytes");

@@ -1,0 +1,715 @@
+/*
+ * consumer/consumer.c - draining a session's rings into trace directories
+ * (API and overview in consumer/consumer.h; the rings and the session file
+ * in lib/session.h; the writers' side of the protocol in lib/runtime.h).
+ *
+ * For every channel the session lists, the consumer maps DIR/control (the
+ * stream table: each stream's head, its ring's offset in the session, and
+ * `consumed`, which only the consumer writes) and each stream's ring.  A
+ * sub-buffer is copied when it is complete:
+ *
+ *   thread stream:  its sequence number is below the head's (the writer
+ *                   opened a newer one), or it is flagged CLOSED (the
+ *                   writer detached: thread exit);
+ *   shared stream:  below the head's and its commit count is full for its
+ *                   lap (every writer that reserved space in it committed),
+ *                   and its header is initialised.
+ *
+ * then `consumed` advances (release), which lets the writers reuse the slot.
+ * In the final drain (writers gone) the open and partly committed ones are
+ * copied too, their extent taken from `used` (thread streams) or the head
+ * (shared streams), so that a record committed before a crash is never lost.
+ * Flight-recorder channels are copied only in the final drain: the newest
+ * buf_nr sub-buffers of each stream.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "consumer/internal.h"
+#include "lib/runtime.h"
+
+void kc_error(struct kc_session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ktrace %s: ", s->cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	s->stats.errors++;
+}
+
+static void snerr(char *err, size_t len, const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void snerr(char *err, size_t len, const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(err, len, "ktrace %s: ", cmd);
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < len)
+		vsnprintf(err + n, len - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/* Map the header and tables of session file @fd; check them if @check. */
+static int kc_map(struct kc_session *s)
+{
+	void *p = mmap(NULL, KT_SESSION_DATA_OFF, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	s->hdr = p;
+	s->chan = (struct kt_session_chan *)((char *)p + KT_SESSION_CHAN_OFF);
+	s->stack = (struct kt_session_stack *)((char *)p + KT_SESSION_STACK_OFF);
+	s->chans = calloc(KT_SESSION_NCHAN, sizeof(*s->chans));
+	if (!s->chans)
+		return -ENOMEM;
+	kt_calib_pair(&s->calib_raw, &s->calib_ns);
+	return 0;
+}
+
+static void kc_free(struct kc_session *s)
+{
+	if (!s)
+		return;
+	if (s->hdr)
+		munmap(s->hdr, KT_SESSION_DATA_OFF);
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->chans);
+	free(s);
+}
+
+/* Replace DIR/@name by @text: a temporary with a random name, then renameat(). */
+static int write_text_at(int dirfd, const char *name, const char *text)
+{
+	char tmp[64];
+	unsigned char rnd[8];
+	size_t len = strlen(text);
+	int fd, err = 0;
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return -EIO;
+	snprintf(tmp, sizeof(tmp), ".%s.%02x%02x%02x%02x%02x%02x%02x%02x", name, rnd[0], rnd[1],
+		 rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	while (len) {
+		ssize_t n = write(fd, text, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? errno : EIO;
+			break;
+		}
+		text += n;
+		len -= (size_t)n;
+	}
+	if (close(fd) && !err)
+		err = errno;
+	if (!err && renameat(dirfd, tmp, dirfd, name))
+		err = errno;
+	if (err)
+		unlinkat(dirfd, tmp, 0);
+	return -err;
+}
+
+int kc_write_text(struct kc_session *s, struct kc_chan *c, const char *name, const char *text)
+{
+	int rc = write_text_at(c->dirfd, name, text);
+
+	if (rc < 0)
+		kc_error(s, "%s/%s: cannot write: %s", c->dir, name, strerror(-rc));
+	return rc;
+}
+
+struct kc_session *kc_create(const char *dir, int flight, const char *cmd, char *err, size_t len)
+{
+	struct kc_session *s = calloc(1, sizeof(*s));
+	const char *base = "/dev/shm";
+	struct stat st;
+	char text[PATH_MAX + 2];
+	int dirfd, rc;
+
+	if (!s) {
+		snerr(err, len, cmd, "out of memory");
+		return NULL;
+	}
+	s->fd = -1;
+	s->cmd = cmd;
+	if (strlen(dir) >= sizeof(s->hdr->dir)) {
+		snerr(err, len, cmd, "%s: path too long", dir);
+		goto fail;
+	}
+	if (stat(base, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		base = getenv("TMPDIR");
+		if (!base || !*base)
+			base = "/tmp";
+	}
+	snprintf(s->path, sizeof(s->path), "%s/ktrace-%u-XXXXXX", base, (unsigned)geteuid());
+	s->fd = mkostemp(s->path, O_CLOEXEC);
+	if (s->fd < 0) {
+		snerr(err, len, cmd, "%s: cannot create the session file: %s", s->path, strerror(errno));
+		goto fail;
+	}
+	if (ftruncate(s->fd, (off_t)KT_SESSION_DATA_OFF) < 0 || (rc = kc_map(s)) < 0) {
+		snerr(err, len, cmd, "%s: cannot set the session up: %s", s->path, strerror(errno));
+		unlink(s->path);
+		goto fail;
+	}
+	s->hdr->version = KT_SESSION_VERSION;
+	s->hdr->hdr_size = sizeof(*s->hdr);
+	s->hdr->consumer = (uint32_t)getpid();
+	s->hdr->flags = flight ? KT_SESSION_FLIGHT : 0;
+	s->hdr->size = KT_SESSION_DATA_OFF;
+	s->hdr->start_ns = s->calib_ns;
+	memcpy(s->hdr->dir, dir, strlen(dir) + 1);
+	__atomic_store_n(&s->hdr->magic, KT_SESSION_MAGIC, __ATOMIC_RELEASE);
+
+	/* DIR/session: where `ktrace read --recover DIR` finds it. */
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	snprintf(text, sizeof(text), "%s\n", s->path);
+	rc = dirfd < 0 ? -errno : write_text_at(dirfd, "session", text);
+	if (dirfd >= 0)
+		close(dirfd);
+	if (rc < 0) {
+		snerr(err, len, cmd, "%s/session: cannot write: %s", dir, strerror(-rc));
+		unlink(s->path);
+		goto fail;
+	}
+	return s;
+fail:
+	kc_free(s);
+	return NULL;
+}
+
+struct kc_session *kc_open(const char *dir, const char *cmd, char *err, size_t len)
+{
+	struct kc_session *s = calloc(1, sizeof(*s));
+	struct stat st;
+	int dirfd = -1, fd;
+	ssize_t n;
+	char *nl;
+
+	if (!s) {
+		snerr(err, len, cmd, "out of memory");
+		return NULL;
+	}
+	s->fd = -1;
+	s->cmd = cmd;
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = dirfd < 0 ? -1 : openat(dirfd, "session", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		snerr(err, len, cmd, "%s/session: %s (nothing to recover: the recording ended normally, "
+			       "or this is not a trace directory of `ktrace record`)",
+		      dir, strerror(errno));
+		goto fail;
+	}
+	n = read(fd, s->path, sizeof(s->path) - 1);
+	close(fd);
+	if (n <= 0 || !(nl = memchr(s->path, '\n', (size_t)n))) {
+		snerr(err, len, cmd, "%s/session: not a session path", dir);
+		goto fail;
+	}
+	*nl = 0;
+	s->fd = open(s->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (s->fd < 0) {
+		snerr(err, len, cmd, "%s: %s (the session named in %s/session is gone)", s->path,
+		      strerror(errno), dir);
+		goto fail;
+	}
+	if (fstat(s->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (uint64_t)st.st_size < KT_SESSION_DATA_OFF) {
+		snerr(err, len, cmd, "%s: not a session file of this user", s->path);
+		goto fail;
+	}
+	if (kc_map(s) < 0) {
+		snerr(err, len, cmd, "%s: cannot map: %s", s->path, strerror(errno));
+		goto fail;
+	}
+	if (__atomic_load_n(&s->hdr->magic, __ATOMIC_ACQUIRE) != KT_SESSION_MAGIC ||
+	    s->hdr->version != KT_SESSION_VERSION) {
+		snerr(err, len, cmd, "%s: not a ktrace session (magic 0x%08x, version %u)", s->path,
+		      s->hdr->magic, (unsigned)s->hdr->version);
+		goto fail;
+	}
+	close(dirfd);
+	return s;
+fail:
+	if (dirfd >= 0)
+		close(dirfd);
+	kc_free(s);
+	return NULL;
+}
+
+const char *kc_path(const struct kc_session *s)
+{
+	return s->path;
+}
+
+void kc_set_throttle(struct kc_session *s, unsigned us)
+{
+	s->throttle_us = us;
+}
+
+const struct kc_stats *kc_stats(struct kc_session *s)
+{
+	s->stats.losses = s->losses;
+	return &s->stats;
+}
+
+/* ---- channels ---------------------------------------------------------- */
+
+int kc_chan_open(struct kc_session *s, unsigned idx)
+{
+	struct kc_chan *c = &s->chans[idx];
+	struct kt_session_chan *e = &s->chan[idx];
+	struct ktrace_control *ctl;
+	struct stat st;
+	void *p;
+	int fd;
+
+	if (c->state)
+		return c->state > 0 ? 0 : -1;
+	c->state = -1;
+	c->dir = e->dir;
+	c->dirfd = open(e->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (c->dirfd < 0 || fstat(c->dirfd, &st) < 0 || st.st_uid != geteuid()) {
+		kc_error(s, "%s: %s", e->dir, c->dirfd < 0 ? strerror(errno) : "not owned by this user");
+		return -1;
+	}
+	fd = openat(c->dirfd, "control", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || (uint64_t)st.st_size < 4096) {
+		kc_error(s, "%s/control: %s", e->dir, fd < 0 ? strerror(errno) : "too short");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		kc_error(s, "%s/control: cannot map: %s", e->dir, strerror(errno));
+		return -1;
+	}
+	ctl = p;
+	c->ctl = ctl;
+	c->ctl_len = (size_t)st.st_size;
+	c->bs = ctl->buf_size;
+	c->nr = ctl->buf_nr;
+	c->nstreams = ctl->nstreams;
+	c->flags = ctl->flags;
+	if (ctl->magic != KTRACE_CONTROL_MAGIC || c->bs < 4096 || c->bs > (1u << 30) ||
+	    (c->bs & (c->bs - 1)) || c->nr < 2 || !c->nstreams || c->nstreams > 65536 ||
+	    ctl->streams_off < 64 ||
+	    (uint64_t)ctl->streams_off + (uint64_t)c->nstreams * 64 > c->ctl_len) {
+		kc_error(s, "%s/control: not a valid control file", e->dir);
+		return -1;
+	}
+	c->shift = (uint32_t)__builtin_ctz(c->bs);
+	c->sctl = (struct ktrace_stream_ctl *)((uint8_t *)p + ctl->streams_off);
+	c->st = calloc(c->nstreams, sizeof(*c->st));
+	if (!c->st) {
+		kc_error(s, "out of memory");
+		return -1;
+	}
+	for (uint32_t i = 0; i < c->nstreams; i++)
+		c->st[i].fd = -1;
+	c->state = 1;
+	s->stats.channels++;
+	return 0;
+}
+
+static void chan_close(struct kc_session *s, unsigned idx)
+{
+	struct kc_chan *c = &s->chans[idx];
+
+	for (uint32_t i = 0; c->st && i < c->nstreams; i++) {
+		if (c->st[i].fd >= 0)
+			close(c->st[i].fd);
+		if (c->st[i].ring)
+			munmap((void *)c->st[i].ring, (size_t)c->bs * c->nr);
+	}
+	free(c->st);
+	c->st = NULL;
+	if (c->ctl)
+		munmap(c->ctl, c->ctl_len);
+	c->ctl = NULL;
+	if (c->dirfd >= 0)
+		close(c->dirfd);
+	c->dirfd = -1;
+	c->state = 2;
+}
+
+/*
+ * The end of the valid part of stream file @fd (recovery): after the last
+ * whole sub-buffer whose sequence number is below @consumed.
+ */
+static uint64_t valid_end(int fd, uint64_t room, uint64_t consumed, uint64_t *next_seq)
+{
+	struct stat st;
+	uint64_t off = 0;
+
+	*next_seq = 0;
+	if (fstat(fd, &st) < 0)
+		return 0;
+	for (;;) {
+		struct ktrace_subbuf h;
+		uint64_t len;
+
+		if (pread(fd, &h, sizeof(h), (off_t)off) != (ssize_t)sizeof(h) ||
+		    h.magic != KTRACE_SUBBUF_MAGIC || h.hdr_size < 64 || h.used > room ||
+		    h.seq >= consumed)
+			return off;
+		len = ((uint64_t)h.hdr_size + h.used + 7) & ~(uint64_t)7;
+		if (off + len > (uint64_t)st.st_size)
+			return off;
+		off += len;
+		*next_seq = h.seq + 1;
+	}
+}
+
+/* DIR/traceN, opened on the stream's first sub-buffer. */
+static int stream_file(struct kc_session *s, struct kc_chan *c, unsigned i)
+{
+	struct kc_stream *k = &c->st[i];
+	char name[32];
+
+	if (k->fd >= 0)
+		return 0;
+	snprintf(name, sizeof(name), "trace%u", i);
+	k->fd = openat(c->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (k->fd < 0 && errno == EEXIST) {
+		/* Recovery: continue what the dead consumer wrote. */
+		k->fd = openat(c->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (k->fd >= 0) {
+			uint64_t consumed = __atomic_load_n(&c->sctl[i].consumed, __ATOMIC_ACQUIRE);
+
+			k->fsize = valid_end(k->fd, c->bs - 64, consumed, &k->next_seq);
+			if (ftruncate(k->fd, (off_t)k->fsize) < 0) {
+				close(k->fd);
+				k->fd = -1;
+			}
+		}
+	}
+	if (k->fd < 0) {
+		kc_error(s, "%s/%s: cannot create: %s", c->dir, name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int write_at(struct kc_session *s, struct kc_chan *c, unsigned i, struct iovec *iov, int n,
+		    size_t len)
+{
+	struct kc_stream *k = &c->st[i];
+	ssize_t w;
+
+	if (stream_file(s, c, i) < 0)
+		return -1;
+	w = pwritev(k->fd, iov, n, (off_t)k->fsize);
+	if (w != (ssize_t)len) {
+		if (w >= 0) /* a short write: the disk is full; drop the partial sub-buffer */
+			errno = ENOSPC;
+		kc_error(s, "%s/trace%u: cannot write: %s (the rest of this stream is counted as dropped)",
+			 c->dir, i, strerror(errno));
+		if (ftruncate(k->fd, (off_t)k->fsize) < 0) {
+			/* the reader reports the torn tail */
+		}
+		return -1;
+	}
+	k->fsize += len;
+	s->stats.bytes += len;
+	return 0;
+}
+
+int kc_append(struct kc_session *s, struct kc_chan *c, unsigned i, const void *buf, size_t len)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	return write_at(s, c, i, &iov, 1, len);
+}
+
+uint64_t kc_ns(const struct kc_session *s, uint64_t raw)
+{
+	uint64_t r1, n1;
+	double rate;
+
+	kt_calib_pair(&r1, &n1);
+	rate = r1 > s->calib_raw ? (double)(n1 - s->calib_ns) / (double)(r1 - s->calib_raw) : 1.0;
+	return n1 - (uint64_t)((double)(int64_t)(r1 - raw) * rate);
+}
+
+static void note_loss(struct kc_session *s, struct kc_chan *c, unsigned i, uint64_t to_ns)
+{
+	struct kc_stream *k = &c->st[i];
+
+	if (!k->pend)
+		return;
+	if (s->stats.nlosses < KC_MAX_LOSSES) {
+		struct kc_loss *l = &s->losses[s->stats.nlosses];
+
+		l->dir = c->dir;
+		l->stream = i;
+		l->count = k->pend;
+		l->from_ns = k->pend_from;
+		l->to_ns = to_ns;
+	}
+	s->stats.nlosses++;
+	k->pend = 0;
+}
+
+/* Records in sub-buffer data @p of @len bytes (shared streams: nrec is 0). */
+static uint64_t count_records(const uint8_t *p, uint64_t len, int ctx)
+{
+	uint64_t n = 0, off = 0;
+
+	while (off + 8 <= len) {
+		uint64_t h;
+
+		memcpy(&h, p + off, 8);
+		if (!KTRACE_REC_CLASS(h))
+			break;
+		off += 8 + (ctx ? 8 : 0) + 8 * (uint64_t)KTRACE_REC_WORDS(h);
+		n += KTRACE_REC_CLASS(h) != KTRACE_CLASS_INTERNAL;
+	}
+	return n;
+}
+
+/*
+ * Copy sub-buffer @seq of stream @i if it is complete (or anyway, @final).
+ * Return: 1 copied (or skipped for good: nothing in it), 0 not yet, -1 the
+ * file cannot be written.
+ */
+static int copy_subbuf(struct kc_session *s, struct kc_chan *c, unsigned i, uint64_t seq,
+		       uint64_t head, int final)
+{
+	struct kc_stream *k = &c->st[i];
+	struct ktrace_subbuf *sb = (struct ktrace_subbuf *)(k->ring + (seq % c->nr) * c->bs);
+	uint64_t room = c->bs - KTRACE_SUBBUF_HDR_SIZE, hseq = head >> c->shift, extent;
+	int shared = c->sctl[i].kind == KTRACE_STREAM_SHARED;
+	struct ktrace_subbuf h;
+	struct iovec iov[2];
+	int ready;
+
+	ready = __atomic_load_n(&sb->magic, __ATOMIC_ACQUIRE) == KTRACE_SUBBUF_MAGIC &&
+		__atomic_load_n(&sb->seq, __ATOMIC_RELAXED) == seq;
+	if (shared) {
+		uint32_t commit = __atomic_load_n(&sb->commit, __ATOMIC_ACQUIRE);
+		int complete = commit == (uint32_t)((seq / c->nr + 1) * room);
+
+		if (!final && (seq >= hseq || !complete || !ready))
+			return 0;
+		memcpy(&h, sb, sizeof(h));
+		extent = seq < hseq ? h.used : (head & (c->bs - 1)) - KTRACE_SUBBUF_HDR_SIZE;
+	} else {
+		uint16_t flags = __atomic_load_n(&sb->flags, __ATOMIC_ACQUIRE);
+
+		if (!final && seq >= hseq && !(ready && (flags & KTRACE_SBF_CLOSED)))
+			return 0;
+		memcpy(&h, sb, sizeof(h));
+		extent = h.used;
+	}
+	if (!ready)
+		return 1; /* never initialised (a writer died opening it): nothing to keep */
+	if (extent > room)
+		extent = room;
+	extent &= ~(uint64_t)7;
+	if (!extent && !h.lost && !h.nrec)
+		return 1;
+	h.used = (uint32_t)extent;
+	h.flags |= KTRACE_SBF_CLOSED;
+	h.commit = 0;
+	iov[0].iov_base = &h;
+	iov[0].iov_len = sizeof(h);
+	iov[1].iov_base = (uint8_t *)sb + KTRACE_SUBBUF_HDR_SIZE;
+	iov[1].iov_len = extent;
+	if (write_at(s, c, i, iov, 2, sizeof(h) + extent) < 0)
+		return -1;
+	note_loss(s, c, i, h.first_ns);
+	if (h.lost) {
+		k->pend += h.lost;
+		k->pend_from = h.last_ts ? kc_ns(s, h.last_ts) : h.first_ns;
+		k->lost += h.lost;
+	}
+	k->next_seq = seq + 1;
+	s->stats.subbufs++;
+	s->stats.records += shared ? count_records(iov[1].iov_base, extent, 1) : h.nrec;
+	if (s->throttle_us) {
+		struct timespec ts = { 0, (long)s->throttle_us * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	return 1;
+}
+
+/* Copy what stream @i of @c has ready.  Return: sub-buffers copied. */
+static uint64_t drain_stream(struct kc_session *s, struct kc_chan *c, unsigned i, int final)
+{
+	struct ktrace_stream_ctl *sc = &c->sctl[i];
+	struct kc_stream *k = &c->st[i];
+	uint64_t head, hseq, seq, n = 0, ring;
+
+	if (!k->ring) {
+		ring = __atomic_load_n(&sc->ring, __ATOMIC_ACQUIRE);
+		if (!ring)
+			return 0;
+		k->ring = mmap(NULL, (size_t)c->bs * c->nr, PROT_READ, MAP_SHARED, s->fd, (off_t)ring);
+		if (k->ring == MAP_FAILED) {
+			k->ring = NULL;
+			kc_error(s, "%s: stream %u: cannot map its ring: %s", c->dir, i, strerror(errno));
+			return 0;
+		}
+	}
+	head = __atomic_load_n(&sc->head, __ATOMIC_ACQUIRE);
+	if (!head)
+		return 0;
+	hseq = head >> c->shift;
+	seq = __atomic_load_n(&sc->consumed, __ATOMIC_RELAXED);
+	if (final && (c->flags & KTRACE_FLIGHT_CHANNEL) && hseq + 1 > c->nr && seq < hseq + 1 - c->nr)
+		seq = hseq + 1 - c->nr; /* the older ones were overwritten */
+	for (; seq <= hseq; seq++) {
+		int rc = copy_subbuf(s, c, i, seq, head, final);
+
+		if (rc <= 0) {
+			if (rc < 0 && !final)
+				return n; /* cannot write: leave it to the writers to drop and count */
+			if (rc == 0)
+				break;
+		}
+		n += rc > 0;
+		__atomic_store_n(&sc->consumed, seq + 1, __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
+/* Final: the channel's drop counters into the stats, the open ranges closed. */
+static void chan_done(struct kc_session *s, unsigned idx)
+{
+	struct kc_chan *c = &s->chans[idx];
+
+	for (uint32_t i = 0; i < c->nstreams; i++) {
+		struct kc_stream *k = &c->st[i];
+		uint64_t d = __atomic_load_n(&c->sctl[i].dropped, __ATOMIC_RELAXED);
+
+		note_loss(s, c, i, 0);
+		s->stats.dropped += d;
+		s->stats.overwritten += __atomic_load_n(&c->sctl[i].overwritten, __ATOMIC_RELAXED);
+		if (d > k->lost) { /* drops no sub-buffer could carry (a new owner, a full ring) */
+			k->pend = d - k->lost;
+			k->pend_from = 0;
+			note_loss(s, c, i, 0);
+		}
+	}
+}
+
+uint64_t kc_drain(struct kc_session *s, int final)
+{
+	uint32_t nchan = __atomic_load_n(&s->hdr->nchan, __ATOMIC_ACQUIRE);
+	uint64_t n = 0;
+
+	s->wake_seen = __atomic_load_n(&s->hdr->wake, __ATOMIC_SEQ_CST);
+	if (nchan > KT_SESSION_NCHAN)
+		nchan = KT_SESSION_NCHAN;
+	for (uint32_t idx = 0; idx < nchan; idx++) {
+		uint32_t state = __atomic_load_n(&s->chan[idx].state, __ATOMIC_ACQUIRE);
+		struct kc_chan *c = &s->chans[idx];
+		int last;
+
+		if (state == KT_CHAN_FREE || state == KT_CHAN_SETUP || state == KT_CHAN_DRAINED ||
+		    c->state == 2)
+			continue;
+		if (kc_chan_open(s, idx) < 0)
+			continue;
+		/* A channel cleaned up (ENDED) has no writers left: drain it whole. */
+		last = final || state == KT_CHAN_ENDED;
+		if (!last && ((c->flags & KTRACE_FLIGHT_CHANNEL) ||
+			      (s->hdr->flags & KT_SESSION_FLIGHT)))
+			continue;
+		for (uint32_t i = 0; i < c->nstreams; i++)
+			n += drain_stream(s, c, i, last);
+		if (state == KT_CHAN_ENDED) {
+			chan_done(s, idx);
+			chan_close(s, idx);
+			__atomic_store_n(&s->chan[idx].state, KT_CHAN_DRAINED, __ATOMIC_RELEASE);
+		}
+	}
+	return n;
+}
+
+void kc_wait(struct kc_session *s, int timeout_ms)
+{
+	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000 };
+	uint32_t w = s->wake_seen;
+
+	__atomic_store_n(&s->hdr->sleeping, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&s->hdr->wake, __ATOMIC_SEQ_CST) == w)
+		syscall(SYS_futex, &s->hdr->wake, FUTEX_WAIT, w, &ts, NULL, 0);
+	__atomic_store_n(&s->hdr->sleeping, 0, __ATOMIC_SEQ_CST);
+}
+
+static int pid_alive(uint32_t pid)
+{
+	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+unsigned kc_alive(struct kc_session *s)
+{
+	uint32_t nchan = __atomic_load_n(&s->hdr->nchan, __ATOMIC_ACQUIRE);
+	uint32_t nstack = __atomic_load_n(&s->hdr->nstack, __ATOMIC_ACQUIRE);
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < nchan && i < KT_SESSION_NCHAN; i++)
+		n += s->chan[i].state == KT_CHAN_LIVE && pid_alive(s->chan[i].pid);
+	for (uint32_t i = 0; i < nstack && i < KT_SESSION_NSTACK; i++)
+		n += s->stack[i].state == KT_STACK_USED && pid_alive(s->stack[i].pid);
+	return n;
+}
+
+void kc_chans_done(struct kc_session *s)
+{
+	uint32_t nchan = __atomic_load_n(&s->hdr->nchan, __ATOMIC_ACQUIRE);
+
+	for (uint32_t idx = 0; idx < nchan && idx < KT_SESSION_NCHAN; idx++) {
+		if (s->chans[idx].state != 1)
+			continue;
+		chan_done(s, idx);
+		chan_close(s, idx);
+		__atomic_store_n(&s->chan[idx].state, KT_CHAN_DRAINED, __ATOMIC_RELEASE);
+	}
+}
+
+void kc_close(struct kc_session *s, int remove)
+{
+	if (!s)
+		return;
+	for (uint32_t idx = 0; idx < KT_SESSION_NCHAN; idx++)
+		if (s->chans && s->chans[idx].state == 1)
+			chan_close(s, idx);
+	if (remove) {
+		int dirfd = open(s->hdr->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (dirfd >= 0) {
+			unlinkat(dirfd, "session", 0);
+			close(dirfd);
+		}
+		unlink(s->path);
+	}
+	kc_free(s);
+}

@@ -1,0 +1,141 @@
+/*
+ * consumer/consumer.h - the consumer of a session: moves the records that
+ * traced programs write into shared-memory rings (lib/session.h) to their
+ * trace directories, as LTTng's consumer daemon and uftrace's recorder do.
+ *
+ * `ktrace record` creates a session (kc_create()), starts the program with
+ * $KTRACE_SESSION naming it, and calls kc_drain() whenever kc_wait()
+ * returns, until the program has ended; then kc_drain(final = 1) copies
+ * what is left in the rings (the open sub-buffers too, so every record
+ * committed before a crash or SIGKILL is kept), kc_finish() writes the
+ * calls that were still open in dead threads as unfinished, and
+ * kc_close() removes the session file.  `ktrace read --recover DIR` does
+ * the same with kc_open() on the session a dead consumer left behind
+ * (DIR/session names it).
+ *
+ * Output: each stream of each channel becomes DIR/traceN (the channel's
+ * trace directory), sub-buffers appended in sequence order ("packed"
+ * layout, docs/FORMAT.md), each `hdr_size + used` bytes with the CLOSED
+ * flag set.  A sub-buffer is copied once it is complete (a thread stream's
+ * writer moved on; a shared stream's commit count is full), then the
+ * stream's `consumed` position in DIR/control advances and the writers
+ * may reuse its ring slot.  Writes use pwritev() from the ring straight
+ * into the page cache (one copy); docs/PERFORMANCE.md has its cost.
+ *
+ * Thread safety: one thread drives a kc_session.  Errors are reported on
+ * stderr as one line "ktrace CMD: FILE: what" and counted; a stream whose
+ * file cannot be written stops being consumed, so its writers drop (and
+ * count) records instead of losing them silently.
+ */
+#ifndef KTRACE_CONSUMER_H
+#define KTRACE_CONSUMER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct kc_session;
+
+/**
+ * struct kc_loss - records a writer dropped because the consumer was
+ * behind (or a ring could not be allocated), in one stream.
+ * @dir:        trace directory of the channel.
+ * @stream:     the stream (N of traceN).
+ * @count:      records dropped.
+ * @from_ns, @to_ns: CLOCK_MONOTONIC ns between which they were dropped
+ *              (the last kept record before, the first kept after; @to_ns
+ *              0 if nothing was kept after).
+ */
+struct kc_loss {
+	const char *dir;
+	unsigned stream;
+	uint64_t count;
+	uint64_t from_ns, to_ns;
+};
+
+/**
+ * struct kc_stats - what a consumer did.
+ * @subbufs, @bytes: sub-buffers copied and bytes written (headers included).
+ * @records:    records in them (not counting the runtime's internal ones).
+ * @dropped:    records the writers dropped (sum of the streams' counters).
+ * @overwritten: records lost to flight-recorder overwrite.
+ * @unfinished: open calls of dead threads written as unfinished.
+ * @channels:   trace directories written.
+ * @errors:     files that could not be written.
+ * @losses, @nlosses: the drop ranges (at most 64 kept; @nlosses counts all).
+ */
+struct kc_stats {
+	uint64_t subbufs, bytes, records, dropped, overwritten, unfinished;
+	unsigned channels, errors;
+	const struct kc_loss *losses;
+	unsigned nlosses;
+};
+
+/**
+ * kc_create() - create a session for a run whose trace directory is @dir
+ * (absolute): /dev/shm/ktrace-UID-XXXXXX (mkostemp: unpredictable name,
+ * O_EXCL, mode 0600; $TMPDIR when /dev/shm is missing), header written,
+ * and DIR/session naming it (for kc_open() after a crash of the consumer).
+ * @flight: the channels are flight recorders; copy only at the end.
+ * @cmd:    the command name for messages ("record").
+ * Return: the session, or NULL with a one-line reason in @err.
+ */
+struct kc_session *kc_create(const char *dir, int flight, const char *cmd, char *err, size_t len);
+
+/**
+ * kc_open() - attach to the session a consumer left behind: @path is
+ * read from DIR/session.  The file must be a regular file owned by this
+ * user (not a link).  Return: the session, or NULL with @err set.
+ */
+struct kc_session *kc_open(const char *dir, const char *cmd, char *err, size_t len);
+
+/** kc_path() - the session file's path (for $KTRACE_SESSION). */
+const char *kc_path(const struct kc_session *s);
+
+/**
+ * kc_drain() - copy every complete sub-buffer of every channel to its
+ * trace directory; with @final also the open ones and the partly
+ * committed ones (the writers are gone), after which the channels are
+ * done.  Return: sub-buffers copied (0: nothing to do now).
+ */
+uint64_t kc_drain(struct kc_session *s, int final);
+
+/**
+ * kc_wait() - sleep until a writer closes a sub-buffer or @timeout_ms
+ * passes (FUTEX_WAIT on the session's wake word; writers FUTEX_WAKE only
+ * when the consumer sleeps).  Returns at once if a sub-buffer was closed
+ * since the last kc_drain() began.
+ */
+void kc_wait(struct kc_session *s, int timeout_ms);
+
+/**
+ * kc_alive() - number of processes of the session still running (the
+ * processes that set channels up or trace threads), for kc_open() users
+ * who must wait for the program before the final drain.
+ */
+unsigned kc_alive(struct kc_session *s);
+
+/**
+ * kc_finish() - after kc_drain(s, 1), when every writer is gone: for each
+ * thread of a function-tracer run that died without reporting its open
+ * calls (crash, SIGKILL, a thread still inside calls at exit()), write
+ * those calls as unfinished CALL records (the KFT engine decides which,
+ * as for a thread that ends) stamped @now (raw clock) or, for a run
+ * already stopped, its stop time; then mark runs and channels whose
+ * process died as stopped (state, dropped, kft-status files).
+ * Return: 0, or -1 if something could not be written (reported).
+ */
+int kc_finish(struct kc_session *s, uint64_t now);
+
+/** kc_stats() - the counts so far (valid until kc_close()). */
+const struct kc_stats *kc_stats(struct kc_session *s);
+
+/**
+ * kc_close() - unmap and close everything; with @remove, unlink the
+ * session file and DIR/session (a normal end leaves nothing in /dev/shm).
+ */
+void kc_close(struct kc_session *s, int remove);
+
+/** kc_set_throttle() - testing aid: sleep @us microseconds after each sub-buffer copied. */
+void kc_set_throttle(struct kc_session *s, unsigned us);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * consumer/internal.h - state shared by the files of consumer/ (not an API:
+ * consumer/consumer.h is).
+ */
+#ifndef KTRACE_CONSUMER_INTERNAL_H
+#define KTRACE_CONSUMER_INTERNAL_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include <ktrace/format.h>
+
+#include "consumer/consumer.h"
+#include "lib/session.h"
+
+#define KC_MAX_LOSSES 64
+
+/* One stream of a channel, as the consumer sees it. */
+struct kc_stream {
+	const uint8_t *ring; /* its ring, mapped read-only (NULL until allocated) */
+	int fd;              /* DIR/traceN, -1 until its first sub-buffer */
+	uint64_t fsize;      /* bytes of DIR/traceN */
+	uint64_t next_seq;   /* the sequence number after the last one written */
+	uint64_t lost;       /* `lost` counts of the sub-buffers copied */
+	uint64_t pend;       /* drops after the last sub-buffer copied, range open */
+	uint64_t pend_from;  /* ns of the last record before them */
+};
+
+/* One channel (trace directory). */
+struct kc_chan {
+	int state;                    /* 0 not open, 1 open, 2 done, -1 unusable */
+	int dirfd;
+	struct ktrace_control *ctl;   /* DIR/control, mapped read-write */
+	size_t ctl_len;
+	struct ktrace_stream_ctl *sctl;
+	uint32_t bs, nr, shift, nstreams, flags;
+	struct kc_stream *st;
+	const char *dir;
+};
+
+struct kc_session {
+	int fd;
+	char path[PATH_MAX];
+	const char *cmd;
+	struct kt_session_hdr *hdr;
+	struct kt_session_chan *chan;
+	struct kt_session_stack *stack;
+	struct kc_chan *chans; /* KT_SESSION_NCHAN */
+	struct kc_stats stats;
+	struct kc_loss losses[KC_MAX_LOSSES];
+	uint64_t calib_raw, calib_ns; /* a (raw, ns) pair from kc_create()/kc_open() */
+	uint32_t wake_seen;
+	unsigned throttle_us;
+};
+
+/* consumer.c */
+int kc_chan_open(struct kc_session *s, unsigned idx);
+/* Append @len bytes (a sub-buffer built by the consumer) to stream @i's file. */
+int kc_append(struct kc_session *s, struct kc_chan *c, unsigned i, const void *buf, size_t len);
+/* Replace DIR/@name with @text (temporary name, no links followed). */
+int kc_write_text(struct kc_session *s, struct kc_chan *c, const char *name, const char *text);
+void kc_error(struct kc_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* CLOCK_MONOTONIC ns of raw clock value @raw (the session's pair and a fresh one). */
+uint64_t kc_ns(const struct kc_session *s, uint64_t raw);
+/* Drop counters into the stats, close every channel, mark them drained. */
+void kc_chans_done(struct kc_session *s);
+
+#endif
