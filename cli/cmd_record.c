@@ -70,7 +70,7 @@ static void help(FILE *out)
 		"  -o, --output DIR      trace directory (default ktrace.data; replaced)\n"
 		"  -b, --buf-size BYTES  sub-buffer size, a power of two (default 256K;\n"
 		"                        K and M suffixes)\n"
-		"  -n, --buf-nr N        sub-buffers in each thread's ring (default 8;\n"
+		"  -n, --buf-nr N        sub-buffers in each thread's ring (default 32;\n"
 		"                        with -f 64): every call is kept, the ring is\n"
 		"                        copied to DIR as it fills\n"
 		"  -f, --flight          flight recorder: keep only the newest calls, in\n"

@@ -80,6 +80,7 @@ static int kc_map(struct kc_session *s)
 	if (!s->chans)
 		return -ENOMEM;
 	kt_calib_pair(&s->calib_raw, &s->calib_ns);
+	s->no_direct = getenv("KTRACE_NO_DIRECT") != NULL;
 	return 0;
 }
 
@@ -359,9 +360,9 @@ static void chan_close(struct kc_session *s, unsigned idx)
 
 /*
  * The end of the valid part of stream file @fd (recovery): after the last
- * whole sub-buffer whose sequence number is below @consumed.
+ * slot whose sub-buffer's sequence number is below @consumed.
  */
-static uint64_t valid_end(int fd, uint64_t room, uint64_t consumed, uint64_t *next_seq)
+static uint64_t valid_end(int fd, uint64_t bs, uint64_t consumed, uint64_t *next_seq)
 {
 	struct stat st;
 	uint64_t off = 0;
@@ -369,39 +370,40 @@ static uint64_t valid_end(int fd, uint64_t room, uint64_t consumed, uint64_t *ne
 	*next_seq = 0;
 	if (fstat(fd, &st) < 0)
 		return 0;
-	for (;;) {
+	for (; off + bs <= (uint64_t)st.st_size; off += bs) {
 		struct ktrace_subbuf h;
-		uint64_t len;
 
 		if (pread(fd, &h, sizeof(h), (off_t)off) != (ssize_t)sizeof(h) ||
-		    h.magic != KTRACE_SUBBUF_MAGIC || h.hdr_size < 64 || h.used > room ||
+		    h.magic != KTRACE_SUBBUF_MAGIC || h.hdr_size < 64 || h.used > bs - 64 ||
 		    h.seq >= consumed)
-			return off;
-		len = ((uint64_t)h.hdr_size + h.used + 7) & ~(uint64_t)7;
-		if (off + len > (uint64_t)st.st_size)
-			return off;
-		off += len;
+			break;
 		*next_seq = h.seq + 1;
 	}
+	return off;
 }
 
-/* DIR/traceN, opened on the stream's first sub-buffer. */
+/*
+ * DIR/traceN, opened on the stream's first sub-buffer: O_DIRECT where the
+ * filesystem takes it (whole page-aligned slots go from the ring to the
+ * disk without a page-cache copy, which costs several times more CPU).
+ */
 static int stream_file(struct kc_session *s, struct kc_chan *c, unsigned i)
 {
 	struct kc_stream *k = &c->st[i];
+	int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
 	char name[32];
 
 	if (k->fd >= 0)
 		return 0;
 	snprintf(name, sizeof(name), "trace%u", i);
-	k->fd = openat(c->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	k->fd = openat(c->dirfd, name, flags | O_CREAT | O_EXCL, 0600);
 	if (k->fd < 0 && errno == EEXIST) {
 		/* Recovery: continue what the dead consumer wrote. */
 		k->fd = openat(c->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 		if (k->fd >= 0) {
 			uint64_t consumed = __atomic_load_n(&c->sctl[i].consumed, __ATOMIC_ACQUIRE);
 
-			k->fsize = valid_end(k->fd, c->bs - 64, consumed, &k->next_seq);
+			k->fsize = valid_end(k->fd, c->bs, consumed, &k->next_seq);
 			if (ftruncate(k->fd, (off_t)k->fsize) < 0) {
 				close(k->fd);
 				k->fd = -1;
@@ -412,20 +414,29 @@ static int stream_file(struct kc_session *s, struct kc_chan *c, unsigned i)
 		kc_error(s, "%s/%s: cannot create: %s", c->dir, name, strerror(errno));
 		return -1;
 	}
+	k->direct = !s->no_direct && fcntl(k->fd, F_SETFL, O_DIRECT) == 0;
 	return 0;
 }
 
-static int write_at(struct kc_session *s, struct kc_chan *c, unsigned i, struct iovec *iov, int n,
-		    size_t len)
+/* Write @n whole slots (@iov) at the end of stream @i's file. */
+static int write_slots(struct kc_session *s, struct kc_chan *c, unsigned i, struct iovec *iov,
+		       int n)
 {
 	struct kc_stream *k = &c->st[i];
+	size_t len = (size_t)n * c->bs;
 	ssize_t w;
 
 	if (stream_file(s, c, i) < 0)
 		return -1;
 	w = pwritev(k->fd, iov, n, (off_t)k->fsize);
+	if (w < 0 && errno == EINVAL && k->direct) {
+		/* the filesystem refused this direct write after all: buffered from now on */
+		k->direct = 0;
+		fcntl(k->fd, F_SETFL, 0);
+		w = pwritev(k->fd, iov, n, (off_t)k->fsize);
+	}
 	if (w != (ssize_t)len) {
-		if (w >= 0) /* a short write: the disk is full; drop the partial sub-buffer */
+		if (w >= 0) /* a short write: the disk is full */
 			errno = ENOSPC;
 		kc_error(s, "%s/trace%u: cannot write: %s (the rest of this stream is counted as dropped)",
 			 c->dir, i, strerror(errno));
@@ -441,9 +452,19 @@ static int write_at(struct kc_session *s, struct kc_chan *c, unsigned i, struct 
 
 int kc_append(struct kc_session *s, struct kc_chan *c, unsigned i, const void *buf, size_t len)
 {
-	struct iovec iov = { (void *)buf, len };
+	struct iovec iov;
+	void *slot;
+	int rc;
 
-	return write_at(s, c, i, &iov, 1, len);
+	if (len > c->bs || posix_memalign(&slot, 4096, c->bs))
+		return -1;
+	memcpy(slot, buf, len);
+	memset((char *)slot + len, 0, c->bs - len);
+	iov.iov_base = slot;
+	iov.iov_len = c->bs;
+	rc = write_slots(s, c, i, &iov, 1);
+	free(slot);
+	return rc;
 }
 
 uint64_t kc_ns(const struct kc_session *s, uint64_t raw)
@@ -493,84 +514,87 @@ static uint64_t count_records(const uint8_t *p, uint64_t len, int ctx)
 }
 
 /*
- * Copy sub-buffer @seq of stream @i if it is complete (or anyway, @final).
- * Return: 1 copied (or skipped for good: nothing in it), 0 not yet, -1 the
- * file cannot be written.
+ * Is sub-buffer @seq of stream @i ready to be copied (complete, or anyway
+ * if @final)?  If so, its ring header is made the file's: `used` final,
+ * CLOSED set (a complete slot has no writer until `consumed` passes it),
+ * and in the final drain the stale bytes after `used` are cleared.
+ * Return: 1 ready, 0 not yet, -1 nothing to copy (never initialised, or
+ * empty): skip it.
  */
-static int copy_subbuf(struct kc_session *s, struct kc_chan *c, unsigned i, uint64_t seq,
-		       uint64_t head, int final)
+static int ready(struct kc_chan *c, unsigned i, uint64_t seq, uint64_t head, int final)
 {
 	struct kc_stream *k = &c->st[i];
 	struct ktrace_subbuf *sb = (struct ktrace_subbuf *)(k->ring + (seq % c->nr) * c->bs);
 	uint64_t room = c->bs - KTRACE_SUBBUF_HDR_SIZE, hseq = head >> c->shift, extent;
-	int shared = c->sctl[i].kind == KTRACE_STREAM_SHARED;
-	struct ktrace_subbuf h;
-	struct iovec iov[2];
-	int ready;
+	int init = __atomic_load_n(&sb->magic, __ATOMIC_ACQUIRE) == KTRACE_SUBBUF_MAGIC &&
+		   __atomic_load_n(&sb->seq, __ATOMIC_RELAXED) == seq;
 
-	ready = __atomic_load_n(&sb->magic, __ATOMIC_ACQUIRE) == KTRACE_SUBBUF_MAGIC &&
-		__atomic_load_n(&sb->seq, __ATOMIC_RELAXED) == seq;
-	if (shared) {
+	if (c->sctl[i].kind == KTRACE_STREAM_SHARED) {
 		uint32_t commit = __atomic_load_n(&sb->commit, __ATOMIC_ACQUIRE);
-		int complete = commit == (uint32_t)((seq / c->nr + 1) * room);
 
-		if (!final && (seq >= hseq || !complete || !ready))
+		if (!final && (seq >= hseq || commit != (uint32_t)((seq / c->nr + 1) * room) || !init))
 			return 0;
-		memcpy(&h, sb, sizeof(h));
-		extent = seq < hseq ? h.used : (head & (c->bs - 1)) - KTRACE_SUBBUF_HDR_SIZE;
+		extent = seq < hseq ? __atomic_load_n(&sb->used, __ATOMIC_RELAXED)
+				    : (head & (c->bs - 1)) - KTRACE_SUBBUF_HDR_SIZE;
 	} else {
 		uint16_t flags = __atomic_load_n(&sb->flags, __ATOMIC_ACQUIRE);
 
-		if (!final && seq >= hseq && !(ready && (flags & KTRACE_SBF_CLOSED)))
+		if (!final && seq >= hseq && !(init && (flags & KTRACE_SBF_CLOSED)))
 			return 0;
-		memcpy(&h, sb, sizeof(h));
-		extent = h.used;
+		extent = __atomic_load_n(&sb->used, __ATOMIC_RELAXED);
 	}
-	if (!ready)
-		return 1; /* never initialised (a writer died opening it): nothing to keep */
+	if (!init)
+		return -1; /* never initialised (a writer died opening it): nothing to keep */
 	if (extent > room)
 		extent = room;
 	extent &= ~(uint64_t)7;
-	if (!extent && !h.lost && !h.nrec)
-		return 1;
-	h.used = (uint32_t)extent;
-	h.flags |= KTRACE_SBF_CLOSED;
-	h.commit = 0;
-	iov[0].iov_base = &h;
-	iov[0].iov_len = sizeof(h);
-	iov[1].iov_base = (uint8_t *)sb + KTRACE_SUBBUF_HDR_SIZE;
-	iov[1].iov_len = extent;
-	if (write_at(s, c, i, iov, 2, sizeof(h) + extent) < 0)
+	if (!extent && !sb->lost && !sb->nrec)
 		return -1;
-	note_loss(s, c, i, h.first_ns);
-	if (h.lost) {
-		k->pend += h.lost;
-		k->pend_from = h.last_ts ? kc_ns(s, h.last_ts) : h.first_ns;
-		k->lost += h.lost;
+	if (final) {
+		sb->used = (uint32_t)extent;
+		memset((uint8_t *)sb + KTRACE_SUBBUF_HDR_SIZE + extent, 0, room - extent);
+	}
+	__atomic_fetch_or(&sb->flags, KTRACE_SBF_CLOSED, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/* Bookkeeping of a slot written: stats, drops and their time range. */
+static void copied(struct kc_session *s, struct kc_chan *c, unsigned i, uint64_t seq)
+{
+	struct kc_stream *k = &c->st[i];
+	const struct ktrace_subbuf *h = (const struct ktrace_subbuf *)(k->ring + (seq % c->nr) * c->bs);
+	int shared = c->sctl[i].kind == KTRACE_STREAM_SHARED;
+
+	note_loss(s, c, i, h->first_ns);
+	if (h->lost) {
+		k->pend += h->lost;
+		k->pend_from = h->last_ts ? kc_ns(s, h->last_ts) : h->first_ns;
+		k->lost += h->lost;
 	}
 	k->next_seq = seq + 1;
 	s->stats.subbufs++;
-	s->stats.records += shared ? count_records(iov[1].iov_base, extent, 1) : h.nrec;
-	if (s->throttle_us) {
-		struct timespec ts = { 0, (long)s->throttle_us * 1000 };
-
-		nanosleep(&ts, NULL);
-	}
-	return 1;
+	s->stats.records += shared ? count_records((const uint8_t *)h + KTRACE_SUBBUF_HDR_SIZE,
+						   h->used, 1)
+				   : h->nrec;
 }
+
+#define KC_BATCH 16 /* slots per write */
 
 /* Copy what stream @i of @c has ready.  Return: sub-buffers copied. */
 static uint64_t drain_stream(struct kc_session *s, struct kc_chan *c, unsigned i, int final)
 {
 	struct ktrace_stream_ctl *sc = &c->sctl[i];
 	struct kc_stream *k = &c->st[i];
-	uint64_t head, hseq, seq, n = 0, ring;
+	struct iovec iov[KC_BATCH];
+	uint64_t head, hseq, seq, first, n = 0, ring;
+	int nb = 0, stop = 0;
 
 	if (!k->ring) {
 		ring = __atomic_load_n(&sc->ring, __ATOMIC_ACQUIRE);
 		if (!ring)
 			return 0;
-		k->ring = mmap(NULL, (size_t)c->bs * c->nr, PROT_READ, MAP_SHARED, s->fd, (off_t)ring);
+		k->ring = mmap(NULL, (size_t)c->bs * c->nr, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd,
+			       (off_t)ring);
 		if (k->ring == MAP_FAILED) {
 			k->ring = NULL;
 			kc_error(s, "%s: stream %u: cannot map its ring: %s", c->dir, i, strerror(errno));
@@ -581,20 +605,41 @@ static uint64_t drain_stream(struct kc_session *s, struct kc_chan *c, unsigned i
 	if (!head)
 		return 0;
 	hseq = head >> c->shift;
-	seq = __atomic_load_n(&sc->consumed, __ATOMIC_RELAXED);
+	seq = first = __atomic_load_n(&sc->consumed, __ATOMIC_RELAXED);
 	if (final && (c->flags & KTRACE_FLIGHT_CHANNEL) && hseq + 1 > c->nr && seq < hseq + 1 - c->nr)
-		seq = hseq + 1 - c->nr; /* the older ones were overwritten */
-	for (; seq <= hseq; seq++) {
-		int rc = copy_subbuf(s, c, i, seq, head, final);
+		seq = first = hseq + 1 - c->nr; /* the older ones were overwritten */
+	while (!stop) {
+		int r = seq <= hseq && nb < KC_BATCH ? ready(c, i, seq, head, final) : 0;
 
-		if (rc <= 0) {
-			if (rc < 0 && !final)
-				return n; /* cannot write: leave it to the writers to drop and count */
-			if (rc == 0)
-				break;
+		if (r > 0) {
+			iov[nb].iov_base = k->ring + (seq % c->nr) * c->bs;
+			iov[nb].iov_len = c->bs;
+			nb++;
+			seq++;
+			continue;
 		}
-		n += rc > 0;
-		__atomic_store_n(&sc->consumed, seq + 1, __ATOMIC_RELEASE);
+		/* flush the batch [first, first + nb) */
+		if (nb) {
+			if (write_slots(s, c, i, iov, nb) == 0) {
+				for (int b = 0; b < nb; b++)
+					copied(s, c, i, first + (uint64_t)b);
+				n += (uint64_t)nb;
+			} else if (!final) {
+				return n; /* cannot write: the writers drop and count */
+			}
+			if (s->throttle_us) {
+				struct timespec ts = { 0, (long)s->throttle_us * 1000 };
+
+				nanosleep(&ts, NULL);
+			}
+		}
+		if (r < 0)
+			seq++; /* nothing to copy in it */
+		else if (seq > hseq || nb < KC_BATCH)
+			stop = 1;
+		nb = 0;
+		first = seq;
+		__atomic_store_n(&sc->consumed, seq, __ATOMIC_RELEASE);
 	}
 	return n;
 }

@@ -17,8 +17,9 @@
 
 /* One stream of a channel, as the consumer sees it. */
 struct kc_stream {
-	const uint8_t *ring; /* its ring, mapped read-only (NULL until allocated) */
+	uint8_t *ring;       /* its ring, mapped (NULL until allocated) */
 	int fd;              /* DIR/traceN, -1 until its first sub-buffer */
+	int direct;          /* fd is O_DIRECT */
 	uint64_t fsize;      /* bytes of DIR/traceN */
 	uint64_t next_seq;   /* the sequence number after the last one written */
 	uint64_t lost;       /* `lost` counts of the sub-buffers copied */
@@ -51,6 +52,7 @@ struct kc_session {
 	uint64_t calib_raw, calib_ns; /* a (raw, ns) pair from kc_create()/kc_open() */
 	uint32_t wake_seen;
 	unsigned throttle_us;
+	int no_direct; /* $KTRACE_NO_DIRECT: buffered writes (for comparison) */
 };
 
 /* consumer.c */

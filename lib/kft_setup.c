@@ -586,11 +586,13 @@ __attribute__((constructor)) static void kft_ctor(void)
 	o.flags = env_u32("KTRACE_FLIGHT", 0) ? KTRACE_FLIGHT_CHANNEL : 0;
 	o.buf_size = env_u32("KTRACE_BUF_SIZE", 256u << 10);
 	/*
-	 * Streamed by a consumer (`ktrace record`): a ring of 8 sub-buffers per
-	 * thread is enough, the consumer empties it as it fills.  Otherwise,
-	 * and in flight mode, the buffer is all there is: 64.
+	 * Streamed by a consumer (`ktrace record`): a ring of 32 sub-buffers
+	 * (8 MiB) per thread; the consumer empties it as it fills, and it
+	 * absorbs the disk's slow moments (a call every 20 ns fills 8 MiB in
+	 * about 12 ms).  Otherwise, and in flight mode, the buffer is all
+	 * there is: 64 (16 MiB).
 	 */
-	o.buf_nr = env_u32("KTRACE_BUF_NR", kt_session() && !o.flags ? 8 : 64);
+	o.buf_nr = env_u32("KTRACE_BUF_NR", kt_session() && !o.flags ? 32 : 64);
 	o.nthreads = env_u32("KTRACE_THREADS", 0);
 	/* The first image's directory was made by the consumer (it holds DIR/session). */
 	g->ch = kt_setup(&o, n == 0 && kt_session() ? KT_SETUP_PREPARED : 0);

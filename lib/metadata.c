@@ -117,11 +117,11 @@ int kt_metadata_write(struct ktrace_channel *ch)
 	fprintf(f, "channel %s\nmode %s\nscope %s\n", ch->name,
 		ch->flags & KTRACE_FLIGHT_CHANNEL ? "flight" : "discard",
 		ch->flags & KTRACE_GLOBAL_CHANNEL ? "global" : "thread");
-	/* Streamed channels: the consumer writes a traceN file, packed, for
+	/* Streamed channels: the consumer writes a traceN file of slots for
 	 * each stream that has records; readers find them by name and take
 	 * their kind from the control file. */
 	fprintf(f, "buf-size %u\nbuf-nr %u\nlayout %s\n", ch->buf_size, ch->buf_nr,
-		ch->sess ? "packed" : "fixed");
+		ch->sess ? "slots" : "fixed");
 	fprintf(f, "created-ns %llu\nrealtime-ns %llu\n", (unsigned long long)ch->created_ns,
 		(unsigned long long)ch->realtime_ns);
 	for (uint32_t i = 0; !ch->sess && i < ch->nstreams; i++)

@@ -59,7 +59,8 @@ struct ktr_stream {
 	struct ktr_file f;
 	struct ktr_sb *sb;
 	size_t nsb;
-	int packed;      /* packed layout: sub-buffers back to back */
+	int packed;      /* packed or slots layout: sub-buffers in sequence order */
+	uint64_t stride; /* slots layout: each sub-buffer takes buf_size bytes (else 0) */
 	uint64_t room;   /* largest sub-buffer, header included */
 
 	/* cursor */
@@ -127,7 +128,7 @@ struct ktr_trace {
 	char *strs[6]; /* owned strings behind info (host, kernel, ...) */
 	int have_clock; /* metadata had a clock line */
 	uint32_t meta_buf_size, meta_buf_nr;
-	int meta_layout; /* -1 unset, 0 fixed, 1 packed */
+	int meta_layout; /* -1 unset, 0 fixed, 1 packed, 2 slots */
 
 	struct ktr_mstream *mstreams;
 	size_t nmstreams;

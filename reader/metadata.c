@@ -348,9 +348,10 @@ static const char *parse_line(struct ktr_trace *t, const char *line, size_t llen
 		return NULL;
 	}
 	if (eq(k, kl, "layout")) {
-		if (!field(&fs, &a, &al) || !(eq(a, al, "fixed") || eq(a, al, "packed")))
-			return "layout must be fixed or packed";
-		t->meta_layout = eq(a, al, "packed");
+		if (!field(&fs, &a, &al) ||
+		    !(eq(a, al, "fixed") || eq(a, al, "packed") || eq(a, al, "slots")))
+			return "layout must be fixed, packed or slots";
+		t->meta_layout = eq(a, al, "packed") ? 1 : eq(a, al, "slots") ? 2 : 0;
 		return NULL;
 	}
 	if (eq(k, kl, "stream")) {

@@ -6,7 +6,7 @@
  * Where each piece comes from, in order of preference:
  *   streams   metadata `stream` lines; else every traceN / cpuN file
  *   kind      metadata `stream` line; else the control file's stream table
- *   geometry  metadata buf-size/buf-nr/layout; else the control file;
+ *   geometry  metadata buf-size/buf-nr/layout (fixed, packed, slots); else the control file;
  *             else guessed from the headers (ktr_guess_fixed()), else packed
  *   clock     metadata `clock`; else tsc, calibrated by the sub-buffer
  *             headers (FORMAT.md: without metadata the reader assumes tsc)
@@ -122,7 +122,8 @@ static void set_geometry(struct ktr_trace *t, struct ktr_stream *s)
 		bs = t->ctl.buf_size;
 	if (!nr && t->have_ctl && t->ctl.buf_nr >= 1 && t->ctl.buf_nr <= (1u << 24))
 		nr = t->ctl.buf_nr;
-	s->packed = t->meta_layout == 1;
+	s->packed = t->meta_layout == 1 || t->meta_layout == 2;
+	s->stride = t->meta_layout == 2 ? bs : 0;
 	if (s->packed) {
 		s->room = bs ? bs : KTRACE_MAX_BUF_SIZE_GUESS;
 		s->info.buf_size = bs;
@@ -194,7 +195,7 @@ static void load(struct ktr_trace *t)
 			ktr_diag(t, 1, "%s/control: offset 16: buf_size %u disagrees with the metadata's buf-size %u",
 				 t->dir, t->ctl.buf_size, t->meta_buf_size);
 	}
-	t->info.packed = t->meta_layout == 1;
+	t->info.packed = t->meta_layout > 0 ? t->meta_layout : 0;
 
 	if (t->nmstreams) {
 		for (size_t i = 0; i < t->nmstreams; i++)

@@ -126,7 +126,8 @@ struct ktr_rec {
  * @clock_tsc:   1 if raw times are TSC ticks, 0 if CLOCK_MONOTONIC ns.
  * @flight:      1 for flight-recorder mode (`mode flight` or control flag).
  * @scope:       "thread", "global", "cpu" or "".
- * @packed:      1 for `layout packed` stream files.
+ * @packed:      1 for `layout packed` stream files, 2 for `layout slots`
+ *               (what `ktrace record`'s consumer writes).
  * @buf_size:    sub-buffer size in bytes (from metadata, control, or
  *               guessed from the stream files).
  * @buf_nr:      sub-buffers per stream (fixed layout).

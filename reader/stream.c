@@ -9,7 +9,8 @@
  * that maps to the slot) so it is reported where it belongs and is not also
  * counted as overwritten.  Packed layout: headers are walked back to back;
  * after a bad one the walk resynchronises on the next 8-byte aligned valid
- * header.  Every valid header contributes its (first_ts, first_ns)
+ * header.  Slots layout (`ktrace record`'s consumer): the same walk with a
+ * step of buf_size bytes per sub-buffer.  Every valid header contributes its (first_ts, first_ns)
  * calibration pair.
  *
  * Cursor.  For each sub-buffer in order the cursor may produce: an
@@ -173,11 +174,15 @@ static void index_packed(struct ktr_trace *t, struct ktr_stream *s)
 			e->seq = h.seq;
 			next_seq = h.seq + 1;
 			ktr_add_pair(t, h.first_ts, h.first_ns);
-			off += ((uint64_t)h.hdr_size + h.used + 7) & ~(uint64_t)7;
+			off += s->stride ? s->stride : ((uint64_t)h.hdr_size + h.used + 7) & ~(uint64_t)7;
 			continue;
 		}
-		if (all_zero(s->f.p + off, size - off))
-			return; /* zero padding at the end */
+		if (all_zero(s->f.p + off, (s->stride && off + s->stride < size ? off + s->stride : size) - off)) {
+			if (!s->stride || off + s->stride >= size)
+				return; /* zero padding at the end */
+			off += s->stride; /* an empty slot */
+			continue;
+		}
 		ktr_diag(t, 1, "%s: offset %llu: %s", s->f.path, (unsigned long long)off, bad);
 		if (!(e = push_sb(s, &cap)))
 			return;
@@ -185,6 +190,10 @@ static void index_packed(struct ktr_trace *t, struct ktr_stream *s)
 		e->seq = next_seq;
 		e->corrupt = 1;
 		e->why = strdup(bad);
+		if (s->stride) { /* slots: the next header is a slot further */
+			off += s->stride;
+			continue;
+		}
 		for (off += 8; off + HDR <= size; off += 8) {
 			get_hdr(s, off, &h);
 			if (h.magic == KTRACE_SUBBUF_MAGIC && !check_hdr(&h, s->room, why, sizeof(why)))
