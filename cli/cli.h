@@ -115,4 +115,13 @@ void cli_idlist_free(struct cli_idlist *l);
  */
 void cli_getopt_reset(void);
 
+struct ktr_trace;
+/**
+ * cli_losses() - after a warning about missing records, say where they
+ * are missing: up to 5 lines "ktrace CMD:   N records lost in stream S
+ * between A and B s" (CLOCK_MONOTONIC seconds, ktr_losses()), then how
+ * many more stretches there are.  On stderr.
+ */
+void cli_losses(const char *cmd, const struct ktr_trace *t);
+
 #endif

@@ -3,6 +3,7 @@
  * errors, option errors, number parsing, atomic file replacement.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "reader/reader.h"
 
 void cli_error(const char *cmd, const char *fmt, ...)
 {
@@ -190,4 +192,31 @@ void cli_json_str(FILE *out, const char *s)
 		}
 	}
 	putc_unlocked('"', out);
+}
+
+void cli_losses(const char *cmd, const struct ktr_trace *t)
+{
+	struct ktr_loss l[5];
+	size_t n = ktr_losses(t, l, 5, NULL);
+
+	for (size_t i = 0; i < n && i < 5; i++) {
+		const char *what = l[i].gap == KTR_GAP_OVERWRITTEN ? "sub-buffers overwritten"
+				   : l[i].gap == KTR_GAP_DROPPED   ? "records dropped"
+								   : "records lost";
+
+		fprintf(stderr, "ktrace %s:   %" PRIu64 " %s in stream %u", cmd, l[i].count, what,
+			l[i].stream);
+		if (l[i].from_ns && l[i].to_ns)
+			fprintf(stderr, " between %.6f and %.6f s\n", (double)l[i].from_ns / 1e9,
+				(double)l[i].to_ns / 1e9);
+		else if (l[i].from_ns)
+			fprintf(stderr, " after %.6f s\n", (double)l[i].from_ns / 1e9);
+		else if (l[i].to_ns)
+			fprintf(stderr, " before %.6f s\n", (double)l[i].to_ns / 1e9);
+		else
+			fputc('\n', stderr);
+	}
+	if (n > 5)
+		fprintf(stderr, "ktrace %s:   ... %zu stretches in all (ktrace print shows each where it is)\n",
+			cmd, n);
 }

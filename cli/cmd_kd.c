@@ -1050,10 +1050,12 @@ done:
 			cli_error(CMD, "reading the trace: %s", strerror(-rc));
 		rc = 1;
 	}
-	if (k.lost || k.overwritten)
+	if (k.lost || k.overwritten) {
 		cli_error(CMD, "warning: %" PRIu64 " records lost or dropped and %" PRIu64
 			       " sub-buffers overwritten: counts and times are lower bounds",
 			  k.lost, k.overwritten);
+		cli_losses(CMD, k.t);
+	}
 	if (fflush(out) != 0 || ferror(out)) {
 		cli_error(CMD, "writing the output: %s", strerror(errno ? errno : EIO));
 		rc = 1;

@@ -101,6 +101,9 @@ static void gap_text(const struct ktr_trace *t, const struct ktr_rec *r, char *b
 	switch (r->gap) {
 	case KTR_GAP_LOST:
 		snprintf(buf, len, "%" PRIu64 " record%s lost", r->count, r->count == 1 ? "" : "s");
+		if (r->until_ns > r->ns)
+			snprintf(buf + strlen(buf), len - strlen(buf), " in the next %.1f us",
+				 (double)(r->until_ns - r->ns) / 1e3);
 		break;
 	case KTR_GAP_OVERWRITTEN:
 		snprintf(buf, len, "%" PRIu64 " sub-buffer%s %s (stream %u)", r->count,

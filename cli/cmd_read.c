@@ -23,6 +23,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,7 @@
 
 #include "cli/cli.h"
 #include "cli/read_relay.h"
+#include "consumer/consumer.h"
 #include "reader/reader.h"
 
 #define CMD "read"
@@ -40,6 +43,7 @@ static void help(FILE *out)
 {
 	fprintf(out,
 		"usage: ktrace read [-b SUBBUF_SIZE] [-n N_SUBBUFS] SRC DST\n"
+		"       ktrace read --recover DIR\n"
 		"\n"
 		"Copy the streams of a live or crashed trace session SRC into the directory DST\n"
 		"as cpu0..cpuN, with the metadata, threads and control files, then check the\n"
@@ -50,6 +54,10 @@ static void help(FILE *out)
 		"  -b, --subbuf-size BYTES  relay sub-buffer size (kernel channels only)\n"
 		"  -n, --n-subbufs N        relay sub-buffers (kernel channels only)\n"
 		"  -q, --quiet              no summary line\n"
+		"      --recover            DIR is the trace of a `ktrace record` that died:\n"
+		"                           copy what its rings in /dev/shm still hold into\n"
+		"                           DIR (waiting for the program if it still runs),\n"
+		"                           then remove them\n"
 		"  -h, --help               this text\n"
 		"\n"
 		"Exit status: 0 copied, 1 a file could not be read or written (what was\n"
@@ -289,9 +297,62 @@ static int read_user(const char *src, const char *dst, int quiet)
 	return check_copy(dst, quiet);
 }
 
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* kc_consume()'s test for --recover: no process of the session left (or Ctrl-C). */
+static int all_gone(void *arg)
+{
+	return interrupted || kc_alive(arg) == 0;
+}
+
+/*
+ * `ktrace read --recover DIR`: be the consumer a dead `ktrace record`
+ * was (consumer/consumer.h).  Return: the exit status.
+ */
+static int recover(const char *dir, int quiet)
+{
+	char err[PATH_MAX + 256];
+	struct kc_session *s = kc_open(dir, CMD, err, sizeof(err));
+	unsigned alive;
+	int rc;
+
+	if (!s) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	alive = kc_alive(s);
+	if (alive) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_interrupt;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		if (!quiet)
+			fprintf(stderr, "ktrace read: %u process(es) of the recording still run: copying "
+					"their records until they end (Ctrl-C: stop now)\n",
+				alive);
+		kc_consume(s, all_gone, s);
+	}
+	kc_drain(s, 1);
+	rc = kc_finish(s, 0) < 0;
+	if (!quiet)
+		kc_report(s, CMD);
+	rc |= kc_stats(s)->errors != 0;
+	kc_close(s, 1);
+	return rc ? 1 : check_copy(dir, quiet);
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "recover", no_argument, NULL, 'R' },
 		{ "subbuf-size", required_argument, NULL, 'b' },
 		{ "n-subbufs", required_argument, NULL, 'n' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -300,7 +361,7 @@ static int run(int argc, char **argv)
 	};
 	uint64_t bsize = 0, nsub = 0;
 	const char *src, *dst;
-	int c, quiet = 0, kernel;
+	int c, quiet = 0, kernel, recovering = 0;
 	struct stat st;
 
 	while ((c = getopt_long(argc, argv, ":b:n:qh", opts, NULL)) != -1) {
@@ -322,12 +383,22 @@ static int run(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
+		case 'R':
+			recovering = 1;
+			break;
 		case 'h':
 			help(stdout);
 			return 0;
 		default:
 			return cli_bad_option(CMD, c, argc, argv);
 		}
+	}
+	if (recovering) {
+		if (argc - optind != 1) {
+			cli_error(CMD, "--recover takes one directory (see ktrace read --help)");
+			return 2;
+		}
+		return recover(argv[optind], quiet);
 	}
 	if (argc - optind != 2) {
 		cli_error(CMD, argc - optind < 2 ? "need SRC and DST (see ktrace read --help)"

@@ -40,7 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -75,6 +74,9 @@ static void help(FILE *out)
 		"                        copied to DIR as it fills\n"
 		"  -f, --flight          flight recorder: keep only the newest calls, in\n"
 		"                        the rings (written to DIR when PROG ends)\n"
+		"      --block-timeout TIME  when a thread's ring is full (the consumer is\n"
+		"                        behind), wait up to TIME for it before dropping\n"
+		"                        records (default 100ms; 0: drop at once)\n"
 		"  -t, --threads N       thread streams (default 2 x CPUs); more threads\n"
 		"                        share one stream\n"
 		"  -q, --quiet           no summary at the end\n"
@@ -208,6 +210,30 @@ static int absolute(const char *path, char *out, size_t size)
 	return 0;
 }
 
+/* A time: a number with a unit ns, us, ms or s (ms if none).  Return: 0 or -1. */
+static int parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		uint64_t mult;
+	} units[] = { { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 }, { "", 1000000 } };
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit)) {
+			if (v > UINT64_MAX / units[i].mult)
+				return -1;
+			*ns = v * units[i].mult;
+			return 0;
+		}
+	return -1;
+}
+
 /* A message of the runtime without its "ktrace: " prefix (cli_error adds ours). */
 static const char *runtime_error(void)
 {
@@ -216,42 +242,20 @@ static const char *runtime_error(void)
 	return strncmp(m, "ktrace: ", 8) ? m : m + 8;
 }
 
-/* What the consumer did: bytes, drops and where, its own CPU time. */
-static void consumer_summary(struct kc_session *sess, const char *dir)
+/* kc_consume()'s test: has the program ended?  Reaps it. */
+struct child {
+	pid_t pid;
+	int status, err;
+};
+
+static int child_ended(void *arg)
 {
-	const struct kc_stats *st = kc_stats(sess);
-	struct rusage ru;
+	struct child *c = arg;
+	pid_t r = waitpid(c->pid, &c->status, WNOHANG);
 
-	getrusage(RUSAGE_SELF, &ru);
-	fprintf(stderr, "ktrace record: %s: %llu records, %.1f MB in %llu sub-buffers; "
-			"consumer CPU %.2f s\n",
-		dir, (unsigned long long)st->records, (double)st->bytes / 1e6,
-		(unsigned long long)st->subbufs,
-		(double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
-			((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6);
-	if (st->dropped)
-		fprintf(stderr, "ktrace record: %llu records dropped: the consumer fell behind the "
-				"writers (larger rings: -n, -b)\n",
-			(unsigned long long)st->dropped);
-	for (unsigned i = 0; i < st->nlosses && i < 64; i++) {
-		const struct kc_loss *l = &st->losses[i];
-
-		if (l->from_ns && l->to_ns)
-			fprintf(stderr, "ktrace record:   %llu dropped in %s/trace%u between %.6f and %.6f s\n",
-				(unsigned long long)l->count, l->dir, l->stream, (double)l->from_ns / 1e9,
-				(double)l->to_ns / 1e9);
-		else
-			fprintf(stderr, "ktrace record:   %llu dropped in %s/trace%u%s\n",
-				(unsigned long long)l->count, l->dir, l->stream,
-				l->from_ns ? " at the end" : "");
-	}
-	if (st->nlosses > 64)
-		fprintf(stderr, "ktrace record:   ... %u ranges in all (ktrace print shows each)\n",
-			st->nlosses);
-	if (st->unfinished)
-		fprintf(stderr, "ktrace record: %llu calls were open when their thread died: "
-				"recorded as unfinished\n",
-			(unsigned long long)st->unfinished);
+	if (r < 0 && errno != EINTR)
+		c->err = errno;
+	return r == c->pid || c->err;
 }
 
 /* Print the interesting lines of DIR/kft-status. Return: threads seen, or -1. */
@@ -292,6 +296,7 @@ static int run(int argc, char **argv)
 		{ "flight", no_argument, NULL, 'f' },        { "threads", required_argument, NULL, 't' },
 		{ "quiet", no_argument, NULL, 'q' },         { "help", no_argument, NULL, 'h' },
 		{ "kernel", optional_argument, NULL, 'K' },  { "kernel-buffer", required_argument, NULL, 'B' },
+		{ "block-timeout", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL, *out = "ktrace.data", *bufsize = NULL, *bufnr = NULL,
@@ -300,7 +305,7 @@ static int run(int argc, char **argv)
 	int flight = 0, quiet = 0, c, status, writers, kernel = 0;
 	struct krec_opts kopts = { NULL, 0, 0 };
 	struct krec *krec = NULL;
-	uint64_t v, end;
+	uint64_t v, end, block_ns = 100000000; /* 100 ms */
 	pid_t pid;
 	struct sigaction ign, old_int, old_quit;
 	struct kc_session *sess;
@@ -338,6 +343,13 @@ static int run(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = 1;
+			break;
+		case 'W':
+			if (parse_duration(optarg, &block_ns) < 0) {
+				cli_error(CMD, "option '--block-timeout' needs a time such as 100ms, 2s or 0, not '%s'",
+					  optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			help(stdout);
@@ -441,6 +453,7 @@ static int run(int argc, char **argv)
 		}
 		if (delay) /* testing aid: a consumer slowed on purpose */
 			kc_set_throttle(sess, (unsigned)atoi(delay));
+		kc_set_block(sess, block_ns);
 	}
 	fflush(NULL);
 	pid = fork();
@@ -474,19 +487,16 @@ static int run(int argc, char **argv)
 		_exit(127);
 	}
 	/* The consumer: copy full sub-buffers until the program ends. */
-	for (;;) {
-		pid_t r;
+	{
+		struct child ch = { pid, 0, 0 };
 
-		kc_drain(sess, 0);
-		r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR) {
-			cli_error(CMD, "waitpid: %s", strerror(errno));
+		kc_consume(sess, child_ended, &ch);
+		if (ch.err) {
+			cli_error(CMD, "waitpid: %s", strerror(ch.err));
 			kc_close(sess, 0);
 			return 1;
 		}
-		kc_wait(sess, 20);
+		status = ch.status;
 	}
 	end = kt_clock();
 	kc_drain(sess, 1);
@@ -499,7 +509,7 @@ static int run(int argc, char **argv)
 		return 1; /* exec failed: already reported */
 	}
 	if (!quiet)
-		consumer_summary(sess, dir);
+		kc_report(sess, CMD);
 	kc_close(sess, 1);
 	writers = summarise(dir, quiet);
 	kernel = krec != NULL; /* kernel events were recorded: PROG need not be instrumented */

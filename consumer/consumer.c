@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -270,9 +271,17 @@ void kc_set_throttle(struct kc_session *s, unsigned us)
 	s->throttle_us = us;
 }
 
+void kc_set_block(struct kc_session *s, uint64_t ns)
+{
+	__atomic_store_n(&s->hdr->block_ns, ns, __ATOMIC_RELAXED);
+}
+
 const struct kc_stats *kc_stats(struct kc_session *s)
 {
 	s->stats.losses = s->losses;
+	s->stats.waited_ns = __atomic_load_n(&s->hdr->waited_ns, __ATOMIC_RELAXED);
+	s->stats.waits = __atomic_load_n(&s->hdr->waits, __ATOMIC_RELAXED);
+	s->stats.timeouts = __atomic_load_n(&s->hdr->timeouts, __ATOMIC_RELAXED);
 	return &s->stats;
 }
 
@@ -689,6 +698,8 @@ uint64_t kc_drain(struct kc_session *s, int final)
 			continue;
 		for (uint32_t i = 0; i < c->nstreams; i++)
 			n += drain_stream(s, c, i, last);
+		if (n)
+			__atomic_store_n(&s->hdr->stalled, 0, __ATOMIC_RELAXED);
 		if (state == KT_CHAN_ENDED) {
 			chan_done(s, idx);
 			chan_close(s, idx);
@@ -709,21 +720,88 @@ void kc_wait(struct kc_session *s, int timeout_ms)
 	__atomic_store_n(&s->hdr->sleeping, 0, __ATOMIC_SEQ_CST);
 }
 
+void kc_consume(struct kc_session *s, int (*done)(void *arg), void *arg)
+{
+	for (;;) {
+		kc_drain(s, 0);
+		if (done(arg))
+			return;
+		kc_wait(s, 20);
+	}
+}
+
+void kc_report(struct kc_session *s, const char *cmd)
+{
+	const struct kc_stats *st = kc_stats(s);
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(stderr, "ktrace %s: %llu records, %.1f MB in %llu sub-buffers; consumer CPU %.2f s\n",
+		cmd, (unsigned long long)st->records, (double)st->bytes / 1e6,
+		(unsigned long long)st->subbufs,
+		(double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+			((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6);
+	if (st->waits || st->timeouts)
+		fprintf(stderr, "ktrace %s: the program waited %.3f ms for the consumer, %llu times%s\n",
+			cmd, (double)st->waited_ns / 1e6, (unsigned long long)(st->waits + st->timeouts),
+			st->timeouts ? " (some in vain: records were dropped)" : "");
+	if (st->dropped)
+		fprintf(stderr, "ktrace %s: %llu records dropped: the consumer fell behind the writers "
+				"(larger rings: record -n, -b; longer waits: --block-timeout)\n",
+			cmd, (unsigned long long)st->dropped);
+	for (unsigned i = 0; i < st->nlosses && i < KC_MAX_LOSSES; i++) {
+		const struct kc_loss *l = &st->losses[i];
+
+		fprintf(stderr, "ktrace %s:   %llu dropped in %s/trace%u", cmd,
+			(unsigned long long)l->count, l->dir, l->stream);
+		if (l->from_ns && l->to_ns)
+			fprintf(stderr, " between %.6f and %.6f s\n", (double)l->from_ns / 1e9,
+				(double)l->to_ns / 1e9);
+		else if (l->from_ns)
+			fprintf(stderr, " after %.6f s\n", (double)l->from_ns / 1e9);
+		else
+			fputc('\n', stderr);
+	}
+	if (st->nlosses > KC_MAX_LOSSES)
+		fprintf(stderr, "ktrace %s:   ... %u ranges in all (ktrace print shows each)\n", cmd,
+			st->nlosses);
+	if (st->unfinished)
+		fprintf(stderr, "ktrace %s: %llu calls were open when their thread died: recorded as "
+				"unfinished\n",
+			cmd, (unsigned long long)st->unfinished);
+}
+
 static int pid_alive(uint32_t pid)
 {
 	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+/* Count @pid into @seen (distinct pids, at most 64 remembered) if it runs. */
+static void count_pid(uint32_t pid, uint32_t *seen, unsigned *n)
+{
+	for (unsigned i = 0; i < *n && i < 64; i++)
+		if (seen[i] == pid)
+			return;
+	if (!pid_alive(pid))
+		return;
+	if (*n < 64)
+		seen[*n] = pid;
+	(*n)++;
 }
 
 unsigned kc_alive(struct kc_session *s)
 {
 	uint32_t nchan = __atomic_load_n(&s->hdr->nchan, __ATOMIC_ACQUIRE);
 	uint32_t nstack = __atomic_load_n(&s->hdr->nstack, __ATOMIC_ACQUIRE);
+	uint32_t seen[64];
 	unsigned n = 0;
 
 	for (uint32_t i = 0; i < nchan && i < KT_SESSION_NCHAN; i++)
-		n += s->chan[i].state == KT_CHAN_LIVE && pid_alive(s->chan[i].pid);
+		if (s->chan[i].state == KT_CHAN_LIVE)
+			count_pid(s->chan[i].pid, seen, &n);
 	for (uint32_t i = 0; i < nstack && i < KT_SESSION_NSTACK; i++)
-		n += s->stack[i].state == KT_STACK_USED && pid_alive(s->stack[i].pid);
+		if (s->stack[i].state == KT_STACK_USED)
+			count_pid(s->stack[i].pid, seen, &n);
 	return n;
 }
 

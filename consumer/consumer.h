@@ -59,12 +59,15 @@ struct kc_loss {
  * @dropped:    records the writers dropped (sum of the streams' counters).
  * @overwritten: records lost to flight-recorder overwrite.
  * @unfinished: open calls of dead threads written as unfinished.
+ * @waited_ns, @waits, @timeouts: how long writers waited for the consumer
+ *              (kc_set_block()), how often, how often in vain.
  * @channels:   trace directories written.
  * @errors:     files that could not be written.
  * @losses, @nlosses: the drop ranges (at most 64 kept; @nlosses counts all).
  */
 struct kc_stats {
 	uint64_t subbufs, bytes, records, dropped, overwritten, unfinished;
+	uint64_t waited_ns, waits, timeouts;
 	unsigned channels, errors;
 	const struct kc_loss *losses;
 	unsigned nlosses;
@@ -108,6 +111,21 @@ uint64_t kc_drain(struct kc_session *s, int final);
 void kc_wait(struct kc_session *s, int timeout_ms);
 
 /**
+ * kc_consume() - the consumer's loop: kc_drain() whenever a writer closes
+ * a sub-buffer (kc_wait(), at least every 20 ms) until @done(@arg)
+ * returns nonzero (the program ended).  The final drain is the caller's.
+ */
+void kc_consume(struct kc_session *s, int (*done)(void *arg), void *arg);
+
+/**
+ * kc_report() - print what the consumer did on stderr, each line prefixed
+ * "ktrace CMD: ": records and bytes written, its own CPU time, records
+ * dropped and the time ranges they were dropped in, calls reported
+ * unfinished.
+ */
+void kc_report(struct kc_session *s, const char *cmd);
+
+/**
  * kc_alive() - number of processes of the session still running (the
  * processes that set channels up or trace threads), for kc_open() users
  * who must wait for the program before the final drain.
@@ -134,6 +152,14 @@ const struct kc_stats *kc_stats(struct kc_session *s);
  * session file and DIR/session (a normal end leaves nothing in /dev/shm).
  */
 void kc_close(struct kc_session *s, int remove);
+
+/**
+ * kc_set_block() - how long a writer that finds its ring full waits for
+ * the consumer before dropping records: @ns nanoseconds per episode (0:
+ * never wait).  A writer whose wait runs out drops records, and writers
+ * stop waiting until the consumer copies something again.
+ */
+void kc_set_block(struct kc_session *s, uint64_t ns);
 
 /** kc_set_throttle() - testing aid: sleep @us microseconds after each sub-buffer copied. */
 void kc_set_throttle(struct kc_session *s, unsigned us);

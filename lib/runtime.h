@@ -124,6 +124,7 @@ struct kt_tls {
 	uint64_t seq;          /* seq of sb */
 	int started;           /* sb is valid */
 	int full;              /* discard mode: stream exhausted */
+	int dropping;          /* streamed: the ring is full and waiting did not help */
 };
 
 extern __thread struct kt_tls kt_tls __attribute__((tls_model("initial-exec")));

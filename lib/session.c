@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime.h"
@@ -149,4 +150,32 @@ void kt_session_wake(struct kt_session *s)
 	__atomic_fetch_add(&s->hdr->wake, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&s->hdr->sleeping, __ATOMIC_SEQ_CST))
 		syscall(SYS_futex, &s->hdr->wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+int kt_session_wait(struct kt_session *s, const uint64_t *consumed, uint64_t need, uint32_t nr)
+{
+	uint64_t limit = __atomic_load_n(&s->hdr->block_ns, __ATOMIC_RELAXED), t0, t;
+	long nap = 20000;
+
+	if (!limit || __atomic_load_n(&s->hdr->stalled, __ATOMIC_RELAXED))
+		return 0;
+	kt_session_wake(s);
+	t0 = t = kt_mono_ns();
+	while (__atomic_load_n(consumed, __ATOMIC_ACQUIRE) + nr <= need) {
+		struct timespec ts = { 0, nap };
+
+		if (t - t0 >= limit) {
+			__atomic_store_n(&s->hdr->stalled, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&s->hdr->timeouts, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&s->hdr->waited_ns, t - t0, __ATOMIC_RELAXED);
+			return 0;
+		}
+		nanosleep(&ts, NULL);
+		if (nap < 1000000)
+			nap *= 2;
+		t = kt_mono_ns();
+	}
+	__atomic_fetch_add(&s->hdr->waits, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->hdr->waited_ns, kt_mono_ns() - t0, __ATOMIC_RELAXED);
+	return 1;
 }

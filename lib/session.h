@@ -68,6 +68,15 @@
  * @nchan:     channel entries handed out (the consumer scans [0, nchan)).
  * @nstack:    shadow-stack entries handed out.
  * @start_ns:  CLOCK_MONOTONIC when the consumer created the session.
+ * @block_ns:  how long a writer that finds its ring full waits for the
+ *             consumer before it drops records (0: it drops at once);
+ *             set by the consumer (`ktrace record --block`).
+ * @waited_ns, @waits: time writers spent waiting for the consumer, and how
+ *             many times they had to (atomic adds; reported at the end).
+ * @timeouts:  waits that ended with the ring still full (records dropped).
+ * @stalled:   set by a writer whose wait timed out, cleared by the consumer
+ *             when it copies something: while set, writers drop at once
+ *             (a dead consumer costs one timeout, not one per record).
  * @dir:       the trace directory of `ktrace record -o` (NUL-terminated).
  */
 struct kt_session_hdr {
@@ -82,7 +91,13 @@ struct kt_session_hdr {
 	uint32_t nchan;
 	uint32_t nstack;
 	uint64_t start_ns;
-	uint64_t reserved[10];
+	uint64_t block_ns;
+	uint64_t waited_ns;
+	uint64_t waits;
+	uint64_t timeouts;
+	uint32_t stalled;
+	uint32_t pad;
+	uint64_t reserved[5];
 	char dir[3968];
 };
 
@@ -203,6 +218,15 @@ int kt_session_chan_add(struct kt_session *s, const char *dir, uint32_t flags, i
 
 /** kt_session_chan_state() - publish entry @idx's new state (enum kt_chan_state). */
 void kt_session_chan_state(struct kt_session *s, int idx, uint32_t state);
+
+/**
+ * kt_session_wait() - a writer found the ring whose consumer position is
+ * at @consumed full: wait until it moves past @need - buf_nr (i.e.
+ * *@consumed + @nr > @need), polling with growing sleeps (20 us to 1 ms),
+ * for at most hdr->block_ns.  Async-signal-safe (nanosleep).
+ * Return: 1 the slot is free now, 0 it is not (the caller drops).
+ */
+int kt_session_wait(struct kt_session *s, const uint64_t *consumed, uint64_t need, uint32_t nr);
 
 /**
  * kt_session_wake() - tell the consumer a sub-buffer was closed: one

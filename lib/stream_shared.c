@@ -55,11 +55,14 @@ static inline int kt_header_ready(const struct ktrace_subbuf *sb, uint64_t seq)
 	       __atomic_load_n(&sb->seq, __ATOMIC_RELAXED) == seq;
 }
 
-static void kt_shared_drop(struct kt_stream *st, struct ktrace_subbuf *last)
+/* Count a dropped record.  Return: the stream's drops before this one. */
+static uint64_t kt_shared_drop(struct kt_stream *st, struct ktrace_subbuf *last)
 {
-	__atomic_fetch_add(&st->ctl->dropped, 1, __ATOMIC_RELAXED);
+	uint64_t n = __atomic_fetch_add(&st->ctl->dropped, 1, __ATOMIC_RELAXED);
+
 	if (last)
 		__atomic_fetch_add(&last->lost, 1, __ATOMIC_RELAXED);
+	return n;
 }
 
 int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsigned id,
@@ -103,7 +106,8 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 			if (kt_streaming(ch)) {
 				/* The consumer copies a slot only once it is complete. */
 				if (nseq >= __atomic_load_n(&st->ctl->consumed, __ATOMIC_ACQUIRE) +
-						    ch->buf_nr)
+						    ch->buf_nr &&
+				    !kt_session_wait(ch->sess, &st->ctl->consumed, nseq, ch->buf_nr))
 					rc = -ENOBUFS;
 			} else if (!flight) {
 				rc = -ENOSPC;
@@ -112,9 +116,11 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 				rc = -ENOSPC;
 			}
 			if (rc) {
+				uint64_t n;
+
 				sb = h ? kt_subbuf(ch, st, seq) : NULL;
-				kt_shared_drop(st, sb && kt_header_ready(sb, seq) ? sb : NULL);
-				if (rc == -ENOBUFS)
+				n = kt_shared_drop(st, sb && kt_header_ready(sb, seq) ? sb : NULL);
+				if (rc == -ENOBUFS && !(n & 1023)) /* not a syscall per drop */
 					kt_session_wake(ch->sess);
 				return rc;
 			}

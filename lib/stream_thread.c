@@ -160,11 +160,22 @@ static int kt_thread_switch(struct ktrace_channel *ch, struct kt_tls *t, uint64_
 
 	if (kt_streaming(ch) &&
 	    nseq >= __atomic_load_n(&st->ctl->consumed, __ATOMIC_ACQUIRE) + ch->buf_nr) {
-		if (t->started)
-			t->pos = t->end;
-		kt_session_wake(ch->sess);
-		return -ENOBUFS;
+		/*
+		 * The ring is full: the consumer is behind.  Wait for it (for
+		 * at most the session's block_ns, once per episode: a thread
+		 * already dropping does not wait again until the ring frees),
+		 * else drop.  The first time, wake it.
+		 */
+		if (t->dropping || !kt_session_wait(ch->sess, &st->ctl->consumed, nseq, ch->buf_nr)) {
+			if (!t->dropping)
+				kt_session_wake(ch->sess);
+			t->dropping = 1;
+			if (t->started)
+				t->pos = t->end;
+			return -ENOBUFS;
+		}
 	}
+	t->dropping = 0;
 	kt_close_current(t);
 	if (!ch->sess && !(ch->flags & KTRACE_FLIGHT_CHANNEL) && nseq >= ch->buf_nr) {
 		t->full = 1;
@@ -186,8 +197,15 @@ static int kt_thread_switch(struct ktrace_channel *ch, struct kt_tls *t, uint64_
 	t->pos = (uint8_t *)sb + KTRACE_SUBBUF_HDR_SIZE;
 	t->end = (uint8_t *)sb + ch->buf_size;
 	t->cpu = kt_cpu();
-	if (kt_streaming(ch) && nseq > 0)
-		kt_session_wake(ch->sess); /* sub-buffer nseq - 1 is ready */
+	/*
+	 * Sub-buffer nseq - 1 is ready.  Wake the consumer when half the ring
+	 * is: it then writes them in one request (large direct writes are
+	 * several times faster than one per sub-buffer), and the other half
+	 * is left to absorb its latency.  It also looks every 20 ms by itself.
+	 */
+	if (kt_streaming(ch) &&
+	    nseq - __atomic_load_n(&st->ctl->consumed, __ATOMIC_RELAXED) >= (ch->buf_nr + 1) / 2)
+		kt_session_wake(ch->sess);
 	return 0;
 }
 

@@ -96,6 +96,9 @@ enum ktr_gap {
  *          records: byte offset of the record header in its stream file.
  * @what:   for KTR_GAP_CORRUPT: a short description (owned by the trace,
  *          valid until the next call on the same stream).
+ * @until_ns: for KTR_GAP_LOST and KTR_GAP_OVERWRITTEN: ns of the stream's
+ *          next record, so [@ns, @until_ns] is where records are missing
+ *          (0: none follows).
  */
 struct ktr_rec {
 	enum ktr_kind kind;
@@ -115,6 +118,7 @@ struct ktr_rec {
 	const char *file;
 	uint64_t offset;
 	const char *what;
+	uint64_t until_ns;
 };
 
 /* Stream kinds as the reader knows them (KTRACE_STREAM_*, 0 = unknown). */
@@ -296,6 +300,34 @@ int ktr_next(struct ktr_trace *t, struct ktr_rec *r);
 
 /** ktr_rewind() - start ktr_next() and every ktr_stream_next() over. */
 void ktr_rewind(struct ktr_trace *t);
+
+/**
+ * struct ktr_loss - a stretch of one stream where records are missing.
+ * @stream:  the stream.
+ * @gap:     KTR_GAP_LOST (a writer could not store them: buffer full, or
+ *           the consumer was behind), KTR_GAP_OVERWRITTEN (flight
+ *           recorder: @count sub-buffers), KTR_GAP_DROPPED (counted by the
+ *           control file but not placed in any sub-buffer).
+ * @count:   records (sub-buffers for OVERWRITTEN).
+ * @from_ns: CLOCK_MONOTONIC ns of the last record before the stretch (0:
+ *           before the first).
+ * @to_ns:   of the first record after it (0: none after it).
+ */
+struct ktr_loss {
+	unsigned stream;
+	enum ktr_gap gap;
+	uint64_t count;
+	uint64_t from_ns, to_ns;
+};
+
+/**
+ * ktr_losses() - every stretch of @t (and its kernel sub-trace) where
+ * records are missing, from the sub-buffer index (no record is read):
+ * the first @max into @out (may be NULL with @max 0), records missing in
+ * all (LOST + DROPPED) into *@records if not NULL.
+ * Return: the number of stretches (may exceed @max).
+ */
+size_t ktr_losses(const struct ktr_trace *t, struct ktr_loss *out, size_t max, uint64_t *records);
 
 /**
  * ktr_raw_to_ns() - convert a raw timestamp of @t to CLOCK_MONOTONIC ns:

@@ -338,7 +338,22 @@ static void fill_common(struct ktr_trace *t, struct ktr_stream *s, struct ktr_re
 	r->what = NULL;
 	r->gap = 0;
 	r->count = 0;
+	r->until_ns = 0;
 	s->last_raw = raw;
+}
+
+/* ns of the first record of the first valid index entry from @i on (0: none). */
+static uint64_t next_ns(struct ktr_trace *t, const struct ktr_stream *s, size_t i)
+{
+	for (; i < s->nsb; i++) {
+		struct ktrace_subbuf h;
+
+		if (s->sb[i].corrupt)
+			continue;
+		memcpy(&h, s->f.p + s->sb[i].off, sizeof(h));
+		return ktr_raw_to_ns(t, h.first_ts);
+	}
+	return 0;
 }
 
 static void make_gap(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec *r, enum ktr_gap g,
@@ -517,6 +532,7 @@ int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
 			if (e->seq > expect) {
 				make_gap(t, s, r, KTR_GAP_OVERWRITTEN, e->seq - expect,
 					 time_before(s, s->cur));
+				r->until_ns = next_ns(t, s, s->cur);
 				return 1;
 			}
 			break;
@@ -555,6 +571,7 @@ int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
 			s->phase = PH_NEXT;
 			if (s->lost) {
 				make_gap(t, s, r, KTR_GAP_LOST, s->lost, s->last_raw);
+				r->until_ns = next_ns(t, s, s->cur + 1);
 				return 1;
 			}
 			break;

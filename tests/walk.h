@@ -62,9 +62,31 @@ static int walk_cmp_seq(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Does trace @dir say `layout slots` (written by `ktrace record`'s consumer)? */
+static int walk_slots(const char *dir)
+{
+	size_t len;
+	char *m = walk_map(dir, "metadata", &len), *text;
+	int slots = 0;
+
+	if (!m)
+		return 0;
+	text = malloc(len + 2);
+	text[0] = '\n';
+	memcpy(text + 1, m, len);
+	text[len + 1] = 0;
+	slots = strstr(text, "\nlayout slots\n") != NULL;
+	free(text);
+	munmap(m, len);
+	return slots;
+}
+
 /*
  * Walk every record of trace @dir in stream order (sub-buffers by seq),
- * calling @fn for non-internal ones.  Returns the counters.
+ * calling @fn for non-internal ones.  Returns the counters.  Fixed layout:
+ * every traceN is buf_nr ring slots; slots layout (docs/FORMAT.md): traceN
+ * exists for the streams that had records and holds sub-buffers of
+ * buf_size bytes one after another, each final (CLOSED, `used` exact).
  */
 static struct walk_stats walk_trace(const char *dir, void (*fn)(const struct walk_rec *, void *),
 				    void *arg)
@@ -72,6 +94,7 @@ static struct walk_stats walk_trace(const char *dir, void (*fn)(const struct wal
 	struct walk_stats ws = { 0 };
 	size_t clen;
 	const struct ktrace_control *ctl = walk_map(dir, "control", &clen);
+	int slots = walk_slots(dir);
 
 	if (!ctl || ctl->magic != KTRACE_CONTROL_MAGIC) {
 		ws.bad++;
@@ -84,24 +107,29 @@ static struct walk_stats walk_trace(const char *dir, void (*fn)(const struct wal
 		size_t len;
 		const uint8_t *base;
 		const struct ktrace_subbuf **sbs;
-		unsigned n = 0;
+		unsigned n = 0, nslots;
 
 		ws.dropped += sc->dropped;
 		ws.overwritten += sc->overwritten;
 		ws.written += sc->written;
 		snprintf(name, sizeof(name), "trace%u", s);
 		base = walk_map(dir, name, &len);
-		if (!base || len != (size_t)ctl->buf_size * ctl->buf_nr) {
+		if (slots && !base)
+			continue; /* a stream no thread wrote to */
+		if (!base || (slots ? len % ctl->buf_size : len != (size_t)ctl->buf_size * ctl->buf_nr)) {
 			ws.bad++;
 			continue;
 		}
-		sbs = calloc(ctl->buf_nr, sizeof(*sbs));
-		for (unsigned i = 0; i < ctl->buf_nr; i++) {
+		nslots = slots ? (unsigned)(len / ctl->buf_size) : ctl->buf_nr;
+		sbs = calloc(nslots ? nslots : 1, sizeof(*sbs));
+		for (unsigned i = 0; i < nslots; i++) {
 			const struct ktrace_subbuf *sb =
 				(const void *)(base + (size_t)i * ctl->buf_size);
 
 			if (sb->magic == KTRACE_SUBBUF_MAGIC)
 				sbs[n++] = sb;
+			else if (slots)
+				ws.bad++;
 		}
 		qsort(sbs, n, sizeof(*sbs), walk_cmp_seq);
 		for (unsigned i = 0; i < n; i++) {
@@ -110,11 +138,14 @@ static struct walk_stats walk_trace(const char *dir, void (*fn)(const struct wal
 			size_t ctxw = (sb->flags & KTRACE_SBF_CTX) ? 8 : 0;
 			const uint8_t *p, *end;
 
-			if (sb->seq % ctl->buf_nr != (uint64_t)(((const uint8_t *)sb - base) / ctl->buf_size))
+			if (!slots &&
+			    sb->seq % ctl->buf_nr != (uint64_t)(((const uint8_t *)sb - base) / ctl->buf_size))
+				ws.bad++;
+			if (slots && (!(sb->flags & KTRACE_SBF_CLOSED) || (i && sb->seq <= sbs[i - 1]->seq)))
 				ws.bad++;
 			/* Shared streams: a sub-buffer is closed when its commit count
 			 * is complete for its lap; the open one ends at head. */
-			if (sb->flags & KTRACE_SBF_CTX) {
+			if (!slots && (sb->flags & KTRACE_SBF_CTX)) {
 				uint32_t full = (uint32_t)((sb->seq / ctl->buf_nr + 1) *
 							   (uint64_t)(ctl->buf_size - KTRACE_SUBBUF_HDR_SIZE));
 

@@ -1,0 +1,89 @@
+/*
+ * tests/kft/stream.c - the program the streaming recorder's tests trace
+ * (tests/record_stream.c compiles it with -finstrument-functions).
+ *
+ *   stream calls N [SPIN] [COUNTER]
+ *       main() -> loop() -> N x leaf(SPIN); leaf spins SPIN iterations (default 0).
+ *       With COUNTER (a file), the number of leaf() calls that have returned
+ *       is stored in it (a shared mapping) after each one: a side channel that
+ *       tells the test how many calls were committed when the program was
+ *       killed.  Exit 0.
+ *   stream segv DEPTH
+ *       main() -> deep(DEPTH) -> deep(DEPTH - 1) -> ... -> deep(1), which
+ *       writes through a NULL pointer: SIGSEGV with DEPTH + 1 calls open.
+ *   stream abort DEPTH
+ *       the same, ending in abort().
+ *
+ * The functions' addresses are printed on stderr as "NAME 0xADDR" lines
+ * when KFT_SYMS is set, so the test can name records without a symbolizer.
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+static volatile uint64_t *counter;
+static volatile unsigned sink;
+static int crash_abort;
+
+void __attribute__((noinline)) leaf(unsigned spin)
+{
+	for (unsigned i = 0; i < spin; i++)
+		sink += i;
+}
+
+void __attribute__((noinline)) loop(uint64_t n, unsigned spin)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		leaf(spin);
+		if (counter)
+			*counter = i + 1;
+	}
+}
+
+void __attribute__((noinline)) deep(unsigned depth)
+{
+	if (depth > 1) {
+		deep(depth - 1);
+		sink++;
+		return;
+	}
+	if (crash_abort)
+		abort();
+	*(volatile int *)(uintptr_t)sink = 1; /* sink is 0: SIGSEGV */
+}
+
+int main(int argc, char **argv)
+{
+	if (getenv("KFT_SYMS"))
+		fprintf(stderr, "leaf %p\nloop %p\ndeep %p\nmain %p\n", (void *)leaf, (void *)loop,
+			(void *)deep, (void *)main);
+	if (argc >= 3 && !strcmp(argv[1], "calls")) {
+		uint64_t n = strtoull(argv[2], NULL, 0);
+		unsigned spin = argc >= 4 ? (unsigned)strtoul(argv[3], NULL, 0) : 0;
+
+		if (argc >= 5) {
+			int fd = open(argv[4], O_RDWR | O_CREAT, 0600);
+
+			if (fd < 0 || ftruncate(fd, 8) < 0)
+				return 3;
+			counter = mmap(NULL, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (counter == MAP_FAILED)
+				return 3;
+			close(fd);
+		}
+		loop(n, spin);
+		return 0;
+	}
+	if (argc >= 3 && (!strcmp(argv[1], "segv") || !strcmp(argv[1], "abort"))) {
+		crash_abort = !strcmp(argv[1], "abort");
+		deep((unsigned)strtoul(argv[2], NULL, 0));
+		return 0;
+	}
+	fprintf(stderr, "usage: stream calls N [SPIN] [COUNTER] | segv DEPTH | abort DEPTH\n");
+	return 2;
+}
