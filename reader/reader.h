@@ -633,6 +633,33 @@ const char *ktr_sym_format(const struct ktr_sym *sym, int with_offset, char *buf
 /** ktr_syms_free() - free @s (NULL allowed); the trace is not touched. */
 void ktr_syms_free(struct ktr_syms *s);
 
+/**
+ * ktr_syms_set_demangle() - name C++ (and Rust) functions demangled
+ * (@on = 1, the default: `geo::Rect::area() const`) or as the symbol
+ * table spells them (@on = 0: `_ZNK3geo4Rect4areaEv`).  Call before the
+ * first lookup (cached results keep the form they were made with).
+ */
+void ktr_syms_set_demangle(struct ktr_syms *s, int on);
+
+/*
+ * Demangling on its own (reader/demangle.c, libiberty's cplus_demangle()
+ * with parameters), for names that do not come from a symbolizer.
+ */
+struct ktr_demangler;
+
+/** ktr_demangler_new() - an interning demangler, or NULL (ENOMEM). */
+struct ktr_demangler *ktr_demangler_new(void);
+
+/**
+ * ktr_demangle() - the demangled form of @name, or @name itself when it
+ * is not a mangled C++/Rust name (or @d is NULL, or memory ran out).  The
+ * result lives until ktr_demangler_free().  Not thread-safe.
+ */
+const char *ktr_demangle(struct ktr_demangler *d, const char *name);
+
+/** ktr_demangler_free() - free @d and every name it returned (NULL allowed). */
+void ktr_demangler_free(struct ktr_demangler *d);
+
 /* ------------------------------------------------------------------ */
 /* Call trees and entry-ordered call lists (kd, addr2sym)              */
 /* ------------------------------------------------------------------ */
