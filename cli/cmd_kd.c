@@ -57,6 +57,7 @@ struct kopts {
 struct fn {
 	uint64_t addr;      /* function address, 0 = unknown */
 	uint64_t count, time, local, max, unfinished;
+	uint64_t sum;       /* every call's duration (time counts recursion once) */
 	uint64_t wlocal, off; /* wall-clock local time; off-CPU time during the calls */
 	char *name;
 	uint32_t best;      /* most time-consuming child (fn index), if have_best */
@@ -336,15 +337,17 @@ static void on_child(void *arg, uintptr_t parent, uintptr_t child, uint64_t ns, 
 static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 {
 	struct ktr_ctree *ct = ktr_ctree_new();
+	struct ktr_outer *outer = ktr_outer_new();
 	struct cli_progress *prog = cli_progress_start(k->t, CMD, 0);
 	struct ktr_rec r;
 	struct ktr_call c;
 	int rc = 0;
 
 	k->ct_on = ktr_ctree_new();
-	if (!ct || !k->ct_on) {
+	if (!ct || !k->ct_on || !outer) {
 		cli_progress_end(prog);
 		ktr_ctree_free(ct);
+		ktr_outer_free(outer);
 		return -ENOMEM;
 	}
 	while (ktr_next(k->t, &r)) {
@@ -407,7 +410,8 @@ static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 			f->off += off;
 		}
 		f->count++;
-		f->time += c.dur_ns;
+		f->time += ktr_outer_add(outer, &c, (uint64_t)fi);
+		f->sum += c.dur_ns;
 		f->local += local;
 		if (c.dur_ns > f->max)
 			f->max = c.dur_ns;
@@ -434,6 +438,7 @@ static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 	cli_progress_end(prog);
 	drain(k->t);
 	ktr_ctree_free(ct);
+	ktr_outer_free(outer);
 	ktr_ctree_free(k->ct_on);
 	k->ct_on = NULL;
 	return rc;
@@ -467,9 +472,9 @@ static uint64_t field_value(const struct fn *f, char c)
 	switch (c) {
 	case 'c': return f->count;
 	case 't': return f->time;
-	case 'a': return f->count ? f->time / f->count : 0;
+	case 'a': return f->count ? f->sum / f->count : 0;
 	case 'l': return f->local;
-	case 's': return f->time - f->wlocal;
+	case 's': return f->time > f->wlocal ? f->time - f->wlocal : 0;
 	case 'o': return f->off;
 	case 'x': return f->max;
 	case 'n': return f->have_best ? f->best_count : 0;

@@ -711,6 +711,33 @@ size_t ktr_ctree_threads(const struct ktr_ctree *ct);
 /** ktr_ctree_free() - free @ct (NULL allowed). */
 void ktr_ctree_free(struct ktr_ctree *ct);
 
+struct ktr_outer;
+
+/**
+ * ktr_outer_new() - a builder of "total time counted once" per function
+ * (reader/outer.c): fed the calls of a trace in record order, as
+ * ktr_ctree_add(), it tells how much each call adds to its function's
+ * total so that the total is the sum over the function's outermost
+ * active calls.  Recursive calls (fib calling fib, or f -> g -> f) are
+ * then not counted twice, and a function's total never exceeds its
+ * caller's or its thread's (uftrace's report counts the same way).
+ * Memory: O(depth) per (thread, function) seen.
+ * Return: the builder, or NULL (ENOMEM).
+ */
+struct ktr_outer *ktr_outer_new(void);
+
+/**
+ * ktr_outer_add() - add call @c of the function named by @key.
+ * Return: what @c adds to its function's total, in ns: its duration minus
+ * the durations of the outermost calls of the same @key nested in it
+ * (already added when they came); never negative.  On allocation failure
+ * the call counts in full.
+ */
+uint64_t ktr_outer_add(struct ktr_outer *o, const struct ktr_call *c, uint64_t key);
+
+/** ktr_outer_free() - free @o (NULL allowed). */
+void ktr_outer_free(struct ktr_outer *o);
+
 /**
  * struct ktr_callent - a call as kept for sorting (40 bytes).
  * @entry_ns, @dur_ns, @local_ns: times in ns (local: ktr_ctree_add()).
