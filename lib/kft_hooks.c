@@ -363,14 +363,14 @@ static void exit_engine_done(struct kft_tls *t, struct kft_frame *f, unsigned de
 }
 
 /*
- * The exit of a frame kft_unlisted() dropped at its entry: counted as
+ * The exit of a frame kft_entry_filter() dropped at its entry: counted as
  * filtered if the run is still the one it was entered in (else it is
  * simply gone, as a frame entered before a run starts).
  */
 static inline void exit_unlisted(struct kft_tls *t, const struct kft_frame *f)
 {
 	if (__atomic_load_n(&t->run->epoch, __ATOMIC_RELAXED) == t->t.epoch)
-		kft_exit_unlisted(t->run, &t->t, KFT_FRAME_SIG(f));
+		kft_exit_unlisted(t->run, &t->t, f->fn, KFT_FRAME_SIG(f), (unsigned)(f - t->stack));
 }
 
 /*
@@ -403,6 +403,9 @@ static KFT_COLD void enter_slow(struct kft_tls *t, uint64_t fn, uint64_t site, u
 	f->t = now = kft_idle(&t->t) ? 0 : kft_clock();
 	t->depth++;
 	entry_engine(t, fn, now, sp);
+	/* filter depth, as the engine sees the run now (dropped at the exit) */
+	if (t->t.entry_filter && t->depth - 1 >= t->t.max_depth)
+		t->stack[t->depth - 1].flags |= KFT_FRAME_DEEP;
 out:
 	gate_open(t);
 }
@@ -440,9 +443,8 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_enter(void *this_fn, void *call_site)
 	KT_BARRIER();
 	f = top + 1;
 	frame_init(f, fn, site, sp, idx, d);
-	if (KT_UNLIKELY(kft_unlisted(t->run, &t->t, fn))) {
-		/* Not in the funclist: no clock at either end. */
-		f->flags = KFT_FRAME_UNLISTED;
+	if (KT_UNLIKELY((f->flags = kft_entry_filter(t->run, &t->t, fn, d)) & KFT_FRAME_UNLISTED)) {
+		/* Funclist, notrace or depth drop it: no clock at either end. */
 		f->t = 0;
 		t->depth = d + 1;
 		KT_BARRIER();
