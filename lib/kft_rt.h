@@ -130,6 +130,25 @@ unsigned kft_shadow_depth(void); /* frames on the calling thread's shadow stack 
 void kft_thread_end(void);       /* report its open frames as unfinished, stop tracing it */
 void kft_hooks_atfork_child(void);
 
+/* kft_names.c: function names of the program (configuration loading, before main) */
+struct kft_resolver;
+/* The objects loaded now, their symbol tables opened lazily.  NULL: ENOMEM. */
+struct kft_resolver *kft_resolver_open(void);
+void kft_resolver_close(struct kft_resolver *r);
+/* kft_resolve_fn and kft_glob_fn (kft/config.h) over a struct kft_resolver. */
+int kft_resolve(void *arg, const char *name, kt_u32 len, kt_u64 *addr);
+int kft_glob(void *arg, const char *pat, kt_u32 len, kt_u64 *addrs, kt_u32 max);
+
+/* kft_start.c: what ktrace record passes besides the configuration */
+/*
+ * The raw clock of the program's start (exec) from KTRACE_EXEC_NS, given
+ * the raw clock @raw_now read with @ns_now (CLOCK_MONOTONIC) and the raw
+ * rate; @raw_now when the variable is absent or implausible.
+ */
+uint64_t kft_exec_origin(uint64_t raw_now, uint64_t ns_now, uint64_t raw_per_sec);
+/* Say, once, why the program runs untraced (to ktrace record, else stderr). */
+void kft_report_untraced(const char *msg);
+
 /* kft_setup.c */
 /* Claim a counter block for the calling thread (NULL if none is free). */
 struct kft_counters *kft_claim_block(uint32_t tid);
