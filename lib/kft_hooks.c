@@ -132,7 +132,6 @@ static void gate_open(struct kft_tls *t)
 static int thread_start(struct kft_global *g, struct kft_tls *t)
 {
 	size_t len = 256 + (size_t)KFT_STACK_FRAMES * sizeof(struct kft_frame);
-	pthread_attr_t attr;
 	void *p;
 
 	if (t->state < 0)
@@ -155,16 +154,7 @@ static int thread_start(struct kft_global *g, struct kft_tls *t)
 	t->t.c = kft_claim_block(kt_gettid());
 	if (!t->t.c)
 		t->t.c = t->own;
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-		void *addr;
-		size_t size;
-
-		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-			t->stack_lo = (uint64_t)(uintptr_t)addr;
-			t->stack_hi = t->stack_lo + size;
-		}
-		pthread_attr_destroy(&attr);
-	}
+	kft_stack_bounds(&t->stack_lo, &t->stack_hi); /* from the thread's base (kft_stack.c) */
 	kft_hooks_thread_started();
 	__atomic_store_n(&kft_shadow_depth_fn, kft_shadow_depth, __ATOMIC_RELAXED);
 	t->state = 1;
