@@ -386,7 +386,7 @@ static int run(int argc, char **argv)
 	}
 	kernel = krec != NULL; /* kernel events were recorded: PROG need not be instrumented */
 	krec_end_program(krec, dir, 1, quiet);
-	return rec_outcome(&rep, dir, argv[optind], status, kernel, quiet);
+	return rec_outcome(&rep, dir, argv + optind, status, kernel, quiet);
 }
 
 KTRACE_COMMAND(record, "run a -finstrument-functions program under the function tracer", run, help);

@@ -256,9 +256,47 @@ static int summarise(const char *dir, int quiet, char *error, size_t len)
 	return writers;
 }
 
-int rec_outcome(struct rec_report *r, const char *dir, const char *prog, int status, int kernel,
+/*
+ * Append "cmdline ARGS" to DIR/metadata (after the program's runtime last
+ * rewrote it), for ktrace info: arguments joined by blanks, those holding a
+ * blank, a quote or a backslash single-quoted as a shell would need them.
+ */
+static void record_cmdline(const char *dir, char **argv)
+{
+	char path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	f = fopen(path, "r+");
+	if (!f)
+		return;
+	fseek(f, 0, SEEK_END);
+	fputs("cmdline", f);
+	for (char **a = argv; *a; a++) {
+		fputc(' ', f);
+		if (**a && !strpbrk(*a, " \t'\"\\$`\n")) {
+			fputs(*a, f);
+			continue;
+		}
+		fputc('\'', f);
+		for (const char *c = *a; *c; c++) {
+			if (*c == '\'')
+				fputs("'\\''", f);
+			else if (*c == '\n')
+				fputc(' ', f);
+			else
+				fputc(*c, f);
+		}
+		fputc('\'', f);
+	}
+	fputc('\n', f);
+	fclose(f);
+}
+
+int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, int kernel,
 		int quiet)
 {
+	const char *prog = argv[0];
 	char said[1200] = "", error[512], why[1400];
 	int writers;
 	ssize_t n = r->rd >= 0 ? read(r->rd, said, sizeof(said) - 1) : -1;
@@ -285,6 +323,7 @@ int rec_outcome(struct rec_report *r, const char *dir, const char *prog, int sta
 		cli_error(CMD, "%s was not traced: %s", prog, why);
 		return 1;
 	}
+	record_cmdline(dir, argv);
 	if (why[0])
 		cli_error(CMD, "warning: %s's calls were not traced: %s (kernel events are in %s/kernel)",
 			  prog, why, dir);

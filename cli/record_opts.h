@@ -76,14 +76,15 @@ void rec_report_parent(struct rec_report *r);
  * rec_outcome() - after the program ended: say once why nothing was
  * traced, if so, or summarise the run (unless @quiet), and choose the exit
  * status.
- * @dir:     the trace directory; @prog: the program's name.
+ * @dir:     the trace directory; @argv: the program and its arguments
+ *           (appended to DIR/metadata as its `cmdline` line).
  * @status:  its wait status; @kernel: kernel events were recorded too (the
  *           program need not be instrumented).
  * Return: the program's exit status (128 + signal if killed), or 1 when
  * it could not be traced (the reason printed once:
  * "ktrace record: PROG was not traced: REASON").
  */
-int rec_outcome(struct rec_report *r, const char *dir, const char *prog, int status, int kernel,
+int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, int kernel,
 		int quiet);
 
 #endif
