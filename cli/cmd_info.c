@@ -210,7 +210,7 @@ static int run(int argc, char **argv)
 				char key[64];
 
 				*colon = 0;
-				snprintf(key, sizeof(key), "%s%s", buf[0] == 's' ? "run " : "", buf);
+				snprintf(key, sizeof(key), "%s%.40s", buf[0] == 's' ? "run " : "", buf);
 				row(key, "%s", colon + 2);
 			}
 		}

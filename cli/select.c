@@ -33,7 +33,7 @@ static uint64_t unit_ns(const char *u, size_t *len)
 		uint64_t ns;
 	} units[] = {
 		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000ull },
-		{ "m", 60000000000ull }, { "min", 60000000000ull },
+		{ "m", 60000000000ull }, { "min", 60000000000ull }, { "h", 3600000000000ull },
 	};
 
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
