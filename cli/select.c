@@ -72,8 +72,8 @@ static int parse_time(const char *s, uint64_t bare_unit_ns, uint64_t *ns, int *h
 			return -1;
 		*had_unit = 1;
 	} else {
-		if (!bare_unit_ns || fdiv > 1)
-			return -1; /* a fraction needs its unit */
+		if (!bare_unit_ns || (fdiv > 1 && bare_unit_ns == 1))
+			return -1; /* a fraction of a nanosecond means nothing */
 		unit = bare_unit_ns;
 		*had_unit = 0;
 	}
