@@ -39,8 +39,8 @@ CPPFLAGS += -Iinclude -I. -D_GNU_SOURCE
 CFLAGS += -std=gnu11 $(OPT) -Wall -Wextra -Wno-unused-parameter $(WERROR) $(SANFLAGS) -fno-strict-aliasing
 LDFLAGS += $(SANFLAGS)
 LDLIBS += -lpthread
-# elfutils for symbols and source lines (addr2sym, kd)
-DW_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf)
+# elfutils for symbols and source lines (addr2sym, kd); libiberty demangles C++
+DW_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -liberty
 # libtracefs + libtraceevent for `ktrace record --kernel` (cli/tracefs_rec.c)
 TRACEFS_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent 2>/dev/null || echo -I/usr/include/tracefs -I/usr/include/traceevent)
 TRACEFS_LIBS := $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || echo -ltracefs -ltraceevent)

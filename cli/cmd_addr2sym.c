@@ -24,6 +24,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/output.h"
+#include "cli/select.h"
 #include "reader/reader.h"
 
 #define CMD "addr2sym"
@@ -32,7 +34,7 @@ struct aopts {
 	int lines, inl, unsorted, noheader, usec;
 	const char *symfile;
 	size_t sort_mem;
-	struct cli_idlist tids, pids;
+	struct cli_select sel;
 };
 
 /* What a call-site key prints as (cached per key). */
@@ -54,7 +56,7 @@ struct a2s {
 static void help(FILE *out)
 {
 	fprintf(out,
-		"usage: ktrace addr2sym [options] DIR\n"
+		"usage: ktrace addr2sym [options] [DIR]\n"
 		"\n"
 		"KFT's addr2sym listing of the function trace in DIR: one line per recorded\n"
 		"call, in entry order, with\n"
@@ -66,18 +68,18 @@ static void help(FILE *out)
 		"Symbols come from the files and build ids recorded in the trace (PIE\n"
 		"executables, shared libraries, separate debug files); a file that changed or\n"
 		"has no symbols is named once on stderr and its addresses are printed as\n"
-		"[file]+0xoffset.\n"
+		"[file]+0xoffset.  DIR defaults to ./ktrace.data.\n"
 		"\n"
 		"  -l, --lines            add the source file:line of each call site\n"
 		"      --inline           name the functions inlined at each call site\n"
 		"  -m, --symbols FILE     read the traced executable's symbols from FILE\n"
 		"                         (a copy with debug information, or a moved binary)\n"
-		"  -u, --unsorted         list calls as recorded (by exit time), streaming\n"
-		"      --tid LIST         only these threads (comma-separated ids)\n"
-		"      --pid LIST         only these processes\n"
+		"      --unsorted         list calls as recorded (by exit time), streaming\n"
+		CLI_SELECT_HELP
 		"  -H, --no-header        only the table\n"
-		"      --usec             whole microseconds, as KFT printed them\n"
+		"  -u, --usec             whole microseconds, as KFT printed them\n"
 		"      --sort-mem BYTES   memory for ordering the calls (default 64M)\n"
+		CLI_OUTPUT_HELP
 		"  -h, --help             this text\n"
 		"\n"
 		"Exit status: 0, 1 the trace has errors (all readable calls were printed)\n"
@@ -351,40 +353,41 @@ static void print_gap(FILE *out, unsigned gap, uint64_t count, uint32_t stream)
 
 static int run(int argc, char **argv)
 {
-	enum { OPT_TID = 256, OPT_PID, OPT_INLINE, OPT_USEC, OPT_SORTMEM };
+	enum { OPT_INLINE = CLI_OPT_SELECT_END, OPT_UNSORTED, OPT_SORTMEM };
 	static const struct option opts[] = {
 		{ "lines", no_argument, NULL, 'l' },       { "inline", no_argument, NULL, OPT_INLINE },
-		{ "symbols", required_argument, NULL, 'm' }, { "unsorted", no_argument, NULL, 'u' },
-		{ "no-header", no_argument, NULL, 'H' },   { "usec", no_argument, NULL, OPT_USEC },
-		{ "tid", required_argument, NULL, OPT_TID }, { "pid", required_argument, NULL, OPT_PID },
+		{ "symbols", required_argument, NULL, 'm' }, { "unsorted", no_argument, NULL, OPT_UNSORTED },
+		{ "no-header", no_argument, NULL, 'H' },   { "usec", no_argument, NULL, 'u' },
 		{ "sort-mem", required_argument, NULL, OPT_SORTMEM },
-		{ "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' },
+		CLI_SELECT_LONGOPTS, CLI_OUTPUT_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
 	};
 	struct a2s a;
 	struct ktr_callsort *sorter = NULL;
 	struct ktr_rec r;
 	struct ktr_call c;
 	FILE *out = stdout;
-	int opt, rc = 0;
+	const char *dir;
+	int opt, rc = 0, taken;
 
 	memset(&a, 0, sizeof(a));
+	cli_select_init(&a.o.sel);
 	a.wf = 25;
-	while ((opt = getopt_long(argc, argv, ":lm:uHh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":lm:uHp:h", opts, NULL)) != -1) {
+		if ((taken = cli_select_option(&a.o.sel, CMD, opt, optarg)) != 0 ||
+		    (taken = cli_output_option(CMD, opt, optarg)) != 0) {
+			if (taken < 0)
+				return 2;
+			continue;
+		}
 		switch (opt) {
 		case 'l': a.o.lines = 1; break;
 		case OPT_INLINE: a.o.inl = 1; break;
 		case 'm': a.o.symfile = optarg; break;
-		case 'u': a.o.unsorted = 1; break;
+		case OPT_UNSORTED: a.o.unsorted = 1; break;
 		case 'H': a.o.noheader = 1; break;
-		case OPT_USEC: a.o.usec = 1; break;
-		case OPT_TID:
-		case OPT_PID:
-			if (cli_idlist_parse(optarg, UINT32_MAX, opt == OPT_TID ? &a.o.tids : &a.o.pids) < 0) {
-				cli_error(CMD, "option '%s': '%s' is not a list of ids",
-					  opt == OPT_TID ? "--tid" : "--pid", optarg);
-				return 2;
-			}
-			break;
+		case 'u': a.o.usec = 1; break;
 		case OPT_SORTMEM:
 		{
 			uint64_t size;
@@ -403,22 +406,15 @@ static int run(int argc, char **argv)
 			return cli_bad_option(CMD, opt, argc, argv);
 		}
 	}
-	if (optind >= argc) {
-		cli_error(CMD, "missing trace directory (see ktrace addr2sym --help)");
+	dir = cli_select_dir(CMD, argc, argv, optind);
+	if (!dir)
 		return 2;
-	}
-	if (optind + 1 < argc) {
-		cli_error(CMD, "unexpected argument '%s' (see ktrace addr2sym --help)", argv[optind + 1]);
-		return 2;
-	}
-	a.t = ktr_open(argv[optind]);
-	if (!a.t) {
-		cli_error(CMD, "%s: %s", argv[optind], strerror(errno));
+	a.t = cli_select_open(&a.o.sel, CMD, dir);
+	if (!a.t)
 		return 1;
-	}
 	drain(a.t);
 	a.origin = ktr_time_origin(a.t);
-	a.syms = ktr_syms_new(a.t);
+	a.syms = cli_select_syms(&a.o.sel, a.t);
 	if (!a.syms) {
 		rc = -ENOMEM;
 		goto done;
@@ -433,6 +429,7 @@ static int run(int argc, char **argv)
 		rc = -ENOMEM;
 		goto done;
 	}
+	cli_pager_start();
 	if (!a.o.noheader)
 		print_header(&a, out);
 	if (a.o.unsorted)
@@ -458,7 +455,7 @@ static int run(int argc, char **argv)
 		}
 		if (!ktr_call_decode(a.t, &r, &c))
 			continue;
-		if (!cli_idlist_has(&a.o.tids, c.tid) || !cli_idlist_has(&a.o.pids, c.pid))
+		if (!cli_select_call(&a.o.sel, &c))
 			continue;
 		if (a.o.unsorted) {
 			print_call(&a, out, c.entry_ns, c.dur_ns, c.flags, c.tid, c.key);
@@ -512,19 +509,14 @@ done:
 			cli_error(CMD, "reading the trace: %s", strerror(-rc));
 		rc = 1;
 	}
-	if (fflush(out) != 0 || ferror(out)) {
-		cli_error(CMD, "writing the output: %s", strerror(errno ? errno : EIO));
+	if (!rc && ktr_error_count(a.t))
 		rc = 1;
-	} else if (!rc && ktr_error_count(a.t)) {
-		rc = 1;
-	}
 out:
 	for (size_t i = 0; i < a.nkt; i++)
 		keytext_free(&a.kt[i]);
 	free(a.kt);
 	keytext_free(&a.extra);
-	cli_idlist_free(&a.o.tids);
-	cli_idlist_free(&a.o.pids);
+	cli_select_free(&a.o.sel);
 	ktr_callsort_free(sorter);
 	ktr_syms_free(a.syms);
 	ktr_close(a.t);

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,12 @@ static void ago(char *buf, size_t len, uint64_t ns)
 		snprintf(buf, len, "%.3f s ago", (double)(now - ns) / 1e9);
 }
 
+/* Is the channel's owner still running?  (kill(pid, 0): EPERM means it exists.) */
+static int owner_alive(uint32_t pid)
+{
+	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
 static int do_status(const char *dir)
 {
 	struct ctl k;
@@ -232,9 +239,15 @@ static int do_status(const char *dir)
 		       ktr_info(t)->comm[0] ? ktr_info(t)->comm : "?");
 	else
 		printf("channel:  pid %" PRIu32 "\n", k.c->owner_pid);
-	printf("state:    %s (last start %s, last stop %s)\n",
-	       __atomic_load_n(&k.c->state, __ATOMIC_ACQUIRE) == KTRACE_STATE_RUNNING ? "running" : "stopped",
-	       a, b);
+	if (!owner_alive(k.c->owner_pid))
+		printf("state:    ended (pid %" PRIu32 " has exited; it was %s: last start %s, last stop %s)\n",
+		       k.c->owner_pid,
+		       __atomic_load_n(&k.c->state, __ATOMIC_ACQUIRE) == KTRACE_STATE_RUNNING ? "running" : "stopped",
+		       a, b);
+	else
+		printf("state:    %s (last start %s, last stop %s)\n",
+		       __atomic_load_n(&k.c->state, __ATOMIC_ACQUIRE) == KTRACE_STATE_RUNNING ? "running" : "stopped",
+		       a, b);
 	printf("mode:     %s, %s streams%s\n", k.c->flags & KTRACE_FLIGHT_CHANNEL ? "flight" : "discard",
 	       k.c->flags & KTRACE_GLOBAL_CHANNEL ? "global" : "per-thread",
 	       k.c->flags & KTRACE_DISABLE_STATE ? ", state control disabled" : "");
@@ -261,7 +274,7 @@ static int do_status(const char *dir)
 	       td, to);
 	ktr_close(t);
 	ctl_close(&k);
-	return fflush(stdout) ? 1 : 0;
+	return 0; /* standard output is checked by the dispatcher */
 }
 
 static int do_enable(const char *dir, const char *spec, int on)

@@ -42,7 +42,10 @@
 
 #include "cli/cli.h"
 #include "cli/kview.h"
+#include "cli/output.h"
 #include "cli/progress.h"
+#include "cli/rows.h"
+#include "cli/select.h"
 #include "reader/reader.h"
 #include "reader/sched.h"
 
@@ -54,6 +57,7 @@ enum fmt { F_NONE, F_JSON, F_FOLDED, F_CSV };
 
 struct ex {
 	struct ktr_trace *t;
+	struct cli_select sel;
 	FILE *out;
 	struct kv_names *names;
 	int first;
@@ -67,7 +71,7 @@ struct ex {
 static void help(FILE *out)
 {
 	fprintf(out,
-		"usage: ktrace export [options] DIR --format=FORMAT\n"
+		"usage: ktrace export --format=FORMAT [options] [DIR]\n"
 		"\n"
 		"Write the trace in DIR (with its kernel events, merged by time) for other tools:\n"
 		"  perfetto, chrome   Chrome trace-event JSON: open it in ui.perfetto.dev or\n"
@@ -76,12 +80,17 @@ static void help(FILE *out)
 		"                     (what ran there, and every kernel event as an instant)\n"
 		"  folded             folded stacks (\"thread;caller;callee self_ns\") for\n"
 		"                     flamegraph.pl, speedscope or inferno\n"
-		"  csv                one row per record with a header line\n"
+		"  csv                one row per record with a header line: time_ns, dur_ns,\n"
+		"                     self_ns, cpu, pid, tid, comm, category, name, args (the\n"
+		"                     columns of kd -c --format=csv)\n"
+		"DIR defaults to ./ktrace.data.\n"
 		"\n"
-		"  -f, --format FORMAT   one of the above (required)\n"
-		"  -o, --output FILE     write to FILE (default: standard output)\n"
-		"  -K, --no-kernel       leave the kernel events out\n"
-		"  -h, --help            this text\n"
+		"      --format FORMAT    one of the above (required)\n"
+		"  -o, --output FILE      write to FILE, mode 0600 (default, or -: standard\n"
+		"                         output)\n"
+		"  -K, --no-kernel        leave the kernel events out\n"
+		CLI_SELECT_HELP
+		"  -h, --help             this text\n"
 		"\n"
 		"Large traces stream out in bounded memory; a terminal shows progress.\n"
 		"Exit status: 0, 1 the trace has errors (all readable records were exported)\n"
@@ -108,32 +117,6 @@ static void put(FILE *out, const char *s)
 	fputs_unlocked(s, out);
 }
 
-static void put_u64(FILE *out, uint64_t v)
-{
-	char t[24];
-	int i = 24;
-
-	do {
-		t[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	fwrite_unlocked(t + i, 1, (size_t)(24 - i), out);
-}
-
-static void put_hex(FILE *out, uint64_t v)
-{
-	char t[24];
-	int i = 24;
-
-	do {
-		t[--i] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	t[--i] = 'x';
-	t[--i] = '0';
-	fwrite_unlocked(t + i, 1, (size_t)(24 - i), out);
-}
-
 /* ---- JSON ------------------------------------------------------------------- */
 
 /* ns as trace-event microseconds with three decimals. */
@@ -141,7 +124,7 @@ static void json_us(FILE *out, uint64_t ns)
 {
 	unsigned f = (unsigned)(ns % 1000);
 
-	put_u64(out, ns / 1000);
+	cli_put_u64(out, ns / 1000);
 	putc_unlocked('.', out);
 	putc_unlocked((char)('0' + f / 100), out);
 	putc_unlocked((char)('0' + f / 10 % 10), out);
@@ -235,10 +218,10 @@ static void json_value(FILE *out, uint64_t v)
 {
 	if (v > (1ull << 53)) { /* beyond a double's exact integers */
 		putc_unlocked('"', out);
-		put_hex(out, v);
+		cli_put_hex(out, v);
 		putc_unlocked('"', out);
 	} else {
-		put_u64(out, v);
+		cli_put_u64(out, v);
 	}
 }
 
@@ -258,9 +241,9 @@ static void json_args(struct ex *x, const struct ktr_rec *r, int with_task)
 	}
 	if (with_task) {
 		put(x->out, n ? ",\"pid\":" : "\"pid\":");
-		put_u64(x->out, r->pid);
+		cli_put_u64(x->out, r->pid);
 		put(x->out, ",\"tid\":");
-		put_u64(x->out, r->tid);
+		cli_put_u64(x->out, r->tid);
 		put(x->out, ",\"comm\":");
 		cli_json_str(x->out, kv_comm(x->t, r->tid));
 	}
@@ -319,7 +302,7 @@ static void json_record(struct ex *x, const struct ktr_rec *r)
 	if (r->cls == KTRACE_CLASS_CALL) {
 		struct ktr_call c;
 
-		if (!ktr_call_decode(x->t, r, &c))
+		if (!ktr_call_decode(x->t, r, &c) || !cli_select_call(&x->sel, &c))
 			return;
 		json_thread(x, c.pid, c.tid);
 		json_sep(x);
@@ -330,24 +313,24 @@ static void json_record(struct ex *x, const struct ktr_rec *r)
 		put(x->out, ",\"dur\":");
 		json_us(x->out, c.dur_ns);
 		put(x->out, ",\"pid\":");
-		put_u64(x->out, c.pid);
+		cli_put_u64(x->out, c.pid);
 		put(x->out, ",\"tid\":");
-		put_u64(x->out, c.tid);
+		cli_put_u64(x->out, c.tid);
 		put(x->out, ",\"args\":{\"depth\":");
-		put_u64(x->out, c.depth);
+		cli_put_u64(x->out, c.depth);
 		if (c.cpu >= 0) {
 			put(x->out, ",\"cpu\":");
-			put_u64(x->out, (uint64_t)c.cpu);
+			cli_put_u64(x->out, (uint64_t)c.cpu);
 		}
 		if (c.sig) {
 			put(x->out, ",\"signal_depth\":");
-			put_u64(x->out, c.sig);
+			cli_put_u64(x->out, c.sig);
 		}
 		if (c.flags & KTRACE_CALLF_UNFINISHED)
 			put(x->out, ",\"unfinished\":true");
 		if (c.func) {
 			put(x->out, ",\"func\":\"");
-			put_hex(x->out, c.func);
+			cli_put_hex(x->out, c.func);
 			putc_unlocked('"', x->out);
 		}
 		put(x->out, "}}");
@@ -363,9 +346,9 @@ static void json_record(struct ex *x, const struct ktr_rec *r)
 		put(x->out, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
 		json_us(x->out, r->ns);
 		put(x->out, ",\"pid\":");
-		put_u64(x->out, KPID);
+		cli_put_u64(x->out, KPID);
 		put(x->out, ",\"tid\":");
-		put_u64(x->out, cpu_tid(r->cpu));
+		cli_put_u64(x->out, cpu_tid(r->cpu));
 		json_args(x, r, 1);
 		return;
 	}
@@ -418,6 +401,8 @@ static int export_json(struct ex *x)
 			continue;
 		if (sched)
 			ktr_sched_feed(sched, x->t, &r);
+		if (r.cls != KTRACE_CLASS_CALL && !cli_select_rec(&x->sel, &r))
+			continue;
 		json_record(x, &r);
 		x->events++;
 		if (ferror(x->out))
@@ -445,14 +430,15 @@ static int export_json(struct ex *x)
 static int export_csv(struct ex *x)
 {
 	struct cli_progress *prog = cli_progress_start(x->t, CMD, x->out == stdout);
+	struct ktr_ctree *ct = ktr_ctree_new();
 	struct ktr_rec r;
 	char name[128], args[1024];
 
-	fputs("time_ns,dur_ns,cpu,pid,tid,comm,category,name,args\n", x->out);
+	if (!ct)
+		return -ENOMEM;
+	fputs(CLI_ROW_HEADER "\n", x->out);
 	while (ktr_next(x->t, &r)) {
-		uint64_t time = r.ns;
-		int64_t dur = -1;
-		uint32_t pid = r.pid, tid = r.tid;
+		struct cli_row row = { r.ns, -1, -1, r.cpu, r.pid, r.tid, "", "", name, args };
 		size_t len = 0;
 
 		cli_progress_rec(prog, &r);
@@ -464,73 +450,45 @@ static int export_csv(struct ex *x)
 			ktr_rec_name(x->t, &r, name, sizeof(name));
 			snprintf(args, sizeof(args), "count=%" PRIu64 ";stream=%u%s%s", r.count, r.stream,
 				 r.what ? ";what=" : "", r.what ? r.what : "");
+			row.category = "ktrace";
 		} else if (r.cls == KTRACE_CLASS_CALL) {
 			struct ktr_call c;
+			uint64_t self;
 
 			if (!ktr_call_decode(x->t, &r, &c))
 				continue;
-			/* the common row, written directly */
-			put_u64(x->out, c.entry_ns);
-			putc_unlocked(',', x->out);
-			put_u64(x->out, c.dur_ns);
-			putc_unlocked(',', x->out);
-			if (c.cpu >= 0)
-				put_u64(x->out, (uint64_t)c.cpu);
-			putc_unlocked(',', x->out);
-			put_u64(x->out, c.pid);
-			putc_unlocked(',', x->out);
-			put_u64(x->out, c.tid);
-			putc_unlocked(',', x->out);
-			cli_csv_str(x->out, kv_comm(x->t, c.tid));
-			put(x->out, ",call,");
-			cli_csv_str(x->out, kv_names_call(x->names, &c));
-			put(x->out, ",depth=");
-			put_u64(x->out, c.depth);
-			put(x->out, ";sig=");
-			put_u64(x->out, c.sig);
-			put(x->out, ";flags=");
-			put_u64(x->out, c.flags);
-			put(x->out, ";func=");
-			put_hex(x->out, c.func);
-			put(x->out, ";site=");
-			put_hex(x->out, c.site);
-			putc_unlocked('\n', x->out);
-			x->events++;
-			if (ferror(x->out))
-				break;
-			continue;
+			self = ktr_ctree_add(ct, &c, 0, NULL, NULL);
+			if (!cli_select_call(&x->sel, &c))
+				continue;
+			row.time_ns = c.entry_ns;
+			row.dur_ns = (int64_t)c.dur_ns;
+			row.self_ns = (int64_t)self;
+			row.comm = kv_comm(x->t, c.tid);
+			row.category = "call";
+			row.name = kv_names_call(x->names, &c);
+			snprintf(args, sizeof(args), "depth=%u;sig=%u;flags=%u;func=0x%" PRIx64 ";site=0x%" PRIx64,
+				 c.depth, c.sig, c.flags, c.func, c.site);
 		} else {
 			const char *names[KTRACE_MAX_WORDS];
 			uint64_t vals[KTRACE_MAX_WORDS];
 			unsigned n = ktr_rec_args(x->t, &r, names, vals);
 
+			if (!cli_select_rec(&x->sel, &r))
+				continue;
 			ktr_rec_name(x->t, &r, name, sizeof(name));
 			for (unsigned i = 0; i < n && len < sizeof(args) - 64; i++)
 				len += (size_t)snprintf(args + len, sizeof(args) - len, "%s%s=%" PRIu64,
 							i ? ";" : "", names[i], vals[i]);
+			row.comm = kv_comm(x->t, r.tid);
+			row.category = ktr_rec_category(x->t, &r);
 		}
-		fprintf(x->out, "%" PRIu64 ",", time);
-		if (dur >= 0)
-			fprintf(x->out, "%" PRId64, dur);
-		if (r.cpu >= 0)
-			fprintf(x->out, ",%d,", r.cpu);
-		else
-			fputs(",,", x->out);
-		fprintf(x->out, "%" PRIu32 ",%" PRIu32 ",", pid, tid);
-		cli_csv_str(x->out, r.kind == KTR_GAP ? "" : kv_comm(x->t, tid));
-		fputc(',', x->out);
-		cli_csv_str(x->out, r.kind == KTR_GAP ? "ktrace" : r.cls == KTRACE_CLASS_CALL ? "call"
-									   : ktr_rec_category(x->t, &r));
-		fputc(',', x->out);
-		cli_csv_str(x->out, name);
-		fputc(',', x->out);
-		cli_csv_str(x->out, args);
-		fputc('\n', x->out);
+		cli_row_csv(x->out, &row);
 		x->events++;
 		if (ferror(x->out))
 			break;
 	}
 	cli_progress_end(prog);
+	ktr_ctree_free(ct);
 	return 0;
 }
 
@@ -664,7 +622,8 @@ static int export_folded(struct ex *x)
 
 		cli_progress_rec(prog, &r);
 		drain(x->t);
-		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL || !ktr_call_decode(x->t, &r, &c))
+		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL || !ktr_call_decode(x->t, &r, &c) ||
+		    !cli_select_call(&x->sel, &c))
 			continue;
 		memset(&e, 0, sizeof(e));
 		e.entry_ns = c.entry_ns;
@@ -764,20 +723,28 @@ out:
 
 static int run(int argc, char **argv)
 {
+	enum { OPT_FORMAT = CLI_OPT_SELECT_END };
 	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' }, { "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, OPT_FORMAT }, { "output", required_argument, NULL, 'o' },
 		{ "no-kernel", no_argument, NULL, 'K' },    { "help", no_argument, NULL, 'h' },
+		CLI_SELECT_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *outfile = NULL;
+	const char *outfile = NULL, *dir;
 	enum fmt fmt = F_NONE;
 	struct ex x;
-	int c, rc = 0;
+	int c, rc = 0, r;
 
 	memset(&x, 0, sizeof(x));
-	while ((c = getopt_long(argc, argv, ":f:o:Kh", opts, NULL)) != -1) {
+	cli_select_init(&x.sel);
+	while ((c = getopt_long(argc, argv, ":o:Kp:h", opts, NULL)) != -1) {
+		if ((r = cli_select_option(&x.sel, CMD, c, optarg)) != 0) {
+			if (r < 0)
+				return 2;
+			continue;
+		}
 		switch (c) {
-		case 'f':
+		case OPT_FORMAT:
 			if (!strcmp(optarg, "perfetto") || !strcmp(optarg, "chrome") ||
 			    !strcmp(optarg, "json"))
 				fmt = F_JSON;
@@ -808,27 +775,20 @@ static int run(int argc, char **argv)
 		cli_error(CMD, "missing --format (perfetto, chrome, folded or csv; see ktrace export --help)");
 		return 2;
 	}
-	if (optind >= argc) {
-		cli_error(CMD, "missing trace directory (see ktrace export --help)");
+	dir = cli_select_dir(CMD, argc, argv, optind);
+	if (!dir)
 		return 2;
-	}
-	if (optind + 1 < argc) {
-		cli_error(CMD, "unexpected argument '%s' (see ktrace export --help)", argv[optind + 1]);
-		return 2;
-	}
-	x.t = ktr_open(argv[optind]);
-	if (!x.t) {
-		cli_error(CMD, "%s: %s", argv[optind], strerror(errno));
+	x.t = cli_select_open(&x.sel, CMD, dir);
+	if (!x.t)
 		return 1;
-	}
 	drain(x.t);
-	x.names = kv_names_new(x.t);
+	x.names = kv_names_new(x.t, x.sel.demangle);
 	if (!x.names) {
 		cli_error(CMD, "out of memory");
 		ktr_close(x.t);
 		return 1;
 	}
-	x.out = outfile ? fopen(outfile, "w") : stdout;
+	x.out = outfile ? cli_output_file(outfile) : stdout;
 	if (!x.out) {
 		cli_error(CMD, "%s: cannot create: %s", outfile, strerror(errno));
 		rc = 1;
@@ -841,14 +801,17 @@ static int run(int argc, char **argv)
 	else
 		rc = export_folded(&x);
 	drain(x.t);
-	if (fflush(x.out) != 0 || ferror(x.out)) {
-		cli_error(CMD, "%s: write: %s", outfile ? outfile : "standard output",
-			  strerror(errno ? errno : EIO));
+	if (rc < 0) {
+		cli_error(CMD, "out of memory");
 		rc = 1;
 	}
-	if (outfile && fclose(x.out) != 0 && !rc) {
-		cli_error(CMD, "%s: close: %s", outfile, strerror(errno));
-		rc = 1;
+	if (x.out != stdout) {
+		int err = cli_output_close(x.out);
+
+		if (err) {
+			cli_error(CMD, "%s: write: %s", outfile, strerror(-err));
+			rc = 1;
+		}
 	}
 	if (!rc && ktr_error_count(x.t))
 		rc = 1;
@@ -856,6 +819,7 @@ out:
 	kv_names_free(x.names);
 	free(x.seen);
 	ktr_close(x.t);
+	cli_select_free(&x.sel);
 	return rc;
 }
 

@@ -34,6 +34,9 @@
 
 #include "cli/cli.h"
 #include "cli/kview.h"
+#include "cli/output.h"
+#include "cli/rows.h"
+#include "cli/select.h"
 #include "cli/progress.h"
 #include "reader/reader.h"
 #include "reader/sched.h"
@@ -41,7 +44,8 @@
 #define CMD "kd"
 #define FIELD_LETTERS "Fctalsxmno"
 
-/* A comma-separated list of ids (--tid, --pid). */
+enum kd_format { FMT_TEXT, FMT_CSV, FMT_JSON };
+
 struct kopts {
 	long top;           /* -n, -1 = all */
 	uint64_t min_ns;    /* -t */
@@ -49,14 +53,16 @@ struct kopts {
 	const char *fields; /* -f */
 	char sort;          /* -s */
 	int calls, longfmt, interlace, usec, verbose;
+	enum kd_format format;
 	size_t sort_mem;
-	struct cli_idlist tids, pids;
+	struct cli_select sel;
 };
 
 /* Per-function statistics. */
 struct fn {
 	uint64_t addr;      /* function address, 0 = unknown */
 	uint64_t count, time, local, max, unfinished;
+	uint64_t sum;       /* every call's duration (time counts recursion once) */
 	uint64_t wlocal, off; /* wall-clock local time; off-CPU time during the calls */
 	char *name;
 	uint32_t best;      /* most time-consuming child (fn index), if have_best */
@@ -98,12 +104,13 @@ struct kd {
 static void help(FILE *out)
 {
 	fprintf(out,
-		"usage: ktrace kd [options] DIR\n"
+		"usage: ktrace kd [options] [DIR]\n"
 		"\n"
 		"KFT's kd for a function trace (ktrace record): where the time goes.  Per\n"
 		"function: calls, total time, average and local time (total minus the time\n"
 		"in the functions it called), sorted by time; or the nested call traces.\n"
-		"Times are in microseconds.\n"
+		"Times are in microseconds; DIR defaults to ./ktrace.data.  Time counts a\n"
+		"recursive function once (its outermost calls), Average is per call.\n"
 		"\n"
 		"Table:\n"
 		"  -n, --top N            only the N most time-consuming functions\n"
@@ -133,10 +140,13 @@ static void help(FILE *out)
 		"      --sort-mem BYTES   memory for ordering calls (default 64M; K, M, G)\n"
 		"\n"
 		"Both:\n"
-		"      --tid LIST         only these threads (comma-separated ids)\n"
-		"      --pid LIST         only these processes\n"
+		"      --format FORMAT    text (default), csv or json: the table with every\n"
+		"                         field, or with -c one row per call (the columns of\n"
+		"                         ktrace export --format=csv); times in ns\n"
+		CLI_SELECT_HELP
 		"  -u, --usec             whole microseconds, as KFT printed them\n"
 		"  -v, --verbose          reading statistics on stderr\n"
+		CLI_OUTPUT_HELP
 		"  -h, --help             this text\n"
 		"\n"
 		"A call whose exit was not seen (unfinished) counts with the time until its\n"
@@ -212,31 +222,6 @@ static void map_free(struct map64 *m)
 	free(m->k);
 	free(m->v);
 	memset(m, 0, sizeof(*m));
-}
-
-/* "12.5" microseconds (up to 3 decimals) into ns.  Return: 0 or -1. */
-static int parse_usecs(const char *s, uint64_t *ns)
-{
-	uint64_t whole = 0, frac = 0;
-	int digits = 0, nfrac = 0;
-
-	for (; *s >= '0' && *s <= '9'; s++, digits++) {
-		if (whole > UINT64_MAX / 10000)
-			return -1;
-		whole = whole * 10 + (uint64_t)(*s - '0');
-	}
-	if (*s == '.')
-		for (s++; *s >= '0' && *s <= '9'; s++, digits++)
-			if (nfrac < 3) {
-				frac = frac * 10 + (uint64_t)(*s - '0');
-				nfrac++;
-			}
-	if (*s || !digits)
-		return -1;
-	while (nfrac++ < 3)
-		frac *= 10;
-	*ns = whole * 1000 + frac;
-	return 0;
 }
 
 /* Microseconds of @ns: "123.456", or "123" with -u. */
@@ -336,15 +321,17 @@ static void on_child(void *arg, uintptr_t parent, uintptr_t child, uint64_t ns, 
 static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 {
 	struct ktr_ctree *ct = ktr_ctree_new();
+	struct ktr_outer *outer = ktr_outer_new();
 	struct cli_progress *prog = cli_progress_start(k->t, CMD, 0);
 	struct ktr_rec r;
 	struct ktr_call c;
 	int rc = 0;
 
 	k->ct_on = ktr_ctree_new();
-	if (!ct || !k->ct_on) {
+	if (!ct || !k->ct_on || !outer) {
 		cli_progress_end(prog);
 		ktr_ctree_free(ct);
+		ktr_outer_free(outer);
 		return -ENOMEM;
 	}
 	while (ktr_next(k->t, &r)) {
@@ -369,7 +356,7 @@ static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 				k->corrupt++;
 			else
 				k->lost += r.count;
-			if (sorter && cli_idlist_has(&k->o.tids, r.tid) && cli_idlist_has(&k->o.pids, r.pid)) {
+			if (sorter && cli_idlist_has(&k->o.sel.tids, r.tid) && cli_idlist_has(&k->o.sel.pids, r.pid)) {
 				struct ktr_callent e = { 0 };
 
 				e.entry_ns = r.ns;
@@ -385,7 +372,7 @@ static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 		}
 		if (!ktr_call_decode(k->t, &r, &c))
 			continue;
-		if (!cli_idlist_has(&k->o.tids, c.tid) || !cli_idlist_has(&k->o.pids, c.pid))
+		if (!cli_select_call(&k->o.sel, &c))
 			continue;
 		k->calls++;
 		fi = fn_of(k, &c);
@@ -407,7 +394,8 @@ static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 			f->off += off;
 		}
 		f->count++;
-		f->time += c.dur_ns;
+		f->time += ktr_outer_add(outer, &c, (uint64_t)fi);
+		f->sum += c.dur_ns;
 		f->local += local;
 		if (c.dur_ns > f->max)
 			f->max = c.dur_ns;
@@ -434,6 +422,7 @@ static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 	cli_progress_end(prog);
 	drain(k->t);
 	ktr_ctree_free(ct);
+	ktr_outer_free(outer);
 	ktr_ctree_free(k->ct_on);
 	k->ct_on = NULL;
 	return rc;
@@ -467,9 +456,9 @@ static uint64_t field_value(const struct fn *f, char c)
 	switch (c) {
 	case 'c': return f->count;
 	case 't': return f->time;
-	case 'a': return f->count ? f->time / f->count : 0;
+	case 'a': return f->count ? f->sum / f->count : 0;
 	case 'l': return f->local;
-	case 's': return f->time - f->wlocal;
+	case 's': return f->time > f->wlocal ? f->time - f->wlocal : 0;
 	case 'o': return f->off;
 	case 'x': return f->max;
 	case 'n': return f->have_best ? f->best_count : 0;
@@ -537,6 +526,60 @@ static const char *cell(const struct kd *k, const struct fn *f, char c, char *bu
 	}
 }
 
+/*
+ * The table as CSV or JSON: every field, times in ns, the conventions of
+ * cli/rows.h (docs/READING.md lists the columns).
+ */
+static void write_table_rows(struct kd *k, FILE *out, struct fn **rows, size_t nrows)
+{
+	static const char *const cols[] = { "name", "count", "total_ns", "average_ns", "self_ns",
+					    "sub_ns", "max_ns", "unfinished", "top_child",
+					    "top_child_calls", "offcpu_ns" };
+	size_t ncols = sizeof(cols) / sizeof(cols[0]) - (k->offcpu ? 0 : 1);
+
+	if (k->o.format == FMT_CSV) {
+		for (size_t j = 0; j < ncols; j++)
+			fprintf(out, "%s%s", j ? "," : "", cols[j]);
+		fputc('\n', out);
+	} else {
+		fputs("{\"functions\":[", out);
+	}
+	for (size_t i = 0; i < nrows && !ferror(out); i++) {
+		const struct fn *f = rows[i];
+		uint64_t v[] = { f->count, f->time, field_value(f, 'a'), f->local, field_value(f, 's'),
+				 f->max, f->unfinished };
+		const char *child = f->have_best ? k->fns[f->best].name : "";
+
+		if (k->o.format == FMT_CSV) {
+			cli_csv_str(out, f->name ? f->name : "?");
+			for (size_t j = 0; j < sizeof(v) / sizeof(v[0]); j++)
+				fprintf(out, ",%" PRIu64, v[j]);
+			fputc(',', out);
+			cli_csv_str(out, child);
+			fprintf(out, ",%" PRIu64, f->have_best ? f->best_count : 0);
+			if (k->offcpu)
+				fprintf(out, ",%" PRIu64, f->off);
+			fputc('\n', out);
+			continue;
+		}
+		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
+		cli_json_str(out, f->name ? f->name : "?");
+		for (size_t j = 0; j < sizeof(v) / sizeof(v[0]); j++)
+			fprintf(out, ",\"%s\":%" PRIu64, cols[j + 1], v[j]);
+		fputs(",\"top_child\":", out);
+		if (f->have_best)
+			cli_json_str(out, child);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"top_child_calls\":%" PRIu64, f->have_best ? f->best_count : 0);
+		if (k->offcpu)
+			fprintf(out, ",\"offcpu_ns\":%" PRIu64, f->off);
+		fputc('}', out);
+	}
+	if (k->o.format == FMT_JSON)
+		fputs("\n]}\n", out);
+}
+
 static int print_table(struct kd *k, FILE *out)
 {
 	const char *fl = k->o.fields;
@@ -571,6 +614,12 @@ static int print_table(struct kd *k, FILE *out)
 	qsort(rows, nrows, sizeof(*rows), cmp_fn);
 	if (k->o.top >= 0 && (size_t)k->o.top < nrows)
 		nrows = (size_t)k->o.top;
+	if (k->o.format != FMT_TEXT) {
+		write_table_rows(k, out, rows, nrows);
+		free(rows);
+		free(w);
+		return 0;
+	}
 	for (size_t j = 0; j < nf; j++) {
 		w[j] = min_width(fl[j]);
 		for (size_t i = 0; i < nrows; i++) {
@@ -582,6 +631,7 @@ static int print_table(struct kd *k, FILE *out)
 				w[j] = l;
 		}
 	}
+	fputs(cli_c_bold(), out);
 	for (size_t j = 0; j < nf; j++) {
 		int left = fl[j] == 'F' || fl[j] == 'm';
 
@@ -590,7 +640,7 @@ static int print_table(struct kd *k, FILE *out)
 		else
 			fprintf(out, "%s%*s", j ? " " : "", left ? -w[j] : w[j], header_of(fl[j]));
 	}
-	fputc('\n', out);
+	fprintf(out, "%s\n", cli_c_reset());
 	for (size_t j = 0; j < nf; j++) {
 		fputs(j ? " " : "", out);
 		for (int d = 0; d < w[j]; d++)
@@ -720,6 +770,62 @@ static void thread_line(struct kd *k, FILE *out, struct ktr_callsort *s, uint32_
 		comm && *comm ? comm : "?", pid);
 }
 
+/*
+ * Bring thread @t's signal-handler sections to nesting @sig: "!!!! end"
+ * for each one left, "!!!! start" for each one entered (which begins at
+ * call level @level).
+ */
+static void section_mark(FILE *out, struct tstate *t, unsigned sig, unsigned level)
+{
+	while (t->sig > sig) {
+		t->sig--;
+		fprintf(out, "%s----------- !!!! end ----------------%s\n", cli_c_magenta(), cli_c_reset());
+	}
+	while (t->sig < sig && t->sig < 15) {
+		t->sig++;
+		t->base[t->sig] = level;
+		fprintf(out, "%s----------- !!!! start --------------%s\n", cli_c_magenta(), cli_c_reset());
+	}
+}
+
+/* A call (or gap) of the sorter as a row of cli/rows.h (kd -c --format=csv|json). */
+static void call_row(struct kd *k, FILE *out, struct ktr_callsort *s, const struct ktr_callent *e,
+		     int first)
+{
+	char args[96], name[96];
+	uint32_t pid = 0, tid = 0;
+	struct cli_row row;
+
+	ktr_callsort_thread_ids(s, e->thread, &pid, &tid);
+	row.time_ns = e->entry_ns;
+	row.cpu = e->cpu == UINT32_MAX ? -1 : (int)e->cpu;
+	row.pid = pid;
+	row.tid = tid;
+	row.comm = kv_comm(k->t, tid);
+	row.args = args;
+	if (e->flags & KTR_CALLENT_GAP) {
+		snprintf(name, sizeof(name), "[%s]", e->key == KTR_GAP_LOST ? "lost" :
+			 e->key == KTR_GAP_OVERWRITTEN ? "overwritten" :
+			 e->key == KTR_GAP_DROPPED ? "dropped" : "corrupt");
+		snprintf(args, sizeof(args), "count=%" PRIu64, e->local_ns);
+		row.dur_ns = row.self_ns = -1;
+		row.category = "ktrace";
+		row.name = name;
+	} else {
+		snprintf(args, sizeof(args), "depth=%u;sig=%u;flags=%u", e->depth, e->sig, e->flags);
+		row.dur_ns = (int64_t)e->dur_ns;
+		row.self_ns = (int64_t)e->local_ns;
+		row.category = "call";
+		row.name = e->key < k->nfns && k->fns[e->key].name ? k->fns[e->key].name : "?";
+	}
+	if (k->o.format == FMT_CSV) {
+		cli_row_csv(out, &row);
+	} else {
+		fputs(first ? "\n" : ",\n", out);
+		cli_row_json(out, &row);
+	}
+}
+
 static int print_calls(struct kd *k, FILE *out, struct ktr_callsort *s)
 {
 	struct tstate *ts = NULL;
@@ -730,6 +836,18 @@ static int print_calls(struct kd *k, FILE *out, struct ktr_callsort *s)
 	int rc, several = ktr_callsort_thread_ids(s, 1, &tmp_pid, &tmp_tid);
 	int we = k->o.usec ? 10 : 12, wd = k->o.usec ? 10 : 11;
 
+	if (k->o.format != FMT_TEXT) {
+		int first = 1;
+
+		fputs(k->o.format == FMT_CSV ? CLI_ROW_HEADER "\n" : "{\"calls\":[", out);
+		while ((rc = ktr_callsort_next(s, &e)) > 0 && !ferror(out)) {
+			call_row(k, out, s, &e, first);
+			first = 0;
+		}
+		if (k->o.format == FMT_JSON)
+			fputs("\n]}\n", out);
+		return rc < 0 ? rc : 0;
+	}
 	if (k->o.longfmt) {
 		fprintf(out, "%*s %*s %*s %7s %s\n", -we, " Entry", -wd, " Duration", -wd, " Local",
 			"Pid", "   Trace");
@@ -786,6 +904,8 @@ static int print_calls(struct kd *k, FILE *out, struct ktr_callsort *s)
 				t->max_exit = e.entry_ns + e.dur_ns;
 			t->used = 1;
 		}
+		if (!k->o.interlace && cur != UINT32_MAX && cur != e.thread && cur < nts)
+			section_mark(out, &ts[cur], 0, 0); /* the previous thread's sections end */
 		if (several && e.thread != cur)
 			thread_line(k, out, s, e.thread, k->o.interlace ? "switch to thread" : "thread");
 		if (k->offcpu && several && e.thread != cur && !(e.flags & KTR_CALLENT_GAP))
@@ -794,8 +914,8 @@ static int print_calls(struct kd *k, FILE *out, struct ktr_callsort *s)
 		if (e.flags & KTR_CALLENT_GAP) {
 			char g[96];
 
-			fprintf(out, "----------- %s --------------\n",
-				gap_words(e.key, e.local_ns, g, sizeof(g)));
+			fprintf(out, "%s----------- %s --------------%s\n", cli_c_red(),
+				gap_words(e.key, e.local_ns, g, sizeof(g)), cli_c_reset());
 			continue;
 		}
 		/* level: recorded calls of this thread that are open around this one */
@@ -822,16 +942,15 @@ static int print_calls(struct kd *k, FILE *out, struct ktr_callsort *s)
 			t->st[t->n].depth = e.depth;
 			t->n++;
 		}
-		/* signal-handler sections, marked as kd marked interrupts */
-		while (t->sig > e.sig) {
-			t->sig--;
-			fputs("----------- !!!! end ----------------\n", out);
-		}
-		while (t->sig < e.sig && t->sig < 15) {
-			t->sig++;
-			t->base[t->sig] = level;
-			fputs("----------- !!!! start --------------\n", out);
-		}
+		/*
+		 * Signal-handler sections, marked as kd marked interrupts.  A
+		 * call at the section's own nesting that no call of the section
+		 * contains (its level is back at the section's base) began
+		 * another handler invocation: end the section, start a new one.
+		 */
+		if (e.sig && t->sig == e.sig && level <= t->base[t->sig])
+			section_mark(out, t, e.sig - 1, level);
+		section_mark(out, t, e.sig, level);
 		marks = e.sig ? level - (level >= t->base[t->sig] ? t->base[t->sig] : level) : level;
 		ktr_callsort_thread_ids(s, e.thread, &pid, &tid);
 		if (k->o.longfmt)
@@ -866,8 +985,10 @@ static int print_calls(struct kd *k, FILE *out, struct ktr_callsort *s)
 		cur = i;
 		flush_switches(k, out, s, ts, i, ts[i].max_exit, we, wd, origin);
 	}
-	for (size_t i = 0; i < nts; i++)
+	for (size_t i = 0; i < nts; i++) {
+		section_mark(out, &ts[i], 0, 0); /* sections still open at the end */
 		free(ts[i].st);
+	}
 	free(ts);
 	return rc < 0 ? rc : 0;
 }
@@ -886,29 +1007,40 @@ static int check_fields(const char *f)
 
 static int run(int argc, char **argv)
 {
-	enum { OPT_TID = 256, OPT_PID, OPT_SORTMEM };
+	enum { OPT_SORTMEM = CLI_OPT_SELECT_END, OPT_FORMAT };
 	static const struct option opts[] = {
 		{ "top", required_argument, NULL, 'n' },    { "time", required_argument, NULL, 't' },
 		{ "fields", required_argument, NULL, 'f' }, { "sort", required_argument, NULL, 's' },
 		{ "calls", no_argument, NULL, 'c' },        { "long", no_argument, NULL, 'l' },
 		{ "interlace", no_argument, NULL, 'i' },    { "usec", no_argument, NULL, 'u' },
 		{ "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
-		{ "tid", required_argument, NULL, OPT_TID }, { "pid", required_argument, NULL, OPT_PID },
 		{ "sort-mem", required_argument, NULL, OPT_SORTMEM },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		CLI_SELECT_LONGOPTS, CLI_OUTPUT_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct kd k;
 	struct ktr_callsort *sorter = NULL;
 	struct timespec t0, t1;
 	FILE *out = stdout;
+	const char *dir;
 	int c, rc = 0, fields_given = 0;
 	uint64_t v;
 
 	memset(&k, 0, sizeof(k));
+	cli_select_init(&k.o.sel);
 	k.o.top = -1;
 	k.o.fields = "Fctal";
 	k.o.sort = 't';
-	while ((c = getopt_long(argc, argv, ":n:t:f:s:cliuvh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":n:t:f:s:cliuvp:h", opts, NULL)) != -1) {
+		int taken = cli_select_option(&k.o.sel, CMD, c, optarg);
+
+		if (!taken)
+			taken = cli_output_option(CMD, c, optarg);
+		if (taken < 0)
+			return 2;
+		if (taken)
+			continue;
 		switch (c) {
 		case 'n':
 			if (cli_parse_u64(optarg, &v) < 0 || v > (uint64_t)1 << 40) {
@@ -918,8 +1050,9 @@ static int run(int argc, char **argv)
 			k.o.top = (long)v;
 			break;
 		case 't':
-			if (parse_usecs(optarg, &k.o.min_ns) < 0) {
-				cli_error(CMD, "option '-t': '%s' is not a time in microseconds", optarg);
+			if (cli_parse_time(optarg, 1000, &k.o.min_ns) < 0) {
+				cli_error(CMD, "option '-t': '%s' is not a time (microseconds, or with a unit: "
+					       "250us, 1.5ms, 2s)", optarg);
 				return 2;
 			}
 			k.o.have_min = 1;
@@ -945,11 +1078,15 @@ static int run(int argc, char **argv)
 		case 'i': k.o.interlace = 1; break;
 		case 'u': k.o.usec = 1; break;
 		case 'v': k.o.verbose = 1; break;
-		case OPT_TID:
-		case OPT_PID:
-			if (cli_idlist_parse(optarg, UINT32_MAX, c == OPT_TID ? &k.o.tids : &k.o.pids) < 0) {
-				cli_error(CMD, "option '%s': '%s' is not a list of ids",
-					  c == OPT_TID ? "--tid" : "--pid", optarg);
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text"))
+				k.o.format = FMT_TEXT;
+			else if (!strcmp(optarg, "csv"))
+				k.o.format = FMT_CSV;
+			else if (!strcmp(optarg, "json"))
+				k.o.format = FMT_JSON;
+			else {
+				cli_error(CMD, "option '--format': '%s' is not text, csv or json", optarg);
 				return 2;
 			}
 			break;
@@ -975,26 +1112,20 @@ static int run(int argc, char **argv)
 		cli_error(CMD, "options '-l' and '-i' go with '-c' (call traces)");
 		return 2;
 	}
-	if (optind >= argc) {
-		cli_error(CMD, "missing trace directory (see ktrace kd --help)");
+	dir = cli_select_dir(CMD, argc, argv, optind);
+	if (!dir)
 		return 2;
-	}
-	if (optind + 1 < argc) {
-		cli_error(CMD, "unexpected argument '%s' (see ktrace kd --help)", argv[optind + 1]);
-		return 2;
-	}
-	k.want_edges = !k.o.calls && (strchr(k.o.fields, 'm') || strchr(k.o.fields, 'n'));
+	k.want_edges = !k.o.calls && (k.o.format != FMT_TEXT || strchr(k.o.fields, 'm') ||
+				      strchr(k.o.fields, 'n'));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	k.t = ktr_open(argv[optind]);
-	if (!k.t) {
-		cli_error(CMD, "%s: %s", argv[optind], strerror(errno));
+	k.t = cli_select_open(&k.o.sel, CMD, dir);
+	if (!k.t)
 		return 1;
-	}
 	drain(k.t);
-	k.syms = ktr_syms_new(k.t);
+	k.syms = cli_select_syms(&k.o.sel, k.t);
 	if (ktr_kernel(k.t)) {
 		/* follow the program's threads through their context switches */
-		k.tasks = kv_tasks_new(k.t, k.o.tids.n || k.o.pids.n, NULL, NULL);
+		k.tasks = kv_tasks_new(k.t, k.o.sel.tids.n || k.o.sel.pids.n, NULL, NULL);
 		k.sched = k.tasks ? ktr_sched_new(KTR_SCHED_OFFCPU, NULL, NULL) : NULL;
 		if (k.sched)
 			ktr_sched_follow(k.sched, kv_tasks_want, k.tasks);
@@ -1029,6 +1160,7 @@ static int run(int argc, char **argv)
 			sorter && ktr_callsort_runs(sorter) ? ", sorted on disk" : "");
 	}
 	name_functions(&k);
+	cli_pager_start();
 	if (k.o.calls)
 		rc = print_calls(&k, out, sorter);
 	else
@@ -1056,12 +1188,8 @@ done:
 			  k.lost, k.overwritten);
 		cli_losses(CMD, k.t);
 	}
-	if (fflush(out) != 0 || ferror(out)) {
-		cli_error(CMD, "writing the output: %s", strerror(errno ? errno : EIO));
+	if (!rc && ktr_error_count(k.t))
 		rc = 1;
-	} else if (!rc && ktr_error_count(k.t)) {
-		rc = 1;
-	}
 	for (size_t i = 0; i < k.nfns; i++)
 		free(k.fns[i].name);
 	free(k.fns);
@@ -1069,8 +1197,7 @@ done:
 	map_free(&k.by_key);
 	map_free(&k.by_addr);
 	map_free(&k.by_edge);
-	cli_idlist_free(&k.o.tids);
-	cli_idlist_free(&k.o.pids);
+	cli_select_free(&k.o.sel);
 	ktr_callsort_free(sorter);
 	ktr_syms_free(k.syms);
 	ktr_sched_free(k.sched);

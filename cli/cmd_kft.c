@@ -38,6 +38,7 @@
 
 #include "cli/cli.h"
 #include "cli/kft_kernel.h"
+#include "reader/reader.h"
 #include "kft/runfile.h"
 
 #define CMD "kft"
@@ -85,6 +86,8 @@ struct kft_map {
 	struct kft_run *run;
 	struct kft_counters *blocks;
 	Dwfl *dwfl; /* the live process's modules, or NULL */
+	struct ktr_trace *trace;  /* when the program has ended: its recorded maps */
+	struct ktr_syms *syms;
 };
 
 static int kmap_open(struct kft_map *m, const char *dir, int rw)
@@ -220,6 +223,15 @@ static kt_u32 name_of(void *arg, kt_u64 addr, char *buf, kt_u32 size)
 	const char *s;
 	int n;
 
+	if (!m->dwfl && m->syms) {
+		struct ktr_sym sym;
+
+		ktr_sym_lookup(m->syms, addr, 0, &sym);
+		if (!sym.name)
+			return 0;
+		ktr_sym_format(&sym, 1, buf, size);
+		return (kt_u32)strlen(buf);
+	}
 	if (!m->dwfl || !(mod = dwfl_addrmodule(m->dwfl, addr)))
 		return 0;
 	s = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
@@ -375,6 +387,11 @@ static int run(int argc, char **argv)
 		return 1;
 	if (!strcmp(what, "status")) {
 		m.dwfl = live_dwfl(m.hdr->pid);
+		if (!m.dwfl) {
+			/* the program has ended: name functions from the maps it recorded */
+			m.trace = ktr_open(dir);
+			m.syms = m.trace ? ktr_syms_new(m.trace) : NULL;
+		}
 		fputs(status_text(&m, 1), stdout);
 	} else if (!strcmp(what, "load")) {
 		rc = load(&m, argv[optind]);
@@ -394,6 +411,8 @@ static int run(int argc, char **argv)
 	}
 	if (m.dwfl)
 		dwfl_end(m.dwfl);
+	ktr_syms_free(m.syms);
+	ktr_close(m.trace);
 	munmap(m.base, m.size);
 	return rc;
 }

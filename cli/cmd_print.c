@@ -20,15 +20,17 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/output.h"
+#include "cli/select.h"
 #include "reader/reader.h"
 
 #define CMD "print"
 
-/* A comma-separated list of numbers (--tid, --pid, --cpu). */
 struct popts {
 	struct ktr_syms *syms; /* names of CALL records' functions, made on first use */
 	int csv, json, relative, hex;
-	struct cli_idlist tids, pids, cpus;
+	struct cli_select sel;
+	struct cli_idlist cpus;
 	const char *specs[64];
 	int nspecs;
 	uint8_t *evmap; /* 65536 bytes when --event was given */
@@ -40,12 +42,13 @@ struct popts {
 static void help(FILE *out)
 {
 	fprintf(out,
-		"usage: ktrace print [options] DIR\n"
+		"usage: ktrace print [options] [DIR]\n"
 		"\n"
 		"Print the records of the trace in DIR, every stream merged by time: one line\n"
 		"per record with the time (ns of CLOCK_MONOTONIC), CPU, PID/TID, event name and\n"
 		"arguments by name.  Lost, overwritten, dropped and corrupt data is shown where\n"
-		"it happened; problems with the trace are reported on stderr.\n"
+		"it happened; problems with the trace are reported on stderr.  DIR defaults\n"
+		"to ./ktrace.data.\n"
 		"\n"
 		"Output:\n"
 		"  -C, --csv             CSV with a header line\n"
@@ -54,25 +57,31 @@ static void help(FILE *out)
 		"  -x, --hex             arguments in hexadecimal\n"
 		"\n"
 		"Filters (records only; gaps are always shown):\n"
-		"  -t, --tid LIST        only these thread ids (comma-separated)\n"
-		"  -p, --pid LIST        only these process ids\n"
-		"  -c, --cpu LIST        only these CPUs\n"
+		CLI_SELECT_HELP
+		"      --cpu LIST         only these CPUs\n"
 		"  -e, --event SPEC      only these events (repeatable): a name from the\n"
 		"                        catalogue, FUNC:entry, FUNC:exit, FUNC:N, FUNC:*,\n"
 		"                        a numeric id, or all\n"
 		"\n"
+		CLI_OUTPUT_HELP
 		"  -h, --help            this text\n"
 		"\n"
 		"Exit status: 0 clean, 1 the trace has errors (all readable records were\n"
 		"printed) or output failed, 2 usage error.  See ktrace-print(1).\n");
 }
 
-static int wanted(const struct popts *o, const struct ktr_rec *r)
+static int wanted(struct ktr_trace *t, const struct popts *o, const struct ktr_rec *r)
 {
+	struct ktr_call c;
+
 	if (r->kind == KTR_GAP)
 		return 1;
-	if (!cli_idlist_has(&o->tids, r->tid) || !cli_idlist_has(&o->pids, r->pid))
+	if (r->cls == KTRACE_CLASS_CALL && ktr_call_decode(t, r, &c)) {
+		if (!cli_select_call(&o->sel, &c))
+			return 0;
+	} else if (!cli_select_rec(&o->sel, r)) {
 		return 0;
+	}
 	if (o->cpus.n && (r->cpu < 0 || !cli_idlist_has(&o->cpus, (uint64_t)r->cpu)))
 		return 0;
 	if (o->evmap) {
@@ -201,7 +210,7 @@ static void print_text(FILE *out, const struct ktr_trace *t, const struct popts 
 		char text[256];
 
 		gap_text(t, r, text, sizeof(text));
-		fprintf(out, " %s\n", text);
+		fprintf(out, " %s%s%s\n", cli_c_red(), text, cli_c_reset());
 		return;
 	}
 	n = ktr_rec_args(t, r, names, vals);
@@ -407,32 +416,39 @@ static void drain(struct ktr_trace *t)
 
 static int run(int argc, char **argv)
 {
+	enum { OPT_CPU = CLI_OPT_SELECT_END };
 	static const struct option opts[] = {
 		{ "csv", no_argument, NULL, 'C' },      { "json", no_argument, NULL, 'j' },
 		{ "relative", no_argument, NULL, 'r' }, { "hex", no_argument, NULL, 'x' },
-		{ "tid", required_argument, NULL, 't' }, { "pid", required_argument, NULL, 'p' },
-		{ "cpu", required_argument, NULL, 'c' }, { "event", required_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },     { NULL, 0, NULL, 0 },
+		{ "cpu", required_argument, NULL, OPT_CPU }, { "event", required_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		CLI_SELECT_LONGOPTS, CLI_OUTPUT_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
 	};
 	struct popts o;
 	struct ktr_trace *t;
 	struct ktr_rec r;
 	FILE *out = stdout;
-	int c, rc = 0;
+	const char *dir;
+	int c, rc = 0, taken;
 
 	memset(&o, 0, sizeof(o));
-	while ((c = getopt_long(argc, argv, ":Cjrxt:p:c:e:h", opts, NULL)) != -1) {
+	cli_select_init(&o.sel);
+	while ((c = getopt_long(argc, argv, ":Cjrxp:e:h", opts, NULL)) != -1) {
+		if ((taken = cli_select_option(&o.sel, CMD, c, optarg)) != 0 ||
+		    (taken = cli_output_option(CMD, c, optarg)) != 0) {
+			if (taken < 0)
+				return 2;
+			continue;
+		}
 		switch (c) {
 		case 'C': o.csv = 1; break;
 		case 'j': o.json = 1; break;
 		case 'r': o.relative = 1; break;
 		case 'x': o.hex = 1; break;
-		case 't':
-		case 'p':
-		case 'c':
-			if (cli_idlist_parse(optarg, UINT32_MAX, c == 't' ? &o.tids : c == 'p' ? &o.pids : &o.cpus) < 0) {
-				cli_error(CMD, "option '%s': '%s' is not a list of numbers",
-					  c == 't' ? "--tid" : c == 'p' ? "--pid" : "--cpu", optarg);
+		case OPT_CPU:
+			if (cli_idlist_parse(optarg, UINT32_MAX, &o.cpus) < 0) {
+				cli_error(CMD, "option '--cpu': '%s' is not a list of numbers", optarg);
 				return 2;
 			}
 			break;
@@ -454,19 +470,12 @@ static int run(int argc, char **argv)
 		cli_error(CMD, "options '--csv' and '--json' exclude each other");
 		return 2;
 	}
-	if (optind >= argc) {
-		cli_error(CMD, "missing trace directory (see ktrace print --help)");
+	dir = cli_select_dir(CMD, argc, argv, optind);
+	if (!dir)
 		return 2;
-	}
-	if (optind + 1 < argc) {
-		cli_error(CMD, "unexpected argument '%s' (see ktrace print --help)", argv[optind + 1]);
-		return 2;
-	}
-	t = ktr_open(argv[optind]);
-	if (!t) {
-		cli_error(CMD, "%s: %s", argv[optind], strerror(errno));
+	t = cli_select_open(&o.sel, CMD, dir);
+	if (!t)
 		return 1;
-	}
 	if (o.nspecs) {
 		o.evmap = calloc(1, 65536);
 		for (int i = 0; o.evmap && i < o.nspecs; i++)
@@ -478,6 +487,7 @@ static int run(int argc, char **argv)
 			}
 	}
 	drain(t);
+	cli_pager_start();
 	if (o.json)
 		json_header(out, t, &o);
 	else if (o.csv)
@@ -489,10 +499,10 @@ static int run(int argc, char **argv)
 			o.t0 = (int64_t)r.ns;
 			o.have_t0 = 1;
 		}
-		if (!wanted(&o, &r))
+		if (!wanted(t, &o, &r))
 			continue;
 		if (!o.syms && r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL)
-			o.syms = ktr_syms_new(t);
+			o.syms = cli_select_syms(&o.sel, t);
 		if (o.json)
 			print_json(out, t, &o, &r);
 		else if (o.csv)
@@ -505,17 +515,12 @@ static int run(int argc, char **argv)
 	drain(t);
 	if (o.json)
 		json_footer(out, t);
-	if (fflush(out) != 0 || ferror(out)) {
-		cli_error(CMD, "writing the output: %s", strerror(errno ? errno : EIO));
+	if (ktr_error_count(t))
 		rc = 1;
-	} else if (ktr_error_count(t)) {
-		rc = 1;
-	}
 out:
 	ktr_syms_free(o.syms);
 	free(o.evmap);
-	cli_idlist_free(&o.tids);
-	cli_idlist_free(&o.pids);
+	cli_select_free(&o.sel);
 	cli_idlist_free(&o.cpus);
 	ktr_close(t);
 	return rc;

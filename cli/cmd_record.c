@@ -1,26 +1,30 @@
 /*
- * cli/cmd_record.c - `ktrace record [-c CONFIG] [-o DIR] -- PROG ARGS...`:
+ * cli/cmd_record.c - `ktrace record [-F FUNC] [-t TIME] [--config FILE] [-o DIR] -- PROG ARGS...`:
  * run a program built with -finstrument-functions under the function
  * tracer (KFT, seed 002) and write its calls to a trace directory.
  *
  * The program gets libktrace.so through LD_PRELOAD; its constructor
  * (lib/kft_setup.c) reads the environment set here (KTRACE_RECORD_DIR,
  * KTRACE_CONFIG, KTRACE_BUF_SIZE, KTRACE_BUF_NR, KTRACE_FLIGHT,
- * KTRACE_THREADS), sets the channel up and starts a static run, as KFT's
- * boot-time run started from kftstatic.conf.  The configuration is checked
- * here first, so a syntax error is reported with its line and column before
- * anything runs; names are resolved inside the program (an unknown name is
- * reported there, and the program then runs untraced).
+ * KTRACE_THREADS; and from cli/record_opts.c KTRACE_CONFIG_TEXT, the
+ * uftrace-style -F/-N/-D/-t/-T as KFT statements, KTRACE_EXEC_NS and
+ * KTRACE_REPORT_FD), sets the channel up and starts a static run, as KFT's
+ * boot-time run started from kftstatic.conf.  The configuration and the
+ * options are checked here first, so a syntax error is reported with its
+ * line and column (or option) before anything runs; names are resolved
+ * inside the program (an unknown name is reported back through the pipe,
+ * once, and record exits 1: nothing was traced).
  *
  * This process is the consumer (consumer/consumer.h): it creates the
  * session (KTRACE_SESSION, shared memory in /dev/shm) in which every
  * thread of the program writes a small ring of sub-buffers, and copies
  * each sub-buffer to DIR as it fills, so a trace is as long as the disk
- * allows while memory stays bounded.  Records are dropped (and counted,
- * with the time ranges) only when it falls behind.  When the program has
- * ended, however it ended, it copies what is left in the rings and writes
- * the calls still open in dead threads as unfinished.  With -f the rings
- * are flight recorders, copied at the end only.
+ * allows while memory stays bounded.  A writer that finds its ring full
+ * waits for it (--block-timeout), then drops records, counted with the
+ * time ranges.  When the program has ended, however it ended, it copies
+ * what is left in the rings and writes the calls still open in dead
+ * threads as unfinished.  With --flight the rings are flight recorders,
+ * copied at the end only.
  *
  * While it runs, `ktrace kft DIR status` shows the run; afterwards
  * DIR/kft-status holds the final status, summarised here.
@@ -30,7 +34,8 @@
  * (cli/tracefs_rec.c); without a program, the whole system until Ctrl-C.
  *
  * Exit status: the program's (128 + signal if it was killed); 1 if the
- * configuration is bad or the program cannot be started; 2 usage error.
+ * configuration is bad, the program cannot be started or was not traced;
+ * 2 usage error.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,9 +50,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/record_opts.h"
 #include "cli/tracefs_rec.h"
 #include "consumer/consumer.h"
-#include "kft/config.h"
 #include "lib/runtime.h"
 
 #define CMD "record"
@@ -63,21 +68,31 @@ static void help(FILE *out)
 		"with entry time, duration, function, call site, thread and depth.\n"
 		"libktrace.so is preloaded (LD_PRELOAD); PROG needs no other change.\n"
 		"\n"
-		"  -c, --config FILE     KFT configuration: triggers, filters, watches,\n"
-		"                        logentries, autorepeat (see docs/KFT-CONFIG.md);\n"
-		"                        default: record every call from the start\n"
+		"What to keep (as uftrace's options; FUNC may be a pattern: 'btree*'):\n"
+		"  -F, --filter FUNC     only calls of FUNC (repeatable): filter funclist\n"
+		"  -N, --notrace FUNC    never calls of FUNC (repeatable): filter notrace\n"
+		"  -D, --depth N         only calls less than N deep (1: the outermost)\n"
+		"  -t, --time-filter TIME  only calls lasting TIME or more: 100us, 1.5ms, 2s\n"
+		"                        (a bare number is microseconds): filter mintime\n"
+		"  -T, --trigger FUNC@trace-on|trace-off\n"
+		"                        start (stop) recording when FUNC is entered\n"
+		"      --config FILE     a KFT configuration: triggers, filters, watches,\n"
+		"                        logentries, autorepeat (docs/KFT-CONFIG.md); the\n"
+		"                        options above add to it; default: every call\n"
+		"\n"
+		"Where and how:\n"
 		"  -o, --output DIR      trace directory (default ktrace.data; replaced)\n"
 		"  -b, --buf-size BYTES  sub-buffer size, a power of two (default 256K;\n"
 		"                        K and M suffixes)\n"
 		"  -n, --buf-nr N        sub-buffers in each thread's ring (default 32;\n"
-		"                        with -f 64): every call is kept, the ring is\n"
-		"                        copied to DIR as it fills\n"
-		"  -f, --flight          flight recorder: keep only the newest calls, in\n"
+		"                        with --flight 64): every call is kept, the ring\n"
+		"                        is copied to DIR as it fills\n"
+		"      --flight          flight recorder: keep only the newest calls, in\n"
 		"                        the rings (written to DIR when PROG ends)\n"
 		"      --block-timeout TIME  when a thread's ring is full (the consumer is\n"
 		"                        behind), wait up to TIME for it before dropping\n"
 		"                        records (default 100ms; 0: drop at once)\n"
-		"  -t, --threads N       thread streams (default 2 x CPUs); more threads\n"
+		"      --threads N       thread streams (default 2 x CPUs); more threads\n"
 		"                        share one stream\n"
 		"  -q, --quiet           no summary at the end\n"
 		"      --kernel[=MASKSET]  also record kernel events through tracefs (root):\n"
@@ -89,74 +104,54 @@ static void help(FILE *out)
 		"  -h, --help            this text\n"
 		"\n"
 		"While PROG runs: ktrace kft DIR status|start|stop|prime|load FILE.\n"
-		"Afterwards: ktrace kd DIR, ktrace addr2sym DIR, ktrace print DIR.\n"
+		"Afterwards: ktrace info, kd, graph FUNC, addr2sym, print (DIR: ktrace.data).\n"
 		"\n"
-		"Exit status: PROG's (128 + signal number if it was killed), 1 bad\n"
-		"configuration or PROG cannot be run, 2 usage error.  See ktrace-record(1).\n");
+		"Exit status: PROG's (128 + signal number if it was killed); 1 PROG could not\n"
+		"be traced (the reason is printed once), a bad configuration or option, or\n"
+		"PROG cannot be run; 2 usage error.  See ktrace-record(1).\n");
 }
 
-/* Accept every name: only the syntax is checked before the program runs. */
-static int any_name(void *arg, const char *name, kt_u32 len, kt_u64 *addr)
+/* Read a configuration FILE (at most 1 MiB).  Return: its text (malloc'ed) or NULL after an error. */
+static char *read_config(const char *path, size_t *len)
 {
-	(void)arg;
-	(void)name;
-	(void)len;
-	*addr = 1;
-	return 0;
-}
+	size_t cap = 0;
+	char *text = NULL;
+	FILE *f = fopen(path, "r");
 
-static int check_config(const char *path)
-{
-	struct kft_config *cfg = calloc(1, sizeof(*cfg));
-	struct kft_error err;
-	char *text = NULL, msg[512];
-	size_t len = 0, cap = 0;
-	FILE *f;
-	int rc = 0;
-
-	if (!cfg) {
-		cli_error(CMD, "out of memory");
-		return -1;
-	}
-	f = fopen(path, "r");
+	*len = 0;
 	if (!f) {
 		cli_error(CMD, "%s: cannot read: %s", path, strerror(errno));
-		free(cfg);
-		return -1;
+		return NULL;
 	}
 	for (;;) {
 		size_t n;
 
-		if (len == cap) {
+		if (*len == cap) {
 			char *p = cap >= (1u << 20) ? NULL : realloc(text, cap ? cap * 2 : 4096);
 
 			if (!p) {
 				cli_error(CMD, "%s: larger than 1 MiB", path);
-				rc = -1;
-				break;
+				free(text);
+				fclose(f);
+				return NULL;
 			}
 			text = p;
 			cap = cap ? cap * 2 : 4096;
 		}
-		n = fread(text + len, 1, cap - len, f);
-		len += n;
+		n = fread(text + *len, 1, cap - *len, f);
+		*len += n;
 		if (n == 0) {
 			if (ferror(f)) {
 				cli_error(CMD, "%s: cannot read: %s", path, strerror(errno));
-				rc = -1;
+				free(text);
+				fclose(f);
+				return NULL;
 			}
 			break;
 		}
 	}
 	fclose(f);
-	if (rc == 0 && kft_config_parse(cfg, text ? text : "", len, any_name, NULL, &err) < 0) {
-		kft_error_format(msg, sizeof(msg), path, &err);
-		cli_error(CMD, "%s", msg);
-		rc = -1;
-	}
-	free(text);
-	free(cfg);
-	return rc;
+	return text;
 }
 
 /* libktrace.so.0 beside the ktrace binary, or in ../lib; KTRACE_LIB overrides. */
@@ -192,22 +187,6 @@ static int find_lib(char *out, size_t size)
 		}
 	}
 	return -1;
-}
-
-/* An absolute form of @path (which need not exist yet). */
-static int absolute(const char *path, char *out, size_t size)
-{
-	char cwd[PATH_MAX];
-
-	if (path[0] == '/') {
-		snprintf(out, size, "%s", path);
-		return 0;
-	}
-	if (!getcwd(cwd, sizeof(cwd)))
-		return -1;
-	if ((size_t)snprintf(out, size, "%s/%s", cwd, path) >= size)
-		return -1;
-	return 0;
 }
 
 /* A time: a number with a unit ns, us, ms or s (ms if none).  Return: 0 or -1. */
@@ -258,51 +237,45 @@ static int child_ended(void *arg)
 	return r == c->pid || c->err;
 }
 
-/* Print the interesting lines of DIR/kft-status. Return: threads seen, or -1. */
-static int summarise(const char *dir, int quiet)
+/* An absolute form of @path (which need not exist yet). */
+static int absolute(const char *path, char *out, size_t size)
 {
-	char path[PATH_MAX + 32], line[512];
-	int writers = -1;
-	FILE *f;
+	char cwd[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/kft-status", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		static const char *const keys[] = { "error:", "state:", "started:", "stopped:",
-						    "entries kept:", "entries unfinished:",
-						    "entries filtered:", "entries lost:" };
-
-		if (strncmp(line, "writers: ", 9) == 0)
-			writers = atoi(line + 9);
-		if (strncmp(line, "configuration text:", 19) == 0)
-			break;
-		if (quiet)
-			continue;
-		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			if (strncmp(line, keys[i], strlen(keys[i])) == 0)
-				fprintf(stderr, "ktrace record: %s", line);
+	if (path[0] == '/') {
+		snprintf(out, size, "%s", path);
+		return 0;
 	}
-	fclose(f);
-	return writers;
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -1;
+	if ((size_t)snprintf(out, size, "%s/%s", cwd, path) >= size)
+		return -1;
+	return 0;
 }
 
 static int run(int argc, char **argv)
 {
+	enum { OPT_CONFIG = 0x1000, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK };
 	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' }, { "output", required_argument, NULL, 'o' },
+		{ "config", required_argument, NULL, OPT_CONFIG }, { "output", required_argument, NULL, 'o' },
 		{ "buf-size", required_argument, NULL, 'b' }, { "buf-nr", required_argument, NULL, 'n' },
-		{ "flight", no_argument, NULL, 'f' },        { "threads", required_argument, NULL, 't' },
+		{ "flight", no_argument, NULL, OPT_FLIGHT }, { "threads", required_argument, NULL, OPT_THREADS },
 		{ "quiet", no_argument, NULL, 'q' },         { "help", no_argument, NULL, 'h' },
 		{ "kernel", optional_argument, NULL, 'K' },  { "kernel-buffer", required_argument, NULL, 'B' },
-		{ "block-timeout", required_argument, NULL, 'W' },
+		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
+		{ "depth", required_argument, NULL, 'D' },   { "time-filter", required_argument, NULL, 't' },
+		{ "trigger", required_argument, NULL, 'T' },
+		{ "block-timeout", required_argument, NULL, OPT_BLOCK },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct rec_opts ro = { NULL, 0, 0, 0, 0, 0 };
+	struct rec_report rep = { -1, -1 };
+	char *cfg_text = NULL;
+	size_t cfg_len = 0;
 	const char *config = NULL, *out = "ktrace.data", *bufsize = NULL, *bufnr = NULL,
 		   *threads = NULL;
 	char lib[PATH_MAX], dir[PATH_MAX], cfg_abs[PATH_MAX], preload[2 * PATH_MAX + 2];
-	int flight = 0, quiet = 0, c, status, writers, kernel = 0;
+	int flight = 0, quiet = 0, c, status, kernel = 0;
 	struct krec_opts kopts = { NULL, 0, 0 };
 	struct krec *krec = NULL;
 	uint64_t v, end, block_ns = 100000000; /* 100 ms */
@@ -311,9 +284,19 @@ static int run(int argc, char **argv)
 	struct kc_session *sess;
 
 	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+:c:o:b:n:ft:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:b:n:qhF:N:D:t:T:", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c':
+		case 'F':
+		case 'N':
+		case 'D':
+		case 't':
+		case 'T':
+			if (rec_opts_add(&ro, c, optarg) < 0) {
+				rec_opts_free(&ro);
+				return 2;
+			}
+			break;
+		case OPT_CONFIG:
 			config = optarg;
 			break;
 		case 'o':
@@ -330,12 +313,12 @@ static int run(int argc, char **argv)
 			}
 			bufnr = optarg;
 			break;
-		case 'f':
+		case OPT_FLIGHT:
 			flight = 1;
 			break;
-		case 't':
+		case OPT_THREADS:
 			if (cli_parse_u64(optarg, &v) < 0 || v < 1 || v > 4096) {
-				cli_error(CMD, "option '-t' needs a number of threads 1..4096, not '%s'",
+				cli_error(CMD, "option '--threads' needs a number of threads 1..4096, not '%s'",
 					  optarg);
 				return 2;
 			}
@@ -344,7 +327,7 @@ static int run(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
-		case 'W':
+		case OPT_BLOCK:
 			if (parse_duration(optarg, &block_ns) < 0) {
 				cli_error(CMD, "option '--block-timeout' needs a time such as 100ms, 2s or 0, not '%s'",
 					  optarg);
@@ -402,8 +385,14 @@ static int run(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (config && check_config(config) < 0)
+	if (config && !(cfg_text = read_config(config, &cfg_len)))
 		return 1;
+	c = rec_opts_check(&ro, config, cfg_text, cfg_len);
+	free(cfg_text);
+	if (c < 0) {
+		rec_opts_free(&ro);
+		return 1;
+	}
 	if (find_lib(lib, sizeof(lib)) < 0) {
 		cli_error(CMD, "cannot find libktrace.so.0 beside the ktrace binary or in ../lib "
 			       "(set KTRACE_LIB)");
@@ -455,6 +444,7 @@ static int run(int argc, char **argv)
 			kc_set_throttle(sess, (unsigned)atoi(delay));
 		kc_set_block(sess, block_ns);
 	}
+	rec_report_open(&rep);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -482,10 +472,13 @@ static int run(int argc, char **argv)
 			setenv("KTRACE_FLIGHT", "1", 1);
 		if (threads)
 			setenv("KTRACE_THREADS", threads, 1);
+		rec_report_child(&rep, &ro);
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "ktrace record: cannot run %s: %s\n", argv[optind], strerror(errno));
 		_exit(127);
 	}
+	rec_report_parent(&rep);
+	rec_opts_free(&ro);
 	/* The consumer: copy full sub-buffers until the program ends. */
 	{
 		struct child ch = { pid, 0, 0 };
@@ -510,27 +503,11 @@ static int run(int argc, char **argv)
 	}
 	if (!quiet)
 		kc_report(sess, CMD);
+	/* Kernel events, or a channel the program set up itself: PROG need not be instrumented. */
+	kernel = krec != NULL || kc_stats(sess)->channels > 1;
 	kc_close(sess, 1);
-	writers = summarise(dir, quiet);
-	kernel = krec != NULL; /* kernel events were recorded: PROG need not be instrumented */
 	krec_end_program(krec, dir, 1, quiet);
-	if (!quiet) {
-		if (writers == 0 && !kernel)
-			fprintf(stderr, "ktrace record: no traced call was seen: was %s built with "
-					"-finstrument-functions?\n", argv[optind]);
-		else if (writers < 0 && !kernel)
-			fprintf(stderr, "ktrace record: %s/kft-status is missing: the program did not "
-					"start the tracer (static binary, or setuid?)\n", dir);
-		if (WIFSIGNALED(status))
-			fprintf(stderr, "ktrace record: %s killed by signal %d; trace in %s\n",
-				argv[optind], WTERMSIG(status), dir);
-		else
-			fprintf(stderr, "ktrace record: %s exited with status %d; trace in %s\n",
-				argv[optind], WEXITSTATUS(status), dir);
-	}
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	return rec_outcome(&rep, dir, argv + optind, status, kernel, quiet);
 }
 
 KTRACE_COMMAND(record, "run a -finstrument-functions program under the function tracer", run, help);

@@ -26,6 +26,8 @@
 
 #include "cli/cli.h"
 #include "cli/kview.h"
+#include "cli/output.h"
+#include "cli/select.h"
 #include "cli/progress.h"
 #include "reader/reader.h"
 #include "reader/sched.h"
@@ -59,28 +61,30 @@ struct tl {
 	uint64_t first, last;
 	int have_first;
 	int oom;
+	struct cli_select sel; /* its time range clips the intervals */
 };
 
 static void help(FILE *out)
 {
 	fprintf(out,
-		"usage: ktrace timeline [options] DIR\n"
+		"usage: ktrace timeline [options] [DIR]\n"
 		"\n"
 		"Show when each task was running, ready (runnable, waiting for a CPU) or blocked\n"
 		"(sleeping), from the context switches and wakeups of a trace recorded with\n"
 		"`ktrace record --kernel` (or the module's LKST tracer): LKST's process trace.\n"
 		"By default the traced program and the processes and threads it started;\n"
 		"every task for a kernel-only trace.  Times are ms from the first record.\n"
+		"DIR defaults to ./ktrace.data.\n"
 		"\n"
-		"  -s, --summary         one line per task: time in each state, switches\n"
-		"      --svg FILE        draw an SVG picture instead: a lane per task, colours\n"
-		"                        per state, time axis in ms, legend\n"
+		"      --summary         one line per task: time in each state, switches\n"
+		"      --svg FILE        draw an SVG picture instead (- for standard output):\n"
+		"                        a lane per task, colours per state, time axis in ms\n"
 		"  -w, --width PX        picture width (default 1200)\n"
 		"  -m, --mark FUNC       mark the calls of function FUNC (a name, or an\n"
 		"                        address 0x...) on its thread's lane (repeatable, %d)\n"
 		"  -a, --all             every task, not only the program's\n"
-		"  -p, --pid LIST        only these processes (comma-separated)\n"
-		"  -t, --tid LIST        only these threads\n"
+		CLI_SELECT_HELP
+		CLI_OUTPUT_HELP
 		"  -h, --help            this text\n"
 		"\n"
 		"Exit status: 0, 1 the trace has errors (all that was readable is shown) or\n"
@@ -138,6 +142,12 @@ static void lane_add(struct tl *s, struct lane *l, uint64_t start, uint64_t end,
 {
 	struct iv *v;
 
+	if (start < s->sel.from)
+		start = s->sel.from;
+	if (end > s->sel.to)
+		end = s->sel.to;
+	if (start >= end && !(start == end && start >= s->sel.from && end <= s->sel.to))
+		return;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
 		struct iv *n = realloc(l->v, cap * sizeof(*n));
@@ -165,9 +175,13 @@ static void on_interval(void *arg, const struct ktr_sched_iv *iv)
 		s->oom = 1;
 		return;
 	}
+	size_t before = l->n;
+
 	lane_add(s, l, iv->start_ns, iv->end_ns, iv->cpu, iv->state);
+	if (l->n == before)
+		return; /* outside --time-range */
 	if (iv->state < 5)
-		l->sum[iv->state] += iv->end_ns - iv->start_ns;
+		l->sum[iv->state] += l->v[l->n - 1].end - l->v[l->n - 1].start;
 	if (iv->state == KTR_TASK_READY || iv->state == KTR_TASK_BLOCKED)
 		l->switches++;
 }
@@ -313,7 +327,7 @@ static int write_svg(const char *file, const struct tl *s, int width)
 	const double left = 200, right = 20, top = 40, lane_h = 22, bar_h = 14;
 	double plot = width - left - right, span = (s->last - s->first) / 1e6, step;
 	double height = top + lane_h * (double)s->nlanes + 70;
-	FILE *out = fopen(file, "w");
+	FILE *out = cli_output_file(file);
 	int rc = 0;
 
 	if (!out) {
@@ -403,12 +417,8 @@ static int write_svg(const char *file, const struct tl *s, int width)
 		}
 	}
 	fprintf(out, "</svg>\n");
-	if (fflush(out) != 0 || ferror(out)) {
-		cli_error(CMD, "%s: write: %s", file, strerror(errno ? errno : EIO));
-		rc = 1;
-	}
-	if (fclose(out) != 0 && !rc) {
-		cli_error(CMD, "%s: close: %s", file, strerror(errno));
+	if ((rc = cli_output_close(out)) < 0) {
+		cli_error(CMD, "%s: write: %s", file, strerror(-rc));
 		rc = 1;
 	}
 	return rc;
@@ -424,16 +434,16 @@ static void drain(struct ktr_trace *t)
 
 static int run(int argc, char **argv)
 {
+	enum { OPT_SUMMARY = CLI_OPT_SELECT_END, OPT_SVG };
 	static const struct option opts[] = {
-		{ "summary", no_argument, NULL, 's' },      { "svg", required_argument, NULL, 'S' },
+		{ "summary", no_argument, NULL, OPT_SUMMARY }, { "svg", required_argument, NULL, OPT_SVG },
 		{ "width", required_argument, NULL, 'w' },  { "mark", required_argument, NULL, 'm' },
-		{ "all", no_argument, NULL, 'a' },          { "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },    { "help", no_argument, NULL, 'h' },
+		{ "all", no_argument, NULL, 'a' },          { "help", no_argument, NULL, 'h' },
+		CLI_SELECT_LONGOPTS, CLI_OUTPUT_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cli_idlist pids = { NULL, 0 }, tids = { NULL, 0 };
-	const char *svg = NULL;
-	int summary = 0, all = 0, width = 1200, c, rc = 0;
+	const char *svg = NULL, *dir;
+	int summary = 0, all = 0, width = 1200, c, rc = 0, r2;
 	struct tl s;
 	struct kv_tasks *tasks = NULL;
 	struct kv_names *names = NULL;
@@ -443,12 +453,19 @@ static int run(int argc, char **argv)
 	uint64_t v, kevents = 0;
 
 	memset(&s, 0, sizeof(s));
-	while ((c = getopt_long(argc, argv, ":sw:m:ap:t:h", opts, NULL)) != -1) {
+	cli_select_init(&s.sel);
+	while ((c = getopt_long(argc, argv, ":w:m:ap:h", opts, NULL)) != -1) {
+		if ((r2 = cli_select_option(&s.sel, CMD, c, optarg)) != 0 ||
+		    (r2 = cli_output_option(CMD, c, optarg)) != 0) {
+			if (r2 < 0)
+				return 2;
+			continue;
+		}
 		switch (c) {
-		case 's':
+		case OPT_SUMMARY:
 			summary = 1;
 			break;
-		case 'S':
+		case OPT_SVG:
 			svg = optarg;
 			break;
 		case 'w':
@@ -468,14 +485,6 @@ static int run(int argc, char **argv)
 		case 'a':
 			all = 1;
 			break;
-		case 'p':
-		case 't':
-			if (cli_idlist_parse(optarg, UINT64_MAX, c == 'p' ? &pids : &tids) < 0) {
-				cli_error(CMD, "option '%s': '%s' is not a list of numbers",
-					  c == 'p' ? "--pid" : "--tid", optarg);
-				return 2;
-			}
-			break;
 		case 'h':
 			help(stdout);
 			return 0;
@@ -483,24 +492,17 @@ static int run(int argc, char **argv)
 			return cli_bad_option(CMD, c, argc, argv);
 		}
 	}
-	if (optind >= argc) {
-		cli_error(CMD, "missing trace directory (see ktrace timeline --help)");
+	dir = cli_select_dir(CMD, argc, argv, optind);
+	if (!dir)
 		return 2;
-	}
-	if (optind + 1 < argc) {
-		cli_error(CMD, "unexpected argument '%s' (see ktrace timeline --help)", argv[optind + 1]);
-		return 2;
-	}
-	s.t = ktr_open(argv[optind]);
-	if (!s.t) {
-		cli_error(CMD, "%s: %s", argv[optind], strerror(errno));
+	s.t = cli_select_open(&s.sel, CMD, dir);
+	if (!s.t)
 		return 1;
-	}
 	drain(s.t);
-	tasks = kv_tasks_new(s.t, all, &pids, &tids);
+	tasks = kv_tasks_new(s.t, all, &s.sel.pids, &s.sel.tids);
 	sched = ktr_sched_new(0, on_interval, &s);
 	if (s.nmarks)
-		names = kv_names_new(s.t);
+		names = kv_names_new(s.t, s.sel.demangle);
 	if (!tasks || !sched || (s.nmarks && !names)) {
 		cli_error(CMD, "out of memory");
 		rc = 1;
@@ -525,7 +527,7 @@ static int run(int argc, char **argv)
 			struct ktr_call call;
 			int m;
 
-			if (ktr_call_decode(s.t, &r, &call) &&
+			if (ktr_call_decode(s.t, &r, &call) && cli_select_call(&s.sel, &call) &&
 			    (m = mark_of(&s, kv_names_call(names, &call), call.func)) >= 0) {
 				struct lane *l = lane_get(&s, call.tid, call.pid);
 
@@ -560,14 +562,15 @@ static int run(int argc, char **argv)
 		qsort(s.lanes, s.nlanes, sizeof(*s.lanes), cmp_lane);
 	for (size_t i = 0; i < s.nlanes; i++)
 		qsort(s.lanes[i].v, s.lanes[i].n, sizeof(struct iv), cmp_iv);
+	if (s.sel.from > s.first)
+		s.first = s.sel.from;
+	if (s.sel.to < s.last)
+		s.last = s.sel.to;
 	if (svg) {
 		rc = write_svg(svg, &s, width);
 	} else {
+		cli_pager_start();
 		print_text(stdout, &s, summary);
-		if (fflush(stdout) != 0 || ferror(stdout)) {
-			cli_error(CMD, "writing the output: %s", strerror(errno ? errno : EIO));
-			rc = 1;
-		}
 	}
 	if (!rc && (ktr_error_count(s.t) || s.oom))
 		rc = 1;
@@ -579,8 +582,7 @@ out:
 	ktr_sched_free(sched);
 	kv_tasks_free(tasks);
 	kv_names_free(names);
-	cli_idlist_free(&pids);
-	cli_idlist_free(&tids);
+	cli_select_free(&s.sel);
 	ktr_close(s.t);
 	return rc;
 }

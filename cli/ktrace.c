@@ -1,9 +1,12 @@
 /*
  * cli/ktrace.c - the `ktrace` command: a git-style dispatcher.
  *
- *   ktrace [--version] [--help] COMMAND [ARGS]
+ *   ktrace [--version] [--help] [--no-pager] [--color[=WHEN]] COMMAND [ARGS]
  *   ktrace help [COMMAND]
  *
+ * When the subcommand returns, standard output is flushed and closed
+ * here (cli/output.c): a write error (full disk, /dev/full) is one line
+ * on stderr and exit status 1, for every subcommand alike.
  * Subcommands live in cli/cmd_NAME.c and register themselves with
  * KTRACE_COMMAND() (cli/cli.h); this file finds them in the "ktrace_cmds"
  * linker section.  Exit status: the subcommand's, or 2 for a usage error
@@ -15,6 +18,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/output.h"
 
 extern const struct ktrace_cmd __start_ktrace_cmds[] __attribute__((weak));
 extern const struct ktrace_cmd __stop_ktrace_cmds[] __attribute__((weak));
@@ -38,7 +42,7 @@ static void usage(FILE *out)
 	size_t n = (size_t)(__stop_ktrace_cmds - __start_ktrace_cmds);
 	const struct ktrace_cmd **v = calloc(n ? n : 1, sizeof(*v));
 
-	fprintf(out, "usage: ktrace [--version] [--help] COMMAND [ARGS]\n\n"
+	fprintf(out, "usage: ktrace [--version] [--help] [--no-pager] [--color[=WHEN]] COMMAND [ARGS]\n\n"
 		     "ktrace records and reads traces of the Linux kernel and of programs.\n\n"
 		     "Commands:\n");
 	for (size_t i = 0; v && i < n; i++)
@@ -74,6 +78,9 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "no-pager", no_argument, NULL, 'P' },
+		{ "color", optional_argument, NULL, 'C' },
+		{ "colour", optional_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct ktrace_cmd *c;
@@ -85,10 +92,17 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'h':
 			usage(stdout);
-			return 0;
+			return cli_output_end(NULL, 0);
 		case 'V':
 			printf("ktrace %s\n", KTRACE_VERSION);
-			return 0;
+			return cli_output_end("--version", 0);
+		case 'P':
+			cli_output_no_pager();
+			break;
+		case 'C':
+			if (cli_output_option(NULL, CLI_OPT_COLOR, optarg) < 0)
+				return 2;
+			break;
 		default: {
 			const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
 
@@ -106,7 +120,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (strcmp(argv[optind], "help") == 0)
-		return help_cmd(argc - optind, argv + optind);
+		return cli_output_end("help", help_cmd(argc - optind, argv + optind));
 	c = cli_find_command(argv[optind]);
 	if (!c) {
 		cli_error(NULL, "'%s' is not a ktrace command (see ktrace --help)", argv[optind]);
@@ -115,5 +129,6 @@ int main(int argc, char **argv)
 	argv += optind;
 	argc -= optind;
 	cli_getopt_reset();
-	return c->run(argc, argv);
+	/* every subcommand's output is checked here: a full disk is an error */
+	return cli_output_end(c->name, c->run(argc, argv));
 }

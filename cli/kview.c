@@ -117,7 +117,7 @@ struct kv_names {
 	size_t size, n;
 };
 
-struct kv_names *kv_names_new(struct ktr_trace *t)
+struct kv_names *kv_names_new(struct ktr_trace *t, int demangle)
 {
 	struct kv_names *n = calloc(1, sizeof(*n));
 
@@ -125,6 +125,8 @@ struct kv_names *kv_names_new(struct ktr_trace *t)
 		return NULL;
 	n->t = t;
 	n->syms = ktr_syms_new(t);
+	if (n->syms)
+		ktr_syms_set_demangle(n->syms, demangle);
 	return n;
 }
 

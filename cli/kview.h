@@ -43,8 +43,11 @@ void kv_tasks_free(struct kv_tasks *k);
 
 struct kv_names;
 
-/** kv_names_new() - a name cache for the CALL records of @t.  NULL on ENOMEM. */
-struct kv_names *kv_names_new(struct ktr_trace *t);
+/**
+ * kv_names_new() - a name cache for the CALL records of @t, C++ names
+ * demangled when @demangle.  NULL on ENOMEM.
+ */
+struct kv_names *kv_names_new(struct ktr_trace *t, int demangle);
 /** kv_names_call() - the function name of call @c (owned by the cache). */
 const char *kv_names_call(struct kv_names *n, const struct ktr_call *c);
 /** kv_names_free() - free @n (NULL allowed). */

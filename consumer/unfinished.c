@@ -5,7 +5,7 @@
  * processes marked stopped.
  *
  * Every function-tracer thread under a consumer keeps its shadow stack in
- * the session file (lib/kft_stack.c), listed with its tid and pid.  A
+ * the session file (lib/kft_shadow.c), listed with its tid and pid.  A
  * thread that ends normally reports its open calls itself and frees its
  * entry; an entry still in use when its process is gone belongs to a
  * thread that died with the calls on its stack.  Those frames (from the

@@ -13,12 +13,16 @@
  *     trigger start|stop entry FUNC | exit FUNC | time USECS
  *     filter mintime USECS | maxtime USECS | noints | onlyints
  *     filter funclist FUNC... fend
+ *     filter notrace FUNC... fend
+ *     filter depth N
  *     watch stack BYTES | worst-stack BYTES
  *     logentries N
  *     autorepeat
  *     prime
  *
- * FUNC is a name (given to the caller's resolver) or a 0x address.  The
+ * FUNC is a name (given to the caller's resolver), a shell pattern (given
+ * to the caller's glob function: every match in a list, exactly one in a
+ * trigger) or a 0x address.  The
  * statement words (new begin end trigger filter watch logentries
  * autorepeat prime fend) are reserved: they cannot name a function, which
  * is how a funclist missing its 'fend' is caught.
@@ -43,7 +47,7 @@ struct kft_pos {
 
 /* Statements that may appear once; their first position, for messages. */
 enum { SEEN_START, SEEN_STOP, SEEN_MINTIME, SEEN_MAXTIME, SEEN_NOINTS, SEEN_ONLYINTS,
-       SEEN_WATCH, SEEN_LOGENTRIES, SEEN_AUTOREPEAT, SEEN_PRIME, SEEN_N };
+       SEEN_WATCH, SEEN_LOGENTRIES, SEEN_AUTOREPEAT, SEEN_PRIME, SEEN_DEPTH, SEEN_N };
 
 struct kft_parser {
 	const char *text;
@@ -53,6 +57,7 @@ struct kft_parser {
 	struct kft_tok cur;
 	struct kft_config *cfg;
 	kft_resolve_fn resolve;
+	kft_glob_fn glob;
 	void *arg;
 	struct kft_error *err;
 	struct kft_buf eb;
@@ -258,16 +263,29 @@ static int number(struct kft_parser *p, const char *what, const char *after, kt_
 	return 0;
 }
 
+static int is_pattern(const struct kft_tok *t)
+{
+	for (kt_u32 i = 0; i < t->n; i++)
+		if (t->s[i] == '*' || t->s[i] == '?' || t->s[i] == '[')
+			return 1;
+	return 0;
+}
+
 /*
- * A function argument: a name given to the resolver, or 0x followed by 1
- * to 16 hex digits.  @line_bound: the argument must be on the same line
- * as @after (triggers); funclist entries may continue over lines.
+ * A function argument: a name given to the resolver, a pattern given to
+ * the glob function, or 0x followed by 1 to 16 hex digits.  @line_bound:
+ * the argument must be on the same line as @after (triggers); list
+ * entries may continue over lines.  The addresses go to @out: one for a
+ * name, an address or (in a trigger, @room 1) a pattern; every match of
+ * a pattern in a list, at most @room; *@n says how many were stored.
  */
-static int function(struct kft_parser *p, const char *after, int line_bound, kt_u64 *out)
+static int function(struct kft_parser *p, const char *after, int line_bound, kt_u64 *out,
+		    kt_u32 room, kt_u32 *n)
 {
 	const struct kft_tok *t = &p->cur;
 	struct kft_buf *b;
 
+	*n = 0;
 	if (!t->s || (line_bound && t->line != p->prev_line) || tok_reserved(t) ||
 	    (t->s[0] >= '0' && t->s[0] <= '9' && !(t->n >= 2 && t->s[0] == '0' &&
 						    (t->s[1] == 'x' || t->s[1] == 'X')))) {
@@ -307,6 +325,48 @@ static int function(struct kft_parser *p, const char *after, int line_bound, kt_
 			return -1;
 		}
 		*out = v;
+		*n = 1;
+		advance(p);
+		return 0;
+	}
+	if (is_pattern(t)) {
+		int found;
+
+		if (!p->glob) {
+			b = fail_tok(p, t);
+			kft_buf_str(b, "function pattern ");
+			buf_tok(b, t);
+			kft_buf_str(b, " cannot be resolved here: name the functions");
+			return -1;
+		}
+		found = p->glob(p->arg, t->s, t->n, out, room);
+		if (found <= 0) {
+			b = fail_tok(p, t);
+			kft_buf_str(b, "no function matches ");
+			buf_tok(b, t);
+			return -1;
+		}
+		if (room == 1 && found > 1) {
+			b = fail_tok(p, t);
+			kft_buf_str(b, "pattern ");
+			buf_tok(b, t);
+			kft_buf_str(b, " matches ");
+			kft_buf_u64(b, (kt_u64)found);
+			kft_buf_str(b, " functions: a trigger needs exactly one");
+			return -1;
+		}
+		if ((kt_u32)found > room) {
+			b = fail_tok(p, t);
+			kft_buf_str(b, "pattern ");
+			buf_tok(b, t);
+			kft_buf_str(b, " matches ");
+			kft_buf_u64(b, (kt_u64)found);
+			kft_buf_str(b, " functions: more than the list has room for (");
+			kft_buf_u64(b, KFT_FUNCLIST_MAX);
+			kft_buf_str(b, " in all)");
+			return -1;
+		}
+		*n = (kt_u32)found;
 		advance(p);
 		return 0;
 	}
@@ -324,6 +384,7 @@ static int function(struct kft_parser *p, const char *after, int line_bound, kt_
 		buf_tok(b, t);
 		return -1;
 	}
+	*n = 1;
 	advance(p);
 	return 0;
 }
@@ -335,6 +396,7 @@ static int trigger(struct kft_parser *p)
 	struct kft_tok kw = p->cur;
 	struct kft_trigger *trig;
 	int is_start;
+	kt_u32 n;
 
 	advance(p);
 	is_start = tok_is(&p->cur, "start");
@@ -350,12 +412,12 @@ static int trigger(struct kft_parser *p)
 	if (p->cur.line == p->prev_line && tok_is(&p->cur, "entry")) {
 		advance(p);
 		trig->kind = KFT_TRIG_ENTRY;
-		return function(p, "entry", 1, &trig->arg);
+		return function(p, "entry", 1, &trig->arg, 1, &n);
 	}
 	if (p->cur.line == p->prev_line && tok_is(&p->cur, "exit")) {
 		advance(p);
 		trig->kind = KFT_TRIG_EXIT;
-		return function(p, "exit", 1, &trig->arg);
+		return function(p, "exit", 1, &trig->arg, 1, &n);
 	}
 	if (p->cur.line == p->prev_line && tok_is(&p->cur, "time")) {
 		advance(p);
@@ -385,17 +447,23 @@ static int check_times(struct kft_parser *p, const struct kft_tok *kw)
 	return 0;
 }
 
+/* The functions of a funclist or notrace list, up to 'fend' (@kw: the list's keyword). */
 static int funclist(struct kft_parser *p, const struct kft_tok *kw)
 {
 	struct kft_config *c = p->cfg;
-	kt_u32 given = 0;
+	int notrace = tok_is(kw, "notrace");
+	kt_u64 *list = notrace ? c->notrace : c->funcs;
+	kt_u32 *count = notrace ? &c->nnotrace : &c->nfuncs, given = 0, n;
+	const char *name = notrace ? "notrace list" : "funclist";
 	struct kft_buf *b;
 
-	c->flags |= KFT_CF_FUNCLIST;
+	c->flags |= notrace ? KFT_CF_NOTRACE : KFT_CF_FUNCLIST;
 	for (;;) {
 		if (!p->cur.s) {
 			b = fail_at(p, p->cur.line, p->cur.col);
-			kft_buf_str(b, "expected 'fend' to close the funclist begun at ");
+			kft_buf_str(b, "expected 'fend' to close the ");
+			kft_buf_str(b, name);
+			kft_buf_str(b, " begun at ");
 			buf_pos(b, kw->line, kw->col);
 			return -1;
 		}
@@ -412,21 +480,24 @@ static int funclist(struct kft_parser *p, const struct kft_tok *kw)
 			b = fail_tok(p, &p->cur);
 			kft_buf_str(b, "expected 'fend' before ");
 			buf_tok(b, &p->cur);
-			kft_buf_str(b, " (funclist begun at ");
+			kft_buf_str(b, " (");
+			kft_buf_str(b, name);
+			kft_buf_str(b, " begun at ");
 			buf_pos(b, kw->line, kw->col);
 			kft_buf_char(b, ')');
 			return -1;
 		}
-		if (c->nfuncs >= KFT_FUNCLIST_MAX) {
+		if (*count >= KFT_FUNCLIST_MAX) {
 			b = fail_tok(p, &p->cur);
-			kft_buf_str(b, "too many functions in funclists (at most ");
+			kft_buf_str(b, notrace ? "too many functions in notrace lists (at most "
+					       : "too many functions in funclists (at most ");
 			kft_buf_u64(b, KFT_FUNCLIST_MAX);
 			kft_buf_char(b, ')');
 			return -1;
 		}
-		if (function(p, "funclist", 0, &c->funcs[c->nfuncs]) < 0)
+		if (function(p, name, 0, &list[*count], KFT_FUNCLIST_MAX - *count, &n) < 0)
 			return -1;
-		c->nfuncs++;
+		*count += n;
 		given++;
 	}
 }
@@ -439,8 +510,28 @@ static int filter(struct kft_parser *p)
 	advance(p);
 	kw = p->cur;
 	if (p->cur.line != p->prev_line) {
-		expected(p, "mintime, maxtime, noints, onlyints or funclist", "filter");
+		expected(p, "mintime, maxtime, noints, onlyints, funclist, notrace or depth", "filter");
 		return -1;
+	}
+	if (tok_is(&kw, "depth")) {
+		struct kft_tok num;
+		kt_u64 depth;
+
+		if (once(p, SEEN_DEPTH, &kw, "filter depth") < 0)
+			return -1;
+		advance(p);
+		num = p->cur;
+		if (number(p, "a depth (number of levels)", "depth", &depth) < 0)
+			return -1;
+		if (depth == 0 || depth > 65535) {
+			struct kft_buf *b = fail_tok(p, &num);
+
+			kft_buf_str(b, "depth must be 1 to 65535");
+			return -1;
+		}
+		c->max_depth = (kt_u32)depth;
+		c->flags |= KFT_CF_DEPTH;
+		return 0;
 	}
 	if (tok_is(&kw, "mintime") || tok_is(&kw, "maxtime")) {
 		int min = tok_is(&kw, "mintime");
@@ -474,11 +565,11 @@ static int filter(struct kft_parser *p)
 		advance(p);
 		return 0;
 	}
-	if (tok_is(&kw, "funclist")) {
+	if (tok_is(&kw, "funclist") || tok_is(&kw, "notrace")) {
 		advance(p);
 		return funclist(p, &kw);
 	}
-	expected(p, "mintime, maxtime, noints, onlyints or funclist", "filter");
+	expected(p, "mintime, maxtime, noints, onlyints, funclist, notrace or depth", "filter");
 	return -1;
 }
 
@@ -549,7 +640,7 @@ static int statement(struct kft_parser *p, int in_block)
 	}
 	b = fail_tok(p, &kw);
 	if (tok_is(&kw, "fend")) {
-		kft_buf_str(b, "'fend' without 'filter funclist'");
+		kft_buf_str(b, "'fend' without 'filter funclist' or 'filter notrace'");
 		return -1;
 	}
 	kft_buf_str(b, "unknown keyword ");
@@ -561,6 +652,14 @@ static int statement(struct kft_parser *p, int in_block)
 
 int kft_config_parse(struct kft_config *cfg, const char *text, kt_u64 len, kft_resolve_fn resolve,
 		     void *arg, struct kft_error *err)
+{
+	struct kft_names names = { resolve, (kft_glob_fn)0, arg };
+
+	return kft_config_parse_names(cfg, text, len, &names, err);
+}
+
+int kft_config_parse_names(struct kft_config *cfg, const char *text, kt_u64 len,
+			   const struct kft_names *names, struct kft_error *err)
 {
 	struct kft_parser p;
 	struct kft_tok begin = { NULL, 0, 0, 0 };
@@ -578,8 +677,9 @@ int kft_config_parse(struct kft_config *cfg, const char *text, kt_u64 len, kft_r
 	p.line = p.col = 1;
 	p.prev_line = p.prev_col = 1;
 	p.cfg = cfg;
-	p.resolve = resolve;
-	p.arg = arg;
+	p.resolve = names->resolve;
+	p.glob = names->glob;
+	p.arg = names->arg;
 	p.err = err;
 
 	advance(&p);
@@ -654,6 +754,71 @@ kt_u32 kft_error_format(char *buf, kt_u32 size, const char *file, const struct k
 	return b.len;
 }
 
+/* ---- combining ------------------------------------------------------- */
+
+static int clash(struct kft_error *err, const char *what)
+{
+	struct kft_buf b;
+
+	err->line = err->col = 0;
+	kft_buf_init(&b, err->msg, KFT_ERRMSG_MAX);
+	kft_buf_str(&b, what);
+	return -KFT_EINVAL;
+}
+
+int kft_config_merge(struct kft_config *dst, const struct kft_config *src, struct kft_error *err)
+{
+	kt_u32 f = src->flags, d = dst->flags;
+
+	if (src->start.kind && dst->start.kind)
+		return clash(err, "'trigger start' given twice");
+	if (src->stop.kind && dst->stop.kind)
+		return clash(err, "'trigger stop' given twice");
+	if (f & d & KFT_CF_MINTIME)
+		return clash(err, "'filter mintime' given twice");
+	if (f & d & KFT_CF_MAXTIME)
+		return clash(err, "'filter maxtime' given twice");
+	if (f & d & KFT_CF_DEPTH)
+		return clash(err, "'filter depth' given twice");
+	if (f & d & KFT_CF_LOGENTRIES)
+		return clash(err, "'logentries' given twice");
+	if (src->watch && dst->watch)
+		return clash(err, "'watch' given twice");
+	if (((f | d) & KFT_CF_NOINTS) && ((f | d) & KFT_CF_ONLYINTS))
+		return clash(err, "'noints' contradicts 'onlyints'");
+	if (dst->nfuncs + src->nfuncs > KFT_FUNCLIST_MAX)
+		return clash(err, "too many functions in funclists (at most 256)");
+	if (dst->nnotrace + src->nnotrace > KFT_FUNCLIST_MAX)
+		return clash(err, "too many functions in notrace lists (at most 256)");
+	if ((((f & KFT_CF_MINTIME) && (d & KFT_CF_MAXTIME) && dst->maxtime_us &&
+	      src->mintime_us > dst->maxtime_us)) ||
+	    ((d & KFT_CF_MINTIME) && (f & KFT_CF_MAXTIME) && src->maxtime_us &&
+	     dst->mintime_us > src->maxtime_us))
+		return clash(err, "mintime is greater than maxtime: no call could be kept");
+	if (src->start.kind)
+		dst->start = src->start;
+	if (src->stop.kind)
+		dst->stop = src->stop;
+	if (f & KFT_CF_MINTIME)
+		dst->mintime_us = src->mintime_us;
+	if (f & KFT_CF_MAXTIME)
+		dst->maxtime_us = src->maxtime_us;
+	if (f & KFT_CF_DEPTH)
+		dst->max_depth = src->max_depth;
+	if (f & KFT_CF_LOGENTRIES)
+		dst->logentries = src->logentries;
+	if (src->watch) {
+		dst->watch = src->watch;
+		dst->watch_threshold = src->watch_threshold;
+	}
+	for (kt_u32 i = 0; i < src->nfuncs; i++)
+		dst->funcs[dst->nfuncs++] = src->funcs[i];
+	for (kt_u32 i = 0; i < src->nnotrace; i++)
+		dst->notrace[dst->nnotrace++] = src->notrace[i];
+	dst->flags = d | (f & ~(KFT_CF_NEW | KFT_CF_BLOCK));
+	return 0;
+}
+
 /* ---- printing -------------------------------------------------------- */
 
 static void put_func(struct kft_buf *b, kt_u64 addr, kft_name_fn name, void *arg)
@@ -725,6 +890,23 @@ kt_u32 kft_config_format(const struct kft_config *cfg, char *buf, kt_u32 size, c
 			put_func(&b, cfg->funcs[i], name, arg);
 		}
 		kft_buf_str(&b, " fend\n");
+	}
+	if ((cfg->flags & KFT_CF_NOTRACE) && cfg->nnotrace) {
+		kt_u32 n = cfg->nnotrace > KFT_FUNCLIST_MAX ? KFT_FUNCLIST_MAX : cfg->nnotrace;
+
+		kft_buf_str(&b, indent);
+		kft_buf_str(&b, "filter notrace");
+		for (kt_u32 i = 0; i < n; i++) {
+			kft_buf_char(&b, ' ');
+			put_func(&b, cfg->notrace[i], name, arg);
+		}
+		kft_buf_str(&b, " fend\n");
+	}
+	if (cfg->flags & KFT_CF_DEPTH) {
+		kft_buf_str(&b, indent);
+		kft_buf_str(&b, "filter depth ");
+		kft_buf_u64(&b, cfg->max_depth);
+		kft_buf_char(&b, '\n');
 	}
 	if (cfg->watch != KFT_WATCH_NONE) {
 		kft_buf_str(&b, indent);

@@ -13,6 +13,8 @@
  *     filter maxtime 0               # 0: no upper bound
  *     filter noints                  # or onlyints (signal handlers in user space)
  *     filter funclist f g 0x401136 fend
+ *     filter notrace h 'parse_*' fend  # never these functions
+ *     filter depth 8                 # only calls less than 8 deep
  *     watch stack 4096               # or worst-stack BYTES
  *     logentries 500
  *     autorepeat
@@ -61,6 +63,8 @@ enum kft_watch_kind {
 #define KFT_CF_LOGENTRIES 0x0080u /* logentries given */
 #define KFT_CF_NEW 0x0100u        /* the text began with 'new' */
 #define KFT_CF_BLOCK 0x0200u      /* the statements were inside begin ... end */
+#define KFT_CF_NOTRACE 0x0400u    /* filter notrace given */
+#define KFT_CF_DEPTH 0x0800u      /* filter depth given */
 
 /**
  * struct kft_trigger - one start or stop trigger.
@@ -86,6 +90,9 @@ struct kft_trigger {
  *                    default: the trace buffer is the bound).
  * @flags:            KFT_CF_*.
  * @nfuncs, @funcs:   the funclist, in the order given (duplicates allowed).
+ * @nnotrace, @notrace: the notrace list (functions never recorded).
+ * @max_depth:        filter depth: keep calls at shadow-stack depth below
+ *                    it (0 = the outermost traced frame), KFT_CF_DEPTH.
  */
 struct kft_config {
 	struct kft_trigger start;
@@ -97,8 +104,11 @@ struct kft_config {
 	kt_u32 watch;
 	kt_u32 flags;
 	kt_u32 nfuncs;
-	kt_u32 pad;
+	kt_u32 nnotrace;
 	kt_u64 funcs[KFT_FUNCLIST_MAX];
+	kt_u64 notrace[KFT_FUNCLIST_MAX];
+	kt_u32 max_depth;
+	kt_u32 pad;
 };
 
 /**
@@ -122,6 +132,28 @@ struct kft_error {
  */
 typedef int (*kft_resolve_fn)(void *arg, const char *name, kt_u32 len, kt_u64 *addr);
 
+/**
+ * kft_glob_fn - the functions whose names match a shell pattern (`*`, `?`,
+ * `[...]`, as fnmatch(3); C++ functions match by mangled or demangled
+ * name).
+ * @pat:   the pattern, @len bytes, NOT NUL-terminated.
+ * @addrs: room for @max addresses, filled with the first matches.
+ * Return: the number of matching functions (may exceed @max: then only
+ * @max were stored), or a negative errno.  Parser only.
+ */
+typedef int (*kft_glob_fn)(void *arg, const char *pat, kt_u32 len, kt_u64 *addrs, kt_u32 max);
+
+/**
+ * struct kft_names - how a configuration's function names become
+ * addresses: @resolve for names (NULL: only 0x addresses), @glob for
+ * patterns (NULL: patterns are refused), both called with @arg.
+ */
+struct kft_names {
+	kft_resolve_fn resolve;
+	kft_glob_fn glob;
+	void *arg;
+};
+
 /** kft_config_init() - an empty configuration (no trigger, no filter). */
 void kft_config_init(struct kft_config *cfg);
 
@@ -142,6 +174,29 @@ void kft_config_init(struct kft_config *cfg);
  */
 int kft_config_parse(struct kft_config *cfg, const char *text, kt_u64 len, kft_resolve_fn resolve,
 		     void *arg, struct kft_error *err);
+
+/**
+ * kft_config_parse_names() - kft_config_parse() with patterns: a function
+ * word holding `*`, `?` or `[` is a pattern, given to @names->glob; in a
+ * funclist or notrace list it stands for every match (the lists hold at
+ * most KFT_FUNCLIST_MAX each), in a trigger it must match exactly one
+ * function.  A pattern matching nothing is an error, as an unknown name.
+ * Return: as kft_config_parse().
+ */
+int kft_config_parse_names(struct kft_config *cfg, const char *text, kt_u64 len,
+			   const struct kft_names *names, struct kft_error *err);
+
+/**
+ * kft_config_merge() - add @src to @dst, as if @src's statements followed
+ * @dst's: funclists and notrace lists add up, flags combine; a statement
+ * both give that may appear once (a trigger, mintime, maxtime, depth,
+ * watch, logentries), noints with onlyints, or a mintime above maxtime
+ * is refused and @dst is left unchanged.  Used to combine a configuration
+ * file with `ktrace record`'s -F/-N/-D/-t/-T options.
+ * Return: 0, or -KFT_EINVAL with @err->msg saying what clashed (line and
+ * column 0).
+ */
+int kft_config_merge(struct kft_config *dst, const struct kft_config *src, struct kft_error *err);
 
 /**
  * kft_error_format() - "FILE:LINE:COL: MESSAGE" into @buf (NUL-terminated,

@@ -243,7 +243,8 @@ int kft_load(struct kft_run *r, const struct kft_config *cfg, kt_u64 now)
 	kt_u64 old;
 	kt_u32 checks = 0;
 
-	if (cfg->nfuncs > KFT_FUNCLIST_MAX || cfg->start.kind > KFT_TRIG_TIME ||
+	if (cfg->nfuncs > KFT_FUNCLIST_MAX || cfg->nnotrace > KFT_FUNCLIST_MAX ||
+	    cfg->start.kind > KFT_TRIG_TIME ||
 	    cfg->stop.kind > KFT_TRIG_TIME || cfg->watch > KFT_WATCH_WORST_STACK ||
 	    ((cfg->flags & KFT_CF_NOINTS) && (cfg->flags & KFT_CF_ONLYINTS)))
 		return -KFT_EINVAL;
@@ -253,6 +254,7 @@ int kft_load(struct kft_run *r, const struct kft_config *cfg, kt_u64 now)
 
 	r->cfg = *cfg;
 	sort_funcs(r->cfg.funcs, r->cfg.nfuncs);
+	sort_funcs(r->cfg.notrace, r->cfg.nnotrace);
 
 	r->start_fn = r->stop_fn = 0;
 	r->start_at = NONE;
@@ -290,7 +292,8 @@ int kft_load(struct kft_run *r, const struct kft_config *cfg, kt_u64 now)
 	r->mintime = (cfg->flags & KFT_CF_MINTIME) ? kft_us_to_raw(r, cfg->mintime_us) : 0;
 	r->maxtime = (cfg->flags & KFT_CF_MAXTIME) ? kft_us_to_raw(r, cfg->maxtime_us) : 0;
 	if (r->mintime || r->maxtime ||
-	    (cfg->flags & (KFT_CF_NOINTS | KFT_CF_ONLYINTS | KFT_CF_FUNCLIST)))
+	    (cfg->flags & (KFT_CF_NOINTS | KFT_CF_ONLYINTS | KFT_CF_FUNCLIST | KFT_CF_NOTRACE |
+			   KFT_CF_DEPTH)))
 		checks |= KFT_CHK_FILTER;
 	if (cfg->watch != KFT_WATCH_NONE)
 		checks |= KFT_CHK_WATCH;
@@ -360,12 +363,14 @@ static unsigned kft_sync(struct kft_run *r, struct kft_thread *t, kt_u64 e, kt_u
 	t->min_dur = 0;
 	t->max_dur = NONE;
 	t->skip_unlisted = 0;
+	t->entry_filter = 0;
+	t->max_depth = ~(kt_u32)0;
 	if (st == KFT_STATE_RUNNING) {
 		t->run_start = KFT_LOAD(&r->run_start);
 		t->entry_checks = checks & (KFT_CHK_STOP_ENTRY | KFT_CHK_WATCH);
 		t->exit_checks = checks & (KFT_CHK_STOP_EXIT | KFT_CHK_FILTER | KFT_CHK_LOGENTRIES);
 		if ((checks & KFT_CHK_FILTER) &&
-		    !(r->cfg.flags & (KFT_CF_NOINTS | KFT_CF_ONLYINTS | KFT_CF_FUNCLIST))) {
+		    !(r->cfg.flags & (KFT_CF_NOINTS | KFT_CF_ONLYINTS | KFT_CF_FUNCLIST | KFT_CF_NOTRACE))) {
 			/* Time filters only: kft_exit() tests them inline. */
 			if (r->cfg.flags & KFT_CF_MINTIME)
 				t->min_dur = r->mintime;
@@ -375,10 +380,13 @@ static unsigned kft_sync(struct kft_run *r, struct kft_thread *t, kt_u64 e, kt_u
 		}
 		if (checks & KFT_CHK_STOP_TIME)
 			t->deadline = KFT_LOAD(&r->stop_at);
-		/* Unlisted calls can be dropped at their entry, untimed. */
-		if ((r->cfg.flags & KFT_CF_FUNCLIST) && t->deadline == NONE &&
-		    !(checks & KFT_CHK_WATCH))
+		/* Calls the funclist, notrace or depth drop go at their entry, untimed. */
+		if ((r->cfg.flags & (KFT_CF_FUNCLIST | KFT_CF_NOTRACE | KFT_CF_DEPTH)) &&
+		    t->deadline == NONE && !(checks & KFT_CHK_WATCH))
 			t->skip_unlisted = 1;
+		if (r->cfg.flags & KFT_CF_DEPTH)
+			t->max_depth = r->cfg.max_depth;
+		t->entry_filter = t->skip_unlisted || (r->cfg.flags & KFT_CF_DEPTH);
 	} else if (st == KFT_STATE_PRIMED) {
 		t->entry_checks = checks & KFT_CHK_START_ENTRY;
 		t->exit_checks = checks & KFT_CHK_START_EXIT;
@@ -401,8 +409,12 @@ unsigned kft_thread_sync(struct kft_run *r, struct kft_thread *t, kt_u64 now)
 	return resync(r, t, now);
 }
 
-/* The filter that drops the call, or -1.  @timed: apply the time filters. */
-static int filtered_by(const struct kft_run *r, kt_u64 fn, kt_u64 dur, unsigned sig, int timed)
+/*
+ * The filter that drops the call, or -1.  @timed: apply the time filters;
+ * @fflags: the frame's flags (KFT_FRAME_DEEP: deeper than filter depth).
+ */
+static int filtered_by(const struct kft_run *r, kt_u64 fn, kt_u64 dur, unsigned sig, int timed,
+		       unsigned fflags)
 {
 	kt_u32 cf = r->cfg.flags;
 
@@ -410,6 +422,10 @@ static int filtered_by(const struct kft_run *r, kt_u64 fn, kt_u64 dur, unsigned 
 		return KFT_FILTER_INTS;
 	if ((cf & KFT_CF_FUNCLIST) && !kft_listed(r, fn))
 		return KFT_FILTER_FUNCLIST;
+	if (kft_notraced(r, fn))
+		return KFT_FILTER_NOTRACE;
+	if (fflags & KFT_FRAME_DEEP)
+		return KFT_FILTER_DEPTH;
 	if (timed) {
 		if ((cf & KFT_CF_MINTIME) && dur < r->mintime)
 			return KFT_FILTER_MINTIME;
@@ -505,7 +521,7 @@ static unsigned decide(struct kft_run *r, struct kft_thread *t, kt_u64 fn, kt_u6
 
 		if (t_entry < t->run_start)
 			return 0;
-		f = (checks & KFT_CHK_FILTER) ? filtered_by(r, fn, now - t_entry, sig, 1) : -1;
+		f = (checks & KFT_CHK_FILTER) ? filtered_by(r, fn, now - t_entry, sig, 1, fflags) : -1;
 		if (f >= 0) {
 			c->filtered[f]++;
 			return 0;
@@ -573,7 +589,7 @@ unsigned kft_unfinished(struct kft_run *r, struct kft_thread *t, kt_u64 fn, kt_u
 	} else {
 		return 0;
 	}
-	f = (checks & KFT_CHK_FILTER) ? filtered_by(r, fn, 0, sig, 0) : -1;
+	f = (checks & KFT_CHK_FILTER) ? filtered_by(r, fn, 0, sig, 0, fflags) : -1;
 	if (f >= 0 && !(fflags & KFT_FRAME_WATCH)) {
 		c->filtered[f]++;
 		return 0;
@@ -653,7 +669,8 @@ const char *kft_reason_name(unsigned reason)
 
 const char *kft_filter_name(unsigned filter)
 {
-	static const char *const names[] = { "ints", "funclist", "mintime", "maxtime" };
+	static const char *const names[] = { "ints", "funclist", "mintime", "maxtime", "notrace",
+					     "depth" };
 
 	return filter < KFT_NFILTERS ? names[filter] : "invalid";
 }
@@ -727,6 +744,10 @@ kt_u32 kft_status_format(const struct kft_run *r, const struct kft_status *st, c
 	kft_buf_str(&b, "\nentries filtered: ");
 	kft_buf_u64(&b, st->filtered_total);
 	for (unsigned i = 0; i < KFT_NFILTERS; i++) {
+		/* notrace and depth only when configured or counted (older status readers) */
+		if ((i == KFT_FILTER_NOTRACE && !(r->cfg.flags & KFT_CF_NOTRACE) && !st->filtered[i]) ||
+		    (i == KFT_FILTER_DEPTH && !(r->cfg.flags & KFT_CF_DEPTH) && !st->filtered[i]))
+			continue;
 		kft_buf_str(&b, i ? ", " : " (");
 		kft_buf_str(&b, kft_filter_name(i));
 		kft_buf_char(&b, ' ');

@@ -87,7 +87,9 @@ enum kft_filter {
 	KFT_FILTER_FUNCLIST = 1, /* not in the funclist */
 	KFT_FILTER_MINTIME = 2,  /* shorter than mintime */
 	KFT_FILTER_MAXTIME = 3,  /* longer than maxtime */
-	KFT_NFILTERS = 4,
+	KFT_FILTER_NOTRACE = 4,  /* in the notrace list (tested after funclist) */
+	KFT_FILTER_DEPTH = 5,    /* deeper than filter depth (tested after notrace) */
+	KFT_NFILTERS = 6,
 };
 
 /* Control commands for kft_command(). */
@@ -135,7 +137,8 @@ enum kft_cmd {
 /* Frame flags the caller keeps in its shadow stack and passes back. */
 #define KFT_FRAME_WATCH KTRACE_CALLF_WATCH /* marked by a stack watch */
 #define KFT_FRAME_DONE 0x80u               /* already reported (unfinished) */
-#define KFT_FRAME_UNLISTED 0x100u          /* dropped at entry by kft_unlisted(), untimed */
+#define KFT_FRAME_UNLISTED 0x100u          /* dropped at entry by kft_entry_filter(), untimed */
+#define KFT_FRAME_DEEP 0x200u              /* deeper than filter depth: dropped at exit */
 
 #define KFT_RUN_MAGIC 0x4e55524bu /* "KRUN" */
 #define KFT_RUN_VERSION 1u
@@ -196,7 +199,7 @@ struct kft_counters {
 	kt_u64 lowest_stack; /* least stack left seen (~0 = none) */
 	kt_u64 filtered[KFT_NFILTERS];
 	kt_u64 deep;       /* calls not traced: deeper than the shadow stack */
-	kt_u64 pad[4]; /* 128 bytes: writers' blocks never share a cache line */
+	kt_u64 pad[2]; /* 128 bytes: writers' blocks never share a cache line */
 };
 
 _Static_assert(sizeof(struct kft_counters) == 128, "counter block is 128 bytes");
@@ -218,7 +221,9 @@ struct kft_thread {
 	kt_u32 exit_checks;     /* KFT_CHK_* relevant at exit in this state */
 	kt_u64 min_dur;         /* time filters tested inline by kft_exit(): keep */
 	kt_u64 max_dur;         /* calls with min_dur <= duration <= max_dur (raw) */
-	kt_u32 skip_unlisted;   /* kft_unlisted() may drop calls at their entry */
+	kt_u32 skip_unlisted;   /* kft_entry_filter() may drop calls at their entry, untimed */
+	kt_u32 entry_filter;    /* kft_entry_filter() has something to test */
+	kt_u32 max_depth;       /* filter depth while running (~0: none) */
 };
 
 /**
@@ -297,19 +302,54 @@ static inline int kft_listed(const struct kft_run *r, kt_u64 fn)
 	return 0;
 }
 
-/**
- * kft_unlisted() - may a call of @fn, entered now by a writer in sync with
- * the run, be dropped at its entry?  True when the run is running with a
- * funclist that does not hold @fn and nothing else needs the call's times
- * (no time trigger pending, no stack watch).  The caller then pushes the
- * frame untimed with KFT_FRAME_UNLISTED, reads no clock at either end,
- * and calls kft_exit_unlisted() at the exit (if the run is still the same:
- * else kft_exit() with entry time 0, which drops it).  So a funclist run
- * costs an unlisted call no clock read.
- */
-static inline int kft_unlisted(const struct kft_run *r, const struct kft_thread *t, kt_u64 fn)
+/** kft_notraced() - is @fn in the loaded notrace list (binary search, sorted list)? */
+static inline int kft_notraced(const struct kft_run *r, kt_u64 fn)
 {
-	return t->skip_unlisted && !kft_listed(r, fn);
+	kt_u32 lo = 0, hi = r->cfg.nnotrace;
+
+	if (!(r->cfg.flags & KFT_CF_NOTRACE))
+		return 0;
+	if (hi > KFT_FUNCLIST_MAX)
+		hi = KFT_FUNCLIST_MAX;
+	while (lo < hi) {
+		kt_u32 mid = lo + (hi - lo) / 2;
+		kt_u64 v = r->cfg.notrace[mid];
+
+		if (v == fn)
+			return 1;
+		if (v < fn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/**
+ * kft_entry_filter() - what the filters that need no time (funclist,
+ * notrace, depth) say about a call of @fn entered now at shadow-stack
+ * depth @depth by a writer in sync with the run.
+ * Return: 0 (nothing yet: decided at the exit); KFT_FRAME_UNLISTED: drop
+ * it at its entry, untimed (the run is running with such a filter and
+ * nothing else needs the call's times: no time trigger pending, no stack
+ * watch; the caller pushes the frame untimed, reads no clock at either
+ * end and calls kft_exit_unlisted() at the exit if the run is still the
+ * same, else kft_exit() with entry time 0, which drops it); or
+ * KFT_FRAME_DEEP: deeper than `filter depth` while times are needed: time
+ * it and keep the flag on the frame, kft_exit() drops it.  So a filtered
+ * call costs no clock read when the run allows it.
+ */
+static inline unsigned kft_entry_filter(const struct kft_run *r, const struct kft_thread *t,
+					kt_u64 fn, unsigned depth)
+{
+	if (KFT_LIKELY(!t->entry_filter))
+		return 0;
+	if (depth >= t->max_depth)
+		return t->skip_unlisted ? KFT_FRAME_UNLISTED : KFT_FRAME_DEEP;
+	if (t->skip_unlisted &&
+	    (((r->cfg.flags & KFT_CF_FUNCLIST) && !kft_listed(r, fn)) || kft_notraced(r, fn)))
+		return KFT_FRAME_UNLISTED;
+	return 0;
 }
 
 /**
@@ -325,13 +365,24 @@ static inline int kft_ints_drop(const struct kft_run *r, unsigned sig)
 }
 
 /**
- * kft_exit_unlisted() - count the exit of a call kft_unlisted() dropped,
- * as the filter that drops it first: noints/onlyints by @sig (its
- * signal-handler nesting), else the funclist.
+ * kft_exit_unlisted() - count the exit of a call of @fn that
+ * kft_entry_filter() dropped at depth @depth, as the filter that drops it
+ * first: noints/onlyints by @sig (its signal-handler nesting), the
+ * funclist, the notrace list, else the depth.
  */
-static inline void kft_exit_unlisted(const struct kft_run *r, struct kft_thread *t, unsigned sig)
+static inline void kft_exit_unlisted(const struct kft_run *r, struct kft_thread *t, kt_u64 fn,
+				     unsigned sig, unsigned depth)
 {
-	t->c->filtered[kft_ints_drop(r, sig) ? KFT_FILTER_INTS : KFT_FILTER_FUNCLIST]++;
+	unsigned f = KFT_FILTER_DEPTH;
+
+	if (kft_ints_drop(r, sig))
+		f = KFT_FILTER_INTS;
+	else if ((r->cfg.flags & KFT_CF_FUNCLIST) && !kft_listed(r, fn))
+		f = KFT_FILTER_FUNCLIST;
+	else if (kft_notraced(r, fn))
+		f = KFT_FILTER_NOTRACE;
+	(void)depth;
+	t->c->filtered[f]++;
 }
 
 /**

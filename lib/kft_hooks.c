@@ -81,7 +81,7 @@ struct kft_tls {
 	uint32_t overflow; /* calls not pushed because the stack was full */
 	int state;         /* 0 not started, 1 tracing, -1 never again */
 	uint64_t stack_lo, stack_hi; /* the thread's stack, for watches */
-	struct kft_stack mem;        /* where the shadow stack lives (kft_stack.c) */
+	struct kft_shadow mem;        /* where the shadow stack lives (kft_shadow.c) */
 	struct kft_thread t;
 	struct kft_counters own;     /* counters if no shared block was free */
 };
@@ -129,11 +129,9 @@ static void gate_open(struct kft_tls *t)
 /* Set up the shadow stack, claim counters, learn the stack bounds. */
 static int thread_start(struct kft_global *g, struct kft_tls *t)
 {
-	pthread_attr_t attr;
-
 	if (t->state < 0)
 		return 0;
-	if (kft_stack_alloc(g, &t->mem) < 0) {
+	if (kft_shadow_alloc(g, &t->mem) < 0) {
 		t->state = -1;
 		return 0;
 	}
@@ -146,16 +144,7 @@ static int thread_start(struct kft_global *g, struct kft_tls *t)
 	t->t.c = kft_claim_block(kt_gettid());
 	if (!t->t.c)
 		t->t.c = &t->own;
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-		void *addr;
-		size_t size;
-
-		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-			t->stack_lo = (uint64_t)(uintptr_t)addr;
-			t->stack_hi = t->stack_lo + size;
-		}
-		pthread_attr_destroy(&attr);
-	}
+	kft_stack_bounds(&t->stack_lo, &t->stack_hi); /* from the thread's base (kft_stack.c) */
 	kft_hooks_thread_started();
 	__atomic_store_n(&kft_shadow_depth_fn, kft_shadow_depth, __ATOMIC_RELAXED);
 	t->state = 1;
@@ -222,7 +211,7 @@ static void skip_frames(struct kft_global *g, struct kft_tls *t, unsigned keep)
 			if (rec)
 				write_call(g, t, f, i, rec, now);
 		}
-		f->sp = 0; /* popped (kft_stack.c) */
+		f->sp = 0; /* popped (kft_shadow.c) */
 	}
 	t->depth = keep;
 }
@@ -349,14 +338,14 @@ static void exit_engine_done(struct kft_tls *t, struct kft_frame *f, unsigned de
 }
 
 /*
- * The exit of a frame kft_unlisted() dropped at its entry: counted as
+ * The exit of a frame kft_entry_filter() dropped at its entry: counted as
  * filtered if the run is still the one it was entered in (else it is
  * simply gone, as a frame entered before a run starts).
  */
 static inline void exit_unlisted(struct kft_tls *t, const struct kft_frame *f)
 {
 	if (__atomic_load_n(&t->run->epoch, __ATOMIC_RELAXED) == t->t.epoch)
-		kft_exit_unlisted(t->run, &t->t, KFT_FRAME_SIG(f));
+		kft_exit_unlisted(t->run, &t->t, f->fn, KFT_FRAME_SIG(f), (unsigned)(f - t->stack));
 }
 
 /*
@@ -381,7 +370,7 @@ static KFT_COLD void enter_slow(struct kft_tls *t, uint64_t fn, uint64_t site, u
 	    !inlined_in_top(&t->stack[t->depth - 1], sp, fn, site))
 		drop_dead(g, t, sp);
 	if (t->depth >= t->cap) {
-		if (kft_stack_grow(g, &t->mem) == 0) {
+		if (kft_shadow_grow(g, &t->mem) == 0) {
 			t->cap = t->mem.cap;
 		} else {
 			/* Deeper than the shadow stack: not traced, counted. */
@@ -395,6 +384,9 @@ static KFT_COLD void enter_slow(struct kft_tls *t, uint64_t fn, uint64_t site, u
 	f->t = now = kft_idle(&t->t) ? 0 : kft_clock();
 	t->depth++;
 	entry_engine(t, fn, now, sp);
+	/* filter depth, as the engine sees the run now (dropped at the exit) */
+	if (t->t.entry_filter && t->depth - 1 >= t->t.max_depth)
+		t->stack[t->depth - 1].flags |= KFT_FRAME_DEEP;
 out:
 	gate_open(t);
 }
@@ -432,9 +424,8 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_enter(void *this_fn, void *call_site)
 	KT_BARRIER();
 	f = top + 1;
 	frame_init(f, fn, site, sp, idx, d);
-	if (KT_UNLIKELY(kft_unlisted(t->run, &t->t, fn))) {
-		/* Not in the funclist: no clock at either end. */
-		f->flags = KFT_FRAME_UNLISTED;
+	if (KT_UNLIKELY((f->flags = kft_entry_filter(t->run, &t->t, fn, d)) & KFT_FRAME_UNLISTED)) {
+		/* Funclist, notrace or depth drop it: no clock at either end. */
 		f->t = 0;
 		t->depth = d + 1;
 		KT_BARRIER();
@@ -554,7 +545,7 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	}
 	now = kft_clock();
 	t->depth = d - 1;
-	f->sp = 0; /* popped: the consumer's view of open calls (kft_stack.c) */
+	f->sp = 0; /* popped: the consumer's view of open calls (kft_shadow.c) */
 	e = t->t.epoch; /* before the engine's resync, for exit_engine() */
 	keep = kft_exit_inline(&t->t, __atomic_load_n(&t->run->epoch, __ATOMIC_RELAXED), f->t, now,
 			       f->flags);
@@ -584,7 +575,7 @@ void kft_thread_end(void)
 		kft_release_block(t->t.c);
 	t->t.c = NULL;
 	t->state = -1;
-	kft_stack_free(&t->mem);
+	kft_shadow_free(&t->mem);
 	t->stack = NULL;
 	gate_open(t);
 }
@@ -603,7 +594,7 @@ void kft_hooks_atfork_child(void)
 		t->t.c = c ? c : &t->own;
 	}
 	/* So does a shadow stack in the session: the child copies its frames. */
-	if (kft_stack_fork(g, &t->mem, t->depth) < 0) {
+	if (kft_shadow_fork(g, &t->mem, t->depth) < 0) {
 		t->state = -1; /* no memory for it: the child runs untraced */
 		t->depth = 0;
 		gate_open(t);

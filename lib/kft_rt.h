@@ -88,11 +88,11 @@ static inline unsigned kft_call_words(const struct kft_frame *f, unsigned depth,
 struct kt_session_stack;
 
 /*
- * struct kft_stack - a thread's shadow stack memory (lib/kft_stack.c):
+ * struct kft_shadow - a thread's shadow stack memory (lib/kft_shadow.c):
  * @frames (frames[-1] is the sentinel), @cap frames usable now, the
  * mapping, and its entry in the session's stack table (NULL: private).
  */
-struct kft_stack {
+struct kft_shadow {
 	struct kft_frame *frames;
 	uint32_t cap;
 	void *map;
@@ -100,11 +100,11 @@ struct kft_stack {
 	struct kt_session_stack *entry;
 };
 
-/* kft_stack.c: allocate (session or private), deepen, give back, copy at fork. */
-int kft_stack_alloc(struct kft_global *g, struct kft_stack *st);
-int kft_stack_grow(struct kft_global *g, struct kft_stack *st);
-void kft_stack_free(struct kft_stack *st);
-int kft_stack_fork(struct kft_global *g, struct kft_stack *st, unsigned depth);
+/* kft_shadow.c: allocate (session or private), deepen, give back, copy at fork. */
+int kft_shadow_alloc(struct kft_global *g, struct kft_shadow *st);
+int kft_shadow_grow(struct kft_global *g, struct kft_shadow *st);
+void kft_shadow_free(struct kft_shadow *st);
+int kft_shadow_fork(struct kft_global *g, struct kft_shadow *st, unsigned depth);
 
 /* The runtime's raw clock (kt_clock()), inlined for the hooks: two reads per call. */
 static inline uint64_t kft_clock(void)
@@ -172,6 +172,28 @@ void kft_sig_unwound(unsigned depth);
 unsigned kft_shadow_depth(void); /* frames on the calling thread's shadow stack */
 void kft_thread_end(void);       /* report its open frames as unfinished, stop tracing it */
 void kft_hooks_atfork_child(void);
+
+/* kft_names.c: function names of the program (configuration loading, before main) */
+struct kft_resolver;
+/* The objects loaded now, their symbol tables opened lazily.  NULL: ENOMEM. */
+struct kft_resolver *kft_resolver_open(void);
+void kft_resolver_close(struct kft_resolver *r);
+/* kft_resolve_fn and kft_glob_fn (kft/config.h) over a struct kft_resolver. */
+int kft_resolve(void *arg, const char *name, kt_u32 len, kt_u64 *addr);
+int kft_glob(void *arg, const char *pat, kt_u32 len, kt_u64 *addrs, kt_u32 max);
+
+/* kft_start.c: what ktrace record passes besides the configuration */
+/*
+ * The raw clock of the program's start (exec) from KTRACE_EXEC_NS, given
+ * the raw clock @raw_now read with @ns_now (CLOCK_MONOTONIC) and the raw
+ * rate; @raw_now when the variable is absent or implausible.
+ */
+uint64_t kft_exec_origin(uint64_t raw_now, uint64_t ns_now, uint64_t raw_per_sec);
+/* Say, once, why the program runs untraced (to ktrace record, else stderr). */
+void kft_report_untraced(const char *msg);
+
+/* kft_stack.c: the calling thread's stack [*lo, *hi), *hi its base (0, 0: unknown) */
+void kft_stack_bounds(uint64_t *lo, uint64_t *hi);
 
 /* kft_setup.c */
 /* Claim a counter block for the calling thread (NULL if none is free). */

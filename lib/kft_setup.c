@@ -41,8 +41,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
@@ -176,161 +174,6 @@ void kft_write_status(int force)
 	__atomic_store_n(&g->file->status_lock, 0, __ATOMIC_RELEASE);
 }
 
-/* ---- names: ELF symbol tables through libelf (dlopen) --------------------- */
-
-struct kft_elf_api {
-	void *lib;
-	unsigned (*version)(unsigned);
-	Elf *(*begin)(int, Elf_Cmd, Elf *);
-	int (*end)(Elf *);
-	Elf_Scn *(*nextscn)(Elf *, Elf_Scn *);
-	GElf_Shdr *(*getshdr)(Elf_Scn *, GElf_Shdr *);
-	Elf_Data *(*getdata)(Elf_Scn *, Elf_Data *);
-	GElf_Sym *(*getsym)(Elf_Data *, int, GElf_Sym *);
-	char *(*strptr)(Elf *, size_t, size_t);
-};
-
-#define KFT_MAX_OBJS 512
-
-struct kft_resolver {
-	struct kft_elf_api api;
-	int have_api;
-	unsigned nobj;
-	struct {
-		char path[PATH_MAX];
-		uint64_t bias;
-		int fd;
-		Elf *elf;
-		int tried;
-	} obj[KFT_MAX_OBJS];
-};
-
-static int kft_elf_load(struct kft_elf_api *a)
-{
-	a->lib = dlopen("libelf.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!a->lib)
-		return -1;
-	*(void **)&a->version = dlsym(a->lib, "elf_version");
-	*(void **)&a->begin = dlsym(a->lib, "elf_begin");
-	*(void **)&a->end = dlsym(a->lib, "elf_end");
-	*(void **)&a->nextscn = dlsym(a->lib, "elf_nextscn");
-	*(void **)&a->getshdr = dlsym(a->lib, "gelf_getshdr");
-	*(void **)&a->getdata = dlsym(a->lib, "elf_getdata");
-	*(void **)&a->getsym = dlsym(a->lib, "gelf_getsym");
-	*(void **)&a->strptr = dlsym(a->lib, "elf_strptr");
-	if (!a->version || !a->begin || !a->end || !a->nextscn || !a->getshdr || !a->getdata ||
-	    !a->getsym || !a->strptr || a->version(EV_CURRENT) == EV_NONE) {
-		dlclose(a->lib);
-		a->lib = NULL;
-		return -1;
-	}
-	return 0;
-}
-
-static int kft_collect_obj(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct kft_resolver *r = arg;
-	const char *path = info->dlpi_name;
-
-	(void)size;
-	if (r->nobj >= KFT_MAX_OBJS)
-		return 1;
-	if (!path || !*path) {
-		if (r->nobj != 0)
-			return 0; /* the vDSO has no file */
-		path = "/proc/self/exe";
-	}
-	snprintf(r->obj[r->nobj].path, PATH_MAX, "%s", path);
-	r->obj[r->nobj].bias = info->dlpi_addr;
-	r->obj[r->nobj].fd = -1;
-	r->nobj++;
-	return 0;
-}
-
-/* Look @name up in one object's .symtab (or .dynsym if it has none). */
-static int kft_elf_lookup(struct kft_resolver *r, unsigned i, const char *name, uint32_t len,
-			  uint64_t *addr)
-{
-	struct kft_elf_api *a = &r->api;
-	Elf_Scn *scn = NULL;
-	int pass;
-
-	if (!r->obj[i].tried) {
-		r->obj[i].tried = 1;
-		r->obj[i].fd = open(r->obj[i].path, O_RDONLY | O_CLOEXEC);
-		if (r->obj[i].fd >= 0)
-			r->obj[i].elf = a->begin(r->obj[i].fd, ELF_C_READ, NULL);
-	}
-	if (!r->obj[i].elf)
-		return -1;
-	for (pass = 0; pass < 2; pass++) {
-		int found_table = 0;
-
-		scn = NULL;
-		while ((scn = a->nextscn(r->obj[i].elf, scn)) != NULL) {
-			GElf_Shdr sh;
-			Elf_Data *d;
-
-			if (!a->getshdr(scn, &sh) || sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) ||
-			    !sh.sh_entsize)
-				continue;
-			found_table = 1;
-			d = a->getdata(scn, NULL);
-			if (!d)
-				continue;
-			for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
-				GElf_Sym sym;
-				const char *s;
-
-				if (!a->getsym(d, (int)k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-				    sym.st_shndx == SHN_UNDEF || !sym.st_value)
-					continue;
-				s = a->strptr(r->obj[i].elf, sh.sh_link, sym.st_name);
-				if (s && strncmp(s, name, len) == 0 && s[len] == '\0') {
-					*addr = r->obj[i].bias + sym.st_value;
-					return 0;
-				}
-			}
-		}
-		if (found_table)
-			break; /* a .symtab is complete: no need for .dynsym */
-	}
-	return -1;
-}
-
-static int kft_resolve(void *arg, const char *name, kt_u32 len, kt_u64 *addr)
-{
-	struct kft_resolver *r = arg;
-	char buf[1024];
-	void *p;
-
-	if (r->have_api)
-		for (unsigned i = 0; i < r->nobj; i++)
-			if (kft_elf_lookup(r, i, name, len, addr) == 0)
-				return 0;
-	if (len >= sizeof(buf))
-		return -ENOENT;
-	memcpy(buf, name, len);
-	buf[len] = '\0';
-	p = dlsym(RTLD_DEFAULT, buf);
-	if (!p)
-		return -ENOENT;
-	*addr = (kt_u64)(uintptr_t)p;
-	return 0;
-}
-
-static void kft_resolver_close(struct kft_resolver *r)
-{
-	for (unsigned i = 0; i < r->nobj; i++) {
-		if (r->obj[i].elf)
-			r->api.end(r->obj[i].elf);
-		if (r->obj[i].fd >= 0)
-			close(r->obj[i].fd);
-	}
-	if (r->api.lib)
-		dlclose(r->api.lib);
-}
-
 /* ---- setup ---------------------------------------------------------------- */
 
 static uint32_t env_u32(const char *name, uint32_t dflt)
@@ -450,16 +293,58 @@ static uint64_t kft_clock_rate(const struct ktrace_channel *ch)
 	return (uint64_t)((unsigned __int128)draw * 1000000000u / dns);
 }
 
-/* Load FILE, or the default "record every call" run; prime it. */
+/*
+ * A configuration error in KTRACE_CONFIG_TEXT (ktrace record's options,
+ * one statement per line, each ending with "# OPTION"): name the option
+ * rather than a line of a text the user never wrote.
+ */
+static void kft_text_error(char *buf, size_t size, const char *text, const struct kft_error *err)
+{
+	const char *line = text, *end, *hash;
+
+	for (kt_u32 l = 1; l < err->line && line; l++)
+		line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL;
+	end = line ? line + strcspn(line, "\n") : NULL;
+	hash = line ? memchr(line, '#', (size_t)(end - line)) : NULL;
+	if (hash) {
+		hash++;
+		while (*hash == ' ')
+			hash++;
+		snprintf(buf, size, "option '%.*s': %s", (int)(end - hash), hash, err->msg);
+	} else {
+		char where[64];
+
+		snprintf(where, sizeof(where), "KTRACE_CONFIG_TEXT");
+		kft_error_format(buf, (kt_u32)size, where, err);
+	}
+}
+
+/*
+ * Load the configuration: FILE (KTRACE_CONFIG) and KTRACE_CONFIG_TEXT
+ * (ktrace record's -F/-N/-D/-t/-T, combined with FILE as if appended), or
+ * the default "record every call" run; prime it.
+ */
 static void kft_load_config(struct kft_global *g, const char *path)
 {
-	struct kft_config *cfg = calloc(1, sizeof(*cfg));
+	struct kft_config *cfg = calloc(1, sizeof(*cfg)), *more = NULL;
+	const char *opts = getenv("KTRACE_CONFIG_TEXT");
 	struct kft_resolver *res = NULL;
+	struct kft_names names = { NULL, NULL, NULL };
 	struct kft_error err;
 	uint64_t now = kt_clock();
 
 	if (!cfg)
 		return;
+	if (opts && !*opts)
+		opts = NULL;
+	if (path || opts) {
+		res = kft_resolver_open();
+		if (res) {
+			names.resolve = kft_resolve;
+			names.glob = kft_glob;
+			names.arg = res;
+		}
+	}
 	if (path) {
 		size_t len = 0;
 		int e = 0;
@@ -470,17 +355,28 @@ static void kft_load_config(struct kft_global *g, const char *path)
 				 strerror(e));
 			goto fail;
 		}
-		res = calloc(1, sizeof(*res));
-		if (res) {
-			res->have_api = kft_elf_load(&res->api) == 0;
-			dl_iterate_phdr(kft_collect_obj, res);
-		}
-		if (kft_config_parse(cfg, text, len, res ? kft_resolve : NULL, res, &err) < 0) {
+		if (kft_config_parse_names(cfg, text, len, &names, &err) < 0) {
 			kft_error_format(g->file->error, sizeof(g->file->error), path, &err);
 			free(text);
 			goto fail;
 		}
 		free(text);
+	}
+	if (opts) {
+		more = calloc(1, sizeof(*more));
+		if (!more) {
+			snprintf(g->file->error, sizeof(g->file->error), "out of memory");
+			goto fail;
+		}
+		if (kft_config_parse_names(more, opts, strlen(opts), &names, &err) < 0) {
+			kft_text_error(g->file->error, sizeof(g->file->error), opts, &err);
+			goto fail;
+		}
+		if (kft_config_merge(cfg, more, &err) < 0) {
+			snprintf(g->file->error, sizeof(g->file->error), "%.60s and the options: %.90s",
+				 path ? path : "the configuration", err.msg);
+			goto fail;
+		}
 	}
 	if (kft_load(g->run, cfg, now) < 0) {
 		snprintf(g->file->error, sizeof(g->file->error), "%s: inconsistent configuration",
@@ -492,12 +388,10 @@ static void kft_load_config(struct kft_global *g, const char *path)
 		kft_command(g->run, KFT_CMD_PRIME, now);
 	goto out;
 fail:
-	fprintf(stderr, "ktrace: %s (the program runs untraced)\n", g->file->error);
+	kft_report_untraced(g->file->error);
 out:
-	if (res) {
-		kft_resolver_close(res);
-		free(res);
-	}
+	kft_resolver_close(res);
+	free(more);
 	free(cfg);
 }
 
@@ -558,7 +452,7 @@ __attribute__((constructor)) static void kft_ctor(void)
 	struct ktrace_options o;
 	char root[PATH_MAX], name[256], num[32];
 	unsigned long n = image ? strtoul(image, NULL, 10) : 0;
-	uint64_t origin = kt_clock(); /* time 0 of `trigger start time` */
+	uint64_t origin = kt_clock(), origin_ns = kt_mono_ns(); /* for `trigger start time` */
 	int err;
 
 	if ((!dir || !*dir) && (!config || !*config))
@@ -597,17 +491,21 @@ __attribute__((constructor)) static void kft_ctor(void)
 	/* The first image's directory was made by the consumer (it holds DIR/session). */
 	g->ch = kt_setup(&o, n == 0 && kt_session() ? KT_SETUP_PREPARED : 0);
 	if (!g->ch) {
-		fprintf(stderr, "ktrace: %s (the program runs untraced)\n", ktrace_error());
+		kft_report_untraced(ktrace_error());
 		return;
 	}
 	snprintf(g->dir, sizeof(g->dir), "%s", ktrace_dir(g->ch));
 	err = kft_file_create(g);
 	if (err < 0) {
-		fprintf(stderr, "ktrace: %s/%s: %s (the program runs untraced)\n", g->dir, KFT_FILE_NAME,
-			strerror(-err));
+		char msg[4200];
+
+		snprintf(msg, sizeof(msg), "%s/%s: %s", g->dir, KFT_FILE_NAME, strerror(-err));
+		kft_report_untraced(msg);
 		return;
 	}
-	kft_run_init(g->run, kft_clock_rate(g->ch), origin);
+	/* time 0 of `trigger start time`: the exec of the program (lib/kft_start.c) */
+	kft_run_init(g->run, kft_clock_rate(g->ch),
+		     kft_exec_origin(origin, origin_ns, kft_clock_rate(g->ch)));
 	err = kft_callsites_create(g);
 	if (err < 0) {
 		static uint32_t no_index[1];

@@ -666,6 +666,33 @@ const char *ktr_sym_format(const struct ktr_sym *sym, int with_offset, char *buf
 /** ktr_syms_free() - free @s (NULL allowed); the trace is not touched. */
 void ktr_syms_free(struct ktr_syms *s);
 
+/**
+ * ktr_syms_set_demangle() - name C++ (and Rust) functions demangled
+ * (@on = 1, the default: `geo::Rect::area() const`) or as the symbol
+ * table spells them (@on = 0: `_ZNK3geo4Rect4areaEv`).  Call before the
+ * first lookup (cached results keep the form they were made with).
+ */
+void ktr_syms_set_demangle(struct ktr_syms *s, int on);
+
+/*
+ * Demangling on its own (reader/demangle.c, libiberty's cplus_demangle()
+ * with parameters), for names that do not come from a symbolizer.
+ */
+struct ktr_demangler;
+
+/** ktr_demangler_new() - an interning demangler, or NULL (ENOMEM). */
+struct ktr_demangler *ktr_demangler_new(void);
+
+/**
+ * ktr_demangle() - the demangled form of @name, or @name itself when it
+ * is not a mangled C++/Rust name (or @d is NULL, or memory ran out).  The
+ * result lives until ktr_demangler_free().  Not thread-safe.
+ */
+const char *ktr_demangle(struct ktr_demangler *d, const char *name);
+
+/** ktr_demangler_free() - free @d and every name it returned (NULL allowed). */
+void ktr_demangler_free(struct ktr_demangler *d);
+
 /* ------------------------------------------------------------------ */
 /* Call trees and entry-ordered call lists (kd, addr2sym)              */
 /* ------------------------------------------------------------------ */
@@ -716,6 +743,33 @@ size_t ktr_ctree_threads(const struct ktr_ctree *ct);
 
 /** ktr_ctree_free() - free @ct (NULL allowed). */
 void ktr_ctree_free(struct ktr_ctree *ct);
+
+struct ktr_outer;
+
+/**
+ * ktr_outer_new() - a builder of "total time counted once" per function
+ * (reader/outer.c): fed the calls of a trace in record order, as
+ * ktr_ctree_add(), it tells how much each call adds to its function's
+ * total so that the total is the sum over the function's outermost
+ * active calls.  Recursive calls (fib calling fib, or f -> g -> f) are
+ * then not counted twice, and a function's total never exceeds its
+ * caller's or its thread's (uftrace's report counts the same way).
+ * Memory: O(depth) per (thread, function) seen.
+ * Return: the builder, or NULL (ENOMEM).
+ */
+struct ktr_outer *ktr_outer_new(void);
+
+/**
+ * ktr_outer_add() - add call @c of the function named by @key.
+ * Return: what @c adds to its function's total, in ns: its duration minus
+ * the durations of the outermost calls of the same @key nested in it
+ * (already added when they came); never negative.  On allocation failure
+ * the call counts in full.
+ */
+uint64_t ktr_outer_add(struct ktr_outer *o, const struct ktr_call *c, uint64_t key);
+
+/** ktr_outer_free() - free @o (NULL allowed). */
+void ktr_outer_free(struct ktr_outer *o);
 
 /**
  * struct ktr_callent - a call as kept for sorting (40 bytes).

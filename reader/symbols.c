@@ -19,7 +19,8 @@
  * dynamic symbols say, with one warning when a function address in it has
  * no symbol.  Addresses outside every map (kernel function traces) are
  * named from DIR/kallsyms when the trace has one.  Results are cached per
- * (address, flags).
+ * (address, flags).  C++ and Rust names are demangled (reader/demangle.c)
+ * unless ktr_syms_set_demangle() turned it off.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -77,6 +78,7 @@ struct ktr_syms {
 	size_t nsegs;
 	struct sym_cache *cache;
 	size_t ncache, capcache;
+	struct ktr_demangler *dm; /* NULL: names as the symbol tables spell them */
 };
 
 static char *debuginfo_path;
@@ -196,6 +198,7 @@ struct ktr_syms *ktr_syms_new(struct ktr_trace *t)
 	if (!s)
 		goto nomem;
 	s->t = t;
+	s->dm = ktr_demangler_new(); /* demangled names by default */
 	elf_version(EV_CURRENT);
 	s->mods = calloc(n ? n : 1, sizeof(*s->mods));
 	s->segs = calloc(n ? n : 1, sizeof(*s->segs));
@@ -260,6 +263,7 @@ void ktr_syms_free(struct ktr_syms *s)
 	free(s->mods);
 	free(s->segs);
 	free(s->cache);
+	ktr_demangler_free(s->dm);
 	free(s->ksyms);
 	free(s->ktext);
 	free(s);
@@ -425,7 +429,7 @@ static const char *die_name(Dwarf_Die *die)
 	return n ? n : "?";
 }
 
-static void inline_frames(struct sym_mod *m, uint64_t pc, struct ktr_sym *out)
+static void inline_frames(struct ktr_syms *s, struct sym_mod *m, uint64_t pc, struct ktr_sym *out)
 {
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cu = dwfl_module_addrdie(m->dm, pc, &bias), *scopes = NULL;
@@ -448,7 +452,7 @@ static void inline_frames(struct sym_mod *m, uint64_t pc, struct ktr_sym *out)
 		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
 			continue;
 		f = &out->inl[out->ninline++];
-		f->name = die_name(&scopes[i]);
+		f->name = ktr_demangle(s->dm, die_name(&scopes[i]));
 		f->call_src = NULL;
 		f->call_line = 0;
 		if (files && dwarf_attr(&scopes[i], DW_AT_call_file, &a) && dwarf_formudata(&a, &w) == 0 &&
@@ -486,7 +490,7 @@ static void resolve(struct ktr_syms *s, uint64_t addr, unsigned flags, struct kt
 		return;
 	name = dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL, NULL);
 	if (name && *name) {
-		out->name = name;
+		out->name = ktr_demangle(s->dm, name);
 		out->offset = off + (pc != addr);
 	} else if (!(flags & KTR_SYM_RETADDR) && m->stripped) {
 		warn(s, m, "no symbol table (stripped, no debug file found)");
@@ -501,7 +505,7 @@ static void resolve(struct ktr_syms *s, uint64_t addr, unsigned flags, struct kt
 		}
 	}
 	if (flags & KTR_SYM_INLINE)
-		inline_frames(m, pc, out);
+		inline_frames(s, m, pc, out);
 }
 
 static size_t slot_of(uint64_t addr, unsigned flags, size_t mask)
@@ -555,6 +559,16 @@ const struct ktr_sym *ktr_sym_lookup(struct ktr_syms *s, uint64_t addr, unsigned
 		s->ncache++;
 	}
 	return out;
+}
+
+void ktr_syms_set_demangle(struct ktr_syms *s, int on)
+{
+	if (on && !s->dm) {
+		s->dm = ktr_demangler_new();
+	} else if (!on) {
+		ktr_demangler_free(s->dm);
+		s->dm = NULL;
+	}
 }
 
 const char *ktr_sym_format(const struct ktr_sym *sym, int with_offset, char *buf, size_t len)

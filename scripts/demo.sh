@@ -10,7 +10,7 @@
 #    aggregates, joins, a window function, UPDATE/DELETE/CREATE TABLE AS on
 #    an in-memory database) with the plain build and with the instrumented
 #    build untraced, for comparison.
-# 3. Runs it under `ktrace record -c scripts/demo.kft` (filter mintime 1: the
+# 3. Runs it under `ktrace record --config scripts/demo.kft` (filter mintime 1: the
 #    calls of 1 us or more; that file says why) into BUILD_DIR/demo/trace,
 #    and checks that the traced run printed the same results.
 # 4. Prints `ktrace kd -n 20` (the 20 functions with the most time) and the
@@ -52,13 +52,13 @@ t0=$(now)
 echo "   -finstrument-functions, untraced: $(since "$t0") s  (glibc's empty hooks)"
 
 echo
-echo "== $KT record -c scripts/demo.kft -t 1 -b 1M -n 64 -o $T -- $D/sqlite3-inst :memory:"
+echo "== $KT record --config scripts/demo.kft --threads 1 -b 1M -n 64 -o $T -- $D/sqlite3-inst :memory:"
 sed -n '/^[^#]/p' "$CONF" | sed 's/^/   config: /'
 # One thread stream (the shell has one thread) of 64 MiB: room for ~4M
 # calls, nearly three times what the filter keeps.
 t0=$(now)
 rc=0
-"$KT" record -c "$CONF" -t 1 -b 1M -n 64 -o "$T" -- "$D/sqlite3-inst" :memory: \
+"$KT" record --config "$CONF" --threads 1 -b 1M -n 64 -o "$T" -- "$D/sqlite3-inst" :memory: \
 	< "$SQL" > "$D/traced.out" || rc=$?
 echo "   traced run: $(since "$t0") s"
 [ "$rc" = 0 ] || die "ktrace record failed (exit status $rc); trace (if any) in $T"

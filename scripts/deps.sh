@@ -10,7 +10,7 @@
 set -eu
 
 pkgs="build-essential pkg-config perl libelf-dev libdw-dev elfutils clang libclang-rt-dev
-      libtracefs-dev libtraceevent-dev python3 xz-utils curl ca-certificates librsvg2-bin"
+      libtracefs-dev libtraceevent-dev libiberty-dev python3 xz-utils curl ca-certificates librsvg2-bin"
 for arg in "$@"; do
 	case "$arg" in
 	--bench) pkgs="$pkgs liblttng-ust-dev lttng-tools uftrace linux-perf time" ;;

@@ -16,7 +16,7 @@ EN=$((128 + 64 * 2)) # mktrace's enable map offset
 
 run "$KTRACE" ctl "$D" status
 is "$rc" 0 "status: exit 0"
-like "$T/out" "^state: +stopped" "status: stopped"
+like "$T/out" "^state: +ended \(pid [0-9]+ has exited; it was stopped" "status: stopped, and its program has exited"
 like "$T/out" "^mode: +discard, per-thread streams$" "status: mode"
 like "$T/out" "^buffers: +2 streams x 4 sub-buffers x 4096 bytes$" "status: geometry"
 like "$T/out" "^ +1 thread +1001 +999 +672 +328 +0$" "status: a stream's owner, pid, written, dropped, overwritten"
@@ -29,7 +29,7 @@ is "$(cat "$D/state")" start "start: state file mirrors it"
 is "$(cat "$D/dropped")" 656 "start: dropped file is the sum of the streams' counters"
 is "$(stat -c %a "$D/state")" 600 "start: state file is 0600"
 run "$KTRACE" ctl "$D" status
-like "$T/out" "^state: +running \(last start 0\.[0-9]+ s ago" "status after start: running, just started"
+like "$T/out" "^state: +ended \(pid [0-9]+ has exited; it was running: last start 0\.[0-9]+ s ago" "status after start: running, just started (its program has exited)"
 run "$KTRACE" ctl "$D" stop
 is "$rc" 0 "stop: exit 0"
 is "$(u32 "$D/control" 8)" 0 "stop: state word is 0"

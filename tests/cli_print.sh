@@ -52,7 +52,7 @@ run "$KTRACE" print --cpu 1 "$D"
 is "$(lines "$T/out")" 100 "--cpu 1"
 run "$KTRACE" print --tid abc "$D"
 is "$rc" 2 "--tid abc: usage error"
-is "$(cat "$T/err")" "ktrace print: option '--tid': 'abc' is not a list of numbers" "--tid abc: one line naming the option"
+is "$(cat "$T/err")" "ktrace print: option '--tid': 'abc' is not a list of ids" "--tid abc: one line naming the option"
 run "$KTRACE" print --event nosuch "$D"
 is "$rc" 2 "--event nosuch: usage error"
 like "$T/err" "no event 'nosuch' in .*/metadata" "--event nosuch: says so"
@@ -127,8 +127,8 @@ run "$KTRACE" print -Z "$D"
 is "$(cat "$T/err")" "ktrace print: unknown option '-Z' (see ktrace print --help)" "unknown short option"
 run "$KTRACE" print --tid
 is "$(cat "$T/err")" "ktrace print: option '--tid' needs a value (see ktrace print --help)" "option without its value"
-run "$KTRACE" print
-is "$rc" 2 "no directory: exit 2"
+run sh -c "cd '$T' && '$KTRACE' print"
+is "$rc" 1 "no directory: ./ktrace.data is read; missing: exit 1"
 run "$KTRACE" print -C --json "$D"
 is "$rc" 2 "--csv with --json: exit 2"
 run "$KTRACE" print "$T/nonexistent"
@@ -136,11 +136,11 @@ is "$rc" 1 "missing directory: exit 1"
 is "$(cat "$T/err")" "ktrace print: $T/nonexistent: No such file or directory" "missing directory: one line"
 run "$KTRACE" print --help
 is "$rc" 0 "--help: exit 0"
-like "$T/out" "^usage: ktrace print \[options\] DIR" "--help: usage line"
+like "$T/out" "^usage: ktrace print \[options\] \[DIR\]" "--help: usage line"
 
 # output that cannot be written
 "$KTRACE" print "$D" >/dev/full 2>"$T/err"
 is "$?" 1 "full output: exit 1"
-like "$T/err" "^ktrace print: writing the output: No space left on device$" "full output: one line"
+like "$T/err" "^ktrace print: writing standard output: No space left on device$" "full output: one line"
 
 done_testing

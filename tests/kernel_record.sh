@@ -60,17 +60,17 @@ like "$T/out" " sleep_50ms +entry=" "without root: the application trace holds t
 run "$KTRACE" timeline "$T/nb/trace"
 is "$rc" 0 "timeline without kernel events: exit 0"
 like "$T/err" "no kernel events \(record with .ktrace record --kernel.\)" "... and says why it is empty"
-run "$KTRACE" export -f chrome -o "$T/nb.json" "$T/nb/trace"
+run "$KTRACE" export --format=chrome -o "$T/nb.json" "$T/nb/trace"
 is "$rc" 0 "export of an application-only trace: exit 0"
 python3 "$K/check_chrome.py" "$T/nb.json" >"$T/chk"
 ok $? "... valid Chrome JSON"
 like "$T/chk" "^names .*sleep_50ms" "... with the calls"
-run "$KTRACE" export -f nosuch "$T/nb/trace"
+run "$KTRACE" export --format=nosuch "$T/nb/trace"
 is "$rc" 2 "export --format=nosuch: usage error"
 like "$T/err" "^ktrace export: option '--format': unknown format 'nosuch'" "... naming it"
 run "$KTRACE" export "$T/nb/trace"
 is "$rc" 2 "export without --format: usage error"
-run "$KTRACE" export -f csv -o /nonexistent/dir/x.csv "$T/nb/trace"
+run "$KTRACE" export --format=csv -o /nonexistent/dir/x.csv "$T/nb/trace"
 is "$rc" 1 "export to an unwritable file: exit 1"
 is "$(lines "$T/err")" 1 "... with one line"
 run "$KTRACE" timeline --svg /nonexistent/dir/x.svg "$T/nb/trace"
@@ -78,12 +78,12 @@ is "$rc" 1 "timeline --svg to an unwritable file: exit 1"
 run "$KTRACE" timeline --width 10 "$T/nb/trace"
 is "$rc" 2 "timeline --width 10: usage error"
 "$MKTRACE" -s 2 -r 50 -b 256 --corrupt-record 0:1 "$T/bad" >/dev/null
-run "$KTRACE" export -f csv "$T/bad"
+run "$KTRACE" export --format=csv "$T/bad"
 is "$rc" 1 "export of a corrupt trace: exit 1"
 like "$T/err" "trace0: offset [0-9]+: " "... the problem named with its file and offset"
 ok "$([ "$(lines "$T/out")" -gt 40 ]; echo $?)" "... and every readable record still exported"
 if [ -e /dev/full ]; then
-	run "$KTRACE" export -f csv -o /dev/full "$T/nb/trace"
+	run "$KTRACE" export --format=csv -o /dev/full "$T/nb/trace"
 	is "$rc" 1 "export to a full disk (/dev/full): exit 1"
 	like "$T/err" "^ktrace export: /dev/full: write: No space left on device$" "... saying so"
 fi
@@ -129,7 +129,7 @@ ok "$(awk 'NR > 1 && $1 < prev { bad = 1 } { prev = $1 } END { exit bad }' "$T/o
 like "$T/out" " sleep_50ms +entry=" "print shows the program's calls"
 like "$T/out" " PROCESS_CONTEXTSWITCH +prev_pid=[0-9]+ next_pid=[0-9]+ prev_state=" "... and its context switches"
 
-run "$KTRACE" export -f csv -o "$T/k.csv" "$D"
+run "$KTRACE" export --format=csv -o "$T/k.csv" "$D"
 is "$rc" 0 "export csv: exit 0"
 python3 - "$T/k.csv" "$T0" "$T1" >"$T/facts" <<'EOF'
 # Facts about the recorded run, as "key value" lines, from the CSV export.
@@ -239,7 +239,7 @@ run "$KTRACE" kd "$T/nb/trace"
 unlike "$T/out" "Off-CPU" "kd without kernel events: no Off-CPU column"
 
 # ---- timeline ---------------------------------------------------------------
-run "$KTRACE" timeline -s "$D"
+run "$KTRACE" timeline --summary "$D"
 is "$rc" 0 "timeline -s: exit 0"
 is "$(grep -c '^task ' "$T/out")" 2 "timeline: the program and its child, no other task"
 main_blocked=$(awk '/^task .*kprog/ { for (i = 1; i <= NF; i++) if ($i == "blocked") { print int($(i + 1)); exit } }' "$T/out")
@@ -249,7 +249,7 @@ like "$T/out" "^ +[0-9.]+ +[0-9.]+ +[0-9.]+  running +[0-9]+$" "timeline: runnin
 ok "$(awk '$4 == "blocked" && $3 >= 50000 && $3 < 1000000 { f = 1 } END { exit !f }' "$T/out"; echo $?)" \
 	"timeline: the blocked interval of the 50 ms sleep"
 like "$T/out" "  call sleep_50ms$" "timeline --mark: the call is marked on its lane"
-run "$KTRACE" timeline --all -s "$D"
+run "$KTRACE" timeline --all --summary "$D"
 ok "$([ "$(grep -c '^task ' "$T/out")" -gt 2 ]; echo $?)" "timeline --all: other tasks too"
 run "$KTRACE" timeline --svg "$T/t.svg" --mark sleep_50ms "$D"
 is "$rc" 0 "timeline --svg: exit 0"
@@ -287,9 +287,9 @@ ok "$(awk '$1 == "kprog;main;sleep_50ms" && $2 >= 50000000 && $2 < 1000000000 { 
 	"folded: sleep_50ms's self time holds its 50 ms"
 like "$T/out" "^kprog;child_work [0-9]+$" "folded: the forked child's own stack (its thread's calls)"
 
-run "$KTRACE" export -f csv -o "$T/k2.csv" "$D"
+run "$KTRACE" export --format=csv -o "$T/k2.csv" "$D"
 is "$(lines "$T/err")" 0 "export: no progress line when stderr is not a terminal"
-run env KTRACE_PROGRESS=1 "$KTRACE" export -f csv -o "$T/k2.csv" "$D"
+run env KTRACE_PROGRESS=1 "$KTRACE" export --format=csv -o "$T/k2.csv" "$D"
 like "$T/err" "^ktrace export: 100% [0-9.]+M records, [0-9.]+M records/s$" "export: the progress line (forced)"
 
 # ---- the whole system until SIGINT ------------------------------------------

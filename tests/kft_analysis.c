@@ -149,7 +149,7 @@ static void record(const char *trace, const char *config, const char *cmd)
 		fclose(f);
 	}
 	must("cd %s && %s record -q -b 64K -n 16 -o %s %s%s -- %s 2>%s/record.err", tmp, ktrace, trace,
-	     config ? "-c " : "", config ? "kft.conf" : "", cmd, tmp);
+	     config ? "--config " : "", config ? "kft.conf" : "", cmd, tmp);
 }
 
 static void test_tree(void)

@@ -5,6 +5,7 @@
  * configurations as written, the printer's round trip, and every error
  * class with its line:column and message.
  */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -231,7 +232,7 @@ static void test_errors(void)
 	refuses("trigger start entry main\ntrigger start time 5\n", 2, 1,
 		"duplicate 'trigger start' (the first is at 1:1)");
 	refuses("filter bogus\n", 1, 8,
-		"expected mintime, maxtime, noints, onlyints or funclist after 'filter', found 'bogus'");
+		"expected mintime, maxtime, noints, onlyints, funclist, notrace or depth after 'filter', found 'bogus'");
 	refuses("filter noints\nfilter onlyints\n", 2, 8, "'onlyints' contradicts 'noints' at 1:8");
 	refuses("filter mintime 500\nfilter maxtime 400\n", 2, 8,
 		"mintime 500 is greater than maxtime 400: no call could be kept");
@@ -246,7 +247,7 @@ static void test_errors(void)
 	refuses("filter noints\nbegin\nend\n", 2, 1, "'begin' must come before every statement");
 	refuses("begin\nbegin\n", 2, 1, "'begin' inside the block begun at 1:1");
 	refuses("begin end filter noints\n", 1, 11, "expected nothing after 'end', found 'filter'");
-	refuses("fend\n", 1, 1, "'fend' without 'filter funclist'");
+	refuses("fend\n", 1, 1, "'fend' without 'filter funclist' or 'filter notrace'");
 	refuses("filter noints\n\x01\n", 2, 1, "unexpected control character 0x1");
 	ok(kft_config_parse(&cfg, "filter mintime 5\0\n", 18, resolve, NULL, &err) == -KFT_EINVAL &&
 		   err.line == 1 && err.col == 17 && strcmp(err.msg, "unexpected control character 0x0") == 0,
@@ -329,9 +330,83 @@ static void test_format(void)
 	is_str(out, "3:8: expected a number after 'mintime'", "error without a file name");
 }
 
+/* A glob over the same table, with fnmatch(3). */
+static int glob(void *arg, const char *pat, kt_u32 len, kt_u64 *addrs, kt_u32 max)
+{
+	char p[64];
+	int n = 0;
+
+	(void)arg;
+	snprintf(p, sizeof(p), "%.*s", (int)len, pat);
+	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
+		if (fnmatch(p, syms[i].name, 0) == 0) {
+			if ((kt_u32)n < max)
+				addrs[n] = syms[i].addr;
+			n++;
+		}
+	return n;
+}
+
+static int parse_globs(const char *text)
+{
+	struct kft_names names = { resolve, glob, NULL };
+
+	return kft_config_parse_names(&cfg, text, strlen(text), &names, &err);
+}
+
+/* filter notrace, filter depth, patterns, combining two configurations. */
+static void test_extensions(void)
+{
+	struct kft_config a, b;
+	char buf[4096];
+
+	parses("filter notrace do_fork schedule fend\nfilter depth 3\n", "notrace list and depth");
+	ok(cfg.nnotrace == 2 && cfg.notrace[0] == 0xc001d804 && cfg.notrace[1] == 0xc02cb754 &&
+		   (cfg.flags & KFT_CF_NOTRACE) && !(cfg.flags & KFT_CF_FUNCLIST),
+	   "notrace addresses, not a funclist");
+	ok(cfg.max_depth == 3 && (cfg.flags & KFT_CF_DEPTH), "depth 3");
+	kft_config_format(&cfg, buf, sizeof(buf), "", NULL, NULL);
+	ok(strstr(buf, "filter notrace 0xc001d804 0xc02cb754 fend\n") && strstr(buf, "filter depth 3\n"),
+	   "printed back");
+	refuses("filter depth 0\n", 1, 14, "depth must be 1 to 65535");
+	refuses("filter depth 2\nfilter depth 3\n", 2, 8, "duplicate 'filter depth' (the first is at 1:8)");
+	refuses("filter notrace do_fork\n", 2, 1, "expected 'fend' to close the notrace list begun at 1:8");
+	refuses("filter funclist s* fend\n", 1, 17,
+		"function pattern 's*' cannot be resolved here: name the functions");
+
+	is_int(parse_globs("filter funclist s* fend\n"), 0, "a pattern in a funclist");
+	ok(cfg.nfuncs == 3 && cfg.funcs[0] == 0xc0008000 && cfg.funcs[1] == 0xc0020000 &&
+		   cfg.funcs[2] == 0xc02cb754,
+	   "every match: start_kernel, sys_read, schedule");
+	is_int(parse_globs("trigger start entry do_f*\n"), 0, "a pattern matching one function in a trigger");
+	is_int(cfg.start.arg, 0xc001d804, "its address");
+	is_int(parse_globs("trigger start entry s*\n"), -KFT_EINVAL, "a pattern matching three in a trigger");
+	is_str(err.msg, "pattern 's*' matches 3 functions: a trigger needs exactly one", "says so");
+	is_int(parse_globs("filter notrace zz* fend\n"), -KFT_EINVAL, "a pattern matching nothing");
+	is_str(err.msg, "no function matches 'zz*'", "says so");
+
+	parse("filter funclist a fend\nfilter mintime 5\ntrigger start entry main\n");
+	a = cfg;
+	parse("filter funclist b fend\nfilter depth 4\ntrigger stop exit do_fork\n");
+	b = cfg;
+	is_int(kft_config_merge(&a, &b, &err), 0, "merge: lists add up, other statements join");
+	ok(a.nfuncs == 2 && a.funcs[1] == 0x2000 && a.max_depth == 4 && a.stop.arg == 0xc001d804 &&
+		   a.start.arg == 0x401136 && a.mintime_us == 5,
+	   "the merged configuration has both");
+	parse("filter mintime 7\n");
+	b = cfg;
+	is_int(kft_config_merge(&a, &b, &err), -KFT_EINVAL, "merge: mintime twice");
+	is_str(err.msg, "'filter mintime' given twice", "says which");
+	is_int(a.mintime_us, 5, "the destination is unchanged");
+	parse("filter maxtime 2\n");
+	b = cfg;
+	is_int(kft_config_merge(&a, &b, &err), -KFT_EINVAL, "merge: maxtime below mintime");
+}
+
 int main(void)
 {
 	test_statements();
+	test_extensions();
 	test_seed_samples();
 	test_errors();
 	test_format();

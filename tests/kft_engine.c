@@ -91,8 +91,15 @@ static void enter(struct sim *s, kt_u64 fn, kt_u64 now, kt_u64 stack_left)
 {
 	struct frame *f = &s->st[s->depth++];
 
+	unsigned fl;
+
 	*f = (struct frame){ fn, now, stack_left, 0, s->sig };
 	handle(s, kft_entry(s->r, &s->t, fn, now, stack_left), now);
+	/* as the hooks do: funclist, notrace and depth may drop it untimed */
+	fl = kft_entry_filter(s->r, &s->t, fn, (unsigned)(s->depth - 1));
+	if (fl & KFT_FRAME_UNLISTED)
+		f->t = 0;
+	f->flags |= fl;
 }
 
 static void leave(struct sim *s, kt_u64 fn, kt_u64 now)
@@ -103,6 +110,10 @@ static void leave(struct sim *s, kt_u64 fn, kt_u64 now)
 	if (f.fn != fn)
 		bail_out("simulator: exit of %#llx does not match %#llx", (unsigned long long)fn,
 			 (unsigned long long)f.fn);
+	if (f.flags & KFT_FRAME_UNLISTED) {
+		kft_exit_unlisted(s->r, &s->t, fn, f.sig, (unsigned)s->depth);
+		return;
+	}
 	res = kft_exit(s->r, &s->t, fn, f.t, now, f.sig, f.flags);
 	emit(s, res, &f, s->depth, now);
 	handle(s, res & ~KFT_MARK, now);
@@ -318,6 +329,19 @@ static void test_filters(void)
 	s = play("filter funclist 0x300 0x400 fend\nprime\n");
 	is_str(list(s), "b1020-1030 b1040-1045 b1300-1310 c1200-1700 b1810-1811", "funclist b c");
 	is_int(status(s).filtered[KFT_FILTER_FUNCLIST], 4, "funclist filtered 4");
+
+	s = play("filter notrace 0x300 fend\nprime\n");
+	is_str(list(s), "a1010-1100 d1400-1450 c1200-1700 a1800-1900 m1000-2000", "notrace b");
+	is_int(status(s).filtered[KFT_FILTER_NOTRACE], 4, "notrace filtered 4");
+
+	s = play("filter depth 2\nprime\n");
+	is_str(list(s), "a1010-1100 c1200-1700 a1800-1900 m1000-2000", "depth 2: main and its callees");
+	is_int(status(s).filtered[KFT_FILTER_DEPTH], 5, "depth filtered 5");
+
+	s = play("filter depth 2\nwatch stack 10\nprime\n");
+	is_str(list(s), "a1010-1100 c1200-1700 a1800-1900 m1000-2000",
+	       "depth 2 with a watch (deep calls timed, dropped at their exit)");
+	is_int(status(s).filtered[KFT_FILTER_DEPTH], 5, "depth filtered 5 at the exit");
 
 	s = play("filter noints\nprime\n");
 	ok(strstr(list(s), "d") == NULL && s->nrec == 8, "noints: the signal handler's call dropped");

@@ -95,7 +95,7 @@ static int record(const char *config, const char *args, const char *extra)
 	snprintf(cmd, sizeof(cmd),
 		 "cd %s && KFT_SYMS=%s/syms %s record -q -b 64K -n 16 -o %s/trace %s%s %s -- %s %s "
 		 "2>%s/stderr",
-		 tmp, tmp, ktrace, tmp, config ? "-c " : "", cfg, extra ? extra : "", prog, args, tmp);
+		 tmp, tmp, ktrace, tmp, config ? "--config " : "", cfg, extra ? extra : "", prog, args, tmp);
 	int st = system(cmd);
 
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -416,7 +416,7 @@ static void test_dynamic(void)
 		fputs("trigger start time 100000000\n", f);
 		fclose(f);
 	}
-	snprintf(cmd, sizeof(cmd), "cd %s && exec %s record -q -b 64K -n 16 -c never.conf -o %s/dyn -- %s loop %s",
+	snprintf(cmd, sizeof(cmd), "cd %s && exec %s record -q -b 64K -n 16 --config never.conf -o %s/dyn -- %s loop %s",
 		 tmp, ktrace, tmp, prog, path);
 	pid = fork();
 	if (pid == 0) {
@@ -481,10 +481,12 @@ static void test_bad_configs(void)
 	is_int(record("filter funclist fast\n", "tree", NULL), 1, "missing fend refused");
 	ok(strstr(slurp("stderr"), "kft.conf:2:1: expected 'fend' to close the funclist begun at 1:8") != NULL,
 	   "missing fend reported with line:column");
-	is_int(record("trigger start entry no_such_function\n", "tree", NULL), 0,
-	       "unknown function: the program still runs and succeeds");
-	ok(strstr(slurp("stderr"), "kft.conf:1:21: unknown function 'no_such_function' (the program runs untraced)") != NULL,
-	   "unknown function reported with line:column");
+	is_int(record("trigger start entry no_such_function\n", "tree", NULL), 1,
+	       "unknown function: the program runs untraced, record exits 1");
+	ok(strstr(slurp("stderr"), "was not traced: ") &&
+		   strstr(slurp("stderr"), "kft.conf:1:21: unknown function 'no_such_function'\n") &&
+		   !strstr(slurp("stderr"), "ktrace: ktrace:"),
+	   "unknown function reported once with line:column");
 	load_calls();
 	is_int(ncalls, 0, "and nothing was traced");
 	ok(strstr(slurp("trace/kft-status"), "error: ") != NULL, "kft-status names the error");

@@ -447,9 +447,9 @@ static void test_kill_recorder(void)
 static void test_flight_and_limits(void)
 {
 	char dir[4200], cfg[4200], err[4300];
-	char *fargv[] = { ktrace, "record", "-q", "-f", "-b", "4K", "-n", "4", "-o", dir, "--", prog,
+	char *fargv[] = { ktrace, "record", "-q", "--flight", "-b", "4K", "-n", "4", "-o", dir, "--", prog,
 			  "calls", "100000", NULL };
-	char *largv[] = { ktrace, "record", "-q", "-c", cfg, "-o", dir, "--", prog, "calls", "100000",
+	char *largv[] = { ktrace, "record", "-q", "--config", cfg, "-o", dir, "--", prog, "calls", "100000",
 			  NULL };
 	struct counts c;
 	struct walk_stats ws;

@@ -191,7 +191,7 @@ if [[ export =~ $ONLY ]]; then
 	log "exporting: recording $CALLS calls"
 	rm -rf "$W/big"
 	nsub=$(( (CALLS * 16 + (64 << 20) - 1) / (64 << 20) + 2 ))
-	"$KTRACE" record -q -t 1 -b 64M -n "$nsub" --kernel -o "$W/big" -- "$O/calls" "$CALLS" || die "record failed"
+	"$KTRACE" record -q --threads 1 -b 64M -n "$nsub" --kernel -o "$W/big" -- "$O/calls" "$CALLS" || die "record failed"
 	recs=$(( CALLS + $(sed -n 's/^# events \([0-9]*\) .*/\1/p' "$W/big/kernel/metadata") ))
 	{
 		echo "### Exporting a trace of $CALLS calls (+ its kernel events) to /dev/null"
@@ -206,7 +206,7 @@ if [[ export =~ $ONLY ]]; then
 	if [ "$FCALLS" -ne "$CALLS" ]; then
 		rm -rf "$W/big"
 		nsub=$(( (FCALLS * 16 + (64 << 20) - 1) / (64 << 20) + 2 ))
-		"$KTRACE" record -q -t 1 -b 64M -n "$nsub" --kernel -o "$W/big" -- "$O/calls" "$FCALLS" || die "record failed"
+		"$KTRACE" record -q --threads 1 -b 64M -n "$nsub" --kernel -o "$W/big" -- "$O/calls" "$FCALLS" || die "record failed"
 		recs=$(( FCALLS + $(sed -n 's/^# events \([0-9]*\) .*/\1/p' "$W/big/kernel/metadata") ))
 	fi
 	log "export folded ($recs records)"

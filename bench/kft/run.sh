@@ -13,8 +13,8 @@
 #                every call (64 MiB sub-buffers; nothing may be dropped)
 #   kt-flight    ktrace record, every call, flight recorder of 64 MiB (all
 #                calls are written, the newest ~4M stay)
-#   kt-mintime1  ktrace record -c "filter mintime 1" (1 us), 64 MiB buffer
-#   kt-funclist  ktrace record -c "filter funclist sqlite3BtreeInsert fend"
+#   kt-mintime1  ktrace record --config "filter mintime 1" (1 us), 64 MiB buffer
+#   kt-funclist  ktrace record --config "filter funclist sqlite3BtreeInsert fend"
 #   uf-pg        uftrace record on the -O2 -pg build (every call + libcalls)
 #   uf-pg-t1us   uftrace record -t 1us on the -pg build
 #   uf-pg-F      uftrace record -F sqlite3BtreeInsert on the -pg build
@@ -146,16 +146,16 @@ wanted() { [ "$1" = plain ] || [[ $1 =~ $ONLY ]]; }
 
 # The command of row $1 (trace into $W/t).
 row_cmd() {
-	local k=("$KT" record -q -t 1 -o "$W/t")
+	local k=("$KT" record -q --threads 1 -o "$W/t")
 	case "$1" in *+alt) k=(env "KTRACE_LIB=$KFT_ALT_LIB" "${k[@]}") ;; esac
 	case "${1%+alt}" in
 	plain) CMD=("$D/sqlite3-plain" :memory:) ;;
 	empty) CMD=(env "LD_PRELOAD=$O/empty_hooks.so" "$D/sqlite3-inst" :memory:) ;;
 	floor) CMD=(env "LD_PRELOAD=$O/floor_hooks.so" "$D/sqlite3-inst" :memory:) ;;
 	kt-full) CMD=("${k[@]}" -b 64M -n "$FULL_NR" -- "$D/sqlite3-inst" :memory:) ;;
-	kt-flight) CMD=("${k[@]}" -f -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
-	kt-mintime1) CMD=("${k[@]}" -c "$O/mintime1.kft" -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
-	kt-funclist) CMD=("${k[@]}" -c "$O/funclist.kft" -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
+	kt-flight) CMD=("${k[@]}" --flight -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
+	kt-mintime1) CMD=("${k[@]}" --config "$O/mintime1.kft" -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
+	kt-funclist) CMD=("${k[@]}" --config "$O/funclist.kft" -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
 	uf-pg) CMD=(uftrace record -d "$W/t" "$D/sqlite3-pg" :memory:) ;;
 	uf-pg-t1us) CMD=(uftrace record -t 1us -d "$W/t" "$D/sqlite3-pg" :memory:) ;;
 	uf-pg-F) CMD=(uftrace record -F sqlite3BtreeInsert -d "$W/t" "$D/sqlite3-pg" :memory:) ;;

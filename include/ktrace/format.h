@@ -65,6 +65,17 @@ typedef uint32_t kt_u32;
 typedef uint64_t kt_u64;
 #endif
 
+/*
+ * KTRACE_STATIC_ASSERT(cond, msg) - a compile-time check that C (C11's
+ * _Static_assert, also in the kernel) and C++ (static_assert) both accept,
+ * so the public headers compile in C++ programs too.
+ */
+#ifdef __cplusplus
+#define KTRACE_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define KTRACE_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
 /* Version of the whole format (metadata, control, streams, records). */
 #define KTRACE_FORMAT_VERSION 1
 
@@ -129,7 +140,7 @@ struct ktrace_subbuf {
 	kt_u16 stream;
 };
 
-_Static_assert(sizeof(struct ktrace_subbuf) == KTRACE_SUBBUF_HDR_SIZE,
+KTRACE_STATIC_ASSERT(sizeof(struct ktrace_subbuf) == KTRACE_SUBBUF_HDR_SIZE,
 	       "sub-buffer header is 64 bytes");
 
 /* ------------------------------------------------------------------ */
@@ -270,7 +281,7 @@ struct ktrace_stream_ctl {
 	kt_u64 consumed;
 };
 
-_Static_assert(sizeof(struct ktrace_stream_ctl) == 64, "stream entry is 64 bytes");
+KTRACE_STATIC_ASSERT(sizeof(struct ktrace_stream_ctl) == 64, "stream entry is 64 bytes");
 
 /*
  * struct ktrace_control - page 0 of the control file.
@@ -394,8 +405,8 @@ struct ktrace_callsite {
 	kt_u64 site; /* return address in the caller (gcc's call_site) */
 };
 
-_Static_assert(sizeof(struct ktrace_callsites) == 64, "callsites header is 64 bytes");
-_Static_assert(sizeof(struct ktrace_callsite) == 16, "callsite entry is 16 bytes");
+KTRACE_STATIC_ASSERT(sizeof(struct ktrace_callsites) == 64, "callsites header is 64 bytes");
+KTRACE_STATIC_ASSERT(sizeof(struct ktrace_callsite) == 16, "callsite entry is 16 bytes");
 
 /* ================================================================== */
 /* End of the KFT function call records block                          */

@@ -1,0 +1,91 @@
+/*
+ * cli/record_opts.h - `ktrace record`'s uftrace-style options turned into
+ * KFT configuration text (cli/record_opts.c), and what record tells the
+ * program besides (its start time, a pipe for the reason it could not be
+ * traced) and how it reports the outcome.
+ *
+ *   -F FUNC            only these functions: filter funclist FUNC fend
+ *   -N FUNC            never these functions: filter notrace FUNC fend
+ *   -D N               only calls less than N deep: filter depth N
+ *   -t TIME            only calls lasting TIME or more: filter mintime
+ *                      (100us, 1.5ms, 2s; a bare number is microseconds)
+ *   -T FUNC@trace-on   trigger start entry FUNC  (trace_on also accepted)
+ *   -T FUNC@trace-off  trigger stop entry FUNC
+ *
+ * FUNC may be a shell pattern ('sqlite3Btree*', 'geo::Rect::*'); -F, -N
+ * and -T repeat.  The text holds one statement per line, each ending with
+ * "# OPTION", which the runtime quotes in errors.
+ */
+#ifndef KTRACE_CLI_RECORD_OPTS_H
+#define KTRACE_CLI_RECORD_OPTS_H
+
+#include <stddef.h>
+
+/**
+ * struct rec_opts - the options as given.  @text grows with each option
+ * (malloc'ed, NUL-terminated; NULL while empty).
+ */
+struct rec_opts {
+	char *text;
+	size_t len;
+	int have_start, have_stop, have_depth, have_time;
+};
+
+/**
+ * rec_opts_add() - take option @opt ('F', 'N', 'D', 't', 'T') with @arg.
+ * Return: 0, or -1 after printing "ktrace record: option '-X': why"
+ * (exit 2).
+ */
+int rec_opts_add(struct rec_opts *o, int opt, const char *arg);
+
+/**
+ * rec_opts_check() - parse the generated text and @config_text (a
+ * configuration file's contents, or NULL) for syntax, as the program will
+ * (names are resolved there), and check that they combine.  Errors are
+ * printed naming the option or FILE:LINE:COL.  Return: 0 or -1.
+ */
+int rec_opts_check(const struct rec_opts *o, const char *config_path, const char *config_text,
+		   size_t config_len);
+
+/** rec_opts_free() - release @o's text. */
+void rec_opts_free(struct rec_opts *o);
+
+/**
+ * struct rec_report - the pipe on which the runtime says why it could not
+ * trace (KTRACE_REPORT_FD), read by record when the program has ended.
+ */
+struct rec_report {
+	int rd, wr;
+};
+
+/** rec_report_open() - make the pipe (both ends close-on-exec).  Return: 0 or -errno. */
+int rec_report_open(struct rec_report *r);
+
+/**
+ * rec_report_child() - in the child, before exec: hand the write end to
+ * the program (KTRACE_REPORT_FD=FD,INODE), set KTRACE_EXEC_NS to now
+ * (CLOCK_MONOTONIC: time 0 of `trigger start time`) and
+ * KTRACE_CONFIG_TEXT to @opts' text.
+ */
+void rec_report_child(struct rec_report *r, const struct rec_opts *opts);
+
+/** rec_report_parent() - in record, after fork: close the write end. */
+void rec_report_parent(struct rec_report *r);
+
+/**
+ * rec_outcome() - after the program ended: say once why nothing was
+ * traced, if so, or summarise the run (unless @quiet), and choose the exit
+ * status.
+ * @dir:     the trace directory; @argv: the program and its arguments
+ *           (appended to DIR/metadata as its `cmdline` line).
+ * @status:  its wait status; @kernel: something else was recorded (kernel
+ *           events, or a channel the program set up itself): the program
+ *           need not be instrumented.
+ * Return: the program's exit status (128 + signal if killed), or 1 when
+ * it could not be traced (the reason printed once:
+ * "ktrace record: PROG was not traced: REASON").
+ */
+int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, int kernel,
+		int quiet);
+
+#endif

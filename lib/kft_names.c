@@ -1,0 +1,289 @@
+/*
+ * lib/kft_names.c - function names of the traced program to addresses, for
+ * the configuration a static run loads at program start (KTRACE_CONFIG,
+ * KTRACE_CONFIG_TEXT): exact names (kft_resolve()) and shell patterns
+ * (kft_glob(), `ktrace record -F 'sqlite3Btree*'`).
+ *
+ * Names are looked up in the ELF symbol tables (.symtab, else .dynsym) of
+ * every object loaded at that moment, main program first, read with
+ * elfutils' libelf, which is loaded with dlopen() so that libktrace itself
+ * does not depend on it; without libelf only exported symbols (dlsym)
+ * resolve and patterns match nothing.  A pattern matches a C++ function by
+ * its mangled name, its demangled name, or its demangled name without the
+ * parameters (`geo::Rect::*`), demangled with the C++ runtime's
+ * __cxa_demangle() when the program has one loaded (any C++ program).
+ *
+ * Runs in the program's constructor, before main(): not thread-safe, not
+ * async-signal-safe; allocates.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kft_rt.h"
+
+struct kft_elf_api {
+	void *lib;
+	unsigned (*version)(unsigned);
+	Elf *(*begin)(int, Elf_Cmd, Elf *);
+	int (*end)(Elf *);
+	Elf_Scn *(*nextscn)(Elf *, Elf_Scn *);
+	GElf_Shdr *(*getshdr)(Elf_Scn *, GElf_Shdr *);
+	Elf_Data *(*getdata)(Elf_Scn *, Elf_Data *);
+	GElf_Sym *(*getsym)(Elf_Data *, int, GElf_Sym *);
+	char *(*strptr)(Elf *, size_t, size_t);
+};
+
+#define KFT_MAX_OBJS 512
+
+struct kft_resolver {
+	struct kft_elf_api api;
+	int have_api;
+	unsigned nobj;
+	char *(*demangle)(const char *, char *, size_t *, int *); /* __cxa_demangle or NULL */
+	struct {
+		char path[PATH_MAX];
+		uint64_t bias;
+		int fd;
+		Elf *elf;
+		int tried;
+	} obj[KFT_MAX_OBJS];
+};
+
+static int kft_elf_load(struct kft_elf_api *a)
+{
+	a->lib = dlopen("libelf.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!a->lib)
+		return -1;
+	*(void **)&a->version = dlsym(a->lib, "elf_version");
+	*(void **)&a->begin = dlsym(a->lib, "elf_begin");
+	*(void **)&a->end = dlsym(a->lib, "elf_end");
+	*(void **)&a->nextscn = dlsym(a->lib, "elf_nextscn");
+	*(void **)&a->getshdr = dlsym(a->lib, "gelf_getshdr");
+	*(void **)&a->getdata = dlsym(a->lib, "elf_getdata");
+	*(void **)&a->getsym = dlsym(a->lib, "gelf_getsym");
+	*(void **)&a->strptr = dlsym(a->lib, "elf_strptr");
+	if (!a->version || !a->begin || !a->end || !a->nextscn || !a->getshdr || !a->getdata ||
+	    !a->getsym || !a->strptr || a->version(EV_CURRENT) == EV_NONE) {
+		dlclose(a->lib);
+		a->lib = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int kft_collect_obj(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct kft_resolver *r = arg;
+	const char *path = info->dlpi_name;
+
+	(void)size;
+	if (r->nobj >= KFT_MAX_OBJS)
+		return 1;
+	if (!path || !*path) {
+		if (r->nobj != 0)
+			return 0; /* the vDSO has no file */
+		path = "/proc/self/exe";
+	}
+	snprintf(r->obj[r->nobj].path, PATH_MAX, "%s", path);
+	r->obj[r->nobj].bias = info->dlpi_addr;
+	r->obj[r->nobj].fd = -1;
+	r->nobj++;
+	return 0;
+}
+
+struct kft_resolver *kft_resolver_open(void)
+{
+	struct kft_resolver *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->have_api = kft_elf_load(&r->api) == 0;
+	*(void **)&r->demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	dl_iterate_phdr(kft_collect_obj, r);
+	return r;
+}
+
+void kft_resolver_close(struct kft_resolver *r)
+{
+	if (!r)
+		return;
+	for (unsigned i = 0; i < r->nobj; i++) {
+		if (r->obj[i].elf)
+			r->api.end(r->obj[i].elf);
+		if (r->obj[i].fd >= 0)
+			close(r->obj[i].fd);
+	}
+	if (r->api.lib)
+		dlclose(r->api.lib);
+	free(r);
+}
+
+/*
+ * Call @fn(name, address, arg) for each defined function symbol of object
+ * @i (.symtab, or .dynsym without one) until it returns nonzero.
+ * Return: what @fn returned last, or -1 if the object has no readable ELF.
+ */
+static int kft_each_sym(struct kft_resolver *r, unsigned i,
+			int (*fn)(const char *name, uint64_t addr, void *arg), void *arg)
+{
+	struct kft_elf_api *a = &r->api;
+
+	if (!r->obj[i].tried) {
+		r->obj[i].tried = 1;
+		r->obj[i].fd = open(r->obj[i].path, O_RDONLY | O_CLOEXEC);
+		if (r->obj[i].fd >= 0)
+			r->obj[i].elf = a->begin(r->obj[i].fd, ELF_C_READ, NULL);
+	}
+	if (!r->obj[i].elf)
+		return -1;
+	for (int pass = 0; pass < 2; pass++) {
+		Elf_Scn *scn = NULL;
+		int found_table = 0;
+
+		while ((scn = a->nextscn(r->obj[i].elf, scn)) != NULL) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+
+			if (!a->getshdr(scn, &sh) || sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) ||
+			    !sh.sh_entsize)
+				continue;
+			found_table = 1;
+			d = a->getdata(scn, NULL);
+			if (!d)
+				continue;
+			for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
+				GElf_Sym sym;
+				const char *s;
+				int rc;
+
+				if (!a->getsym(d, (int)k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+				    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+					continue;
+				s = a->strptr(r->obj[i].elf, sh.sh_link, sym.st_name);
+				if (s && (rc = fn(s, r->obj[i].bias + sym.st_value, arg)) != 0)
+					return rc;
+			}
+		}
+		if (found_table)
+			break; /* a .symtab is complete: no need for .dynsym */
+	}
+	return 0;
+}
+
+struct exact {
+	const char *name;
+	uint32_t len;
+	uint64_t addr;
+};
+
+static int match_exact(const char *s, uint64_t addr, void *arg)
+{
+	struct exact *e = arg;
+
+	if (strncmp(s, e->name, e->len) == 0 && s[e->len] == '\0') {
+		e->addr = addr;
+		return 1;
+	}
+	return 0;
+}
+
+int kft_resolve(void *arg, const char *name, kt_u32 len, kt_u64 *addr)
+{
+	struct kft_resolver *r = arg;
+	struct exact e = { name, len, 0 };
+	char buf[1024];
+	void *p;
+
+	if (r->have_api)
+		for (unsigned i = 0; i < r->nobj; i++)
+			if (kft_each_sym(r, i, match_exact, &e) == 1) {
+				*addr = e.addr;
+				return 0;
+			}
+	if (len >= sizeof(buf))
+		return -ENOENT;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	p = dlsym(RTLD_DEFAULT, buf);
+	if (!p)
+		return -ENOENT;
+	*addr = (kt_u64)(uintptr_t)p;
+	return 0;
+}
+
+struct globbing {
+	struct kft_resolver *r;
+	char pat[1024];
+	kt_u64 *addrs;
+	kt_u32 max, n;
+};
+
+/* Does @s (a symbol) match: by itself, demangled, or demangled without parameters? */
+static int sym_matches(struct globbing *g, const char *s)
+{
+	char *d;
+	int hit;
+
+	if (fnmatch(g->pat, s, 0) == 0)
+		return 1;
+	if (!g->r->demangle || s[0] != '_' || s[1] != 'Z')
+		return 0;
+	d = g->r->demangle(s, NULL, NULL, NULL);
+	if (!d)
+		return 0;
+	hit = fnmatch(g->pat, d, 0) == 0;
+	if (!hit) {
+		char *paren = strchr(d, '(');
+
+		if (paren) {
+			*paren = '\0';
+			hit = fnmatch(g->pat, d, 0) == 0;
+		}
+	}
+	free(d);
+	return hit;
+}
+
+static int match_glob(const char *s, uint64_t addr, void *arg)
+{
+	struct globbing *g = arg;
+	kt_u32 stored = g->n < g->max ? g->n : g->max;
+
+	if (!sym_matches(g, s))
+		return 0;
+	for (kt_u32 k = 0; k < stored; k++)
+		if (g->addrs[k] == addr)
+			return 0; /* an alias of a function already found */
+	if (g->n < g->max)
+		g->addrs[g->n] = addr;
+	g->n++;
+	return 0;
+}
+
+int kft_glob(void *arg, const char *pat, kt_u32 len, kt_u64 *addrs, kt_u32 max)
+{
+	struct kft_resolver *r = arg;
+	struct globbing g;
+
+	if (len >= sizeof(g.pat))
+		return -ENAMETOOLONG;
+	g.r = r;
+	memcpy(g.pat, pat, len);
+	g.pat[len] = '\0';
+	g.addrs = addrs;
+	g.max = max;
+	g.n = 0;
+	for (unsigned i = 0; r->have_api && i < r->nobj; i++)
+		kft_each_sym(r, i, match_glob, &g);
+	return (int)(g.n > 0x7fffffffu ? 0x7fffffffu : g.n);
+}

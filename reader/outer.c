@@ -1,0 +1,252 @@
+/*
+ * reader/outer.c - a function's total time counted once through recursion
+ * (ktrace kd's Time, as uftrace's report counts it): the sum of the
+ * durations of its OUTERMOST active calls, so fib(20)'s Time is the time
+ * of the outer fib call, never more than its caller's or its thread's.
+ *
+ * Calls arrive in record order: per thread by exit time, every callee
+ * before its caller.  So a call cannot know yet whether a call of the same
+ * function will turn out to contain it; instead, when a call C of function
+ * F arrives, the calls of F nested in C (which were counted when they
+ * arrived) are taken back: ktr_outer_add() returns C's duration minus the
+ * durations of the outermost F calls inside C.  Summed over all calls of
+ * F that is exactly the sum over its outermost calls.
+ *
+ * Per (thread, function) the builder keeps the calls of F not yet known
+ * to be nested in another F call ("items"), in exit order; calls of one
+ * thread are nested or disjoint, so the items nested in C are the newest
+ * ones with an entry at or after C's entry.  Memory: items are merged
+ * when no future call can contain one without the other.  A call's future
+ * containers are its still open ancestors, and with records carrying the
+ * call's true depth on the shadow stack these are known: if the records
+ * that arrived since call I include one at depth j, I's ancestor at depth
+ * j (and every deeper one) has returned (two calls at one depth of one
+ * thread are disjoint), whether or not it was recorded.  So I's open
+ * ancestors are those at depths below m(I) = min(I's depth, depths of the
+ * records since), and two items with the same m have the same open
+ * ancestors: they are merged into one (entry = the earlier, durations
+ * added).  Hence at most one item per depth, exact also for filtered
+ * traces.  m() is answered from a per-thread monotonic stack of (record
+ * number, depth): O(log depth) per query, O(depth) memory.
+ *
+ * Not thread-safe (one builder per reader).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/internal.h"
+
+struct oitem {
+	uint64_t entry; /* earliest member's entry, ns */
+	uint64_t sum;   /* the members' durations, ns */
+	uint64_t seq;   /* record number of the newest member */
+	uint32_t depth; /* the newest member's depth */
+	uint32_t dmin;  /* the shallowest member's depth */
+};
+
+struct omono {
+	uint64_t seq;
+	uint32_t depth;
+};
+
+struct othread {
+	uint64_t id; /* pid << 32 | tid */
+	uint32_t ord;
+	int used;
+	uint64_t seq;       /* records of the thread so far */
+	struct omono *ms;   /* monotonic stack: seq and depth both increasing */
+	size_t nms, capms;
+};
+
+struct olist {
+	uint64_t tkey; /* thread ordinal << 32 ... see list_of() */
+	uint64_t fkey;
+	int used;
+	struct oitem *it;
+	size_t n, cap;
+};
+
+struct ktr_outer {
+	struct othread *thr;
+	size_t nthr, capthr;
+	struct othread *last;
+	struct olist *lists;
+	size_t nlists, caplists;
+};
+
+struct ktr_outer *ktr_outer_new(void)
+{
+	return calloc(1, sizeof(struct ktr_outer));
+}
+
+void ktr_outer_free(struct ktr_outer *o)
+{
+	if (!o)
+		return;
+	for (size_t i = 0; i < o->capthr; i++)
+		free(o->thr[i].ms);
+	for (size_t i = 0; i < o->caplists; i++)
+		free(o->lists[i].it);
+	free(o->thr);
+	free(o->lists);
+	free(o);
+}
+
+static size_t mix(uint64_t a, uint64_t b, size_t mask)
+{
+	uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b + 0x632be59bd9b4e019ull + (a << 6));
+
+	h *= 0xff51afd7ed558ccdull;
+	return (size_t)(h ^ (h >> 31)) & mask;
+}
+
+static struct othread *thread_of(struct ktr_outer *o, uint64_t id)
+{
+	size_t i, mask;
+
+	if (o->last && o->last->id == id)
+		return o->last;
+	if ((o->nthr + 1) * 2 > o->capthr) {
+		size_t cap = o->capthr ? 2 * o->capthr : 64;
+		struct othread *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t k = 0; k < o->capthr; k++) {
+			if (!o->thr[k].used)
+				continue;
+			for (i = mix(o->thr[k].id, 0, cap - 1); n[i].used; i = (i + 1) & (cap - 1))
+				;
+			n[i] = o->thr[k];
+		}
+		free(o->thr);
+		o->thr = n;
+		o->capthr = cap;
+	}
+	mask = o->capthr - 1;
+	for (i = mix(id, 0, mask); o->thr[i].used; i = (i + 1) & mask)
+		if (o->thr[i].id == id)
+			return o->last = &o->thr[i];
+	o->thr[i].used = 1;
+	o->thr[i].id = id;
+	o->thr[i].ord = (uint32_t)o->nthr++;
+	return o->last = &o->thr[i];
+}
+
+static struct olist *list_of(struct ktr_outer *o, uint32_t ord, uint64_t fkey)
+{
+	size_t i, mask;
+
+	if ((o->nlists + 1) * 2 > o->caplists) {
+		size_t cap = o->caplists ? 2 * o->caplists : 1024;
+		struct olist *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t k = 0; k < o->caplists; k++) {
+			if (!o->lists[k].used)
+				continue;
+			for (i = mix(o->lists[k].tkey, o->lists[k].fkey, cap - 1); n[i].used;
+			     i = (i + 1) & (cap - 1))
+				;
+			n[i] = o->lists[k];
+		}
+		free(o->lists);
+		o->lists = n;
+		o->caplists = cap;
+	}
+	mask = o->caplists - 1;
+	for (i = mix(ord, fkey, mask); o->lists[i].used; i = (i + 1) & mask)
+		if (o->lists[i].tkey == ord && o->lists[i].fkey == fkey)
+			return &o->lists[i];
+	o->lists[i].used = 1;
+	o->lists[i].tkey = ord;
+	o->lists[i].fkey = fkey;
+	o->nlists++;
+	return &o->lists[i];
+}
+
+/* The least depth of the thread's records numbered after @seq (UINT32_MAX: none). */
+static uint32_t min_depth_since(const struct othread *t, uint64_t seq)
+{
+	size_t lo = 0, hi = t->nms;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->ms[mid].seq > seq)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo < t->nms ? t->ms[lo].depth : UINT32_MAX;
+}
+
+static uint32_t m_of(const struct othread *t, const struct oitem *it)
+{
+	uint32_t m = min_depth_since(t, it->seq);
+
+	return m < it->depth ? m : it->depth;
+}
+
+uint64_t ktr_outer_add(struct ktr_outer *o, const struct ktr_call *c, uint64_t key)
+{
+	struct othread *t = thread_of(o, (uint64_t)c->pid << 32 | c->tid);
+	struct olist *l;
+	struct oitem *it;
+	uint64_t nested = 0;
+
+	if (!t)
+		return c->dur_ns;
+	/* this record in the thread's monotonic stack */
+	t->seq++;
+	while (t->nms && t->ms[t->nms - 1].depth >= c->depth)
+		t->nms--;
+	if (t->nms == t->capms) {
+		size_t cap = t->capms ? 2 * t->capms : 64;
+		struct omono *n = realloc(t->ms, cap * sizeof(*n));
+
+		if (!n)
+			return c->dur_ns;
+		t->ms = n;
+		t->capms = cap;
+	}
+	t->ms[t->nms].seq = t->seq;
+	t->ms[t->nms].depth = c->depth;
+	t->nms++;
+
+	l = list_of(o, t->ord, key);
+	if (!l)
+		return c->dur_ns;
+	while (l->n && l->it[l->n - 1].entry >= c->entry_ns && l->it[l->n - 1].dmin > c->depth)
+		nested += l->it[--l->n].sum;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 4;
+		struct oitem *n = realloc(l->it, cap * sizeof(*n));
+
+		if (!n) /* the call stays uncounted as a container: never negative */
+			return c->dur_ns > nested ? c->dur_ns - nested : 0;
+		l->it = n;
+		l->cap = cap;
+	}
+	it = &l->it[l->n++];
+	it->entry = c->entry_ns;
+	it->sum = c->dur_ns;
+	it->seq = t->seq;
+	it->depth = it->dmin = c->depth;
+	/* merge with older items that have the same open ancestors */
+	while (l->n >= 2 && m_of(t, &l->it[l->n - 2]) == c->depth) {
+		struct oitem *a = &l->it[l->n - 2], *b = &l->it[l->n - 1];
+
+		if (b->entry < a->entry)
+			a->entry = b->entry;
+		if (b->dmin < a->dmin)
+			a->dmin = b->dmin;
+		a->sum += b->sum;
+		a->seq = b->seq;
+		a->depth = b->depth;
+		l->n--;
+	}
+	return c->dur_ns > nested ? c->dur_ns - nested : 0;
+}
