@@ -221,6 +221,12 @@ static const char *runtime_error(void)
 	return strncmp(m, "ktrace: ", 8) ? m : m + 8;
 }
 
+/* SIGCHLD interrupts the consumer's wait, so the end is seen at once. */
+static void on_child(int sig)
+{
+	(void)sig;
+}
+
 /* kc_consume()'s test: has the program ended?  Reaps it. */
 struct child {
 	pid_t pid;
@@ -280,7 +286,7 @@ static int run(int argc, char **argv)
 	struct krec *krec = NULL;
 	uint64_t v, end, block_ns = 100000000; /* 100 ms */
 	pid_t pid;
-	struct sigaction ign, old_int, old_quit;
+	struct sigaction ign, old_int, old_quit, old_chld;
 	struct kc_session *sess;
 
 	cli_getopt_reset();
@@ -424,6 +430,8 @@ static int run(int argc, char **argv)
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
+	ign.sa_handler = on_child; /* no SA_RESTART */
+	sigaction(SIGCHLD, &ign, &old_chld);
 	krec = krec_begin_program(dir, kernel ? &kopts : NULL, argv[optind]);
 	if (kt_prepare_dir(dir) < 0) {
 		cli_error(CMD, "%s", runtime_error());
@@ -456,6 +464,7 @@ static int run(int argc, char **argv)
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
+		sigaction(SIGCHLD, &old_chld, NULL);
 		setenv("LD_PRELOAD", preload, 1);
 		setenv("KTRACE_SESSION", kc_path(sess), 1);
 		setenv("KTRACE_RECORD_DIR", dir, 1);
@@ -496,6 +505,7 @@ static int run(int argc, char **argv)
 	kc_finish(sess, end);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
+	sigaction(SIGCHLD, &old_chld, NULL);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !kc_stats(sess)->channels) {
 		kc_close(sess, 1);
 		krec_end_program(krec, dir, 0, quiet);

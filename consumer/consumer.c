@@ -97,12 +97,11 @@ static void kc_free(struct kc_session *s)
 	free(s);
 }
 
-/* Replace DIR/@name by @text: a temporary with a random name, then renameat(). */
-static int write_text_at(int dirfd, const char *name, const char *text)
+/* Replace DIR/@name by @len bytes at @text: a temporary with a random name, then renameat(). */
+static int write_file_at(int dirfd, const char *name, const char *text, size_t len)
 {
 	char tmp[64];
 	unsigned char rnd[8];
-	size_t len = strlen(text);
 	int fd, err = 0;
 
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
@@ -131,6 +130,11 @@ static int write_text_at(int dirfd, const char *name, const char *text)
 	if (err)
 		unlinkat(dirfd, tmp, 0);
 	return -err;
+}
+
+static int write_text_at(int dirfd, const char *name, const char *text)
+{
+	return write_file_at(dirfd, name, text, strlen(text));
 }
 
 int kc_write_text(struct kc_session *s, struct kc_chan *c, const char *name, const char *text)
@@ -653,11 +657,72 @@ static uint64_t drain_stream(struct kc_session *s, struct kc_chan *c, unsigned i
 	return n;
 }
 
+/*
+ * A (raw, CLOCK_MONOTONIC) pair appended to DIR/metadata once the writers
+ * are gone: with the pairs the runtime took at setup, it gives the raw
+ * clock's rate over the whole run, whenever the program ended.
+ */
+static void append_calib(struct kc_session *s, struct kc_chan *c)
+{
+	char line[64];
+	uint64_t raw, ns;
+	int fd = openat(c->dirfd, "metadata", O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	int n;
+
+	if (fd < 0)
+		return; /* no metadata: the reader calibrates from the headers */
+	kt_calib_pair(&raw, &ns);
+	n = snprintf(line, sizeof(line), "calib %llu %llu\n", (unsigned long long)raw,
+		     (unsigned long long)ns);
+	if (strcmp(kt_clock_name(), "tsc") == 0 && write(fd, line, (size_t)n) != n)
+		kc_error(s, "%s/metadata: cannot append: %s", c->dir, strerror(errno));
+	close(fd);
+}
+
+/*
+ * The function tracer's call-site table, kept in the session while the
+ * program ran (lib/kft_callsites.c), written to DIR/callsites: the header
+ * with `capacity` = the entries handed out, then those entries.
+ */
+static void write_callsites(struct kc_session *s, struct kc_chan *c, uint64_t off)
+{
+	size_t hlen = sizeof(struct ktrace_callsites), len;
+	struct ktrace_callsites *h;
+	uint64_t n;
+	int rc;
+
+	h = mmap(NULL, hlen, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, (off_t)off);
+	if (h == MAP_FAILED)
+		return;
+	n = __atomic_load_n(&h->count, __ATOMIC_ACQUIRE);
+	if (h->magic != KTRACE_CALLSITES_MAGIC || h->entry_size != sizeof(struct ktrace_callsite)) {
+		munmap(h, hlen);
+		kc_error(s, "%s: the call-site table in the session is damaged", c->dir);
+		return;
+	}
+	if (n > h->capacity)
+		n = h->capacity;
+	munmap(h, hlen);
+	len = hlen + (size_t)n * sizeof(struct ktrace_callsite);
+	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, (off_t)off);
+	if (h == MAP_FAILED)
+		return;
+	h->capacity = n; /* the file holds the entries handed out, no more */
+	rc = write_file_at(c->dirfd, "callsites", (const char *)h, len);
+	if (rc < 0)
+		kc_error(s, "%s/callsites: cannot write: %s", c->dir, strerror(-rc));
+	munmap(h, len);
+}
+
 /* Final: the channel's drop counters into the stats, the open ranges closed. */
 static void chan_done(struct kc_session *s, unsigned idx)
 {
 	struct kc_chan *c = &s->chans[idx];
+	uint64_t cs = __atomic_load_n(&s->chan[idx].callsites, __ATOMIC_ACQUIRE);
 
+	if (cs)
+		write_callsites(s, c, cs);
+	append_calib(s, c);
 	for (uint32_t i = 0; i < c->nstreams; i++) {
 		struct kc_stream *k = &c->st[i];
 		uint64_t d = __atomic_load_n(&c->sctl[i].dropped, __ATOMIC_RELAXED);

@@ -47,33 +47,77 @@ struct kt_stream *kt_shared_stream(struct ktrace_channel *ch)
 
 /*
  * Map stream @s of a streamed channel into this process, allocating its
- * ring in the session first if no process has yet.  Only the stream's
- * owner (a thread that claimed the slot, or setup for the shared stream)
- * may call it, so a ring is allocated once.  The whole ring is pre-faulted.
- * Return: 0, or -errno (the session or /dev/shm is full: the caller writes
- * elsewhere or drops).
+ * ring in the session first if no process has yet.  Thread streams: only
+ * the stream's owner calls it (a thread that claimed the slot), and the
+ * ring's slots are allocated as the writer first reaches them
+ * (kt_ring_ready()), so a thread that writes little costs little.  The
+ * shared stream: any writer may call it, at its first record (a signal
+ * handler's, or a thread's beyond the slots); the whole ring is allocated
+ * at once, since writers may enter a sub-buffer before its opener could
+ * prepare it, and two racing allocators agree by compare-and-swap on the
+ * stream's `ring` (the loser's region stays unused in the session).
+ * Async-signal-safe (fallocate, mmap).
+ * Return: 0, or -errno (the session or /dev/shm is full: the caller
+ * writes elsewhere or drops).
  */
 int kt_stream_map(struct ktrace_channel *ch, struct kt_stream *s)
 {
-	uint64_t len = (uint64_t)ch->buf_size * ch->buf_nr, off;
-	void *p;
+	uint64_t len = (uint64_t)ch->buf_size * ch->buf_nr, off, first;
+	int shared = s->kind == KTRACE_STREAM_SHARED;
+	uint8_t *p, *none = NULL;
 	int rc;
 
 	if (__atomic_load_n(&s->base, __ATOMIC_ACQUIRE))
 		return 0;
 	if (!ch->sess)
 		return -ENOENT;
+	first = shared ? len : (uint64_t)ch->buf_size * (ch->buf_nr < 2 ? ch->buf_nr : 2);
 	off = __atomic_load_n(&s->ctl->ring, __ATOMIC_ACQUIRE);
 	if (!off) {
-		rc = kt_session_alloc(ch->sess, len, len, &off);
+		uint64_t zero = 0;
+
+		rc = kt_session_alloc(ch->sess, len, first, &off);
 		if (rc < 0)
 			return rc;
-		__atomic_store_n(&s->ctl->ring, off, __ATOMIC_RELEASE);
+		if (!__atomic_compare_exchange_n(&s->ctl->ring, &zero, off, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			off = zero; /* another writer allocated it first */
 	}
-	p = kt_session_map(ch->sess, off, len, len);
+	/* Pre-fault two sub-buffers; the shared stream faults in the rest (rarely used). */
+	p = kt_session_map(ch->sess, off, len, 2 * (uint64_t)ch->buf_size);
 	if (!p)
 		return -errno;
-	__atomic_store_n(&s->base, (uint8_t *)p, __ATOMIC_RELEASE);
+	if (!__atomic_compare_exchange_n(&s->base, &none, p, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		munmap(p, len); /* another thread of this process mapped it */
+	else
+		s->ready = shared ? ch->buf_nr : (uint32_t)(first / ch->buf_size);
+	return 0;
+}
+
+/*
+ * Make slot @slot of thread stream @s's ring usable by this process before
+ * its writer enters it, and the next one too, so the writer never faults
+ * on the hot path: allocated in /dev/shm (a full one is an error here,
+ * not a SIGBUS) and pre-faulted.  Slots are reached in order in the first
+ * lap; a stream's next owner in another process starts at any slot, so
+ * everything up to it is prepared then.  Return: 0 or -errno.
+ */
+int kt_ring_ready(struct ktrace_channel *ch, struct kt_stream *s, uint32_t slot)
+{
+	uint32_t want = slot + 2 < ch->buf_nr ? slot + 2 : ch->buf_nr;
+	uint64_t from = (uint64_t)s->ready * ch->buf_size, len;
+	int rc;
+
+	if (want <= s->ready)
+		return 0;
+	len = (uint64_t)(want - s->ready) * ch->buf_size;
+	rc = kt_session_commit(ch->sess, __atomic_load_n(&s->ctl->ring, __ATOMIC_RELAXED) + from, len);
+	if (rc < 0)
+		return rc;
+	if (madvise(s->base + from, len, MADV_POPULATE_WRITE))
+		for (uint64_t o = 0; o < len; o += 4096)
+			((volatile uint8_t *)s->base)[from + o] = 0;
+	s->ready = want;
 	return 0;
 }
 
@@ -388,8 +432,14 @@ struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 		s->ctl = (struct ktrace_stream_ctl *)((uint8_t *)ch->ctl + table_off) + i;
 		s->ctl->kind = s->kind;
 		if (sess) {
-			/* Thread streams get their ring when a thread claims them. */
-			if (s->kind == KTRACE_STREAM_SHARED && (err = kt_stream_map(ch, s)) < 0) {
+			/*
+			 * A thread stream gets its ring when a thread claims it,
+			 * the shared stream at its first record: beside thread
+			 * streams it only takes signal handlers nested in a
+			 * write and threads beyond the slots.  A global channel
+			 * has nothing else: allocate it now.
+			 */
+			if (!nthreads && (err = kt_stream_map(ch, s)) < 0) {
 				kt_seterr(-err, "ktrace: %s: cannot allocate a ring of %zu bytes in the session: %s",
 					  ch->dir, stream_bytes, strerror(-err));
 				goto fail;
@@ -413,16 +463,20 @@ struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 
 	ch->created_ns = kt_mono_ns();
 	ch->realtime_ns = kt_realtime_ns();
-	/* Two calibration pairs a few ms apart give the rate even if the
-	 * program dies before any other pair is taken. */
+	/*
+	 * Two calibration pairs a few ms apart give the rate even if the
+	 * program dies before any other pair is taken.  A streamed channel
+	 * need not wait for the second: its consumer appends one to the
+	 * metadata when the program has ended, however it ended.
+	 */
 	kt_add_calib(ch);
-	{
+	if (!sess) {
 		uint64_t t0 = kt_mono_ns();
 
 		while (kt_mono_ns() - t0 < 2000000)
 			;
+		kt_add_calib(ch);
 	}
-	kt_add_calib(ch);
 	if (kt_metadata_write(ch) < 0)
 		goto fail;
 	if (kt_write_file(ch->dir, "state", "stop\n") < 0 ||

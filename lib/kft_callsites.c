@@ -4,9 +4,15 @@
  * A CALL record names its (function, call site) pair by a 24-bit index
  * into this table (docs/FORMAT.md, "Function call records"), which keeps a
  * call at 16 bytes.  The entries live in a file of the trace directory,
- * allocated in full at setup (a full disk shows then, never as SIGBUS) and
  * mapped MAP_SHARED: they survive a crash of the program, are never
  * overwritten in flight-recorder mode, and forked children share them.
+ * The file has its full size from the start but its blocks are allocated
+ * KFT_CS_CHUNK entries at a time as indexes are handed out, by pre-faulting
+ * them for writing (MADV_POPULATE_WRITE: a full disk is an error there,
+ * never a SIGBUS): most programs use a few thousand of the 262144 entries,
+ * and allocating 4 MiB per trace cost a millisecond and a half of setup.
+ * Under `ktrace record` the table is in the session's shared memory and
+ * the consumer writes the file (cs_in_session()).
  *
  * Lookup goes through an open-addressing hash index (2 slots per entry) in
  * anonymous shared memory, also inherited by forked children.  Insertion is
@@ -24,8 +30,62 @@
 #include <unistd.h>
 
 #include "kft_rt.h"
+#include "session.h"
 
 #define KFT_PROBES 64
+#define KFT_CS_CHUNK 4096u /* entries allocated at a time (64 KiB) */
+
+/*
+ * Make sure entry @idx has its storage: pre-fault its chunk for writing
+ * (and every chunk before it this process has not touched yet).
+ * Async-signal-safe.  Return: 0, or -1 (the disk is full).
+ */
+static int cs_ready(struct kft_global *g, uint64_t idx)
+{
+	uint64_t have = __atomic_load_n(&g->cs_ready, __ATOMIC_ACQUIRE), want;
+	uint8_t *from, *to;
+
+	if (idx < have)
+		return 0;
+	want = (idx / KFT_CS_CHUNK + 1) * KFT_CS_CHUNK;
+	if (want > g->cs_cap)
+		want = g->cs_cap;
+	from = (uint8_t *)&g->cs_ent[have] - ((uintptr_t)&g->cs_ent[have] & 4095);
+	to = (uint8_t *)&g->cs_ent[want];
+	/* In the session: allocate the pages first (the file grows by fallocate). */
+	if (g->cs_off && kt_session_commit(g->ch->sess, g->cs_off + (uint64_t)(from - (uint8_t *)g->cs),
+					   (uint64_t)(to - from)) < 0)
+		return -1;
+	if (madvise(from, (size_t)(to - from), MADV_POPULATE_WRITE) < 0)
+		return -1;
+	while (have < want &&
+	       !__atomic_compare_exchange_n(&g->cs_ready, &have, want, 0, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE))
+		;
+	return 0;
+}
+
+/*
+ * Under a consumer the table lives in the session instead (lib/session.h),
+ * where pages cost less to allocate than file blocks; its offset is in
+ * the channel's session entry and the consumer writes DIR/callsites when
+ * the program has ended (however it ended).  Return: the mapping, or NULL.
+ */
+static void *cs_in_session(struct kft_global *g, size_t size)
+{
+	struct kt_session *s = g->ch->sess;
+	uint64_t off;
+	void *p;
+
+	if (kt_session_alloc(s, size, 0, &off) < 0)
+		return NULL;
+	p = kt_session_map(s, off, size, 0);
+	if (!p)
+		return NULL;
+	g->cs_off = off;
+	s->chan[g->ch->sess_idx].callsites = off;
+	return p;
+}
 
 int kft_callsites_create(struct kft_global *g)
 {
@@ -35,12 +95,16 @@ int kft_callsites_create(struct kft_global *g)
 	void *p, *ix;
 	int fd, err;
 
+	if (g->ch->sess && (p = cs_in_session(g, size)) != NULL) {
+		path[0] = 0;
+		goto mapped;
+	}
 	snprintf(path, sizeof(path), "%s/%s", g->dir, KFT_CALLSITES_NAME);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	err = posix_fallocate(fd, 0, (off_t)size);
-	if (err) {
+	if (ftruncate(fd, (off_t)size) < 0) {
+		err = errno;
 		close(fd);
 		unlink(path);
 		return -err;
@@ -50,6 +114,7 @@ int kft_callsites_create(struct kft_global *g)
 	close(fd);
 	if (p == MAP_FAILED)
 		return -err;
+mapped:
 	ix = mmap(NULL, islots * sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 		  -1, 0);
 	if (ix == MAP_FAILED) {
@@ -60,6 +125,14 @@ int kft_callsites_create(struct kft_global *g)
 	g->cs = p;
 	g->cs_ent = (struct ktrace_callsite *)((char *)p + sizeof(struct ktrace_callsites));
 	g->cs_cap = KFT_CALLSITES_CAP;
+	g->cs_ready = 0;
+	if (cs_ready(g, 0) < 0) { /* the header and the first chunk: the disk is full */
+		munmap(p, size);
+		munmap(ix, islots * sizeof(uint32_t));
+		if (path[0])
+			unlink(path);
+		return -ENOSPC;
+	}
 	g->cs_mask = (uint32_t)islots - 1;
 	g->cs->version = KTRACE_CALLSITES_VERSION;
 	g->cs->hdr_size = sizeof(struct ktrace_callsites);
@@ -88,8 +161,8 @@ uint32_t kft_callsite_insert(struct kft_global *g, uint64_t fn, uint64_t site, u
 		if (!mine) {
 			uint64_t idx = __atomic_fetch_add(&g->cs->count, 1, __ATOMIC_RELAXED);
 
-			if (idx >= g->cs_cap)
-				return KTRACE_CALLSITE_NONE;
+			if (idx >= g->cs_cap || cs_ready(g, idx) < 0)
+				return KTRACE_CALLSITE_NONE; /* full, or no disk for it: addresses inline */
 			g->cs_ent[idx].site = site;
 			__atomic_store_n(&g->cs_ent[idx].func, fn, __ATOMIC_RELEASE);
 			mine = (uint32_t)idx + 1;

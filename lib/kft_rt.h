@@ -41,6 +41,8 @@ struct kft_global {
 					  * one empty slot if there is no table */
 	uint32_t cs_mask;                /* index slots - 1 */
 	uint32_t cs_cap;
+	uint64_t cs_ready;               /* entries [0, cs_ready) have storage in this process */
+	uint64_t cs_off;                 /* the table's offset in the session, 0: DIR/callsites */
 	int owner;                       /* this process set the trace up */
 	char dir[4096];
 };

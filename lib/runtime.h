@@ -75,6 +75,7 @@ struct kt_stream {
 	struct ktrace_stream_ctl *ctl; /* its entry in the control file */
 	uint32_t index;
 	uint32_t kind; /* enum ktrace_stream_kind */
+	uint32_t ready; /* streamed: ring slots [0, ready) allocated and pre-faulted here */
 };
 
 struct kt_event {
@@ -187,6 +188,7 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 /* channel.c */
 struct kt_stream *kt_shared_stream(struct ktrace_channel *ch);
 int kt_stream_map(struct ktrace_channel *ch, struct kt_stream *s);
+int kt_ring_ready(struct ktrace_channel *ch, struct kt_stream *s, uint32_t slot);
 int kt_prepare_dir(const char *dir);
 
 /* Flags of kt_setup(). */

@@ -118,6 +118,10 @@ enum kt_chan_state {
  * @pid:    process that set the channel up.
  * @flags:  its KTRACE_*_CHANNEL flags.
  * @kft:    1 if it is a function-tracer run (DIR/kft and DIR/callsites).
+ * @callsites: offset of the function tracer's call-site table in the
+ *          session (0: none, or it is DIR/callsites): a struct
+ *          ktrace_callsites and its entries, which the consumer writes to
+ *          DIR/callsites when the program has ended.
  * @dir:    absolute path of its trace directory (holds `control`, where
  *          each stream's ring offset and consumer position are).
  */
@@ -126,7 +130,8 @@ struct kt_session_chan {
 	uint32_t pid;
 	uint32_t flags;
 	uint32_t kft;
-	uint64_t reserved[2];
+	uint64_t callsites;
+	uint64_t reserved[1];
 	char dir[4064];
 };
 
@@ -166,7 +171,7 @@ struct kt_session_stack {
 
 _Static_assert(sizeof(struct kt_session_stack) == 64, "session stack entry is 64 bytes");
 
-#define KT_STACK_CHUNK 65536u   /* frames allocated at a time (3 MiB) */
+#define KT_STACK_CHUNK 8192u    /* frames allocated at a time (384 KiB) */
 #define KT_STACK_MAX (1u << 20) /* frames per thread at most (48 MiB) */
 
 /* ---- the runtime's side (lib/session.c) -------------------------------- */

@@ -76,6 +76,11 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 	uint64_t h, off;
 	uint64_t *r;
 
+	if (KT_UNLIKELY(!st->base) && kt_stream_map(ch, st) < 0) {
+		/* A streamed channel's shared ring is made at its first record. */
+		kt_shared_drop(st, NULL);
+		return -ENOBUFS;
+	}
 	h = __atomic_load_n(&st->ctl->head, __ATOMIC_ACQUIRE);
 	for (;;) {
 		uint64_t seq = h >> ch->shift, nseq, nh, old_records = 0;

@@ -176,6 +176,11 @@ static int kt_thread_switch(struct ktrace_channel *ch, struct kt_tls *t, uint64_
 		}
 	}
 	t->dropping = 0;
+	if (ch->sess && kt_ring_ready(ch, st, (uint32_t)(nseq % ch->buf_nr)) < 0) {
+		if (t->started)
+			t->pos = t->end; /* /dev/shm is full: drop until it is not */
+		return -ENOBUFS;
+	}
 	kt_close_current(t);
 	if (!ch->sess && !(ch->flags & KTRACE_FLIGHT_CHANNEL) && nseq >= ch->buf_nr) {
 		t->full = 1;
