@@ -770,6 +770,7 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *outfile = NULL;
+	struct cli_out o;
 	enum fmt fmt = F_NONE;
 	struct ex x;
 	int c, rc = 0;
@@ -828,12 +829,11 @@ static int run(int argc, char **argv)
 		ktr_close(x.t);
 		return 1;
 	}
-	x.out = outfile ? fopen(outfile, "w") : stdout;
-	if (!x.out) {
-		cli_error(CMD, "%s: cannot create: %s", outfile, strerror(errno));
+	if (cli_out_open(CMD, &o, outfile)) {
 		rc = 1;
 		goto out;
 	}
+	x.out = o.f;
 	if (fmt == F_JSON)
 		rc = export_json(&x);
 	else if (fmt == F_CSV)
@@ -841,15 +841,8 @@ static int run(int argc, char **argv)
 	else
 		rc = export_folded(&x);
 	drain(x.t);
-	if (fflush(x.out) != 0 || ferror(x.out)) {
-		cli_error(CMD, "%s: write: %s", outfile ? outfile : "standard output",
-			  strerror(errno ? errno : EIO));
+	if (cli_out_close(CMD, &o))
 		rc = 1;
-	}
-	if (outfile && fclose(x.out) != 0 && !rc) {
-		cli_error(CMD, "%s: close: %s", outfile, strerror(errno));
-		rc = 1;
-	}
 	if (!rc && ktr_error_count(x.t))
 		rc = 1;
 out:

@@ -31,6 +31,7 @@
 
 #include "cli/cli.h"
 #include "cli/read_relay.h"
+#include "lib/safefile.h"
 #include "reader/reader.h"
 
 #define CMD "read"
@@ -65,23 +66,14 @@ static int exists(const char *dir, const char *name)
 	return stat(path, &st) == 0;
 }
 
-/* Open DST/name for writing, mode 0600.  Return: fd or -1 (error printed). */
+/* Create DST/name for writing, mode 0600 (DST was emptied).  Return: fd or -1 (error printed). */
 static int create_out(const char *dst, const char *name)
 {
-	char path[4096];
-	struct stat st;
-	int fd;
+	int fd = ksf_create(dst, name, O_WRONLY);
 
-	snprintf(path, sizeof(path), "%s/%s", dst, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		cli_error(CMD, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	/* an existing regular file keeps its old mode through O_CREAT: fix it */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) != 0600)
-		fchmod(fd, 0600);
-	return fd;
+	if (fd < 0)
+		cli_error(CMD, "%s/%s: cannot create: %s", dst, name, strerror(-fd));
+	return fd < 0 ? -1 : fd;
 }
 
 static int write_all(int fd, const char *path, const void *buf, size_t len)
@@ -256,6 +248,10 @@ static int read_user(const char *src, const char *dst, int quiet)
 	const char *m;
 	int rc = 0;
 
+	if (cli_trace_dir(CMD, dst, KSF_CREATE | KSF_TRACE | KSF_CLEAR) < 0) {
+		free(buf);
+		return 1;
+	}
 	t = ktr_open(src);
 	if (!t || !buf) {
 		cli_error(CMD, "out of memory");
@@ -354,21 +350,9 @@ static int run(int argc, char **argv)
 			  src);
 		return 1;
 	}
-	if (mkdir(dst, 0700) < 0) {
-		int err = errno;
-
-		if (err != EEXIST) {
-			cli_error(CMD, "%s: %s", dst, strerror(err));
-			return 1;
-		}
-		if (stat(dst, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			cli_error(CMD, "%s: exists and is not a directory", dst);
-			return 1;
-		}
-		if (same_dir(src, dst)) {
-			cli_error(CMD, "%s: is the source directory", dst);
-			return 2;
-		}
+	if (same_dir(src, dst)) {
+		cli_error(CMD, "%s: is the source directory", dst);
+		return 2;
 	}
 	if (kernel)
 		return read_relay(src, dst, (unsigned)bsize, (unsigned)nsub);

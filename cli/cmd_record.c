@@ -36,6 +36,7 @@
 
 #include "cli/cli.h"
 #include "cli/tracefs_rec.h"
+#include "lib/safefile.h"
 #include "kft/config.h"
 
 #define CMD "record"
@@ -207,7 +208,8 @@ static int summarise(const char *dir, int quiet)
 	while (fgets(line, sizeof(line), f)) {
 		static const char *const keys[] = { "error:", "state:", "started:", "stopped:",
 						    "entries kept:", "entries unfinished:",
-						    "entries filtered:", "entries lost:" };
+						    "entries filtered:", "entries lost:",
+						    "entries missed in signal handlers:" };
 
 		if (strncmp(line, "writers: ", 9) == 0)
 			writers = atoi(line + 9);
@@ -339,6 +341,10 @@ static int run(int argc, char **argv)
 		cli_error(CMD, "%s: path too long", out);
 		return 1;
 	}
+	/* yours, not a link, empty or an old trace (lib/safefile.h): checked here,
+	 * so a refusal stops the command before the program runs */
+	if (cli_trace_dir(CMD, dir, KSF_CREATE | KSF_TRACE | KSF_CLEAR) < 0)
+		return 1;
 	{
 		/* The user's preloads first: a sanitizer runtime must lead the list. */
 		const char *old = getenv("LD_PRELOAD");

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "kft_rt.h"
+#include "safefile.h"
 
 #define KFT_PROBES 64
 
@@ -31,18 +32,16 @@ int kft_callsites_create(struct kft_global *g)
 {
 	size_t size = sizeof(struct ktrace_callsites) + (size_t)KFT_CALLSITES_CAP * 16;
 	size_t islots = (size_t)KFT_CALLSITES_CAP * 2;
-	char path[4200];
 	void *p, *ix;
 	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/%s", g->dir, KFT_CALLSITES_NAME);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = ksf_create(g->dir, KFT_CALLSITES_NAME, O_RDWR);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = posix_fallocate(fd, 0, (off_t)size);
 	if (err) {
 		close(fd);
-		unlink(path);
+		ksf_unlink(g->dir, KFT_CALLSITES_NAME);
 		return -err;
 	}
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
