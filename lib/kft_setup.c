@@ -552,7 +552,7 @@ __attribute__((constructor)) static void kft_ctor(void)
 	o.flags = env_u32("KTRACE_FLIGHT", 0) ? KTRACE_FLIGHT_CHANNEL : 0;
 	g->ch = ktrace_setup_opts(&o);
 	if (!g->ch) {
-		fprintf(stderr, "ktrace: %s (the program runs untraced)\n", ktrace_error());
+		fprintf(stderr, "%s (the program runs untraced)\n", ktrace_error()); /* "ktrace: ..." */
 		return;
 	}
 	snprintf(g->dir, sizeof(g->dir), "%s", ktrace_dir(g->ch));
