@@ -77,6 +77,13 @@ int cli_parse_u64(const char *s, uint64_t *v);
 int cli_write_file_atomic(const char *dir, const char *name, const char *text);
 
 /**
+ * cli_no_calls() - `kd` and `addr2sym` found nothing to report in @dir:
+ * say why, in one line (no CALL record at all, or @call_records calls none
+ * of which passed --tid/--pid).  The caller then exits 1.
+ */
+void cli_no_calls(const char *cmd, const char *dir, uint64_t call_records);
+
+/**
  * cli_trace_dir() - prepare the directory @dir to receive a trace:
  * ksf_dir_open(@dir, @flags) (lib/safefile.h: created 0700, or an existing
  * directory of yours that is not a symbolic link; KSF_TRACE: empty or

@@ -76,6 +76,16 @@ int cli_write_file_atomic(const char *dir, const char *name, const char *text)
 	return rc;
 }
 
+void cli_no_calls(const char *cmd, const char *dir, uint64_t call_records)
+{
+	if (call_records)
+		cli_error(cmd, "%s: none of its %llu function calls is of the selected threads or processes",
+			  dir, (unsigned long long)call_records);
+	else
+		cli_error(cmd, "%s: no function calls to report: the trace holds no CALL record "
+			       "(function traces come from ktrace record or ktrace kft)", dir);
+}
+
 int cli_trace_dir(const char *cmd, const char *dir, unsigned flags)
 {
 	char msg[512];

@@ -366,6 +366,7 @@ static int run(int argc, char **argv)
 	struct ktr_call c;
 	FILE *out = stdout;
 	int opt, rc = 0;
+	uint64_t calls = 0, call_records = 0; /* after and before --tid/--pid */
 
 	memset(&a, 0, sizeof(a));
 	a.wf = 25;
@@ -458,8 +459,10 @@ static int run(int argc, char **argv)
 		}
 		if (!ktr_call_decode(a.t, &r, &c))
 			continue;
+		call_records++;
 		if (!cli_idlist_has(&a.o.tids, c.tid) || !cli_idlist_has(&a.o.pids, c.pid))
 			continue;
+		calls++;
 		if (a.o.unsorted) {
 			print_call(&a, out, c.entry_ns, c.dur_ns, c.flags, c.tid, c.key);
 			if (ferror(out))
@@ -501,6 +504,10 @@ static int run(int argc, char **argv)
 		}
 	}
 	drain(a.t);
+	if (!calls) {
+		cli_no_calls(CMD, argv[optind], call_records);
+		rc = 1;
+	}
 done:
 	if (rc < 0) {
 		const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
