@@ -11,7 +11,10 @@
  *     callsites, kft and kft-status as they are; or
  *   - a kernel channel's debugfs directory (no `control`; `trace0` and
  *     `state`): handed to read_relay() (cli/read_relay.c, kernel module).
- * DST is created with mode 0700 and its files with 0600.  Files are copied
+ * DST is created with mode 0700 and its files with 0600, or an existing
+ * DST of the caller's holding nothing or an earlier copy is emptied first
+ * (cli_trace_dir(), lib/safefile.h: never a link, never another user's
+ * directory).  Files are copied
  * through a 256 KiB buffer, so memory does not grow with the trace.  The
  * copy is then read back with the trace reader and summarised, so a damaged
  * source is reported here and not only when printing.
@@ -46,7 +49,8 @@ static void help(FILE *out)
 		"as cpu0..cpuN, with the metadata, threads and control files, then check the\n"
 		"copy and print a summary.  SRC is a ktrace trace directory (it has control\n"
 		"and metadata) or a kernel channel's debugfs directory (trace0.., state).\n"
-		"DST is created (mode 0700; files 0600) or reused if it is a directory.\n"
+		"DST is created (mode 0700; files 0600) or reused if it is your directory\n"
+		"holding nothing or an earlier copy (replaced); a link is refused.\n"
 		"\n"
 		"  -b, --subbuf-size BYTES  relay sub-buffer size (kernel channels only)\n"
 		"  -n, --n-subbufs N        relay sub-buffers (kernel channels only)\n"

@@ -920,6 +920,21 @@ int krec_remove_stale(void)
 	return n;
 }
 
+/*
+ * Remove the kernel sub-trace @dir (a staging directory): its files, then
+ * the directory; a directory holding anything else, a link or another
+ * user's directory is left as it is.
+ */
+static void krec_clear_dir(const char *dir)
+{
+	int fd = ksf_dir_open(dir, KSF_TRACE | KSF_CLEAR, NULL, 0);
+
+	if (fd >= 0) {
+		close(fd);
+		rmdir(dir);
+	}
+}
+
 struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg, size_t len)
 {
 	struct krec *k = calloc(1, sizeof(*k));
@@ -1133,16 +1148,6 @@ int krec_stop(struct krec *k, struct krec_stats *st)
 		*st = s;
 	destroy(k);
 	return rc;
-}
-
-int krec_clear_dir(const char *dir)
-{
-	int fd = ksf_dir_open(dir, KSF_TRACE | KSF_CLEAR, NULL, 0);
-
-	if (fd < 0)
-		return fd == -ENOENT ? 0 : fd;
-	close(fd);
-	return rmdir(dir) < 0 && errno != ENOENT ? -errno : 0;
 }
 
 /* ---- the `ktrace record --kernel` flows ----------------------------------- */
