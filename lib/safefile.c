@@ -44,6 +44,23 @@ static void __attribute__((format(printf, 3, 4))) say_(char *msg, size_t len, co
 	} while (0)
 
 /*
+ * openat(@fd, @name, @flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), making
+ * the directory (mode 0700) first if it is missing and @create.
+ * Return: the descriptor, or -1 with errno set.
+ */
+static int open_dir_at(int fd, const char *name, int flags, unsigned create)
+{
+	int d = openat(fd, name, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (d < 0 && errno == ENOENT && create) {
+		if (mkdirat(fd, name, 0700) < 0 && errno != EEXIST)
+			return -1;
+		d = openat(fd, name, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	return d;
+}
+
+/*
  * Resolve @path up to its last component, which is left in *@last (inside
  * @buf, PATH_MAX bytes; "." for "/").  Symbolic links among the leading
  * components are followed only if root or the caller owns them.  With
@@ -94,16 +111,7 @@ static int walk(const char *path, unsigned flags, char *buf, const char **last, 
 		*slash = '\0';
 		comp = p;
 		p = slash + 1;
-		nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (nfd < 0 && errno == ENOENT && (flags & KSF_CREATE)) {
-			if (mkdirat(fd, comp, 0700) < 0 && errno != EEXIST) {
-				err = errno;
-				say(msg, len, "%s: %s", path, strerror(err));
-				close(fd);
-				return -err;
-			}
-			nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		}
+		nfd = open_dir_at(fd, comp, O_PATH, flags & KSF_CREATE);
 		if (nfd >= 0) {
 			close(fd);
 			fd = nfd;
@@ -155,7 +163,8 @@ int ksf_parent_open(const char *path, char *buf, const char **last, char *msg, s
 int ksf_trace_name(const char *name, int top)
 {
 	static const char *const fixed[] = { "metadata", "control", "state", "dropped", "threads",
-					     "callsites", "kft", "kft-status", "kallsyms", NULL };
+					     "callsites", "kft", "kft-status", "kallsyms", "session",
+					     NULL };
 	const char *d;
 
 	if (top && !strcmp(name, "kernel"))
@@ -249,16 +258,7 @@ int ksf_dir_open(const char *path, unsigned flags, char *msg, size_t len)
 	pfd = walk(path, flags, buf, &last, msg, len);
 	if (pfd < 0)
 		return pfd;
-	fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && (flags & KSF_CREATE)) {
-		if (mkdirat(pfd, last, 0700) < 0 && errno != EEXIST) {
-			err = errno;
-			say(msg, len, "%s: %s", path, strerror(err));
-			close(pfd);
-			return -err;
-		}
-		fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	}
+	fd = open_dir_at(pfd, last, O_RDONLY, flags & KSF_CREATE);
 	if (fd < 0) {
 		err = errno;
 		if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {

@@ -75,8 +75,9 @@ int ksf_parent_open(const char *path, char *buf, const char **last, char *msg, s
 /**
  * ksf_trace_name() - is @name a file of a ktrace trace directory
  * (docs/FORMAT.md): metadata, control, state, dropped, threads, callsites,
- * kft, kft-status, kallsyms, traceN, cpuN, a temporary ".NAME.*" of one
- * of these, or (@top nonzero) the kernel/ sub-trace.  Return: 1 or 0.
+ * kft, kft-status, kallsyms, session (the streaming recorder's), traceN,
+ * cpuN, a temporary ".NAME.*" of one of these, or (@top nonzero) the
+ * kernel/ sub-trace.  Return: 1 or 0.
  */
 int ksf_trace_name(const char *name, int top);
 

@@ -16,8 +16,13 @@
 # no staging directory left behind), and the rest is said in a diagnostic.
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
+# An ASan/UBSan build of libktrace.so needs its runtime first in the
+# uninstrumented programs it is preloaded into (as kernel_record.sh does).
 san=$(ldd "$KTRACE_BUILD/libktrace.so.0" 2>/dev/null | awk '$1 ~ /lib(asan|ubsan)/ { printf "%s%s", sep, $3; sep = ":" }')
-[ -n "$san" ] && export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
+if [ -n "$san" ]; then
+	export LD_PRELOAD="$san"
+	export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
+fi
 me=$(id -u)
 
 as_nobody() {
