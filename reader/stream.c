@@ -358,14 +358,19 @@ static void make_gap(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec *
 static void start_subbuf(struct ktr_trace *t, struct ktr_stream *s)
 {
 	const struct ktr_sb *e = &s->sb[s->cur];
+	const uint8_t *nrec;
 	struct ktrace_subbuf h;
 	uint64_t extent, size = s->f.size;
 
-	/* nrec before used: a live writer stores them in the other order
-	 * (runtime.h), so nrec can exceed the records found by the one
-	 * record being written, never by more */
-	memcpy(&s->nrec, s->f.p + e->off + offsetof(struct ktrace_subbuf, nrec), sizeof(s->nrec));
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	/* nrec before used (acquire): a live writer stores them in the other
+	 * order (runtime.h), so nrec can exceed the records found by the one
+	 * record being written, never by more.  (A caller's buffer given to
+	 * ktr_open_mem() may be unaligned; it is not being written.) */
+	nrec = s->f.p + e->off + offsetof(struct ktrace_subbuf, nrec);
+	if ((uintptr_t)nrec % sizeof(uint32_t) == 0)
+		s->nrec = __atomic_load_n((const uint32_t *)nrec, __ATOMIC_ACQUIRE);
+	else
+		memcpy(&s->nrec, nrec, sizeof(s->nrec));
 	s->found = 0;
 	get_hdr(s, e->off, &h);
 	s->hdr_size = h.hdr_size;
