@@ -67,11 +67,61 @@ int cli_bad_option(const char *cmd, int c, int argc, char **argv);
 int cli_parse_u64(const char *s, uint64_t *v);
 
 /**
- * cli_write_file_atomic() - replace DIR/NAME by @text: write DIR/.NAME.tmpPID
- * (mode 0600), then rename(2) over NAME, so a reader sees the old or the
- * new contents, never a mix.  Return: 0, or -errno (the temp file removed).
+ * cli_write_file_atomic() - replace DIR/NAME by @text in an existing trace
+ * directory (whoever owns it: `ktrace ctl`, `ktrace kft`): write a
+ * temporary with an unpredictable name (mode 0600), then rename(2) it over
+ * NAME (ksf_replace_at()), so a reader sees the old or the new contents,
+ * never a mix, and a link named NAME is replaced, never written through.
+ * Return: 0, or -errno (the temporary removed).
  */
 int cli_write_file_atomic(const char *dir, const char *name, const char *text);
+
+/**
+ * cli_no_calls() - `kd` and `addr2sym` found nothing to report in @dir:
+ * say why, in one line (no CALL record at all, or @call_records calls none
+ * of which passed --tid/--pid).  The caller then exits 1.
+ */
+void cli_no_calls(const char *cmd, const char *dir, uint64_t call_records);
+
+/**
+ * cli_trace_dir() - prepare the directory @dir to receive a trace:
+ * ksf_dir_open(@dir, @flags) (lib/safefile.h: created 0700, or an existing
+ * directory of yours that is not a symbolic link; KSF_TRACE: empty or
+ * holding a trace; KSF_CLEAR: that trace removed).
+ * Return: 0, or -1 with one line "ktrace CMD: DIR: why" printed.
+ */
+int cli_trace_dir(const char *cmd, const char *dir, unsigned flags);
+
+/**
+ * struct cli_out - an output file named by the user (`export -o`,
+ * `timeline --svg`), being written.  @f: where to write.
+ */
+struct cli_out {
+	FILE *f;
+	const char *path;
+	int dirfd;         /* the directory holding it; -1: written in place */
+	char tmp[256];     /* the temporary, renamed to @name at the end */
+	char name[256];
+};
+
+/**
+ * cli_out_open() - start writing the file @path (NULL or "-": standard
+ * output).  A regular file is written to a temporary (mode 0600, an
+ * unpredictable name, in the same directory) that cli_out_close() renames
+ * over @path, so no existing file is ever written through; a device or FIFO
+ * is written in place; a symbolic link or a directory is refused.  Links
+ * among the leading components are followed only if root or the caller owns
+ * them (ksf_parent_open()).
+ * Return: 0, or 1 with one line "ktrace CMD: PATH: what" printed.
+ */
+int cli_out_open(const char *cmd, struct cli_out *o, const char *path);
+
+/**
+ * cli_out_close() - flush and close @o; the file takes its name unless a
+ * write failed (then the temporary is removed and @path left as it was).
+ * Return: 0, or 1 with one line printed.
+ */
+int cli_out_close(const char *cmd, struct cli_out *o);
 
 /**
  * cli_parse_size() - parse a size in bytes: a decimal or 0x-hex number with

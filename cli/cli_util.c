@@ -1,18 +1,22 @@
 /*
  * cli/cli_util.c - helpers shared by the `ktrace` subcommands: one-line
- * errors, option errors, number parsing, atomic file replacement.
+ * errors, option errors, number parsing, atomic file replacement, output
+ * files (through lib/safefile.h).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "lib/safefile.h"
 #include "reader/reader.h"
 
 void cli_error(const char *cmd, const char *fmt, ...)
@@ -63,25 +67,127 @@ int cli_parse_u64(const char *s, uint64_t *v)
 
 int cli_write_file_atomic(const char *dir, const char *name, const char *text)
 {
-	char tmp[4096], path[4096];
-	size_t len = strlen(text);
-	int fd, err = 0;
+	/* an existing trace named by the user, whoever owns it: the file
+	 * operations themselves never follow a link (lib/safefile.h) */
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC), rc;
 
-	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp%ld", dir, name, (long)getpid()) >= (int)sizeof(tmp) ||
-	    snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
+	if (dfd < 0)
 		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		err = errno ? errno : ENOSPC;
-	if (close(fd) < 0 && !err)
+	rc = ksf_replace_at(dfd, name, text, strlen(text));
+	close(dfd);
+	return rc;
+}
+
+void cli_no_calls(const char *cmd, const char *dir, uint64_t call_records)
+{
+	if (call_records)
+		cli_error(cmd, "%s: none of its %llu function calls is selected (--tid, --pid, --time-range)",
+			  dir, (unsigned long long)call_records);
+	else
+		cli_error(cmd, "%s: no function calls to report: the trace holds no CALL record "
+			       "(function traces come from ktrace record or ktrace kft)", dir);
+}
+
+int cli_trace_dir(const char *cmd, const char *dir, unsigned flags)
+{
+	char msg[512];
+	int fd = ksf_dir_open(dir, flags, msg, sizeof(msg));
+
+	if (fd < 0) {
+		cli_error(cmd, "%s", msg);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int cli_out_open(const char *cmd, struct cli_out *o, const char *path)
+{
+	char buf[PATH_MAX], msg[512];
+	const char *last;
+	struct stat st;
+	int fd;
+
+	memset(o, 0, sizeof(*o));
+	o->dirfd = -1;
+	if (!path || !strcmp(path, "-")) {
+		o->f = stdout;
+		o->path = "standard output";
+		return 0;
+	}
+	o->path = path;
+	o->dirfd = ksf_parent_open(path, buf, &last, msg, sizeof(msg));
+	if (o->dirfd < 0) {
+		cli_error(cmd, "%s", msg);
+		return 1;
+	}
+	if (fstatat(o->dirfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		const char *why = S_ISLNK(st.st_mode) ? "is a symbolic link: not writing through it (name its target, or use '-')"
+			       : S_ISDIR(st.st_mode) ? "is a directory" : NULL;
+
+		if (why) {
+			cli_error(cmd, "%s: %s", path, why);
+			goto fail;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			/* a device or a FIFO: written in place */
+			fd = openat(o->dirfd, last, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+			close(o->dirfd);
+			o->dirfd = -1;
+			if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+				cli_error(cmd, "%s: cannot open: %s", path, strerror(errno));
+				if (fd >= 0)
+					close(fd);
+				return 1;
+			}
+			return 0;
+		}
+	}
+	if (!strcmp(last, ".") || !strcmp(last, "..") || strlen(last) >= sizeof(o->name)) {
+		cli_error(cmd, "%s: not a file name", path);
+		goto fail;
+	}
+	strcpy(o->name, last);
+	fd = ksf_tmp_at(o->dirfd, o->name, o->tmp, sizeof(o->tmp));
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		cli_error(cmd, "%s: cannot create: %s", path, strerror(fd < 0 ? -fd : errno));
+		if (fd >= 0) {
+			close(fd);
+			unlinkat(o->dirfd, o->tmp, 0);
+		}
+		goto fail;
+	}
+	return 0;
+fail:
+	close(o->dirfd);
+	o->dirfd = -1;
+	return 1;
+}
+
+int cli_out_close(const char *cmd, struct cli_out *o)
+{
+	int err = 0;
+
+	if (!o->f)
+		return 0;
+	if (fflush(o->f) != 0 || ferror(o->f))
+		err = errno ? errno : EIO;
+	if (o->f != stdout && fclose(o->f) != 0 && !err)
 		err = errno;
-	if (!err && rename(tmp, path) < 0)
-		err = errno;
-	if (err)
-		unlink(tmp);
-	return -err;
+	o->f = NULL;
+	if (o->dirfd >= 0) {
+		if (!err && renameat(o->dirfd, o->tmp, o->dirfd, o->name) < 0)
+			err = errno;
+		if (err)
+			unlinkat(o->dirfd, o->tmp, 0);
+		close(o->dirfd);
+		o->dirfd = -1;
+	}
+	if (err) {
+		cli_error(cmd, "%s: write: %s", o->path, strerror(err));
+		return 1;
+	}
+	return 0;
 }
 
 void cli_getopt_reset(void)

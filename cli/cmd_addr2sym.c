@@ -370,6 +370,7 @@ static int run(int argc, char **argv)
 	FILE *out = stdout;
 	const char *dir;
 	int opt, rc = 0, taken;
+	uint64_t calls = 0, call_records = 0; /* after and before the selection */
 
 	memset(&a, 0, sizeof(a));
 	cli_select_init(&a.o.sel);
@@ -455,8 +456,10 @@ static int run(int argc, char **argv)
 		}
 		if (!ktr_call_decode(a.t, &r, &c))
 			continue;
+		call_records++;
 		if (!cli_select_call(&a.o.sel, &c))
 			continue;
+		calls++;
 		if (a.o.unsorted) {
 			print_call(&a, out, c.entry_ns, c.dur_ns, c.flags, c.tid, c.key);
 			if (ferror(out))
@@ -498,6 +501,10 @@ static int run(int argc, char **argv)
 		}
 	}
 	drain(a.t);
+	if (!calls) {
+		cli_no_calls(CMD, dir, call_records);
+		rc = 1;
+	}
 done:
 	if (rc < 0) {
 		const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";

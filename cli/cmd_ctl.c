@@ -89,7 +89,7 @@ static int ctl_open(struct ctl *k, const char *dir, int rw)
 	memset(k, 0, sizeof(*k));
 	k->dir = dir;
 	snprintf(path, sizeof(path), "%s/control", dir);
-	fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
+	fd = open(path, (rw ? O_RDWR | O_NOFOLLOW : O_RDONLY) | O_CLOEXEC | O_NONBLOCK); /* never written through a link */
 	if (fd < 0) {
 		cli_error(CMD, "%s: %s", path, strerror(errno));
 		return 1;

@@ -86,8 +86,8 @@ static void help(FILE *out)
 		"DIR defaults to ./ktrace.data.\n"
 		"\n"
 		"      --format FORMAT    one of the above (required)\n"
-		"  -o, --output FILE      write to FILE, mode 0600 (default, or -: standard\n"
-		"                         output)\n"
+		"  -o, --output FILE      write to FILE, mode 0600 (a temporary renamed into\n"
+		"                         place; default, or -: standard output)\n"
 		"  -K, --no-kernel        leave the kernel events out\n"
 		CLI_SELECT_HELP
 		"  -h, --help             this text\n"
@@ -731,6 +731,7 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *outfile = NULL, *dir;
+	struct cli_out o;
 	enum fmt fmt = F_NONE;
 	struct ex x;
 	int c, rc = 0, r;
@@ -788,12 +789,11 @@ static int run(int argc, char **argv)
 		ktr_close(x.t);
 		return 1;
 	}
-	x.out = outfile ? cli_output_file(outfile) : stdout;
-	if (!x.out) {
-		cli_error(CMD, "%s: cannot create: %s", outfile, strerror(errno));
+	if (cli_out_open(CMD, &o, outfile)) {
 		rc = 1;
 		goto out;
 	}
+	x.out = o.f;
 	if (fmt == F_JSON)
 		rc = export_json(&x);
 	else if (fmt == F_CSV)
@@ -805,14 +805,8 @@ static int run(int argc, char **argv)
 		cli_error(CMD, "out of memory");
 		rc = 1;
 	}
-	if (x.out != stdout) {
-		int err = cli_output_close(x.out);
-
-		if (err) {
-			cli_error(CMD, "%s: write: %s", outfile, strerror(-err));
-			rc = 1;
-		}
-	}
+	if (cli_out_close(CMD, &o))
+		rc = 1;
 	if (!rc && ktr_error_count(x.t))
 		rc = 1;
 out:

@@ -93,6 +93,7 @@ struct kd {
 	size_t nedges, capedges;
 	int want_edges;
 	uint64_t lost, overwritten, corrupt, calls, records;
+	uint64_t call_records; /* CALL records decoded, before --tid/--pid */
 	/* kernel context switches (reader/sched.c), when the trace has them */
 	struct ktr_sched *sched;
 	struct kv_tasks *tasks;
@@ -372,6 +373,7 @@ static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 		}
 		if (!ktr_call_decode(k->t, &r, &c))
 			continue;
+		k->call_records++;
 		if (!cli_select_call(&k->o.sel, &c))
 			continue;
 		k->calls++;
@@ -1145,6 +1147,13 @@ static int run(int argc, char **argv)
 	rc = read_trace(&k, sorter);
 	if (rc < 0)
 		goto done;
+	if (!k.calls) {
+		/* not an empty table: say why there is nothing */
+		drain(k.t);
+		cli_no_calls(CMD, argv[optind], k.call_records);
+		rc = 1;
+		goto done;
+	}
 	if (k.offcpu && !fields_given)
 		k.o.fields = "Fctalo";
 	if (k.klost)

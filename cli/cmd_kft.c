@@ -99,7 +99,7 @@ static int kmap_open(struct kft_map *m, const char *dir, int rw)
 	memset(m, 0, sizeof(*m));
 	snprintf(m->dir, sizeof(m->dir), "%s", dir);
 	snprintf(path, sizeof(path), "%s/" KFT_FILE_NAME, dir);
-	fd = open(path, rw ? O_RDWR : O_RDONLY);
+	fd = open(path, (rw ? O_RDWR | O_NOFOLLOW : O_RDONLY) | O_CLOEXEC); /* never written through a link */
 	if (fd < 0) {
 		cli_error(CMD, "%s: %s%s", path, strerror(errno),
 			  errno == ENOENT ? " (not a trace of ktrace record?)" : "");
@@ -263,9 +263,12 @@ static char *status_text(struct kft_map *m, int with_names)
 /* Rewrite DIR/kft-status (addresses only, as the program writes it). */
 static void write_status(struct kft_map *m)
 {
+	int err;
+
 	m->hdr->status_epoch = __atomic_load_n(&m->run->epoch, __ATOMIC_ACQUIRE);
-	if (cli_write_file_atomic(m->dir, KFT_STATUS_NAME, status_text(m, 0)) < 0)
-		cli_error(CMD, "%s/kft-status: cannot write: %s", m->dir, strerror(errno));
+	err = cli_write_file_atomic(m->dir, KFT_STATUS_NAME, status_text(m, 0));
+	if (err < 0)
+		cli_error(CMD, "%s/kft-status: cannot write: %s", m->dir, strerror(-err));
 }
 
 static char *read_all(const char *path, size_t *len)

@@ -11,7 +11,10 @@
  *     callsites, kft and kft-status as they are; or
  *   - a kernel channel's debugfs directory (no `control`; `trace0` and
  *     `state`): handed to read_relay() (cli/read_relay.c, kernel module).
- * DST is created with mode 0700 and its files with 0600.  Files are copied
+ * DST is created with mode 0700 and its files with 0600, or an existing
+ * DST of the caller's holding nothing or an earlier copy is emptied first
+ * (cli_trace_dir(), lib/safefile.h: never a link, never another user's
+ * directory).  Files are copied
  * through a 256 KiB buffer, so memory does not grow with the trace.  The
  * copy is then read back with the trace reader and summarised, so a damaged
  * source is reported here and not only when printing.
@@ -34,6 +37,7 @@
 #include "cli/cli.h"
 #include "cli/read_relay.h"
 #include "consumer/consumer.h"
+#include "lib/safefile.h"
 #include "reader/reader.h"
 
 #define CMD "read"
@@ -49,7 +53,8 @@ static void help(FILE *out)
 		"as cpu0..cpuN, with the metadata, threads and control files, then check the\n"
 		"copy and print a summary.  SRC is a ktrace trace directory (it has control\n"
 		"and metadata) or a kernel channel's debugfs directory (trace0.., state).\n"
-		"DST is created (mode 0700; files 0600) or reused if it is a directory.\n"
+		"DST is created (mode 0700; files 0600) or reused if it is your directory\n"
+		"holding nothing or an earlier copy (replaced); a link is refused.\n"
 		"\n"
 		"  -b, --subbuf-size BYTES  relay sub-buffer size (kernel channels only)\n"
 		"  -n, --n-subbufs N        relay sub-buffers (kernel channels only)\n"
@@ -73,23 +78,14 @@ static int exists(const char *dir, const char *name)
 	return stat(path, &st) == 0;
 }
 
-/* Open DST/name for writing, mode 0600.  Return: fd or -1 (error printed). */
+/* Create DST/name for writing, mode 0600 (DST was emptied).  Return: fd or -1 (error printed). */
 static int create_out(const char *dst, const char *name)
 {
-	char path[4096];
-	struct stat st;
-	int fd;
+	int fd = ksf_create(dst, name, O_WRONLY);
 
-	snprintf(path, sizeof(path), "%s/%s", dst, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		cli_error(CMD, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	/* an existing regular file keeps its old mode through O_CREAT: fix it */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) != 0600)
-		fchmod(fd, 0600);
-	return fd;
+	if (fd < 0)
+		cli_error(CMD, "%s/%s: cannot create: %s", dst, name, strerror(-fd));
+	return fd < 0 ? -1 : fd;
 }
 
 static int write_all(int fd, const char *path, const void *buf, size_t len)
@@ -264,6 +260,10 @@ static int read_user(const char *src, const char *dst, int quiet)
 	const char *m;
 	int rc = 0;
 
+	if (cli_trace_dir(CMD, dst, KSF_CREATE | KSF_TRACE | KSF_CLEAR) < 0) {
+		free(buf);
+		return 1;
+	}
 	t = ktr_open(src);
 	if (!t || !buf) {
 		cli_error(CMD, "out of memory");
@@ -425,21 +425,9 @@ static int run(int argc, char **argv)
 			  src);
 		return 1;
 	}
-	if (mkdir(dst, 0700) < 0) {
-		int err = errno;
-
-		if (err != EEXIST) {
-			cli_error(CMD, "%s: %s", dst, strerror(err));
-			return 1;
-		}
-		if (stat(dst, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			cli_error(CMD, "%s: exists and is not a directory", dst);
-			return 1;
-		}
-		if (same_dir(src, dst)) {
-			cli_error(CMD, "%s: is the source directory", dst);
-			return 2;
-		}
+	if (same_dir(src, dst)) {
+		cli_error(CMD, "%s: is the source directory", dst);
+		return 2;
 	}
 	if (kernel)
 		return read_relay(src, dst, (unsigned)bsize, (unsigned)nsub);

@@ -54,6 +54,7 @@
 #include "cli/tracefs_rec.h"
 #include "consumer/consumer.h"
 #include "lib/runtime.h"
+#include "lib/safefile.h"
 
 #define CMD "record"
 
@@ -81,7 +82,8 @@ static void help(FILE *out)
 		"                        options above add to it; default: every call\n"
 		"\n"
 		"Where and how:\n"
-		"  -o, --output DIR      trace directory (default ktrace.data; replaced)\n"
+		"  -o, --output DIR      trace directory (default ktrace.data): created, or yours\n"
+		"                        holding an earlier trace (replaced); not a link\n"
 		"  -b, --buf-size BYTES  sub-buffer size, a power of two (default 256K;\n"
 		"                        K and M suffixes)\n"
 		"  -n, --buf-nr N        sub-buffers in each thread's ring (default 32;\n"
@@ -211,14 +213,6 @@ static int parse_duration(const char *s, uint64_t *ns)
 			return 0;
 		}
 	return -1;
-}
-
-/* A message of the runtime without its "ktrace: " prefix (cli_error adds ours). */
-static const char *runtime_error(void)
-{
-	const char *m = ktrace_error();
-
-	return strncmp(m, "ktrace: ", 8) ? m : m + 8;
 }
 
 /* SIGCHLD interrupts the consumer's wait, so the end is seen at once. */
@@ -409,13 +403,6 @@ static int run(int argc, char **argv)
 		return 1;
 	}
 	{
-		/* The user's preloads first: a sanitizer runtime must lead the list. */
-		const char *old = getenv("LD_PRELOAD");
-
-		snprintf(preload, sizeof(preload), "%s%s%s", old ? old : "", old && *old ? ":" : "", lib);
-	}
-
-	{
 		char probe[PATH_MAX + 16];
 
 		snprintf(probe, sizeof(probe), "%s/session", dir);
@@ -426,6 +413,17 @@ static int run(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* yours, not a link, empty or an old trace (lib/safefile.h): checked and
+	 * cleared here, so a refusal stops the command before the program runs;
+	 * the program's runtime then uses it as it is (it holds DIR/session) */
+	if (cli_trace_dir(CMD, dir, KSF_CREATE | KSF_TRACE | KSF_CLEAR) < 0)
+		return 1;
+	{
+		/* The user's preloads first: a sanitizer runtime must lead the list. */
+		const char *old = getenv("LD_PRELOAD");
+
+		snprintf(preload, sizeof(preload), "%s%s%s", old ? old : "", old && *old ? ":" : "", lib);
+	}
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGINT, &ign, &old_int);
@@ -433,11 +431,6 @@ static int run(int argc, char **argv)
 	ign.sa_handler = on_child; /* no SA_RESTART */
 	sigaction(SIGCHLD, &ign, &old_chld);
 	krec = krec_begin_program(dir, kernel ? &kopts : NULL, argv[optind]);
-	if (kt_prepare_dir(dir) < 0) {
-		cli_error(CMD, "%s", runtime_error());
-		krec_end_program(krec, dir, 0, quiet);
-		return 1;
-	}
 	{
 		char err[PATH_MAX + 256];
 		const char *delay = getenv("KTRACE_TEST_CONSUMER_DELAY_US");

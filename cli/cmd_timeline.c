@@ -327,13 +327,12 @@ static int write_svg(const char *file, const struct tl *s, int width)
 	const double left = 200, right = 20, top = 40, lane_h = 22, bar_h = 14;
 	double plot = width - left - right, span = (s->last - s->first) / 1e6, step;
 	double height = top + lane_h * (double)s->nlanes + 70;
-	FILE *out = cli_output_file(file);
-	int rc = 0;
+	struct cli_out o;
+	FILE *out;
 
-	if (!out) {
-		cli_error(CMD, "%s: cannot create: %s", file, strerror(errno));
+	if (cli_out_open(CMD, &o, file))
 		return 1;
-	}
+	out = o.f;
 	if (span <= 0)
 		span = 1e-3;
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -417,11 +416,7 @@ static int write_svg(const char *file, const struct tl *s, int width)
 		}
 	}
 	fprintf(out, "</svg>\n");
-	if ((rc = cli_output_close(out)) < 0) {
-		cli_error(CMD, "%s: write: %s", file, strerror(-rc));
-		rc = 1;
-	}
-	return rc;
+	return cli_out_close(CMD, &o);
 }
 
 static void drain(struct ktr_trace *t)

@@ -41,6 +41,7 @@
 
 #include "cli/cli.h"
 #include "cli/kft_kernel.h"
+#include "lib/safefile.h"
 
 #define CMD "kft"
 #define KFT_TEXT_MAX (64u * 1024u) /* what /proc/kft takes in one write */
@@ -126,59 +127,18 @@ static char *slurp(const char *path, size_t *len, size_t max)
 	return buf;
 }
 
-int kft_kdir_write(const char *dst, const char *name, const void *data, size_t len)
-{
-	char tmp[4200], path[4200];
-	const char *p = data;
-	int fd, err = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp%ld", dst, name, (long)getpid()) >= (int)sizeof(tmp) ||
-	    snprintf(path, sizeof(path), "%s/%s", dst, name) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
-	while (len && !err) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			err = w < 0 ? errno : ENOSPC;
-		else {
-			p += w;
-			len -= (size_t)w;
-		}
-	}
-	if (close(fd) < 0 && !err)
-		err = errno;
-	if (!err && rename(tmp, path) < 0)
-		err = errno;
-	if (err)
-		unlink(tmp);
-	return -err;
-}
-
 int kft_kdir_create(const char *dst)
 {
 	char path[4200];
-	struct stat st;
 	size_t len = 0;
 	char *meta;
 	DIR *d;
 	struct dirent *e;
 	int used = 0;
 
-	if (mkdir(dst, 0700) == 0)
-		return 0;
-	if (errno != EEXIST) {
-		cli_error(CMD, "%s: %s", dst, strerror(errno));
+	/* yours, not a link, holding nothing or a trace (lib/safefile.h) */
+	if (cli_trace_dir(CMD, dst, KSF_CREATE | KSF_TRACE) < 0)
 		return -1;
-	}
-	if (stat(dst, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		cli_error(CMD, "%s: exists and is not a directory", dst);
-		return -1;
-	}
 	/* Reuse an empty directory or an earlier kernel KFT trace, nothing else. */
 	d = opendir(dst);
 	while (d && (e = readdir(d)))
@@ -224,7 +184,7 @@ int kft_kdir_symbols(const char *dst, const char *kallsyms)
 			       : "no function symbols");
 		return 0;
 	}
-	rc = kft_kdir_write(dst, "kallsyms", buf, out);
+	rc = ksf_replace(dst, "kallsyms", buf, out);
 	free(buf);
 	if (rc < 0) {
 		cli_error(CMD, "%s/kallsyms: %s", dst, strerror(-rc));
@@ -360,7 +320,7 @@ int kft_kdir_metadata(const char *dst, const char *source, uint32_t buf_size, in
 		cli_error(CMD, "%s/metadata: out of memory", dst);
 		return -1;
 	}
-	rc = kft_kdir_write(dst, "metadata", t.buf, t.len);
+	rc = ksf_replace(dst, "metadata", t.buf, t.len);
 	free(t.buf);
 	if (rc < 0) {
 		cli_error(CMD, "%s/metadata: %s", dst, strerror(-rc));
@@ -507,9 +467,9 @@ static int do_extract(const struct kk *k, const char *dst, const char *map)
 	}
 	if (kft_kdir_create(dst) < 0)
 		goto out;
-	if ((e = kft_kdir_write(dst, "cpu0", data, dlen)) < 0 ||
-	    (e = kft_kdir_write(dst, "callsites", sites, slen)) < 0 ||
-	    (e = kft_kdir_write(dst, "kft-status", status, klen)) < 0) {
+	if ((e = ksf_replace(dst, "cpu0", data, dlen)) < 0 ||
+	    (e = ksf_replace(dst, "callsites", sites, slen)) < 0 ||
+	    (e = ksf_replace(dst, "kft-status", status, klen)) < 0) {
 		cli_error(CMD, "%s: cannot write: %s", dst, strerror(-e));
 		goto out;
 	}

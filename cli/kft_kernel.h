@@ -31,16 +31,12 @@ void kft_tracefs_help(FILE *out);
 
 /**
  * kft_kdir_create() - create trace directory @dst (mode 0700); an existing
- * empty-or-not directory is reused (its KFT files are replaced).
+ * directory is reused if it is empty or holds an earlier kernel KFT trace
+ * (its files are then replaced with ksf_replace()), and if it is yours and
+ * not a symbolic link (lib/safefile.h).
  * Return: 0, or -1 with a message printed.
  */
 int kft_kdir_create(const char *dst);
-
-/**
- * kft_kdir_write() - write @len bytes of @data to DST/NAME (mode 0600,
- * through a temporary file renamed over NAME).  Return: 0, or -errno.
- */
-int kft_kdir_write(const char *dst, const char *name, const void *data, size_t len);
 
 /**
  * kft_kdir_symbols() - copy the function symbols (types t, T, w, W) of

@@ -65,6 +65,7 @@
 
 #include "cli/cli.h"
 #include "cli/kft_kernel.h"
+#include "lib/safefile.h"
 #include "kft/config.h"
 
 #define CMD "kft"
@@ -690,7 +691,7 @@ static int write_stream(const char *dst, const struct call *c, size_t n, uint64_
 		}
 		sb->lost = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost;
 	}
-	rc = kft_kdir_write(dst, "cpu0", buf, len);
+	rc = ksf_replace(dst, "cpu0", buf, len);
 	free(buf);
 	return rc;
 }
@@ -710,7 +711,7 @@ static int write_sites(const char *dst, const struct sites *s)
 	h->capacity = h->count = s->n;
 	if (s->n)
 		memcpy(h + 1, s->v, (size_t)s->n * sizeof(*s->v));
-	rc = kft_kdir_write(dst, "callsites", h, len);
+	rc = ksf_replace(dst, "callsites", h, len);
 	free(h);
 	return rc;
 }
@@ -1140,8 +1141,8 @@ int kft_tracefs_main(int argc, char **argv)
 				      r.start_ns / 1000, r.stop_ns / 1000);
 		if (n > 0 && (size_t)n < sizeof(tb.b))
 			kft_config_format(&cfg, tb.b + n, (kt_u32)(sizeof(tb.b) - (size_t)n), "  ", NULL, NULL);
-		if (kft_kdir_write(dst, "kft-status", tb.b, strlen(tb.b)) < 0)
-			cli_error(CMD, "%s/kft-status: %s", dst, strerror(errno));
+		if ((st = ksf_replace(dst, "kft-status", tb.b, strlen(tb.b))) < 0)
+			cli_error(CMD, "%s/kft-status: %s", dst, strerror(-st));
 	}
 	if ((st = write_stream(dst, co.c, kept, lost, &sites)) < 0 || (st = write_sites(dst, &sites)) < 0) {
 		cli_error(CMD, "%s: cannot write: %s", dst, strerror(-st));

@@ -122,39 +122,6 @@ const char *cli_c_yellow(void) { return esc("\033[33m"); }
 const char *cli_c_magenta(void) { return esc("\033[35m"); }
 const char *cli_c_reset(void) { return esc("\033[0m"); }
 
-FILE *cli_output_file(const char *path)
-{
-	int fd;
-	FILE *f;
-
-	if (!strcmp(path, "-"))
-		return stdout;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return NULL;
-	f = fdopen(fd, "w");
-	if (!f) {
-		int err = errno;
-
-		close(fd);
-		errno = err;
-	}
-	return f;
-}
-
-int cli_output_close(FILE *f)
-{
-	int err = 0;
-
-	if (!f || f == stdout)
-		return 0;
-	if (fflush(f) != 0 || ferror(f))
-		err = errno ? errno : EIO;
-	if (fclose(f) != 0 && !err)
-		err = errno ? errno : EIO;
-	return -err;
-}
-
 int cli_output_end(const char *cmd, int rc)
 {
 	int err = 0;

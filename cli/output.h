@@ -66,22 +66,6 @@ const char *cli_c_magenta(void);
 const char *cli_c_reset(void);
 
 /**
- * cli_output_file() - open @path for writing a result, "-" being standard
- * output (returned as stdout).  Files are created with mode 0600 (traces
- * and what comes out of them are their owner's) without following a
- * symbolic link at the last component.
- * Return: the stream, or NULL with errno set.
- */
-FILE *cli_output_file(const char *path);
-
-/**
- * cli_output_close() - close a stream from cli_output_file() (stdout is
- * left for cli_output_end()).  Return: 0, or -errno of a write or close
- * error.
- */
-int cli_output_close(FILE *f);
-
-/**
  * cli_output_end() - at the end of a subcommand: flush and close standard
  * output, wait for the pager, report a write error as "ktrace CMD: writing
  * standard output: REASON".  A pager that quit early (EPIPE) is not an

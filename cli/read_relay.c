@@ -62,7 +62,9 @@
 #include <unistd.h>
 
 #include "ktrace/format.h"
+#include "cli/cli.h"
 #include "cli/read_relay.h"
+#include "lib/safefile.h"
 
 #define RR_MAX_STREAMS 1024
 #define RR_MIN_BUF_SIZE 4096u
@@ -335,26 +337,10 @@ static void rr_add(struct rr_text *t, const char *fmt, ...)
 
 static int rr_write_atomic(const char *dst, const char *name, const char *text, size_t len)
 {
-	char tmp[PATH_MAX], path[PATH_MAX];
-	int fd, ret;
+	int ret = ksf_replace(dst, name, text, len);
 
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp%d", dst, name, (int)getpid());
-	snprintf(path, sizeof(path), "%s/%s", dst, name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		ret = -errno;
-		rr_err("%s: %s", tmp, strerror(-ret));
-		return ret;
-	}
-	ret = rr_write_all(fd, text, len);
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret) {
-		rr_err("%s: %s", path, strerror(-ret));
-		unlink(tmp);
-	}
+	if (ret)
+		rr_err("%s/%s: cannot write: %s", dst, name, strerror(-ret));
 	return ret;
 }
 
@@ -631,10 +617,8 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 		rr_err("%s: DST holds a user-space trace; choose another directory", path);
 		goto out_free;
 	}
-	if (mkdir(dst, 0700) && errno != EEXIST) {
-		rr_err("%s: %s", dst, strerror(errno));
+	if (cli_trace_dir("read", dst, KSF_CREATE | KSF_TRACE | KSF_CLEAR) < 0)
 		goto out_free;
-	}
 
 	st = calloc(in->nstreams, sizeof(*st));
 	pfd = calloc(in->nstreams, sizeof(*pfd));
@@ -664,10 +648,10 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 			n++;
 			goto out_close;
 		}
-		snprintf(path, sizeof(path), "%s/cpu%u", dst, s->idx);
-		s->out = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		snprintf(path, sizeof(path), "cpu%u", s->idx);
+		s->out = ksf_create(dst, path, O_RDWR);
 		if (s->out < 0) {
-			rr_err("%s: %s", path, strerror(errno));
+			rr_err("%s/%s: cannot create: %s", dst, path, strerror(-s->out));
 			n++;
 			goto out_close;
 		}

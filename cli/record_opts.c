@@ -238,7 +238,8 @@ static int summarise(const char *dir, int quiet, char *error, size_t len)
 	while (fgets(line, sizeof(line), f)) {
 		static const char *const keys[] = { "state:", "started:", "stopped:", "entries kept:",
 						    "entries unfinished:", "entries filtered:",
-						    "entries lost:" };
+						    "entries lost:", "calls too deep:",
+						    "entries missed in signal handlers:" };
 
 		if (strncmp(line, "writers: ", 9) == 0)
 			writers = atoi(line + 9);

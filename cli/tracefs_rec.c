@@ -74,6 +74,7 @@
 
 #include "cli/cli.h"
 #include "cli/tracefs_rec.h"
+#include "lib/safefile.h"
 
 #define OUT_SUBBUF (64u * 1024u)       /* output sub-buffer, header included */
 #define DEFAULT_BUF_KB 4096u           /* ring buffer per CPU */
@@ -214,6 +215,7 @@ struct krec {
 	struct tracefs_instance *inst;
 	char name[64];
 	char dir[PATH_MAX];
+	int dirfd;         /* @dir, opened by ksf_dir_open(): the files go in there */
 	char inst_path[PATH_MAX];
 	struct tep_handle *tep;
 	struct kbuffer *kbuf;
@@ -595,19 +597,6 @@ static void *reader_main(void *arg)
 
 /* ---- set-up -------------------------------------------------------------- */
 
-static int mkdir_out(const char *dir, char *msg, size_t len)
-{
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		snprintf(msg, len, "%s: cannot create directory: %s", dir, strerror(errno));
-		return -1;
-	}
-	if (chmod(dir, 0700) < 0) {
-		snprintf(msg, len, "%s: chmod: %s", dir, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 /* Resolve argument @name ("field" or "field[i]") of event @ev. */
 static void resolve_arg(struct tep_event *ev, const char *name, size_t nlen, struct karg *a)
 {
@@ -848,7 +837,7 @@ static int write_metadata(struct krec *k, int final, const struct krec_stats *st
 		cli_error("record", "%s/metadata: out of memory", k->dir);
 		return -1;
 	}
-	err = cli_write_file_atomic(k->dir, "metadata", text);
+	err = ksf_replace_at(k->dirfd, "metadata", text, strlen(text));
 	free(text);
 	if (err < 0) {
 		cli_error("record", "%s/metadata: cannot write: %s", k->dir, strerror(-err));
@@ -878,6 +867,8 @@ static void destroy(struct krec *k)
 				  strerror(errno));
 		tracefs_instance_free(k->inst);
 	}
+	if (k->dirfd >= 0)
+		close(k->dirfd);
 	if (k->wake[0] >= 0)
 		close(k->wake[0]);
 	if (k->wake[1] >= 0)
@@ -929,6 +920,21 @@ int krec_remove_stale(void)
 	return n;
 }
 
+/*
+ * Remove the kernel sub-trace @dir (a staging directory): its files, then
+ * the directory; a directory holding anything else, a link or another
+ * user's directory is left as it is.
+ */
+static void krec_clear_dir(const char *dir)
+{
+	int fd = ksf_dir_open(dir, KSF_TRACE | KSF_CLEAR, NULL, 0);
+
+	if (fd >= 0) {
+		close(fd);
+		rmdir(dir);
+	}
+}
+
 struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg, size_t len)
 {
 	struct krec *k = calloc(1, sizeof(*k));
@@ -942,7 +948,7 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 		return NULL;
 	}
 	lkst_defs = krec_catalogue(&NDEFS);
-	k->wake[0] = k->wake[1] = -1;
+	k->wake[0] = k->wake[1] = k->dirfd = -1;
 	k->progress = o->progress;
 	snprintf(k->maskset, sizeof(k->maskset), "%s", o->maskset && *o->maskset ? o->maskset : "RDEFAULT");
 	if (krec_parse_maskset(k->maskset, k->sel, err, sizeof(err)) < 0) {
@@ -1038,11 +1044,12 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 		k->fds[i] = -1;
 		k->out[i].fd = -1;
 	}
-	if (mkdir_out(k->dir, msg, len) < 0)
+	k->dirfd = ksf_dir_open(k->dir, KSF_CREATE | KSF_TRACE, msg, len);
+	if (k->dirfd < 0)
 		goto fail;
 	created_dir = 1;
 	for (unsigned i = 0; i < k->ncpu; i++) {
-		char file[64], path[PATH_MAX + 16];
+		char file[64];
 		char *p;
 
 		snprintf(file, sizeof(file), "per_cpu/cpu%u/trace_pipe_raw", i);
@@ -1053,10 +1060,11 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 		}
 		k->out[i].cpu = i;
 		k->out[i].buf = malloc(OUT_SUBBUF);
-		snprintf(path, sizeof(path), "%s/cpu%u", k->dir, i);
-		k->out[i].fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		snprintf(file, sizeof(file), "cpu%u", i);
+		k->out[i].fd = ksf_create_at(k->dirfd, file, O_WRONLY);
 		if (k->out[i].fd < 0 || !k->out[i].buf) {
-			snprintf(msg, len, "%s: cannot create: %s", path, strerror(errno ? errno : ENOMEM));
+			snprintf(msg, len, "%s/%s: cannot create: %s", k->dir, file,
+				 strerror(k->out[i].fd < 0 ? -k->out[i].fd : ENOMEM));
 			goto fail;
 		}
 		k->out[i].overrun0 = cpu_stat(k, i, "overrun: ");
@@ -1142,50 +1150,23 @@ int krec_stop(struct krec *k, struct krec_stats *st)
 	return rc;
 }
 
-int krec_clear_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int keep = 0;
-
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((e = readdir(d))) {
-		const char *n = e->d_name, *p;
-		int ours = 0;
-
-		if (!strcmp(n, ".") || !strcmp(n, ".."))
-			continue;
-		if (!strcmp(n, "metadata") || !strncmp(n, ".metadata.", 10))
-			ours = 1;
-		if (!strncmp(n, "cpu", 3) && n[3]) {
-			for (p = n + 3; *p >= '0' && *p <= '9'; p++)
-				;
-			ours = !*p;
-		}
-		if (!ours || unlinkat(dirfd(d), n, 0) < 0)
-			keep = 1;
-	}
-	closedir(d);
-	if (!keep && rmdir(dir) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
-}
-
 /* ---- the `ktrace record --kernel` flows ----------------------------------- */
 
-/* "PARENT/.BASE.kernel-PID" beside @dir: where a program's kernel events go
- * while it runs (its runtime clears DIR when it starts). */
+/*
+ * The template "PARENT/.BASE.kernel-XXXXXX" beside @dir for mkdtemp(3):
+ * where a program's kernel events go while it runs (its runtime clears
+ * DIR when it starts).  mkdtemp() makes the name unpredictable and the
+ * directory new (mode 0700), never one that already exists.
+ */
 static int staging_path(const char *dir, char *out, size_t size)
 {
 	const char *slash = strrchr(dir, '/');
 	int n;
 
 	if (slash)
-		n = snprintf(out, size, "%.*s/.%s.kernel-%d", (int)(slash - dir), dir, slash + 1,
-			     (int)getpid());
+		n = snprintf(out, size, "%.*s/.%s.kernel-XXXXXX", (int)(slash - dir), dir, slash + 1);
 	else
-		n = snprintf(out, size, ".%s.kernel-%d", dir, (int)getpid());
+		n = snprintf(out, size, ".%s.kernel-XXXXXX", dir);
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
@@ -1203,25 +1184,25 @@ static void summary(const char *where, const struct krec_stats *st)
 
 struct krec *krec_begin_program(const char *dir, const struct krec_opts *o, const char *prog)
 {
-	char stage[PATH_MAX], kdir[PATH_MAX + 8], msg[512];
+	char stage[PATH_MAX], msg[512];
 	struct krec *k;
-	int err;
 
-	/* an earlier run's DIR/kernel: the runtime only clears trace files */
-	snprintf(kdir, sizeof(kdir), "%s/kernel", dir);
-	err = krec_clear_dir(kdir);
-	if (err < 0 && err != -ENOTDIR)
-		cli_error("record", "%s: cannot remove the old kernel events: %s", kdir, strerror(-err));
 	if (!o)
 		return NULL;
 	if (staging_path(dir, stage, sizeof(stage)) < 0) {
 		cli_error("record", "%s: path too long", dir);
 		return NULL;
 	}
-	krec_clear_dir(stage);
+	if (!mkdtemp(stage)) {
+		cli_error("record", "kernel events not recorded: %s: cannot create a staging directory: %s; recording %s alone",
+			  stage, strerror(errno), prog);
+		return NULL;
+	}
 	k = krec_start(stage, o, msg, sizeof(msg));
-	if (!k)
+	if (!k) {
+		rmdir(stage); /* still empty: krec_start() leaves nothing behind */
 		cli_error("record", "kernel events not recorded: %s; recording %s alone", msg, prog);
+	}
 	return k;
 }
 
@@ -1237,13 +1218,12 @@ struct krec *krec_begin_program(const char *dir, const struct krec_opts *o, cons
 static void append_calib(const char *dir)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	char path[PATH_MAX + 16], buf[8192], line[64];
+	char buf[8192], line[64];
 	uint64_t best = UINT64_MAX, raw = 0, ns = 0;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/metadata", dir);
-	fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	fd = ksf_open(dir, "metadata", O_RDWR | O_APPEND);
 	if (fd < 0)
 		return;
 	n = pread(fd, buf, sizeof(buf) - 1, 0);
@@ -1269,7 +1249,7 @@ static void append_calib(const char *dir)
 	}
 	n = snprintf(line, sizeof(line), "calib %" PRIu64 " %" PRIu64 "\n", raw, ns);
 	if (buf[0] && write(fd, line, (size_t)n) != n)
-		cli_error("record", "%s: cannot add the final calibration pair: %s", path,
+		cli_error("record", "%s/metadata: cannot add the final calibration pair: %s", dir,
 			  strerror(errno ? errno : ENOSPC));
 	close(fd);
 #else
@@ -1279,9 +1259,9 @@ static void append_calib(const char *dir)
 
 int krec_end_program(struct krec *k, const char *dir, int keep, int quiet)
 {
-	char kdir[PATH_MAX + 8], stage[PATH_MAX];
+	char kdir[PATH_MAX + 8], stage[PATH_MAX], msg[512];
 	struct krec_stats st;
-	int rc;
+	int rc, dfd;
 
 	if (!k)
 		return 0;
@@ -1293,11 +1273,15 @@ int krec_end_program(struct krec *k, const char *dir, int keep, int quiet)
 	}
 	snprintf(kdir, sizeof(kdir), "%s/kernel", dir);
 	append_calib(dir);
-	if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || rename(stage, kdir) < 0) {
+	dfd = ksf_dir_open(dir, KSF_CREATE, msg, sizeof(msg));
+	if (dfd < 0 || renameat(AT_FDCWD, stage, dfd, "kernel") < 0) {
 		cli_error("record", "cannot move the kernel events from %s to %s: %s", stage, kdir,
-			  strerror(errno));
+			  dfd < 0 ? msg : strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
 		return -1;
 	}
+	close(dfd);
 	if (!quiet)
 		summary(kdir, &st);
 	return rc;
@@ -1310,56 +1294,6 @@ static void on_signal(int sig)
 	got_signal = sig;
 }
 
-/* Make @dir an empty trace directory (it may hold an old trace only). */
-static int prepare_dir(const char *dir)
-{
-	static const char *const ours[] = { "metadata", "control", "state", "dropped", "threads",
-					    "callsites", "kft", "kft-status", NULL };
-	char kdir[PATH_MAX + 8];
-	struct dirent *e;
-	DIR *d;
-
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		cli_error("record", "%s: cannot create directory: %s", dir, strerror(errno));
-		return -1;
-	}
-	snprintf(kdir, sizeof(kdir), "%s/kernel", dir);
-	krec_clear_dir(kdir);
-	d = opendir(dir);
-	if (!d) {
-		cli_error("record", "%s: %s", dir, strerror(errno));
-		return -1;
-	}
-	while ((e = readdir(d))) {
-		const char *n = e->d_name, *p = NULL;
-		int ok = !strcmp(n, ".") || !strcmp(n, "..");
-
-		for (int i = 0; !ok && ours[i]; i++)
-			ok = !strcmp(n, ours[i]);
-		if (!ok && !strncmp(n, "trace", 5))
-			p = n + 5;
-		else if (!ok && !strncmp(n, "cpu", 3))
-			p = n + 3;
-		if (p && *p) {
-			for (; *p >= '0' && *p <= '9'; p++)
-				;
-			ok = !*p;
-		}
-		if (!ok) {
-			cli_error("record", "%s: exists and holds '%s', not a ktrace trace", dir, n);
-			closedir(d);
-			return -1;
-		}
-	}
-	rewinddir(d);
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
-	chmod(dir, 0700);
-	return 0;
-}
-
 int krec_record_system(const char *dir, const struct krec_opts *o, int quiet)
 {
 	char kdir[PATH_MAX + 8], msg[512];
@@ -1370,7 +1304,7 @@ int krec_record_system(const char *dir, const struct krec_opts *o, int quiet)
 	struct krec *k;
 	int rc;
 
-	if (prepare_dir(dir) < 0)
+	if (cli_trace_dir("record", dir, KSF_CREATE | KSF_TRACE | KSF_CLEAR) < 0)
 		return 1;
 	snprintf(kdir, sizeof(kdir), "%s/kernel", dir);
 	memset(&sa, 0, sizeof(sa));

@@ -99,8 +99,8 @@ struct krec;
 
 /**
  * krec_start() - create the instance, enable the events, start the reader
- * thread writing into the trace directory @outdir (created, mode 0700; it
- * must not exist or be empty).
+ * thread writing into the trace directory @outdir (created, mode 0700, or
+ * an empty directory of the caller's that is not a link: ksf_dir_open()).
  * @msg, @len: on failure, one line saying why kernel events cannot be
  *             recorded here ("tracefs is not mounted ...", "no permission
  *             to create a tracefs instance ... (needs root)").
@@ -119,14 +119,6 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 int krec_stop(struct krec *k, struct krec_stats *st);
 
 /**
- * krec_clear_dir() - remove a kernel sub-trace at @dir (DIR/kernel of an
- * earlier `ktrace record --kernel`): its metadata, cpuN files and
- * temporaries, then the directory.  Anything else in it is left and the
- * directory kept.  Return: 0 (also when @dir does not exist), or -errno.
- */
-int krec_clear_dir(const char *dir);
-
-/**
  * krec_remove_stale() - remove tracefs instances named ktrace-PID whose
  * process no longer exists (left by a ktrace killed with SIGKILL).
  * Return: instances removed.
@@ -136,12 +128,13 @@ int krec_remove_stale(void);
 /* ---- the flows of `ktrace record --kernel` (cli/cmd_record.c) ---------- */
 
 /**
- * krec_begin_program() - before PROG runs: remove DIR/kernel left by an
- * earlier run (the runtime refuses a directory holding anything but trace
- * files), then, if @o is not NULL, start recording into a staging directory
- * beside @dir (".BASE.kernel-PID": the program's runtime clears DIR when it
- * starts).  A recording that cannot start is reported as one line ("kernel
- * events not recorded: WHY; recording PROG alone").
+ * krec_begin_program() - before PROG runs (the caller has prepared @dir with
+ * cli_trace_dir(), which removed an earlier DIR/kernel), if @o is not NULL,
+ * start recording into a staging directory beside @dir, made by mkdtemp(3)
+ * (".BASE.kernel-XXXXXX": the program's runtime clears DIR when it starts;
+ * the name is unpredictable and the directory always new).  A recording
+ * that cannot start is reported as one line ("kernel events not recorded:
+ * WHY; recording PROG alone") and leaves no staging directory.
  * Return: the recording, or NULL (not asked for, or not possible).
  */
 struct krec *krec_begin_program(const char *dir, const struct krec_opts *o, const char *prog);

@@ -41,6 +41,7 @@
 
 #include "consumer/internal.h"
 #include "lib/runtime.h"
+#include "lib/safefile.h"
 
 void kc_error(struct kc_session *s, const char *fmt, ...)
 {
@@ -97,49 +98,9 @@ static void kc_free(struct kc_session *s)
 	free(s);
 }
 
-/* Replace DIR/@name by @len bytes at @text: a temporary with a random name, then renameat(). */
-static int write_file_at(int dirfd, const char *name, const char *text, size_t len)
-{
-	char tmp[64];
-	unsigned char rnd[8];
-	int fd, err = 0;
-
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-		return -EIO;
-	snprintf(tmp, sizeof(tmp), ".%s.%02x%02x%02x%02x%02x%02x%02x%02x", name, rnd[0], rnd[1],
-		 rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	while (len) {
-		ssize_t n = write(fd, text, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err = n < 0 ? errno : EIO;
-			break;
-		}
-		text += n;
-		len -= (size_t)n;
-	}
-	if (close(fd) && !err)
-		err = errno;
-	if (!err && renameat(dirfd, tmp, dirfd, name))
-		err = errno;
-	if (err)
-		unlinkat(dirfd, tmp, 0);
-	return -err;
-}
-
-static int write_text_at(int dirfd, const char *name, const char *text)
-{
-	return write_file_at(dirfd, name, text, strlen(text));
-}
-
 int kc_write_text(struct kc_session *s, struct kc_chan *c, const char *name, const char *text)
 {
-	int rc = write_text_at(c->dirfd, name, text);
+	int rc = ksf_replace_at(c->dirfd, name, text, strlen(text));
 
 	if (rc < 0)
 		kc_error(s, "%s/%s: cannot write: %s", c->dir, name, strerror(-rc));
@@ -192,7 +153,7 @@ struct kc_session *kc_create(const char *dir, int flight, const char *cmd, char 
 	/* DIR/session: where `ktrace read --recover DIR` finds it. */
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	snprintf(text, sizeof(text), "%s\n", s->path);
-	rc = dirfd < 0 ? -errno : write_text_at(dirfd, "session", text);
+	rc = dirfd < 0 ? -errno : ksf_replace_at(dirfd, "session", text, strlen(text));
 	if (dirfd >= 0)
 		close(dirfd);
 	if (rc < 0) {
@@ -403,28 +364,30 @@ static uint64_t valid_end(int fd, uint64_t bs, uint64_t consumed, uint64_t *next
 static int stream_file(struct kc_session *s, struct kc_chan *c, unsigned i)
 {
 	struct kc_stream *k = &c->st[i];
-	int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
 	char name[32];
 
 	if (k->fd >= 0)
 		return 0;
 	snprintf(name, sizeof(name), "trace%u", i);
-	k->fd = openat(c->dirfd, name, flags | O_CREAT | O_EXCL, 0600);
-	if (k->fd < 0 && errno == EEXIST) {
+	k->fd = ksf_create_at(c->dirfd, name, O_WRONLY);
+	if (k->fd == -EEXIST) {
 		/* Recovery: continue what the dead consumer wrote. */
-		k->fd = openat(c->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		k->fd = ksf_open_at(c->dirfd, name, O_RDWR);
 		if (k->fd >= 0) {
 			uint64_t consumed = __atomic_load_n(&c->sctl[i].consumed, __ATOMIC_ACQUIRE);
 
 			k->fsize = valid_end(k->fd, c->bs, consumed, &k->next_seq);
 			if (ftruncate(k->fd, (off_t)k->fsize) < 0) {
+				int e = errno;
+
 				close(k->fd);
-				k->fd = -1;
+				k->fd = -e;
 			}
 		}
 	}
 	if (k->fd < 0) {
-		kc_error(s, "%s/%s: cannot create: %s", c->dir, name, strerror(errno));
+		kc_error(s, "%s/%s: cannot create: %s", c->dir, name, strerror(-k->fd));
+		k->fd = -1;
 		return -1;
 	}
 	k->direct = !s->no_direct && fcntl(k->fd, F_SETFL, O_DIRECT) == 0;
@@ -708,7 +671,7 @@ static void write_callsites(struct kc_session *s, struct kc_chan *c, uint64_t of
 	if (h == MAP_FAILED)
 		return;
 	h->capacity = n; /* the file holds the entries handed out, no more */
-	rc = write_file_at(c->dirfd, "callsites", (const char *)h, len);
+	rc = ksf_replace_at(c->dirfd, "callsites", h, len);
 	if (rc < 0)
 		kc_error(s, "%s/callsites: cannot write: %s", c->dir, strerror(-rc));
 	munmap(h, len);

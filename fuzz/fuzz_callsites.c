@@ -86,6 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	h->first_ns = 0;
 	h->last_ts = ts;
 	h->used = (uint32_t)used;
+	h->nrec = (uint32_t)((off - 2) / 16); /* the records written above */
 	h->tid = 7;
 	h->cpu = 0;
 	files[nfiles++] = (struct ktr_memfile){ "metadata", meta, sizeof(meta) - 1 };

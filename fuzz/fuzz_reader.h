@@ -13,6 +13,7 @@
 
 static const char *const fuzz_files[] = {
 	"metadata", "control", "threads", "trace0", "trace1", "trace2", "cpu0", "cpu1",
+	"kft", /* KFT's run file: origin and the counter blocks' missed calls */
 };
 #define FUZZ_NFILES (sizeof(fuzz_files) / sizeof(fuzz_files[0]))
 

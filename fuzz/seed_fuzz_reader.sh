@@ -23,4 +23,7 @@ done <<'VARIANTS'
 --no-control --no-metadata
 -s 1
 --version 2 --no-control
+--no-control --used 0:1:0 -r 40
+--no-control --nrec 1:0:3 --open
+--truncate 1:0
 VARIANTS

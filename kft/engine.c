@@ -642,6 +642,7 @@ void kft_status_add(struct kft_status *st, const struct kft_counters *c)
 	st->unmatched += KFT_LOAD(&c->unmatched);
 	st->marks += KFT_LOAD(&c->marks);
 	st->deep += KFT_LOAD(&c->deep);
+	st->sigmissed += KFT_LOAD(&c->sigmissed);
 	for (unsigned i = 0; i < KFT_NFILTERS; i++) {
 		kt_u64 v = KFT_LOAD(&c->filtered[i]);
 
@@ -757,6 +758,8 @@ kt_u32 kft_status_format(const struct kft_run *r, const struct kft_status *st, c
 	kft_buf_u64(&b, st->lost);
 	kft_buf_str(&b, "\ncalls too deep: ");
 	kft_buf_u64(&b, st->deep);
+	kft_buf_str(&b, "\nentries missed in signal handlers: ");
+	kft_buf_u64(&b, st->sigmissed);
 	kft_buf_str(&b, "\nexits without entry: ");
 	kft_buf_u64(&b, st->unmatched);
 	kft_buf_str(&b, "\nlogentries: ");

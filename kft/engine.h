@@ -199,7 +199,9 @@ struct kft_counters {
 	kt_u64 lowest_stack; /* least stack left seen (~0 = none) */
 	kt_u64 filtered[KFT_NFILTERS];
 	kt_u64 deep;       /* calls not traced: deeper than the shadow stack */
-	kt_u64 pad[2]; /* 128 bytes: writers' blocks never share a cache line */
+	kt_u64 sigmissed;  /* calls of signal handlers that interrupted a hook:
+			    * not traced (user space; atomic adds, handlers nest) */
+	kt_u64 pad[1]; /* 128 bytes: writers' blocks never share a cache line */
 };
 
 _Static_assert(sizeof(struct kft_counters) == 128, "counter block is 128 bytes");
@@ -542,6 +544,7 @@ struct kft_status {
 	kt_u64 start_by, stop_by;
 	kt_u64 start_time, stop_time; /* raw; 0 = not yet */
 	kt_u64 kept, unfinished, lost, unmatched, marks, deep;
+	kt_u64 sigmissed;    /* calls missed in signal handlers (struct kft_counters) */
 	kt_u64 filtered[KFT_NFILTERS];
 	kt_u64 filtered_total;
 	kt_u64 lowest_stack; /* ~0 = not measured */

@@ -18,7 +18,6 @@
  * thread uses; the consumer copies each full sub-buffer to DIR/traceN
  * (packed layout) and the trace directory holds no ring at all.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -30,6 +29,7 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "safefile.h"
 #include "session.h"
 
 /* Thread streams of a streamed channel: rings cost nothing until claimed. */
@@ -121,97 +121,23 @@ int kt_ring_ready(struct ktrace_channel *ch, struct kt_stream *s, uint32_t slot)
 	return 0;
 }
 
-static int kt_mkdir_p(const char *path)
-{
-	char buf[PATH_MAX];
-	size_t len = strlen(path);
-
-	if (len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(buf, 0700) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-/* Is @name one of the files a trace directory holds? */
-static int kt_trace_file(const char *name)
-{
-	static const char *const fixed[] = { "metadata", "control", "state", "dropped", "threads",
-					     "callsites", "kft", "kft-status", "session", NULL };
-
-	for (int i = 0; fixed[i]; i++) {
-		size_t n = strlen(fixed[i]);
-
-		if (!strcmp(name, fixed[i]))
-			return 1;
-		/* a temporary of an atomic rewrite: ".NAME.<anything>" */
-		if (name[0] == '.' && !strncmp(name + 1, fixed[i], n) && name[n + 1] == '.')
-			return 1;
-	}
-	if (!strncmp(name, "trace", 5) || !strncmp(name, "cpu", 3)) {
-		const char *d = name + (name[0] == 't' ? 5 : 3);
-
-		if (!*d)
-			return 0;
-		for (; *d; d++)
-			if (*d < '0' || *d > '9')
-				return 0;
-		return 1;
-	}
-	return 0;
-}
-
 /*
- * Make @dir an empty trace directory: create it, or clear an old trace in
- * it.  A directory holding anything else is refused (EEXIST), so a typo in
- * root/name never deletes a user's files.
+ * Make @dir an empty trace directory: create it (and its parents, 0700), or
+ * clear an old trace in it.  A directory holding anything else is refused
+ * (EEXIST), so a typo in root/name never deletes a user's files; so are a
+ * symbolic link and another user's directory (lib/safefile.h).
  */
-int kt_prepare_dir(const char *dir)
+int kt_prepare_dir(const char *dir, int prepared)
 {
-	DIR *d;
-	struct dirent *e;
-	int err = kt_mkdir_p(dir);
+	char msg[512];
+	int fd = ksf_dir_open(dir, prepared ? KSF_TRACE : KSF_CREATE | KSF_TRACE | KSF_CLEAR, msg,
+			      sizeof(msg));
 
-	if (err) {
-		kt_seterr(-err, "ktrace: %s: cannot create directory: %s", dir, strerror(-err));
-		return err;
+	if (fd < 0) {
+		kt_seterr(-fd, "ktrace: %s", msg);
+		return fd;
 	}
-	d = opendir(dir);
-	if (!d) {
-		err = errno;
-		kt_seterr(err, "ktrace: %s: cannot open directory: %s", dir, strerror(err));
-		return -err;
-	}
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (!kt_trace_file(e->d_name)) {
-			kt_seterr(EEXIST, "ktrace: %s: exists and holds '%s', not a ktrace trace", dir,
-				  e->d_name);
-			closedir(d);
-			errno = EEXIST;
-			return -EEXIST;
-		}
-	}
-	rewinddir(d);
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
-	if (chmod(dir, 0700) && errno != EPERM) {
-		err = errno;
-		kt_seterr(err, "ktrace: %s: chmod: %s", dir, strerror(err));
-		return -err;
-	}
+	close(fd);
 	return 0;
 }
 
@@ -226,16 +152,15 @@ static void *kt_map_new(const char *dir, const char *name, size_t size, size_t p
 	int fd, err;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	fd = ksf_create(dir, name, O_RDWR);
 	if (fd < 0) {
-		err = errno;
-		kt_seterr(err, "ktrace: %s: cannot create: %s", path, strerror(err));
+		kt_seterr(-fd, "ktrace: %s: cannot create: %s", path, strerror(-fd));
 		return NULL;
 	}
 	err = posix_fallocate(fd, 0, (off_t)size);
 	if (err) {
 		close(fd);
-		unlink(path);
+		ksf_unlink(dir, name);
 		kt_seterr(err, "ktrace: %s: cannot allocate %zu bytes: %s", path, size, strerror(err));
 		return NULL;
 	}
@@ -373,16 +298,8 @@ struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 		kt_seterr(ENOMEM, "ktrace: setup: out of memory");
 		goto fail;
 	}
-	if (flags & KT_SETUP_PREPARED) {
-		struct stat st;
-
-		if (stat(ch->dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			kt_seterr(ENOTDIR, "ktrace: %s: the consumer's trace directory is missing", ch->dir);
-			goto fail;
-		}
-	} else if (kt_prepare_dir(ch->dir) < 0) {
+	if (kt_prepare_dir(ch->dir, flags & KT_SETUP_PREPARED) < 0)
 		goto fail;
-	}
 	if (sess) {
 		char real[PATH_MAX];
 

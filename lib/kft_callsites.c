@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "kft_rt.h"
+#include "safefile.h"
 #include "session.h"
 
 #define KFT_PROBES 64
@@ -91,22 +92,20 @@ int kft_callsites_create(struct kft_global *g)
 {
 	size_t size = sizeof(struct ktrace_callsites) + (size_t)KFT_CALLSITES_CAP * 16;
 	size_t islots = (size_t)KFT_CALLSITES_CAP * 2;
-	char path[4200];
 	void *p, *ix;
-	int fd, err;
+	int fd, err, in_session = 0;
 
 	if (g->ch->sess && (p = cs_in_session(g, size)) != NULL) {
-		path[0] = 0;
+		in_session = 1;
 		goto mapped;
 	}
-	snprintf(path, sizeof(path), "%s/%s", g->dir, KFT_CALLSITES_NAME);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = ksf_create(g->dir, KFT_CALLSITES_NAME, O_RDWR);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (ftruncate(fd, (off_t)size) < 0) {
 		err = errno;
 		close(fd);
-		unlink(path);
+		ksf_unlink(g->dir, KFT_CALLSITES_NAME);
 		return -err;
 	}
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -129,8 +128,8 @@ mapped:
 	if (cs_ready(g, 0) < 0) { /* the header and the first chunk: the disk is full */
 		munmap(p, size);
 		munmap(ix, islots * sizeof(uint32_t));
-		if (path[0])
-			unlink(path);
+		if (!in_session)
+			ksf_unlink(g->dir, KFT_CALLSITES_NAME);
 		return -ENOSPC;
 	}
 	g->cs_mask = (uint32_t)islots - 1;

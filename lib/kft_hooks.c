@@ -41,7 +41,9 @@
  *
  * Re-entrance: a hook sets KFT_GATE_BUSY; a signal handler that
  * interrupts a hook runs its own calls untraced (both its entries and its
- * exits see the bit, so the shadow stack stays balanced).  A handler that
+ * exits see the bit, so the shadow stack stays balanced); while the run
+ * records, each such call is counted at its entry (missed_in_hook(),
+ * kft-status "entries missed in signal handlers").  A handler that
  * interrupts traced code between hooks pushes onto the same shadow stack;
  * kft_signal.c tells how deep in handlers each call is.
  *
@@ -349,6 +351,22 @@ static inline void exit_unlisted(struct kft_tls *t, const struct kft_frame *f)
 }
 
 /*
+ * A call made by a signal handler that interrupted a hook (KFT_GATE_BUSY
+ * set): the hook's frames are half updated, so the call cannot be traced;
+ * while the run records it is counted (once, at its entry; an atomic add,
+ * since handlers nest).  Frames of a thread without counters yet (a handler
+ * inside the thread's very first hook) cannot be counted.
+ */
+static KFT_COLD void missed_in_hook(struct kft_tls *t)
+{
+	struct kft_counters *c = t->t.c;
+
+	if (t->state == 1 && c &&
+	    KFT_EPOCH_STATE(__atomic_load_n(&t->run->epoch, __ATOMIC_RELAXED)) == KFT_STATE_RUNNING)
+		__atomic_fetch_add(&c->sigmissed, 1, __ATOMIC_RELAXED);
+}
+
+/*
  * The entry hook's slow path: the first call of a thread, a stack pointer
  * at or above the top frame's (longjmp, signal handler on another stack),
  * a full shadow stack, an engine that must see the entry, a run that
@@ -360,8 +378,12 @@ static KFT_COLD void enter_slow(struct kft_tls *t, uint64_t fn, uint64_t site, u
 	struct kft_frame *f;
 	uint64_t now;
 
-	if (KT_UNLIKELY(!g) || (t->gate & KFT_GATE_BUSY))
+	if (KT_UNLIKELY(!g))
 		return;
+	if (t->gate & KFT_GATE_BUSY) {
+		missed_in_hook(t);
+		return;
+	}
 	t->gate |= KFT_GATE_BUSY;
 	KT_BARRIER();
 	if (t->state != 1 && !thread_start(g, t))

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "kft_rt.h"
+#include "safefile.h"
 #include "session.h"
 
 struct kft_global *kft_g;
@@ -99,38 +100,6 @@ void kft_hooks_thread_started(void)
 
 /* ---- status file ----------------------------------------------------------- */
 
-/* Write DIR/NAME through a temporary file and rename(): async-signal-safe. */
-static int kft_put_file(const char *dir, const char *name, const char *text, size_t len)
-{
-	char path[4200], tmp[4200];
-	int fd, rc = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.%d.%u", dir, name, (int)getpid(), kt_gettid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	while (len) {
-		ssize_t n = write(fd, text, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : -EIO;
-			break;
-		}
-		text += n;
-		len -= (size_t)n;
-	}
-	if (close(fd) < 0 && !rc)
-		rc = -errno;
-	if (rc || rename(tmp, path) < 0) {
-		rc = rc ? rc : -errno;
-		unlink(tmp);
-	}
-	return rc;
-}
-
 size_t kft_status_text(const struct kft_file *file, struct kft_run *run,
 		       const struct kft_counters *blocks, char *b, size_t size)
 {
@@ -168,7 +137,7 @@ void kft_write_status(int force)
 
 		e = __atomic_load_n(&g->run->epoch, __ATOMIC_ACQUIRE);
 		n = kft_status_text(g->file, g->run, g->blocks, kft_status_buf, sizeof(kft_status_buf));
-		kft_put_file(g->dir, KFT_STATUS_NAME, kft_status_buf, n);
+		ksf_replace(g->dir, KFT_STATUS_NAME, kft_status_buf, n); /* async-signal-safe */
 		__atomic_store_n(&g->file->status_epoch, e, __ATOMIC_RELEASE);
 	} while (__atomic_load_n(&g->run->epoch, __ATOMIC_ACQUIRE) != e);
 	__atomic_store_n(&g->file->status_lock, 0, __ATOMIC_RELEASE);
@@ -246,14 +215,12 @@ static int kft_file_create(struct kft_global *g)
 	size_t blocks_off = (run_off + sizeof(struct kft_run) + 127) & ~(size_t)127;
 	size_t owners_off = blocks_off + (size_t)KFT_NBLOCKS * sizeof(struct kft_counters);
 	size_t size = owners_off + (size_t)KFT_NBLOCKS * sizeof(uint32_t);
-	char path[4200];
 	void *p;
 	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/%s", g->dir, KFT_FILE_NAME);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = ksf_create(g->dir, KFT_FILE_NAME, O_RDWR);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = posix_fallocate(fd, 0, (off_t)size);
 	if (err) {
 		close(fd);

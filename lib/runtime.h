@@ -189,7 +189,13 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 struct kt_stream *kt_shared_stream(struct ktrace_channel *ch);
 int kt_stream_map(struct ktrace_channel *ch, struct kt_stream *s);
 int kt_ring_ready(struct ktrace_channel *ch, struct kt_stream *s, uint32_t slot);
-int kt_prepare_dir(const char *dir);
+/*
+ * kt_prepare_dir() - make @dir a trace directory of ours: created, or an
+ * empty one or an old trace (removed) that this user owns, never a link
+ * (lib/safefile.h); with @prepared, one the consumer made: kept as it is.
+ * Return: 0 or -errno (ktrace_error() set).
+ */
+int kt_prepare_dir(const char *dir, int prepared);
 
 /* Flags of kt_setup(). */
 #define KT_SETUP_PREPARED 0x1u /* the directory was prepared by the consumer: keep what is there */

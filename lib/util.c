@@ -1,6 +1,7 @@
 /*
  * lib/util.c - small helpers of the runtime: the per-thread error message
- * behind ktrace_error(), whole-file writes with rename, the threads file.
+ * behind ktrace_error(), whole-file writes with rename, the threads file
+ * (files are created through lib/safefile.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "safefile.h"
 
 static __thread char kt_errbuf[512];
 
@@ -31,45 +33,17 @@ KT_EXPORT const char *ktrace_error(void)
 }
 
 /*
- * Replace dir/name with @text atomically (write dir/.name.tmp, rename), mode
- * 0600.  Return: 0 or -errno (message set).
+ * Replace dir/name with @text atomically (lib/safefile.c: a temporary with
+ * an unpredictable name, then rename), mode 0600.  Return: 0 or -errno
+ * (message set).
  */
 int kt_write_file(const char *dir, const char *name, const char *text)
 {
-	char tmp[4096], path[4096];
-	size_t len = strlen(text);
-	int fd, err = 0;
+	int err = ksf_replace(dir, name, text, strlen(text));
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = errno;
-		kt_seterr(err, "ktrace: %s: cannot create: %s", tmp, strerror(err));
-		return -err;
-	}
-	while (len) {
-		ssize_t n = write(fd, text, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err = n < 0 ? errno : EIO;
-			break;
-		}
-		text += n;
-		len -= (size_t)n;
-	}
-	if (close(fd) && !err)
-		err = errno;
-	if (!err && rename(tmp, path))
-		err = errno;
-	if (err) {
-		unlink(tmp);
-		kt_seterr(err, "ktrace: %s: cannot write: %s", path, strerror(err));
-		return -err;
-	}
-	return 0;
+	if (err < 0)
+		kt_seterr(-err, "ktrace: %s/%s: cannot write: %s", dir, name, strerror(-err));
+	return err;
 }
 
 /* Async-signal-safe formatting: decimal of @v into @buf, returns length. */
@@ -102,7 +76,7 @@ static int kt_cat(char *buf, int at, size_t cap, const char *s)
  */
 void kt_append_thread(struct ktrace_channel *ch, uint32_t tid)
 {
-	char path[4096], line[64], comm[17] = "";
+	char line[64], comm[17] = "";
 	int fd, n;
 
 	if (prctl(PR_GET_NAME, comm) < 0)
@@ -111,9 +85,7 @@ void kt_append_thread(struct ktrace_channel *ch, uint32_t tid)
 	for (char *c = comm; *c; c++)
 		if (*c == '\n' || *c == ' ')
 			*c = '_';
-	n = kt_cat(path, 0, sizeof(path), ch->dir);
-	n = kt_cat(path, n, sizeof(path), "/threads");
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	fd = ksf_open(ch->dir, "threads", O_WRONLY | O_APPEND); /* created at setup */
 	if (fd < 0)
 		return;
 	n = kt_utoa(line, tid);

@@ -14,7 +14,9 @@
  * The time origin of function traces is the KFT run's (DIR/kft, the
  * struct kft_run `origin` field, kft/runfile.h): trigger times and the
  * run's status count from it.  Without that file it is the metadata's
- * created-ns.
+ * created-ns.  The same file's counter blocks tell which calls the writer
+ * could not record at all (made by signal handlers that interrupted a
+ * hook): they are reported as a warning, so every tool shows the loss.
  *
  * CALL records that carry their addresses inline (index 0xffffff, the
  * writer's table was full) get a key from a small interning table here, so
@@ -29,7 +31,7 @@
 
 #define CS_MAX_ENTRY_SIZE 4096u
 
-static uint64_t kft_origin(struct ktr_trace *t);
+static uint64_t kft_file_load(struct ktr_trace *t);
 
 /*
  * ktr_callsites_load() - map and check DIR/callsites (called by ktr_open();
@@ -42,7 +44,7 @@ void ktr_callsites_load(struct ktr_trace *t)
 	uint64_t need;
 
 	t->cs_state = -1;
-	t->origin_ns = kft_origin(t);
+	t->origin_ns = kft_file_load(t);
 	if (ktr_file_open(t, f, "callsites", 1) < 0)
 		return;
 	if (f->size < sizeof(h)) {
@@ -280,13 +282,39 @@ int ktr_call_decode(struct ktr_trace *t, const struct ktr_rec *r, struct ktr_cal
 	return 1;
 }
 
-/* The KFT run's time origin from DIR/kft, in ns; 0 if there is none. */
-static uint64_t kft_origin(struct ktr_trace *t)
+/*
+ * Sum the `sigmissed` counters of the blocks of the run's configuration
+ * generation (as kft_status_add() does), checking every offset against the
+ * file's @size.
+ */
+static uint64_t kft_sigmissed(const struct ktr_file *f, const struct kft_file *h,
+			      const struct kft_run *r)
+{
+	uint64_t sum = 0, want = KFT_EPOCH_GEN(r->epoch) + 1ull;
+
+	if (h->blocks_off > f->size || h->blocks_off % 8 ||
+	    (f->size - h->blocks_off) / sizeof(struct kft_counters) < h->nblocks)
+		return 0;
+	for (uint32_t i = 0; i < h->nblocks; i++) {
+		struct kft_counters c;
+
+		memcpy(&c, f->p + h->blocks_off + (size_t)i * sizeof(c), sizeof(c));
+		if (c.gen == want)
+			sum += c.sigmissed;
+	}
+	return sum;
+}
+
+/*
+ * DIR/kft: the KFT run's time origin, in ns (0 if there is none), and a
+ * warning for the calls the writer missed.
+ */
+static uint64_t kft_file_load(struct ktr_trace *t)
 {
 	struct ktr_file f;
 	struct kft_file h;
 	struct kft_run r;
-	uint64_t ns = 0;
+	uint64_t ns = 0, missed = 0;
 
 	if (ktr_file_open(t, &f, KFT_FILE_NAME, 1) < 0) {
 		ktr_file_close(&f);
@@ -298,11 +326,17 @@ static uint64_t kft_origin(struct ktr_trace *t)
 			memcpy(&r, f.p + h.run_off, sizeof(r));
 			if (r.magic == KFT_RUN_MAGIC && r.origin)
 				ns = ktr_raw_to_ns(t, r.origin);
+			if (r.magic == KFT_RUN_MAGIC)
+				missed = kft_sigmissed(&f, &h, &r);
 		}
 	}
 	if (!ns)
 		ktr_diag(t, 0, "%s: warning: no KFT run header; times count from the trace's creation",
 			 f.path);
+	if (missed)
+		ktr_diag(t, 0, "%s: warning: %llu call%s made by signal handlers that interrupted a hook "
+			       "were not recorded (kft-status: entries missed in signal handlers)",
+			 f.path, (unsigned long long)missed, missed == 1 ? "" : "s");
 	ktr_file_close(&f);
 	return ns;
 }

@@ -80,6 +80,8 @@ struct ktr_stream {
 	int open_shared;  /* shared stream (CTX): a zero word ends the records */
 	int trunc;        /* the records were cut by the end of the file */
 	int bad;          /* PH_TAIL has a pending CORRUPT gap */
+	uint32_t nrec;    /* the current sub-buffer's header nrec (read before used) */
+	uint32_t found;   /* records of it decoded so far, internal ones not counted */
 	uint32_t cache_tid, cache_pid;
 	uint64_t bad_off; /* PH_TAIL: offset and text of the pending gap */
 	char what[128];

@@ -18,6 +18,9 @@
  * header), its records, a CORRUPT gap (bad record, truncated file), a LOST
  * gap (its `lost` count); after the last one a DROPPED gap for what the
  * control file's `dropped` counter adds to the sub-buffers' `lost` counts.
+ * A sub-buffer whose records parse but do not number its header's `nrec`
+ * (check_nrec()), and a fixed-layout stream file that is empty, are
+ * reported as errors: records are missing and nothing else would say so.
  * Records are decoded one at a time straight from the mapping and checked
  * as they go, so a live trace changing under the reader yields at worst a
  * reported error, never an out-of-bounds read.
@@ -220,6 +223,15 @@ static void index_packed(struct ktr_trace *t, struct ktr_stream *s)
  */
 void ktr_stream_index(struct ktr_trace *t, struct ktr_stream *s)
 {
+	if (s->f.exists && !s->f.size && !s->packed) {
+		/* allocated in full at setup: empty means cut (a packed stream
+		 * of a CPU without events is legitimately empty) */
+		if (s->info.buf_size && s->info.buf_nr)
+			ktr_diag(t, 1, "%s: offset 0: empty stream file (%u sub-buffer%s of %u bytes expected)",
+				 s->f.path, s->info.buf_nr, s->info.buf_nr == 1 ? "" : "s", s->info.buf_size);
+		else
+			ktr_diag(t, 1, "%s: offset 0: empty stream file", s->f.path);
+	}
 	if (s->f.p) {
 		if (s->packed)
 			index_packed(t, s);
@@ -370,9 +382,20 @@ static void make_gap(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec *
 static void start_subbuf(struct ktr_trace *t, struct ktr_stream *s)
 {
 	const struct ktr_sb *e = &s->sb[s->cur];
+	const uint8_t *nrec;
 	struct ktrace_subbuf h;
 	uint64_t extent, size = s->f.size;
 
+	/* nrec before used (acquire): a live writer stores them in the other
+	 * order (runtime.h), so nrec can exceed the records found by the one
+	 * record being written, never by more.  (A caller's buffer given to
+	 * ktr_open_mem() may be unaligned; it is not being written.) */
+	nrec = s->f.p + e->off + offsetof(struct ktrace_subbuf, nrec);
+	if ((uintptr_t)nrec % sizeof(uint32_t) == 0)
+		s->nrec = __atomic_load_n((const uint32_t *)nrec, __ATOMIC_ACQUIRE);
+	else
+		memcpy(&s->nrec, nrec, sizeof(s->nrec));
+	s->found = 0;
 	get_hdr(s, e->off, &h);
 	s->hdr_size = h.hdr_size;
 	s->flags = h.flags;
@@ -490,6 +513,7 @@ static int next_record(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec
 			continue;
 		}
 		fill_common(t, s, r, raw);
+		s->found += cls != KTRACE_CLASS_INTERNAL;
 		r->kind = KTR_RECORD;
 		r->offset = off;
 		r->depth = ctx ? KTRACE_CTX_DEPTH(ktr_le64(p + off + 8)) : 0;
@@ -508,6 +532,28 @@ static int next_record(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * The records of the current sub-buffer (@e) parsed: do they number its
+ * header's nrec?  Not counted in shared streams (nrec 0 with CTX).  A
+ * closed sub-buffer must match exactly; an open one may hold one record
+ * less (being written) or more (written since nrec was read).
+ */
+static void check_nrec(struct ktr_trace *t, struct ktr_stream *s, const struct ktr_sb *e)
+{
+	uint64_t bytes = s->end - (e->off + s->hdr_size);
+
+	if (s->bad || s->nrec == s->found || (!s->nrec && (s->flags & KTRACE_SBF_CTX)))
+		return;
+	if (!(s->flags & KTRACE_SBF_CLOSED) && (s->found > s->nrec || s->nrec == s->found + 1))
+		return;
+	snprintf(s->what, sizeof(s->what),
+		 "sub-buffer seq %llu: nrec says %u records, its %llu bytes of records hold %u",
+		 (unsigned long long)e->seq, s->nrec, (unsigned long long)bytes, s->found);
+	ktr_diag(t, 1, "%s: offset %llu: %s", s->f.path, (unsigned long long)e->off, s->what);
+	s->bad = 1;
+	s->bad_off = e->off;
 }
 
 int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
@@ -559,6 +605,7 @@ int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
 			break;
 		case PH_TAIL:
 			s->phase = PH_LOST;
+			check_nrec(t, s, e);
 			if (s->bad) {
 				s->bad = 0;
 				make_gap(t, s, r, KTR_GAP_CORRUPT, 0, s->last_raw);

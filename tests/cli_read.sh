@@ -2,8 +2,9 @@
 # tests/cli_read.sh - `ktrace read SRC DST`: copying a session to
 # cpu0..cpuN with renamed stream lines and private permissions, the copy
 # printing the same records, damaged sources, and every way DST can fail
-# (exists as a file, under a file, unwritable, read-only, full disk),
-# plus usage errors.
+# (exists as a file, under a file, unwritable, another user's, full disk,
+# a link planted in it), plus usage errors.  (tests/security_files.sh has
+# the symlink attacks run as root against a directory prepared by nobody.)
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
 S=$T/src
@@ -26,12 +27,20 @@ ok $? "copy: streams copied byte for byte"
 cmp -s "$T/a" "$T/b"
 ok $? "copy: prints exactly like the source"
 
-# reuse an existing directory; an existing file there gets mode 0600
-mkdir "$T/again" && touch "$T/again/cpu0" && chmod 644 "$T/again/cpu0"
+# reuse an existing directory holding an old copy: replaced by new 0600 files
+mkdir "$T/again" && touch "$T/again/cpu0" "$T/again/cpu7" && chmod 644 "$T/again/cpu0"
+chmod 755 "$T/again"
 run "$KTRACE" read -q "$S" "$T/again"
 is "$rc" 0 "existing DST directory: exit 0"
 is "$(lines "$T/out")" 0 "-q: no summary"
-is "$(stat -c %a "$T/again/cpu0")" 600 "an existing file is made 0600"
+is "$(stat -c %a "$T/again/cpu0")" 600 "an old file is replaced by a 0600 file"
+ok "$([ ! -e "$T/again/cpu7" ]; echo $?)" "the old copy's other files are removed"
+is "$(stat -c %a "$T/again")" 700 "the reused DST is made 0700"
+mkdir "$T/other" && touch "$T/other/notes.txt"
+run "$KTRACE" read "$S" "$T/other"
+is "$rc" 1 "DST holding other files: exit 1"
+is "$(cat "$T/err")" "ktrace read: $T/other: exists and holds 'notes.txt', not a ktrace trace (choose another directory)" \
+	"DST holding other files: one line naming one"
 
 # damaged source: everything is copied, the problem reported
 $MKTRACE -s 1 -r 400 --corrupt-header 0:1 "$T/bad" >/dev/null
@@ -55,26 +64,37 @@ is "$rc" 1 "unwritable DST: exit 1"
 like "$T/err" "^ktrace read: /sys/ktrace-read-test: (Operation not permitted|Permission denied|Read-only file system)$" \
 	"unwritable DST: one line"
 
-mkdir "$T/full"
-ln -s /dev/full "$T/full/cpu0"
-run "$KTRACE" read "$S" "$T/full"
-is "$rc" 1 "full disk: exit 1"
-is "$(head -1 "$T/err")" "ktrace read: $T/full/cpu0: write: No space left on device" "full disk: one line naming the file"
-is "$(stat -c %a /dev/full)" "$(stat -L -c %a "$T/full/cpu0")" "full disk: the device's mode untouched"
-is "$(grep -c '^stream' "$T/full/metadata")" 3 "full disk: the other files are still copied"
+# a link planted where a stream goes: replaced, never written through
+mkdir "$T/planted"
+ln -s /dev/full "$T/planted/cpu0"
+mode=$(stat -L -c %a /dev/full)
+run "$KTRACE" read "$S" "$T/planted"
+is "$rc" 0 "a link planted as DST/cpu0: copied"
+ok "$([ -f "$T/planted/cpu0" ] && [ ! -L "$T/planted/cpu0" ]; echo $?)" "... into a new file, not through the link"
+is "$(stat -L -c %a /dev/full)" "$mode" "... the link's target untouched"
 
-# a read-only DST directory (as an unprivileged user when running as root)
+# a full disk: a 20 KiB tmpfs in a mount namespace of our own (unshare -r
+# maps the caller to root in it, so this runs as any user)
+mkdir "$T/full"
+unshare -rm sh -c "mount -t tmpfs -o size=20k none '$T/full' && '$KTRACE' read '$S' '$T/full/dst' && exit 0; \
+	echo rc=\$? >&2; cmp -s '$S/trace0' '$T/full/dst/cpu0' && echo cpu0 >&2; exit 0" >"$T/out" 2>"$T/err"
+like "$T/err" "^rc=1$" "full disk: exit 1"
+like "$T/err" "^ktrace read: $T/full/dst/cpu1: write: No space left on device$" "full disk: one line naming the file"
+like "$T/err" "^cpu0$" "full disk: what fitted is kept"
+
+# another user's DST directory: refused before anything is written
 mkdir "$T/ro" && chmod 555 "$T/ro"
 if [ "$(id -u)" = 0 ]; then
-	# the build tree may be private to root: run a copy of the command
-	chmod 755 "$T" && chmod -R a+rX "$S" && cp "$KTRACE" "$T/ktrace" && chmod 755 "$T/ktrace"
-	run setpriv --reuid=65534 --regid=65534 --clear-groups "$T/ktrace" read "$S" "$T/ro"
-else
+	chown 65534 "$T/ro"
 	run "$KTRACE" read "$S" "$T/ro"
+	who=65534
+else
+	run "$KTRACE" read "$S" /
+	who=0
 fi
-is "$rc" 1 "read-only DST: exit 1"
-like "$T/err" "^ktrace read: $T/ro/cpu0: Permission denied$" "read-only DST: one line naming the file"
-chmod 700 "$T"
+is "$rc" 1 "another user's DST: exit 1"
+like "$T/err" "^ktrace read: [^ ]*: owned by uid $who, not by you \(uid $(id -u)\): refusing to write into another user's directory$" \
+	"another user's DST: one line saying whose it is"
 
 # SRC problems and usage
 run "$KTRACE" read "$T/nonexistent" "$T/x"

@@ -146,6 +146,7 @@ static void write_trace(const char *dir, unsigned nstreams, const struct call *c
 		struct ktrace_subbuf *h = (struct ktrace_subbuf *)buf;
 		uint64_t *w = (uint64_t *)(buf + 64), first = 0, last = 0;
 		size_t used = 0;
+		uint32_t nrec = 0;
 		char name[32];
 		int have = 0;
 
@@ -163,6 +164,7 @@ static void write_trace(const char *dir, unsigned nstreams, const struct call *c
 			w[1] = KTRACE_CALL_W0(c->dur, c->site, c->depth, c->sig, c->flags);
 			w += 2;
 			used += 16;
+			nrec++;
 		}
 		h->magic = KTRACE_SUBBUF_MAGIC;
 		h->hdr_size = 64;
@@ -172,6 +174,7 @@ static void write_trace(const char *dir, unsigned nstreams, const struct call *c
 		h->first_ns = first;
 		h->last_ts = last;
 		h->used = (uint32_t)used;
+		h->nrec = nrec;
 		h->tid = 100 + s;
 		h->cpu = (uint16_t)s;
 		h->stream = (uint16_t)s;
@@ -606,6 +609,92 @@ static void test_bad_callsites(void)
 	ok(count_lines(err) == 1 && strstr(err, "/callsites: missing"), "said once");
 }
 
+/* Store @v at byte @off of DIR/NAME. */
+static void poke32(const char *dir, const char *name, off_t off, uint32_t v)
+{
+	char path[600];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0 || pwrite(fd, &v, 4, off) != 4)
+		bail_out("pwrite %s: %s", path, strerror(errno));
+	close(fd);
+}
+
+/*
+ * Records that are missing with nothing else saying so (issue 12, item 6):
+ * a sub-buffer whose header counts more records (nrec) than its `used`
+ * bytes hold, an empty stream file, a trace without calls.  Every reader
+ * must name the file and offset and exit 1; kd must not print an empty
+ * table.  The expected counts come from this file's own calls[] table.
+ */
+static void test_missing_records(void)
+{
+	const char *cmds[] = { "kd", "kd -c", "addr2sym", "print", "export --format=csv -o /dev/null" };
+	char dir[512], want[1200];
+	unsigned n0 = 0;
+	int all = 1;
+
+	for (size_t i = 0; i < NCALLS; i++)
+		n0 += calls[i].stream == 0;
+	snprintf(dir, sizeof(dir), "%s/nrec", tmp);
+	write_trace(dir, 2, calls, NCALLS, sites, NSITES, prog, "-");
+	poke32(dir, "trace0", 48, n0 + 252); /* nrec */
+	snprintf(want, sizeof(want), "/trace0: offset 0: sub-buffer seq 0: nrec says %u records, its %u bytes of records hold %u\n",
+		 n0 + 252, 16 * n0, n0);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		int rc = run("%s %s %s", ktrace, cmds[i], dir);
+
+		if (rc != 1 || count_lines(err) != 1 || !strstr(err, want)) {
+			diag("%s: exit %d, stderr: %s", cmds[i], rc, err);
+			all = 0;
+		}
+	}
+	ok(all, "nrec above the records found: kd, kd -c, addr2sym, print, export each exit 1 with one line naming file and offset");
+	is_int(run("%s kd %s", ktrace, dir), 1, "kd: exit 1");
+	ok(strstr(out, "main ") != NULL, "kd: the records that are there are still reported");
+
+	/* used 0 while nrec says there are records, in both streams: no call left */
+	poke32(dir, "trace0", 48, n0);
+	poke32(dir, "trace0", 40, 0); /* used */
+	poke32(dir, "trace1", 40, 0);
+	is_int(run("%s kd %s", ktrace, dir), 1, "used 0 with nrec > 0 everywhere: kd exit 1");
+	snprintf(want, sizeof(want), "/trace0: offset 0: sub-buffer seq 0: nrec says %u records, its 0 bytes of records hold 0\n", n0);
+	ok(strstr(err, want) && strstr(err, "/trace1: offset 0: sub-buffer seq 0: nrec says ") &&
+		   strstr(err, ": no function calls to report: the trace holds no CALL record") &&
+		   count_lines(err) == 3,
+	   "... both sub-buffers named, then: no calls to report");
+	is_str(out, "", "... and no empty table");
+	is_int(run("%s addr2sym -H %s", ktrace, dir), 1, "addr2sym on it: exit 1");
+	ok(strstr(err, ": no function calls to report") != NULL, "... says so too");
+
+	/* an empty stream file */
+	snprintf(dir, sizeof(dir), "%s/empty", tmp);
+	write_trace(dir, 2, calls, NCALLS, sites, NSITES, prog, "-");
+	snprintf(want, sizeof(want), "%s/trace1", dir);
+	if (truncate(want, 0) != 0)
+		bail_out("truncate: %s", strerror(errno));
+	is_int(run("%s kd %s", ktrace, dir), 1, "an empty stream file: kd exit 1");
+	ok(count_lines(err) == 1 && strstr(err, "/trace1: offset 0: empty stream file (1 sub-buffer of 1048576 bytes expected)\n"),
+	   "... one line naming it: %s", err);
+	is_int(run("%s print %s", ktrace, dir), 1, "... print exit 1");
+
+	/* selection that matches nothing, and a trace without CALL records */
+	snprintf(dir, sizeof(dir), "%s/syn", tmp);
+	is_int(run("%s kd --tid 999 %s", ktrace, dir), 1, "kd --tid matching nothing: exit 1");
+	snprintf(want, sizeof(want), ": none of its %u function calls is selected (--tid, --pid, --time-range)\n",
+		 (unsigned)NCALLS);
+	ok(strstr(err, want) && !out[0], "... says so, no empty table: %s", err);
+	snprintf(dir, sizeof(dir), "%s/log2", tmp);
+	snprintf(want, sizeof(want), "%s/tests/helpers/mktrace -s 1 -r 10 %s >/dev/null", getenv("KTRACE_BUILD"), dir);
+	if (system(want) != 0)
+		bail_out("mktrace failed");
+	is_int(run("%s kd %s", ktrace, dir), 1, "kd on a trace of static events only: exit 1");
+	ok(count_lines(err) == 1 && strstr(err, ": no function calls to report: the trace holds no CALL record") && !out[0],
+	   "... one line saying so: %s", err);
+}
+
 /*
  * 10000 calls of fast under one main (and 100 of slow > fast below them):
  * far more than the builder keeps pending before merging siblings.
@@ -742,6 +831,7 @@ int main(void)
 	test_wide();
 	test_orphans();
 	test_kallsyms();
+	test_missing_records();
 
 	if (!tap_failed) {
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);

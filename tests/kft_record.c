@@ -398,6 +398,46 @@ static int sh(const char *fmt, const char *arg)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
+/* The number after "KEY: " in the last trace's kft-status, or -1. */
+static long long status_num(const char *key)
+{
+	const char *text = slurp("trace/kft-status"), *p = strstr(text, key);
+
+	return p && p[strlen(key)] == ':' ? strtoll(p + strlen(key) + 1, NULL, 10) : -1;
+}
+
+/*
+ * Calls made by signal handlers that interrupted a hook cannot be traced;
+ * each must be counted.  The program counts the calls its handler made
+ * (independently of ktrace): those recorded plus those counted as missed
+ * must be all of them.
+ */
+static void test_signal_storm(void)
+{
+	long long made, missed;
+	int kept;
+
+	is_int(record("filter funclist sig_leaf fend\n", "sigstorm 3000", NULL), 0,
+	       "sigstorm: 3000 signals while main is mostly inside the hooks");
+	load_calls();
+	made = strtoll(slurp("made"), NULL, 10);
+	missed = status_num("entries missed in signal handlers");
+	kept = count("sig_leaf");
+	is_int((int)made, 3000, "the handler made 3000 calls (its own count)");
+	ok(missed > 0, "some interrupted a hook: %lld counted as missed (%d recorded)", missed, kept);
+	is_int((int)(kept + missed), (int)made, "recorded + missed = made: no call vanishes uncounted");
+	ok(sh("%s kd trace", ktrace) == 0 &&
+		   strstr(slurp("err"), "/kft: warning: ") &&
+		   strstr(slurp("err"), " made by signal handlers that interrupted a hook were not recorded"),
+	   "kd reports the missed calls on stderr");
+	sh("%s print trace", ktrace);
+	ok(strstr(slurp("err"), " made by signal handlers that interrupted a hook were not recorded") != NULL,
+	   "print reports them too");
+	sh("%s record -o trace --config kft.conf -- ./calltree sigstorm 300", ktrace);
+	ok(strstr(slurp("err"), "ktrace record: entries missed in signal handlers: ") != NULL,
+	   "record's summary shows the count");
+}
+
 /* The dynamic run: drive a running program with `ktrace kft DIR ...`. */
 static void test_dynamic(void)
 {
@@ -515,6 +555,7 @@ int main(void)
 	test_filters();
 	test_triggers();
 	test_contexts();
+	test_signal_storm();
 	test_dynamic();
 	test_bad_configs();
 

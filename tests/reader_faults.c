@@ -3,7 +3,9 @@
  * (issue 2's bad-input list): truncated stream, corrupt sub-buffer header,
  * corrupt record, newer format version, missing metadata, bad metadata
  * lines, missing stream file, bad control file, missing or empty
- * directory, a dead writer's unfinished record, random bytes.
+ * directory, a dead writer's unfinished record, random bytes; records
+ * missing without a trace of it elsewhere (a sub-buffer's nrec against the
+ * records found, an empty stream file).
  *
  * Each case must give a diagnostic naming the file and the offset (or
  * line), count as an error, and still return every readable record.
@@ -168,6 +170,58 @@ int main(void)
 	n = read_all(t, 0, NULL, diags, sizeof(diags));
 	is_int(n, 200, "bad control file: records still read");
 	ok(strstr(diags, "control: offset 0: bad magic") != NULL, "bad control file: offset named");
+	ktr_close(t);
+
+	/*
+	 * Records missing with nothing else saying so (issue 12, item 6).  A
+	 * 4096-byte sub-buffer holds (4096 - 64) / 24 = 168 LOG2 records of a
+	 * thread stream: slot 1 of a 400-record stream is full.
+	 */
+	mktrace(dir, "-s 1 -r 400 --used 0:1:0", &s);
+	t = ktr_open(dir);
+	n = read_all(t, KTR_GAP_CORRUPT, &gaps, diags, sizeof(diags));
+	ok(strstr(diags, "trace0: offset 4096: sub-buffer seq 1: nrec says 168 records, its 0 bytes of records hold 0\n") != NULL,
+	   "used 0, nrec 168: file, offset and both counts named");
+	is_int(n, 400 - 168, "... the other sub-buffers are read");
+	is_int(gaps, 1, "... one corrupt gap where the records are missing");
+	is_int(ktr_error_count(t), 1, "... an error");
+	ktr_close(t);
+	mktrace(dir, "-s 1 -r 400 --nrec 0:0:100", &s);
+	t = ktr_open(dir);
+	n = read_all(t, 0, NULL, diags, sizeof(diags));
+	ok(strstr(diags, "trace0: offset 0: sub-buffer seq 0: nrec says 100 records, its 4032 bytes of records hold 168\n") != NULL,
+	   "nrec below the records found (closed sub-buffer): reported");
+	is_int(n, 400, "... every record still read");
+	ktr_close(t);
+	/* the open sub-buffer: 400 - 2 * 168 = 64 records; nrec may count one being written */
+	mktrace(dir, "-s 1 -r 400 --open --nrec 0:2:65", &s);
+	t = ktr_open(dir);
+	n = read_all(t, 0, NULL, diags, sizeof(diags));
+	ok(n == 400 && ktr_error_count(t) == 0, "open sub-buffer, nrec one above (a record being written): no error");
+	ktr_close(t);
+	mktrace(dir, "-s 1 -r 400 --open --nrec 0:2:70", &s);
+	t = ktr_open(dir);
+	n = read_all(t, 0, NULL, diags, sizeof(diags));
+	ok(strstr(diags, "trace0: offset 8192: sub-buffer seq 2: nrec says 70 records, its 1536 bytes of records hold 64\n") &&
+		   ktr_error_count(t) == 1,
+	   "open sub-buffer, nrec six above: reported");
+	ktr_close(t);
+	mktrace(dir, "-s 1 -r 400 --kind shared --nrec 0:0:0 --nrec 0:1:0", &s);
+	t = ktr_open(dir);
+	n = read_all(t, 0, NULL, diags, sizeof(diags));
+	ok(n == 400 && ktr_error_count(t) == 0, "a shared stream's nrec 0 (not counted there): no error");
+	ktr_close(t);
+	mktrace(dir, "-s 2 -r 100 --truncate 1:0", &s);
+	t = ktr_open(dir);
+	n = read_all(t, 0, NULL, diags, sizeof(diags));
+	ok(strstr(diags, "trace1: offset 0: empty stream file (4 sub-buffers of 4096 bytes expected)\n") &&
+		   ktr_error_count(t) == 1 && n == 100,
+	   "an empty stream file: named, an error, the other stream read");
+	ktr_close(t);
+	mktrace(dir, "-s 2 -r 100 --layout packed --truncate 1:0", &s);
+	t = ktr_open(dir);
+	n = read_all(t, 0, NULL, diags, sizeof(diags));
+	ok(n == 100 && ktr_error_count(t) == 0, "an empty packed stream (a CPU without events): no error");
 	ktr_close(t);
 
 	/* no trace at all */

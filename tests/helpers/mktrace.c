@@ -53,8 +53,8 @@ static struct {
 	int flight, packed, mono, no_meta, no_ctl, no_threads, no_names, open_last;
 	int disable_state, running;
 	unsigned cpu_every, log4_every, unknown_every;
-	struct fault lost[16], dropped[16], trunc[16], badhdr[16], badrec[16];
-	int nlost, ndropped, ntrunc, nbadhdr, nbadrec;
+	struct fault lost[16], dropped[16], trunc[16], badhdr[16], badrec[16], nrec[16], used[16];
+	int nlost, ndropped, ntrunc, nbadhdr, nbadrec, nnrec, nused;
 	const char *meta_lines[16];
 	int nmeta;
 	const char *meta_first;
@@ -222,6 +222,8 @@ static void usage(void)
 	     "      --truncate S:BYTES   truncate stream S's file to BYTES\n"
 	     "      --corrupt-header S:SLOT  smash the magic of ring slot SLOT\n"
 	     "      --corrupt-record S:SLOT  smash the 2nd record of ring slot SLOT\n"
+	     "      --nrec S:SLOT:N      set `nrec` of ring slot SLOT to N (records found stay)\n"
+	     "      --used S:SLOT:N      set `used` of ring slot SLOT to N bytes\n"
 	     "      --meta-line TEXT     append a metadata line\n"
 	     "      --meta-first TEXT    replace the metadata's first line");
 }
@@ -238,6 +240,7 @@ int main(int argc, char **argv)
 		{ "dropped", 1, 0, 'd' },     { "truncate", 1, 0, 't' },  { "corrupt-header", 1, 0, 'h' },
 		{ "corrupt-record", 1, 0, 'R' }, { "meta-line", 1, 0, 'm' }, { "meta-first", 1, 0, 'f' },
 		{ "disable-state", 0, 0, 'D' }, { "running", 0, 0, 'G' },
+		{ "nrec", 1, 0, 'e' },        { "used", 1, 0, 'U' },
 		{ "help", 0, 0, 'X' },        { 0, 0, 0, 0 }
 	};
 	struct stream st[MAXS];
@@ -276,6 +279,8 @@ int main(int argc, char **argv)
 		case 't': parse_fault(optarg, o.trunc, &o.ntrunc, 0); break;
 		case 'h': parse_fault(optarg, o.badhdr, &o.nbadhdr, 0); break;
 		case 'R': parse_fault(optarg, o.badrec, &o.nbadrec, 0); break;
+		case 'e': parse_fault(optarg, o.nrec, &o.nnrec, 1); break;
+		case 'U': parse_fault(optarg, o.used, &o.nused, 1); break;
 		case 'm':
 			if (o.nmeta < 16)
 				o.meta_lines[o.nmeta++] = optarg;
@@ -368,6 +373,14 @@ int main(int argc, char **argv)
 
 				memcpy(sbp + KTRACE_SUBBUF_HDR_SIZE + rl, &bad, 8);
 			}
+		for (int k = 0; k < o.nnrec; k++)
+			if (o.nrec[k].stream == (int)s)
+				((struct ktrace_subbuf *)(x->img + o.nrec[k].a % o.buf_nr * o.buf_size))->nrec =
+					(uint32_t)o.nrec[k].b;
+		for (int k = 0; k < o.nused; k++)
+			if (o.used[k].stream == (int)s)
+				((struct ktrace_subbuf *)(x->img + o.used[k].a % o.buf_nr * o.buf_size))->used =
+					(uint32_t)o.used[k].b;
 		for (int k = 0; k < o.nbadhdr; k++)
 			if (o.badhdr[k].stream == (int)s) {
 				uint32_t bad = 0xdeadbeef;

@@ -8,6 +8,11 @@
  *   calltree loop FILE   run_tree again and again until FILE exists
  *   calltree threads N   N threads, each calls worker -> fast x100
  *   calltree signal      a SIGUSR1 handler (in_handler -> fast) interrupts slow
+ *   calltree sigstorm N  main calls fast() in a loop (so it is mostly inside the
+ *                        hooks) while another thread sends it N SIGUSR1, one at a
+ *                        time; the handler (not instrumented) calls sig_leaf()
+ *                        once; the number of sig_leaf() calls made is written to
+ *                        the file "made"
  *   calltree longjmp     jumper -> deep -> deeper, which longjmps back to jumper
  *   calltree fork        the child calls child_work -> fast, the parent parent_work
  *   calltree exit        exits from inside nested calls (open frames at exit)
@@ -19,6 +24,7 @@
  * slow() spins for 20 ms, fast() returns at once.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -84,6 +90,35 @@ NOINLINE void handler(int sig)
 {
 	(void)sig;
 	in_handler();
+}
+
+NOINLINE void sig_leaf(void)
+{
+	sink++;
+}
+
+static volatile int storm_made, storm_done;
+
+static NOINST void storm_handler(int sig)
+{
+	(void)sig;
+	sig_leaf();
+	__atomic_fetch_add(&storm_made, 1, __ATOMIC_RELEASE);
+}
+
+/* Send N SIGUSR1 to the main thread, each once the previous was handled. */
+static NOINST void *storm_sender(void *arg)
+{
+	pthread_t *target = arg;
+	int n = atoi(getenv("STORM_N") ? getenv("STORM_N") : "1000");
+
+	for (int i = 0; i < n; i++) {
+		pthread_kill(*target, SIGUSR1);
+		while (__atomic_load_n(&storm_made, __ATOMIC_ACQUIRE) <= i)
+			sched_yield();
+	}
+	__atomic_store_n(&storm_done, 1, __ATOMIC_RELEASE);
+	return NULL;
 }
 
 NOINLINE void deeper(void)
@@ -159,7 +194,7 @@ static NOINST void syms(void)
 	SYM(main); SYM(fast); SYM(slow); SYM(outer); SYM(run_tree); SYM(worker);
 	SYM(in_handler); SYM(handler); SYM(deeper); SYM(deep); SYM(jumper);
 	SYM(child_work); SYM(parent_work); SYM(exit_inside); SYM(exiter); SYM(recurse);
-	SYM(inliner); SYM(inlined);
+	SYM(inliner); SYM(inlined); SYM(sig_leaf);
 #undef SYM
 	fclose(f);
 }
@@ -201,6 +236,24 @@ int main(int argc, char **argv)
 			return 10; /* the wrapper must be invisible */
 		raise(SIGUSR1);
 		slow();
+	} else if (!strcmp(mode, "sigstorm")) {
+		pthread_t self = pthread_self(), sender;
+		struct sigaction sa;
+		FILE *f;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = storm_handler;
+		sigaction(SIGUSR1, &sa, NULL);
+		setenv("STORM_N", argc > 2 ? argv[2] : "1000", 1);
+		pthread_create(&sender, NULL, storm_sender, &self);
+		while (!__atomic_load_n(&storm_done, __ATOMIC_ACQUIRE))
+			fast();
+		pthread_join(sender, NULL);
+		f = fopen("made", "w");
+		if (!f)
+			return 1;
+		fprintf(f, "%d\n", storm_made);
+		fclose(f);
 	} else if (!strcmp(mode, "longjmp")) {
 		jumper();
 		fast();
