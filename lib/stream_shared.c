@@ -38,6 +38,7 @@
  * its record only delays the reuse of that one slot in flight mode.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "runtime.h"
@@ -65,15 +66,107 @@ static uint64_t kt_shared_drop(struct kt_stream *st, struct ktrace_subbuf *last)
 	return n;
 }
 
+/* Is thread @tid (of any process) still alive?  kill(0) does not signal. */
+static int kt_tid_alive(uint32_t tid)
+{
+	return tid && (kill((pid_t)tid, 0) == 0 || errno == EPERM);
+}
+
+#define KT_STALL_CHECK_NS 1000000ull  /* look at a stalled sub-buffer's writers every 1 ms */
+#define KT_STALL_GIVEUP_NS 50000000ull /* unknown writers: give a sub-buffer up after 50 ms */
+
+/*
+ * Flight mode: may sub-buffer @nsb (ring slot of @nseq) be reused, i.e. is
+ * every record of its previous lap committed?  If not, its writers were
+ * preempted inside their records, or died there (killed with the rest of
+ * their process).  Dead writers would stop the stream for good, so one
+ * writer at a time (every KT_STALL_CHECK_NS) walks the sub-buffer: each
+ * record not committed is a reservation marker naming its writer's thread
+ * (KTRACE_REC_RESERVED); if none of those threads lives, the sub-buffer
+ * is reclaimed at once: its commit count is set complete and the markers
+ * stay, so readers skip the torn records by their length.  A writer that
+ * died before storing its marker leaves no name: such a sub-buffer is
+ * reclaimed after KT_STALL_GIVEUP_NS.  A live writer is always waited
+ * for: reclaiming its sub-buffer would let a new record land where it is
+ * still writing.
+ * Return: 1 reusable, 0 not (the caller drops its record).
+ */
+static int kt_flight_reusable(struct ktrace_channel *ch, struct kt_stream *st,
+			      struct ktrace_subbuf *nsb, uint64_t nseq)
+{
+	struct ktrace_control *ctl = ch->ctl;
+	uint32_t full = kt_lap_bytes(ch, nseq / ch->buf_nr - 1);
+	uint32_t commit = __atomic_load_n(&nsb->commit, __ATOMIC_ACQUIRE), used;
+	uint64_t now, check, ctx = 8, off;
+	int unknown = 0;
+
+	if (commit == full)
+		return 1;
+	now = kt_mono_ns();
+	if (__atomic_load_n(&ctl->stall_seq, __ATOMIC_RELAXED) != nseq) {
+		__atomic_store_n(&ctl->stall_ns, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&ctl->stall_seq, nseq, __ATOMIC_RELEASE);
+	}
+	check = __atomic_load_n(&ctl->stall_check, __ATOMIC_RELAXED);
+	if (now - check < KT_STALL_CHECK_NS ||
+	    !__atomic_compare_exchange_n(&ctl->stall_check, &check, now, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return 0;
+	used = __atomic_load_n(&nsb->used, __ATOMIC_RELAXED);
+	if (used > ch->buf_size - KTRACE_SUBBUF_HDR_SIZE)
+		used = ch->buf_size - KTRACE_SUBBUF_HDR_SIZE;
+	for (off = 0; off + 8 <= used;) {
+		uint64_t h = __atomic_load_n((const uint64_t *)((const uint8_t *)nsb +
+							KTRACE_SUBBUF_HDR_SIZE + off),
+					     __ATOMIC_ACQUIRE);
+
+		if (KTRACE_REC_IS_RESERVED(h)) {
+			if (kt_tid_alive((uint32_t)KTRACE_REC_TS(h)))
+				return 0; /* preempted, not dead: wait for it */
+		} else if (!KTRACE_REC_CLASS(h)) {
+			unknown = 1; /* torn before its marker: its length is unknown */
+			break;
+		}
+		off += 8 + ctx + 8 * (uint64_t)KTRACE_REC_WORDS(h);
+	}
+	if (unknown && now - __atomic_load_n(&ctl->stall_ns, __ATOMIC_RELAXED) < KT_STALL_GIVEUP_NS)
+		return 0;
+	if (!__atomic_compare_exchange_n(&nsb->commit, &commit, full, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return 0; /* a writer committed meanwhile: look again */
+	__atomic_fetch_add(&ctl->reclaimed, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/*
+ * A CALL record's duration runs to its stamp: a record stamped later than
+ * its caller's @ts (inside the reservation, for order) lasted @delta more.
+ * Rewrites the payload in @w (room for 2 words); returns its word count.
+ */
+static unsigned kt_call_restamp(uint64_t *w, unsigned words, uint64_t delta)
+{
+	uint64_t dur = (uint32_t)w[0] | (words >= KTRACE_CALL_WORDS_LONG ? w[1] << 32 : 0);
+
+	dur += delta;
+	w[0] = (w[0] & ~(uint64_t)0xffffffffu) | (uint32_t)dur;
+	if (words >= KTRACE_CALL_WORDS_LONG)
+		w[1] = dur >> 32;
+	else if (dur >> 32) {
+		w[1] = dur >> 32;
+		words = KTRACE_CALL_WORDS_LONG;
+	}
+	return words;
+}
+
 int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsigned id,
 		    const uint64_t *payload, unsigned words, unsigned depth)
 {
 	struct kt_stream *st = kt_shared_stream(ch);
-	uint64_t mask = ch->buf_size - 1;
-	uint32_t len = 16 + 8 * words;
+	uint64_t mask = ch->buf_size - 1, pw[KTRACE_MAX_WORDS], stamp;
+	uint32_t len = 16 + 8 * words, tid = kt_tls.tid ? kt_tls.tid : kt_gettid();
 	int flight = !!(ch->flags & KTRACE_FLIGHT_CHANNEL);
 	struct ktrace_subbuf *sb;
-	uint64_t h, off;
+	uint64_t h, off, myseq;
 	uint64_t *r;
 
 	if (KT_UNLIKELY(!st->base) && kt_stream_map(ch, st) < 0) {
@@ -81,12 +174,27 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 		kt_shared_drop(st, NULL);
 		return -ENOBUFS;
 	}
+	if (cls == KTRACE_CLASS_CALL) {
+		/* Room for a duration that grows past 32 bits when restamped. */
+		for (unsigned i = 0; i < words; i++)
+			pw[i] = payload[i];
+		if (words == KTRACE_CALL_WORDS) {
+			pw[1] = 0;
+			len += 8;
+		}
+	}
 	h = __atomic_load_n(&st->ctl->head, __ATOMIC_ACQUIRE);
 	for (;;) {
-		uint64_t seq = h >> ch->shift, nseq, nh, old_records = 0;
+		uint64_t seq = h >> ch->shift, nseq, nh, old_records = 0, pair[2];
 		struct ktrace_subbuf *nsb;
 
 		off = h & mask;
+		/*
+		 * The stamp is read after head and before the CAS that reserves:
+		 * a reservation that succeeds had no other between the two, so
+		 * stamps follow the order of the stream (as LTTng's reserve does).
+		 */
+		stamp = kt_clock_ordered();
 		if (h) {
 			int ready;
 
@@ -94,11 +202,13 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 			ready = kt_header_ready(sb, seq);
 			/* Strictly less: an offset of buf_size would carry into seq. */
 			if (off + len < ch->buf_size &&
-			    (!ready || ts - __atomic_load_n(&sb->first_ts, __ATOMIC_RELAXED) +
+			    (!ready || stamp - __atomic_load_n(&sb->first_ts, __ATOMIC_RELAXED) +
 						   KTRACE_TS_WINDOW < 2 * KTRACE_TS_WINDOW)) {
 				if (__atomic_compare_exchange_n(&st->ctl->head, &h, h + len, 1,
-								__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+								__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+					myseq = seq;
 					break;
+				}
 				continue;
 			}
 		}
@@ -116,8 +226,7 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 					rc = -ENOBUFS;
 			} else if (!flight) {
 				rc = -ENOSPC;
-			} else if (__atomic_load_n(&nsb->commit, __ATOMIC_ACQUIRE) !=
-				   kt_lap_bytes(ch, nseq / ch->buf_nr - 1)) {
+			} else if (!kt_flight_reusable(ch, st, nsb, nseq)) {
 				rc = -ENOSPC;
 			}
 			if (rc) {
@@ -135,6 +244,15 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 				old_records = kt_count_records(
 					nsb, __atomic_load_n(&nsb->used, __ATOMIC_RELAXED));
 		}
+		/*
+		 * The switcher's record opens the sub-buffer: its stamp is the
+		 * sub-buffer's first_ts, read with CLOCK_MONOTONIC as one pair,
+		 * so no record of this lap is stamped below first_ts and an
+		 * older one is left over from the previous lap.
+		 */
+		(void)kt_clock_ordered(); /* the pair's clock reads come after the head's load */
+		kt_calib_pair(&pair[0], &pair[1]);
+		stamp = pair[0];
 		nh = (nseq << ch->shift) | (KTRACE_SUBBUF_HDR_SIZE + len);
 		if (!__atomic_compare_exchange_n(&st->ctl->head, &h, nh, 1, __ATOMIC_ACQ_REL,
 						 __ATOMIC_ACQUIRE))
@@ -150,22 +268,47 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 		}
 		if (old_records)
 			__atomic_fetch_add(&st->ctl->overwritten, old_records, __ATOMIC_RELAXED);
-		kt_open_subbuf(nsb, st->index, nseq, 0, KTRACE_SBF_CTX);
+		kt_open_subbuf(nsb, st->index, nseq, 0, KTRACE_SBF_CTX | KTRACE_SBF_ORDERED, pair);
 		if (h && kt_streaming(ch))
 			kt_session_wake(ch->sess); /* seq is closed: the consumer may copy it once complete */
 		sb = nsb;
 		off = KTRACE_SUBBUF_HDR_SIZE;
+		myseq = nseq;
 		break;
+	}
+	/*
+	 * A writer stalled between its reservation and here for longer than
+	 * kt_flight_reusable()'s bound may find its sub-buffer taken back (its
+	 * lap's commit count already full): it must not write into what is
+	 * now another lap's space.  Its record is dropped.
+	 */
+	if (KT_UNLIKELY((int32_t)(__atomic_load_n(&sb->commit, __ATOMIC_ACQUIRE) -
+				  kt_lap_bytes(ch, myseq / ch->buf_nr)) >= 0)) {
+		kt_shared_drop(st, NULL);
+		return -ENOSPC;
 	}
 
 	r = (uint64_t *)((uint8_t *)sb + off);
-	/* Flight mode: this space may hold an old record; mark it unwritten
-	 * until the header word is stored, last. */
-	__atomic_store_n(&r[0], 0, __ATOMIC_RELAXED);
-	r[1] = KTRACE_CTX(kt_tls.tid ? kt_tls.tid : kt_gettid(), kt_cpu_slow(), depth);
+	if (cls == KTRACE_CLASS_CALL) {
+		words = kt_call_restamp(pw, words, stamp - ts);
+		if (8 * (words + 2) < len) { /* the second word was not needed: pad the record */
+			pw[1] = 0;
+			words = KTRACE_CALL_WORDS_LONG;
+		}
+		payload = pw;
+	}
+	/*
+	 * Mark the space reserved, with its length and our thread id, before
+	 * anything else: a flight-mode writer that finds this sub-buffer
+	 * incomplete later can tell a dead writer from a preempted one, and a
+	 * reader skips a torn record by its length.  The real header goes in
+	 * last, with release order.
+	 */
+	__atomic_store_n(&r[0], KTRACE_REC_RESERVED(words, tid), __ATOMIC_RELAXED);
+	r[1] = KTRACE_CTX(tid, kt_cpu_slow(), depth);
 	for (unsigned i = 0; i < words; i++)
 		r[2 + i] = payload[i];
-	__atomic_store_n(&r[0], KTRACE_REC_HDR(ts, cls, words, id), __ATOMIC_RELEASE);
+	__atomic_store_n(&r[0], KTRACE_REC_HDR(stamp, cls, words, id), __ATOMIC_RELEASE);
 	__atomic_fetch_add(&sb->commit, len, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&st->ctl->written, 1, __ATOMIC_RELAXED);
 	return 0;

@@ -83,7 +83,7 @@ static void kt_tls_reset(struct kt_tls *t)
  * shared sub-buffer by its commit count, not by its flags.
  */
 void kt_open_subbuf(struct ktrace_subbuf *sb, uint32_t index, uint64_t seq, uint32_t tid,
-		    unsigned flags)
+		    unsigned flags, const uint64_t *pair)
 {
 	uint64_t raw, ns;
 
@@ -99,7 +99,12 @@ void kt_open_subbuf(struct ktrace_subbuf *sb, uint32_t index, uint64_t seq, uint
 	__atomic_store_n(&sb->lost, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&sb->last_ts, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&sb->seq, seq, __ATOMIC_RELEASE);
-	kt_calib_pair(&raw, &ns);
+	if (pair) {
+		raw = pair[0];
+		ns = pair[1];
+	} else {
+		kt_calib_pair(&raw, &ns);
+	}
 	__atomic_store_n(&sb->first_ts, raw, __ATOMIC_RELEASE);
 	sb->first_ns = ns;
 	sb->tid = tid;
@@ -125,10 +130,10 @@ uint64_t kt_count_records(const struct ktrace_subbuf *sb, uint32_t used)
 	while (p + 8 <= end) {
 		uint64_t h = __atomic_load_n((const uint64_t *)p, __ATOMIC_RELAXED);
 
-		if (!KTRACE_REC_CLASS(h))
+		if (!KTRACE_REC_CLASS(h) && !KTRACE_REC_IS_RESERVED(h))
 			break;
 		p += 8 + ctx + 8 * (size_t)KTRACE_REC_WORDS(h);
-		n += KTRACE_REC_CLASS(h) != KTRACE_CLASS_INTERNAL;
+		n += KTRACE_REC_CLASS(h) && KTRACE_REC_CLASS(h) != KTRACE_CLASS_INTERNAL;
 	}
 	return n;
 }
@@ -191,7 +196,7 @@ static int kt_thread_switch(struct ktrace_channel *ch, struct kt_tls *t, uint64_
 	if (nseq >= ch->buf_nr && sb->magic == KTRACE_SUBBUF_MAGIC)
 		__atomic_store_n(&st->ctl->overwritten, st->ctl->overwritten + sb->nrec,
 				 __ATOMIC_RELAXED);
-	kt_open_subbuf(sb, st->index, nseq, t->tid, 0);
+	kt_open_subbuf(sb, st->index, nseq, t->tid, 0, NULL);
 	__atomic_store_n(&st->ctl->head, (nseq << ch->shift) | KTRACE_SUBBUF_HDR_SIZE,
 			 __ATOMIC_RELEASE);
 	t->sb = sb;

@@ -60,6 +60,8 @@ struct ktr_stream {
 	struct ktr_sb *sb;
 	size_t nsb;
 	int packed;      /* packed or slots layout: sub-buffers in sequence order */
+	int scan_tail;   /* the current sub-buffer's extent is not known: read to the first
+			  * record not of its lap (shared stream without a control file) */
 	uint64_t stride; /* slots layout: each sub-buffer takes buf_size bytes (else 0) */
 	uint64_t room;   /* largest sub-buffer, header included */
 

@@ -407,21 +407,29 @@ static void start_subbuf(struct ktr_trace *t, struct ktr_stream *s)
 	s->pos = e->off + h.hdr_size;
 	extent = h.used;
 	s->open_shared = (h.flags & KTRACE_SBF_CTX) != 0;
+	s->scan_tail = 0;
 	if (s->open_shared && !(h.flags & KTRACE_SBF_CLOSED) &&
 	    (s->info.kind == KTRACE_STREAM_SHARED || s->info.kind == 0)) {
-		/* The open sub-buffer of a shared stream: `used` is set at close;
-		 * its extent is the offset part of the stream's head. */
+		/*
+		 * A shared sub-buffer of a ring (its writers set `used` when it
+		 * is closed, CLOSED never): below the head's sequence number it
+		 * is closed and `used` is its extent; at the head's it is open
+		 * and its extent is the head's offset (`used` is then left over
+		 * from the ring's previous lap).  Without the control file, the
+		 * newest one is taken as open and read up to the first record
+		 * that is not of this lap (KTRACE_SBF_ORDERED) or not written.
+		 */
 		uint64_t room = s->room - h.hdr_size;
 
-		extent = room;
-		if (s->info.have_ctl && !s->packed && s->info.buf_size &&
-		    s->info.head / s->info.buf_size == h.seq) {
-			uint64_t ho = s->info.head % s->info.buf_size;
+		if (s->info.have_ctl && !s->packed && s->info.buf_size) {
+			uint64_t hseq = s->info.head / s->info.buf_size, ho = s->info.head % s->info.buf_size;
 
-			extent = ho >= h.hdr_size ? ho - h.hdr_size : ho;
+			if (h.seq == hseq)
+				extent = ho >= h.hdr_size ? ho - h.hdr_size : 0;
+		} else if (s->cur + 1 == s->nsb) {
+			extent = room;
+			s->scan_tail = 1;
 		}
-		if (extent < h.used)
-			extent = h.used;
 		if (extent > room)
 			extent = room;
 	}
@@ -457,6 +465,72 @@ bad_record(struct ktr_trace *t, struct ktr_stream *s, uint64_t off, const char *
 }
 
 /* Decode the next record of the current sub-buffer.  1: *r is a record, 0: no more. */
+/*
+ * Shared sub-buffers (context words): does a run of well-formed records
+ * start at @from and go on to @end, or for 16 records?  Well-formed: a
+ * known class (or a reservation marker), fits, and in an ORDERED
+ * sub-buffer stamped at or after first_ts and in order.  How the reader
+ * finds the next record after one torn by its writer's death.
+ */
+static int chain_ok(const struct ktr_stream *s, uint64_t from, uint64_t end)
+{
+	uint64_t prev = s->first_ts;
+	int ordered = (s->flags & KTRACE_SBF_ORDERED) != 0;
+
+	for (unsigned n = 0; n < 16 && from < end; n++) {
+		uint64_t h, len;
+
+		if (end - from < 16)
+			return 0;
+		h = ktr_le64(s->f.p + from);
+		if (KTRACE_REC_IS_RESERVED(h)) {
+			from += 16 + 8 * (uint64_t)KTRACE_REC_WORDS(h);
+			continue;
+		}
+		if (!KTRACE_REC_CLASS(h) || KTRACE_REC_CLASS(h) > KTRACE_CLASS_KEVENT)
+			return 0;
+		len = 16 + 8 * (uint64_t)KTRACE_REC_WORDS(h);
+		if (len > end - from)
+			return 0;
+		if (ordered) {
+			uint64_t raw = ext_ts(s->first_ts, KTRACE_REC_TS(h));
+
+			if (raw < prev)
+				return 0;
+			prev = raw;
+		}
+		from += len;
+	}
+	return 1;
+}
+
+/*
+ * In a shared sub-buffer, the record at @off is not one of this lap: a
+ * reservation its writer died in before marking it, or (reading up to a
+ * sub-buffer's end) the rest of an earlier lap.  Find the next record of
+ * this lap; the skipped bytes are one lost record.  Return: 1 with *@r a
+ * LOST gap and the cursor moved past it, 0 if nothing of this lap follows
+ * (the cursor is at the end).
+ */
+static int resync(struct ktr_trace *t, struct ktr_stream *s, uint64_t off, struct ktr_rec *r)
+{
+	for (uint64_t at = off + 8; at + 16 <= s->end; at += 8) {
+		if (!chain_ok(s, at, s->end))
+			continue;
+		ktr_diag(t, 0, "%s: offset %llu: a record torn by the death of its writer: %llu bytes skipped to the next record",
+			 s->f.path, (unsigned long long)off, (unsigned long long)(at - off));
+		s->pos = at;
+		s->found++; /* it was a record (nrec, where kept, counts it) */
+		make_gap(t, s, r, KTR_GAP_LOST, 1, s->last_raw ? s->last_raw : s->first_ts);
+		return 1;
+	}
+	if (!s->scan_tail && !all_zero(s->f.p + off, s->end - off))
+		ktr_diag(t, 0, "%s: offset %llu: a record torn by the death of its writer: the last %llu bytes of the sub-buffer skipped",
+			 s->f.path, (unsigned long long)off, (unsigned long long)(s->end - off));
+	s->pos = s->end;
+	return 0;
+}
+
 static int next_record(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec *r)
 {
 	const uint8_t *p = s->f.p;
@@ -473,15 +547,24 @@ static int next_record(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec
 		}
 		h = ktr_le64(p + off);
 		cls = KTRACE_REC_CLASS(h);
-		if (cls == KTRACE_CLASS_INVALID) {
-			if (s->open_shared) {
-				/* A reserved record not written yet (or never: the writer died). */
-				if (!all_zero(p + off, left))
-					bad_record(t, s, off,
-						   "unfinished record; %llu bytes after it skipped",
-						   (unsigned long long)left);
+		if (ctx && KTRACE_REC_IS_RESERVED(h) && 16 + 8 * (uint64_t)KTRACE_REC_WORDS(h) <= left) {
+			/* A reserved record its writer never finished (it died): one record lost. */
+			s->pos += 16 + 8 * (uint64_t)KTRACE_REC_WORDS(h);
+			s->found++;
+			make_gap(t, s, r, KTR_GAP_LOST, 1, s->last_raw ? s->last_raw : s->first_ts);
+			return 1;
+		}
+		if (ctx && (cls == KTRACE_CLASS_INVALID ||
+			    ((s->flags & KTRACE_SBF_ORDERED) &&
+			     ext_ts(s->first_ts, KTRACE_REC_TS(h)) < s->first_ts))) {
+			/* Not a record of this lap: skip to the next one. */
+			if (s->scan_tail && all_zero(p + off, left)) {
+				s->pos = s->end;
 				return 0;
 			}
+			return resync(t, s, off, r);
+		}
+		if (cls == KTRACE_CLASS_INVALID) {
 			bad_record(t, s, off, "invalid record header 0x%016llx",
 				   (unsigned long long)h);
 			return 0;

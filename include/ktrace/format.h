@@ -89,6 +89,14 @@ typedef uint64_t kt_u64;
 /* Sub-buffer flags. */
 #define KTRACE_SBF_CTX 0x0001u    /* every record carries a context word */
 #define KTRACE_SBF_CLOSED 0x0002u /* writer moved on: `used` is final */
+/*
+ * KTRACE_SBF_ORDERED: the records' stamps are in order and none is below
+ * first_ts (shared streams since the stamp is taken inside the
+ * reservation, lib/runtime.h): a record stamped before first_ts is left
+ * over from an earlier lap of the ring (a writer died before writing its
+ * header), not data.
+ */
+#define KTRACE_SBF_ORDERED 0x0004u
 
 /*
  * struct ktrace_subbuf - the header at the start of every sub-buffer.
@@ -169,6 +177,20 @@ KTRACE_STATIC_ASSERT(sizeof(struct ktrace_subbuf) == KTRACE_SUBBUF_HDR_SIZE,
 #define KTRACE_REC_HDR(ts, cls, words, id)                           \
 	(((kt_u64)(ts) & KTRACE_TS_MASK) | ((kt_u64)(words) << 40) | \
 	 ((kt_u64)(cls) << 44) | ((kt_u64)(id) << 48))
+/*
+ * A record reserved in a shared stream but not (yet) written: class
+ * INVALID, its length in `words`, id KTRACE_RESERVED_ID and the writer's
+ * thread id in the stamp bits.  A writer stores it first, right after its
+ * reservation, and replaces it by the real header last; one left in a
+ * trace is a record torn by the death of its writer: readers skip it by
+ * its length (and count it), and a flight-mode writer that needs the
+ * sub-buffer back checks whether that thread still lives.
+ */
+#define KTRACE_RESERVED_ID 0xffffu
+#define KTRACE_REC_RESERVED(words, tid) \
+	((((kt_u64)(tid)) & KTRACE_TS_MASK) | ((kt_u64)(words) << 40) | ((kt_u64)KTRACE_RESERVED_ID << 48))
+#define KTRACE_REC_IS_RESERVED(h) \
+	(((h) >> 44 & 0xf) == 0 && ((h) >> 48) == KTRACE_RESERVED_ID)
 #define KTRACE_REC_TS(h) ((h) & KTRACE_TS_MASK)
 #define KTRACE_REC_WORDS(h) ((unsigned)(((h) >> 40) & 0xf))
 #define KTRACE_REC_CLASS(h) ((unsigned)(((h) >> 44) & 0xf))
@@ -295,6 +317,13 @@ KTRACE_STATIC_ASSERT(sizeof(struct ktrace_stream_ctl) == 64, "stream entry is 64
  * than the writers: `ktrace ctl` and ktrace_start()/ktrace_stop() store it
  * with release semantics; writers load it relaxed (a stale value delays
  * start/stop by a few records, never corrupts anything).
+ *
+ * The shared stream's stall: in flight mode a writer reuses a sub-buffer
+ * only when every record of its previous lap was committed.  When one was
+ * not, @stall_seq names the sub-buffer waited for, @stall_ns (CLOCK_
+ * MONOTONIC) when the wait began, @stall_check when a writer last looked
+ * whether the records' writers still live; @reclaimed counts sub-buffers
+ * taken back from dead writers (lib/stream_shared.c).
  */
 struct ktrace_control {
 	kt_u32 magic;
@@ -310,7 +339,8 @@ struct ktrace_control {
 	kt_u32 owner_pid;
 	kt_u64 start_ns; /* CLOCK_MONOTONIC of the last start, 0 if never */
 	kt_u64 stop_ns;  /* CLOCK_MONOTONIC of the last stop, 0 if never */
-	kt_u64 reserved[8];
+	kt_u64 stall_seq, stall_ns, stall_check, reclaimed;
+	kt_u64 reserved[4];
 };
 
 #define KTRACE_ENABLE_MAP_SIZE 65536u
