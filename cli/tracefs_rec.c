@@ -1206,57 +1206,6 @@ struct krec *krec_begin_program(const char *dir, const struct krec_opts *o, cons
 	return k;
 }
 
-/*
- * A (TSC, CLOCK_MONOTONIC) pair taken now, appended to DIR/metadata when the
- * program's trace uses the TSC: its runtime took its pairs when it started
- * (and at each sub-buffer), so without one at the end, times late in a
- * short run are extrapolated, and the microseconds that separate a call from
- * the context switches inside it are not to be trusted.  The pair is the
- * runtime's way (lib/clock.c): the TSC read on both sides of the clock, the
- * tightest of five.  x86 only (elsewhere the runtime's raw clock is mono).
- */
-static void append_calib(const char *dir)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	char buf[8192], line[64];
-	uint64_t best = UINT64_MAX, raw = 0, ns = 0;
-	ssize_t n;
-	int fd;
-
-	fd = ksf_open(dir, "metadata", O_RDWR | O_APPEND);
-	if (fd < 0)
-		return;
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	buf[n > 0 ? n : 0] = 0;
-	if (strncmp(buf, "ktrace-format ", 14) || !strstr(buf, "\nclock tsc\n")) {
-		close(fd);
-		return;
-	}
-	for (int i = 0; i < 5; i++) {
-		uint32_t lo, hi;
-		uint64_t a, b, m;
-
-		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-		a = (uint64_t)hi << 32 | lo;
-		m = now_ns(CLOCK_MONOTONIC);
-		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-		b = (uint64_t)hi << 32 | lo;
-		if (b - a < best) {
-			best = b - a;
-			raw = a + (b - a) / 2;
-			ns = m;
-		}
-	}
-	n = snprintf(line, sizeof(line), "calib %" PRIu64 " %" PRIu64 "\n", raw, ns);
-	if (buf[0] && write(fd, line, (size_t)n) != n)
-		cli_error("record", "%s/metadata: cannot add the final calibration pair: %s", dir,
-			  strerror(errno ? errno : ENOSPC));
-	close(fd);
-#else
-	(void)dir;
-#endif
-}
-
 int krec_end_program(struct krec *k, const char *dir, int keep, int quiet)
 {
 	char kdir[PATH_MAX + 8], stage[PATH_MAX], msg[512];
@@ -1272,7 +1221,7 @@ int krec_end_program(struct krec *k, const char *dir, int keep, int quiet)
 		return rc;
 	}
 	snprintf(kdir, sizeof(kdir), "%s/kernel", dir);
-	append_calib(dir);
+	/* (the final calibration pair of DIR/metadata is the consumer's: consumer/consumer.c) */
 	dfd = ksf_dir_open(dir, KSF_CREATE, msg, sizeof(msg));
 	if (dfd < 0 || renameat(AT_FDCWD, stage, dfd, "kernel") < 0) {
 		cli_error("record", "cannot move the kernel events from %s to %s: %s", stage, kdir,

@@ -4,20 +4,42 @@
  * The writer protocol
  * ===================
  *
- * A channel owns N+1 streams: N thread streams (slots) and one shared
- * stream (with KTRACE_GLOBAL_CHANNEL, only the shared stream).  Every stream
- * is a file of buf_nr sub-buffers of buf_size bytes, mapped MAP_SHARED and
- * pre-faulted at setup, so a committed record is in the page cache at once
- * and survives the death of the process.
+ * This comment is the one place where the protocol is explained; the files
+ * that implement it (channel.c, stream_thread.c, stream_shared.c,
+ * session.c, and on the consumer's side consumer/consumer.c) refer here.
+ *
+ * Streams and rings.  A channel owns N+1 streams: N thread streams (slots)
+ * and one shared stream (with KTRACE_GLOBAL_CHANNEL, only the shared
+ * stream).  Each stream is a ring of buf_nr sub-buffers of buf_size bytes;
+ * sub-buffer number seq lives in ring slot seq % buf_nr.  Where the ring
+ * lives depends on who reads it:
+ *
+ *   - on its own (ktrace_setup() in a program not under a consumer): the
+ *     ring is the file DIR/traceN, allocated in full and pre-faulted at
+ *     setup, mapped MAP_SHARED, so a committed record is in the page cache
+ *     at once and survives the death of the process ("fixed" layout);
+ *
+ *   - streamed (under `ktrace record`, $KTRACE_SESSION): the ring is a
+ *     region of the session file in /dev/shm (lib/session.h), allocated
+ *     for a thread stream when a thread first claims it and one slot ahead
+ *     of the writer as it goes (kt_ring_ready()), for the shared stream at
+ *     its first record.  The consumer copies each complete sub-buffer to
+ *     DIR/traceN ("slots" layout) and then advances the stream's
+ *     `consumed` in the control file; a writer may reopen ring slot s of
+ *     sequence number seq only when seq < consumed + buf_nr.  The session
+ *     outlives the program, so committed records survive its death too.
  *
  * Thread streams: lock-free by ownership.  A thread claims a free slot with
  * one compare-and-swap on the slot's owner word (first record of the
  * thread), and from then on is the only writer of that stream, so writing a
  * record is plain stores: the record's words, then the sub-buffer header's
  * nrec and last_ts, then `used` with release order (the commit).  The write
- * cursor lives in thread-local storage (struct kt_tls).  A thread releases
- * its slot when it exits (pthread key destructor) or at exit(); the next
- * owner continues the stream in a new sub-buffer.
+ * cursor lives in thread-local storage (struct kt_tls).  Opening the next
+ * sub-buffer flags the old one CLOSED and publishes the new head (release):
+ * from then on the old one is final and the consumer may copy it.  A
+ * thread releases its slot when it exits (pthread key destructor) or at
+ * exit(), closing its sub-buffer; the next owner continues the stream in a
+ * new one.
  *
  * Signal handlers.  Each logging call increments the thread's nesting depth
  * on entry and restores it on return; a signal handler interrupting the
@@ -29,27 +51,61 @@
  * record is torn or lost (lost only if the shared stream itself is full).
  *
  * Shared stream: reserve/commit as in LTTng's and relay's lock-free
- * buffers.  head = (seq << log2(buf_size)) | offset is advanced by CAS; the
- * writer whose CAS moves head into the next sub-buffer closes the old one
- * (stores `used`, adds the unused tail as padding to its commit count) and
- * initialises the new header, leaving `used` to the closer.  Every writer adds its record size to the
- * slot's cumulative `commit` count after writing it, so slot s of lap L is
- * complete when commit == (L + 1) * (buf_size - 64) (mod 2^32).  In flight
- * mode a slot is reused only when complete; otherwise the record is dropped
- * and counted (a writer stalled for a whole lap of the ring).  Records carry
- * a context word (tid, cpu, signal depth).
+ * buffers.  head = (seq << log2(buf_size)) | offset, advanced by CAS.
  *
- * Discard mode: when a stream has used all buf_nr sub-buffers the writer
- * stores nothing more and counts drops in the stream's `dropped` counter
- * (control file) and the last sub-buffer's `lost`.  Flight mode: the oldest
- * sub-buffer is reopened with the next sequence number and its records are
- * added to `overwritten`.
+ *   reserve   load head; read the clock (ordered: lfence; rdtsc; lfence,
+ *             kt_clock_ordered()); CAS head to head + len.  A CAS that
+ *             succeeds had no other reservation between its load and
+ *             itself, so stamps follow the order of the stream.  A CALL
+ *             record's duration is stretched to that stamp (its exit).
+ *   switch    the writer whose CAS moves head into sub-buffer seq + 1
+ *             takes a (raw, CLOCK_MONOTONIC) pair first; the raw value is
+ *             its record's stamp and the new sub-buffer's first_ts, so no
+ *             record of this lap is stamped below first_ts (the header
+ *             says so: KTRACE_SBF_ORDERED) and anything older in the slot
+ *             is left over from an earlier lap.  It then closes seq (stores
+ *             `used`, adds the unused tail to seq's commit count as
+ *             padding) and initialises the new header, leaving `used`
+ *             (the closer's) alone: the two never write the same field.
+ *   write     store a reservation marker first (KTRACE_REC_RESERVED: the
+ *             record's length and the writer's tid), then the context word
+ *             (tid, cpu, signal depth) and payload, then the real header
+ *             with release order;
+ *   commit    add len to the slot's cumulative `commit` (release).  Slot s
+ *             of lap L is complete when commit == (L + 1) * (buf_size - 64)
+ *             (mod 2^32).
+ *
+ * A complete slot may be reused (flight mode) or copied (streamed).  A
+ * writer preempted inside its record delays that; a writer that died
+ * there (SIGKILL of its process) would delay it for good.  In flight
+ * mode, a writer that needs the slot looks (every 1 ms) at the torn
+ * records' markers: if no thread named there lives, it takes the slot
+ * back (sets its commit count complete; the markers stay, and readers
+ * skip torn records by their length and count them lost); a torn record
+ * without a marker (its writer died between its CAS and its first store)
+ * makes the slot wait 1 s, and only once a process that wrote to the
+ * stream has died (the control file lists them): while all live, every
+ * torn record's writer is alive and will finish.  A writer stalled past
+ * that finds its lap's commit count already full when it resumes and
+ * drops its record instead of writing into the next lap.  Until a slot
+ * comes back, records are dropped and counted.
+ *
+ * Full rings.  Discard mode on its own: when a stream has used all buf_nr
+ * sub-buffers the writer stores nothing more and counts drops in the
+ * stream's `dropped` counter (control file) and the last sub-buffer's
+ * `lost`.  Flight mode: the oldest sub-buffer is reopened with the next
+ * sequence number and its records are added to `overwritten`.  Streamed:
+ * the writer waits for the consumer, polling `consumed` for at most the
+ * session's block_ns (kt_session_wait()), then drops and counts; its
+ * current sub-buffer stays open (its `lost` grows) until the ring frees.
+ * The consumer is woken (futex on the session's wake word, only if it
+ * sleeps) when half a ring is ready, when a ring is full, and at each
+ * shared sub-buffer switch.
  *
  * Time: records hold 40 bits of the raw clock; a writer opens a new
  * sub-buffer when a record would lie KTRACE_TS_WINDOW or more away from the
- * sub-buffer's first_ts (either side: first_ts is taken when the sub-buffer
- * is opened, a moment after the triggering record's own timestamp), and on
- * the way takes a (raw, CLOCK_MONOTONIC) calibration pair for the header.
+ * sub-buffer's first_ts (either side), and on the way takes a (raw,
+ * CLOCK_MONOTONIC) calibration pair for the header.
  */
 #ifndef KTRACE_LIB_RUNTIME_H
 #define KTRACE_LIB_RUNTIME_H
@@ -106,6 +162,7 @@ struct ktrace_channel {
 	uint64_t calib[32][2]; /* (raw, mono ns) pairs; [0],[1] from setup */
 	unsigned ncalib;
 	pid_t pid;
+	pid_t writer_pid; /* this process is in the control file's writers table (stream_shared.c) */
 	uint64_t created_ns, realtime_ns;
 };
 
@@ -129,6 +186,8 @@ struct kt_tls {
 };
 
 extern __thread struct kt_tls kt_tls __attribute__((tls_model("initial-exec")));
+/* getpid() of this process, kept up to date across fork (stream_thread.c). */
+extern pid_t kt_pid;
 extern struct ktrace_channel *kt_default;
 
 /* clock.c */

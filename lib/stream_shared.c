@@ -7,35 +7,14 @@
  * interrupted a logging call, and for threads that found no free slot.
  * Works across processes too (a forked child shares the mapping).
  *
- * Protocol (lib/runtime.h has the overview):
- *
- *   head   = (seq << shift) | offset, 0 before the first sub-buffer; the
- *            offset stays below buf_size (a record never ends exactly at
- *            the end, which would carry into seq)
- *   commit = per ring slot, bytes committed over all laps (mod 2^32)
- *
- *   reserve: load head; if the record fits in sub-buffer seq, CAS head to
- *            head + len and write at offset.  Otherwise CAS head to the
- *            start of seq + 1 plus len: the winner closes seq (used =
- *            offset - 64, padding = buf_size - offset added to its commit)
- *            and initialises the header of seq + 1, other writers retry.
- *   commit:  after writing, add len to the slot's commit (release).
- *
- *   A slot of lap L is complete when commit == (L + 1) * (buf_size - 64).
- *   Discard mode stops at seq == buf_nr; flight mode reuses a slot only
- *   when its previous lap is complete, else the record is dropped.
- *
- *   The switcher initialises the new header after its CAS, so other
- *   writers may already fill, and even close, that sub-buffer before the
- *   initialisation is done.  So the two never write the same field: the
- *   closer owns `used` and `commit`, the initialiser everything else
- *   (kt_open_subbuf() leaves `used` alone for shared streams), and a
- *   reader recognises a closed sub-buffer by a complete commit count
- *   rather than by a flag.  The time-window check and the `lost` count use
- *   the header only once it is initialised ("magic set and seq == s").
- *
- * Writers never wait for each other: a writer preempted (or killed) inside
- * its record only delays the reuse of that one slot in flight mode.
+ * The protocol (reserve with the stamp read inside it, switch, write
+ * behind a reservation marker, commit; complete slots; dead writers in
+ * flight mode) is explained in lib/runtime.h, "Shared stream".  Details
+ * kept here: head's offset stays below buf_size (a record never ends
+ * exactly at the end, which would carry into seq); the time-window check
+ * and the `lost` count use a header only once it is initialised ("magic
+ * set and seq == s", kt_header_ready()), since writers may fill a
+ * sub-buffer before its switcher has initialised it.
  */
 #include <errno.h>
 #include <signal.h>
@@ -72,33 +51,89 @@ static int kt_tid_alive(uint32_t tid)
 	return tid && (kill((pid_t)tid, 0) == 0 || errno == EPERM);
 }
 
-#define KT_STALL_CHECK_NS 1000000ull  /* look at a stalled sub-buffer's writers every 1 ms */
-#define KT_STALL_GIVEUP_NS 50000000ull /* unknown writers: give a sub-buffer up after 50 ms */
+#define KT_STALL_CHECK_NS 1000000ull     /* look at a stalled sub-buffer's writers every 1 ms */
+#define KT_STALL_GIVEUP_NS 1000000000ull /* a writer of unknown name: give up after 1 s */
+
+/*
+ * This process's entry in the control file's writers table, claimed at its
+ * first shared-stream record (and again in a forked child, whose pid
+ * differs): the table says which processes may have records in flight.
+ */
+static void kt_register_writer(struct ktrace_channel *ch)
+{
+	pid_t pid = __atomic_load_n(&kt_pid, __ATOMIC_RELAXED);
+	uint32_t *w = (uint32_t *)((uint8_t *)ch->ctl + KTRACE_WRITERS_OFF);
+
+	if (KT_LIKELY(__atomic_load_n(&ch->writer_pid, __ATOMIC_RELAXED) == pid))
+		return;
+	__atomic_store_n(&ch->writer_pid, pid, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < KTRACE_WRITER_PIDS; i++) {
+		uint32_t v = __atomic_load_n(&w[i], __ATOMIC_RELAXED), zero = 0;
+
+		if (v == (uint32_t)pid)
+			return;
+		if (!v && __atomic_compare_exchange_n(&w[i], &zero, (uint32_t)pid, 0, __ATOMIC_ACQ_REL,
+						      __ATOMIC_RELAXED))
+			return;
+	}
+	/* table full: kt_writer_died() then assumes the worst */
+	__atomic_store_n(&w[KTRACE_WRITER_PIDS - 1], ~0u, __ATOMIC_RELAXED);
+}
+
+/* Has a process that wrote to the shared stream died (or are there too many to tell)? */
+static int kt_writer_died(const struct ktrace_control *ctl)
+{
+	const uint32_t *w = (const uint32_t *)((const uint8_t *)ctl + KTRACE_WRITERS_OFF);
+
+	for (unsigned i = 0; i < KTRACE_WRITER_PIDS; i++) {
+		uint32_t pid = __atomic_load_n(&w[i], __ATOMIC_RELAXED);
+
+		if (pid == ~0u || (pid && !kt_tid_alive(pid)))
+			return 1;
+	}
+	return 0;
+}
+
+/* The 64-bit word at byte @off of sub-buffer @sb's records (acquire). */
+static inline uint64_t kt_word(const struct ktrace_subbuf *sb, uint64_t off)
+{
+	return __atomic_load_n((const uint64_t *)((const uint8_t *)sb + KTRACE_SUBBUF_HDR_SIZE + off),
+			       __ATOMIC_ACQUIRE);
+}
 
 /*
  * Flight mode: may sub-buffer @nsb (ring slot of @nseq) be reused, i.e. is
- * every record of its previous lap committed?  If not, its writers were
- * preempted inside their records, or died there (killed with the rest of
- * their process).  Dead writers would stop the stream for good, so one
- * writer at a time (every KT_STALL_CHECK_NS) walks the sub-buffer: each
- * record not committed is a reservation marker naming its writer's thread
- * (KTRACE_REC_RESERVED); if none of those threads lives, the sub-buffer
- * is reclaimed at once: its commit count is set complete and the markers
- * stay, so readers skip the torn records by their length.  A writer that
- * died before storing its marker leaves no name: such a sub-buffer is
- * reclaimed after KT_STALL_GIVEUP_NS.  A live writer is always waited
- * for: reclaiming its sub-buffer would let a new record land where it is
- * still writing.
+ * every record of its previous lap (sequence number nseq - buf_nr)
+ * committed?  If not, its writers were preempted inside their records,
+ * or died there (killed with their process); dead writers would stop the
+ * stream for good.  So one writer at a time (every KT_STALL_CHECK_NS)
+ * walks that lap's records: complete ones, and reservation markers naming
+ * their writers (KTRACE_REC_RESERVED), up to the first word that is
+ * neither (or a record stamped before the lap's first_ts: an older lap's).
+ * What is not committed must then be accounted for:
+ *   - markers of threads that no longer live (a live one: wait for it);
+ *   - and, if the walk stopped early, the closer's part: the writer that
+ *     moved head to the next sub-buffer marks its own record there first
+ *     (offset 0 of nseq - buf_nr + 1), then stores `used` and commits the
+ *     padding; if that marker is still there and its thread is dead, the
+ *     padding (buf_size - where the walk stopped) is missing too.
+ * If that is everything, the sub-buffer is taken back at once: its commit
+ * count is set complete; the markers stay, and readers skip the torn
+ * records by their length.  A record torn before its marker (a writer
+ * that died between its reservation and its first store) leaves bytes
+ * nobody can name: then the sub-buffer is taken back after
+ * KT_STALL_GIVEUP_NS.  A writer stalled longer than that, which resumes,
+ * drops its record (kt_shared_write()).
  * Return: 1 reusable, 0 not (the caller drops its record).
  */
 static int kt_flight_reusable(struct ktrace_channel *ch, struct kt_stream *st,
 			      struct ktrace_subbuf *nsb, uint64_t nseq)
 {
 	struct ktrace_control *ctl = ch->ctl;
+	uint64_t room = ch->buf_size - KTRACE_SUBBUF_HDR_SIZE, lap_first, now, check, off = 0;
 	uint32_t full = kt_lap_bytes(ch, nseq / ch->buf_nr - 1);
-	uint32_t commit = __atomic_load_n(&nsb->commit, __ATOMIC_ACQUIRE), used;
-	uint64_t now, check, ctx = 8, off;
-	int unknown = 0;
+	uint32_t commit = __atomic_load_n(&nsb->commit, __ATOMIC_ACQUIRE), dead = 0;
+	int ordered = (__atomic_load_n(&nsb->flags, __ATOMIC_RELAXED) & KTRACE_SBF_ORDERED) != 0;
 
 	if (commit == full)
 		return 1;
@@ -112,24 +147,39 @@ static int kt_flight_reusable(struct ktrace_channel *ch, struct kt_stream *st,
 	    !__atomic_compare_exchange_n(&ctl->stall_check, &check, now, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
 		return 0;
-	used = __atomic_load_n(&nsb->used, __ATOMIC_RELAXED);
-	if (used > ch->buf_size - KTRACE_SUBBUF_HDR_SIZE)
-		used = ch->buf_size - KTRACE_SUBBUF_HDR_SIZE;
-	for (off = 0; off + 8 <= used;) {
-		uint64_t h = __atomic_load_n((const uint64_t *)((const uint8_t *)nsb +
-							KTRACE_SUBBUF_HDR_SIZE + off),
-					     __ATOMIC_ACQUIRE);
+	lap_first = __atomic_load_n(&nsb->first_ts, __ATOMIC_RELAXED);
+	while (off + 16 <= room) {
+		uint64_t h = kt_word(nsb, off), len = 16 + 8 * (uint64_t)KTRACE_REC_WORDS(h);
 
 		if (KTRACE_REC_IS_RESERVED(h)) {
 			if (kt_tid_alive((uint32_t)KTRACE_REC_TS(h)))
 				return 0; /* preempted, not dead: wait for it */
-		} else if (!KTRACE_REC_CLASS(h)) {
-			unknown = 1; /* torn before its marker: its length is unknown */
-			break;
+			dead += (uint32_t)len;
+		} else if (!KTRACE_REC_CLASS(h) ||
+			   (ordered && ((KTRACE_REC_TS(h) - lap_first) & KTRACE_TS_MASK) >> 39)) {
+			break; /* not of this lap */
 		}
-		off += 8 + ctx + 8 * (uint64_t)KTRACE_REC_WORDS(h);
+		off += len;
 	}
-	if (unknown && now - __atomic_load_n(&ctl->stall_ns, __ATOMIC_RELAXED) < KT_STALL_GIVEUP_NS)
+	if (full - commit != dead && off < room) {
+		/* Is the rest the padding of a closer that died before adding it? */
+		struct ktrace_subbuf *next = kt_subbuf(ch, st, nseq - ch->buf_nr + 1);
+		uint64_t h = kt_word(next, 0);
+
+		if (KTRACE_REC_IS_RESERVED(h)) {
+			if (kt_tid_alive((uint32_t)KTRACE_REC_TS(h)))
+				return 0;
+			dead += (uint32_t)(room - off);
+		}
+	}
+	/*
+	 * Torn records nobody can name: while every process that wrote lives,
+	 * their writers are alive and will finish; once one has died, they may
+	 * be its threads: give them KT_STALL_GIVEUP_NS.
+	 */
+	if (full - commit != dead &&
+	    (!kt_writer_died(ctl) ||
+	     now - __atomic_load_n(&ctl->stall_ns, __ATOMIC_RELAXED) < KT_STALL_GIVEUP_NS))
 		return 0;
 	if (!__atomic_compare_exchange_n(&nsb->commit, &commit, full, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
@@ -174,6 +224,8 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 		kt_shared_drop(st, NULL);
 		return -ENOBUFS;
 	}
+	if (flight)
+		kt_register_writer(ch);
 	if (cls == KTRACE_CLASS_CALL) {
 		/* Room for a duration that grows past 32 bits when restamped. */
 		for (unsigned i = 0; i < words; i++)
@@ -257,7 +309,13 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 		if (!__atomic_compare_exchange_n(&st->ctl->head, &h, nh, 1, __ATOMIC_ACQ_REL,
 						 __ATOMIC_ACQUIRE))
 			continue;
-		/* We own the switch: close the old sub-buffer, open the new one. */
+		/*
+		 * We own the switch.  Mark our record first, so that a writer
+		 * waiting for the old sub-buffer knows who closes it
+		 * (kt_flight_reusable()); then close the old one, open the new.
+		 */
+		__atomic_store_n((uint64_t *)((uint8_t *)nsb + KTRACE_SUBBUF_HDR_SIZE),
+				 KTRACE_REC_RESERVED((len - 16) / 8, tid), __ATOMIC_RELEASE);
 		if (h) {
 			struct ktrace_subbuf *old = kt_subbuf(ch, st, seq);
 

@@ -17,6 +17,7 @@
 #include "session.h"
 
 __thread struct kt_tls kt_tls __attribute__((tls_model("initial-exec")));
+pid_t kt_pid;
 
 static pthread_key_t kt_exit_key;
 static pthread_once_t kt_once = PTHREAD_ONCE_INIT;
@@ -250,6 +251,7 @@ static void kt_exit_destructor(void *arg)
 /* fork(): the child must not write to the parent's slot. */
 static void kt_atfork_child(void)
 {
+	__atomic_store_n(&kt_pid, getpid(), __ATOMIC_RELAXED);
 	pthread_mutex_init(&kt_live_lock, NULL);
 	kt_tls_reset(&kt_tls);
 }
@@ -261,6 +263,7 @@ static void kt_atexit(void)
 
 static void kt_init_once(void)
 {
+	kt_pid = getpid();
 	pthread_key_create(&kt_exit_key, kt_exit_destructor);
 	pthread_atfork(NULL, NULL, kt_atfork_child);
 	atexit(kt_atexit);

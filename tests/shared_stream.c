@@ -200,19 +200,25 @@ static int kill_trial(int trial)
 	for (int c = 0; c < 4; c++)
 		waitpid(kids[c], NULL, 0);
 	/*
-	 * A writer killed before it could mark its reservation leaves a
-	 * sub-buffer that is given up only after 50 ms: go on for longer.
+	 * The parent goes on until its records are no longer dropped (the dead
+	 * writers' sub-buffers taken back: at once when they are named, after
+	 * 1 s for a writer killed before it could mark its reservation), and
+	 * for at least PARENT_AFTER records.
 	 */
 	{
 		struct timespec t0, t1;
+		struct ktrace_stats a, b;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		do {
-			for (int b = 0; b < 1000; b++)
+			ktrace_get_stats(ch, &a);
+			for (int i = 0; i < 1000; i++)
 				ktrace_log2(3, KT_EVENT_USER, 99, ++written);
+			ktrace_get_stats(ch, &b);
 			clock_gettime(CLOCK_MONOTONIC, &t1);
-		} while (written < PARENT_AFTER ||
-			 (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 200000000L);
+		} while ((written < PARENT_AFTER || b.dropped != a.dropped) && t1.tv_sec - t0.tv_sec < 5);
+		if (b.dropped != a.dropped)
+			diag("trial %d: still dropping after 5 s", trial);
 	}
 	ktrace_cleanup(ch);
 	snprintf(dir, sizeof(dir), "%s/%s", root, name);

@@ -305,6 +305,8 @@ struct ktrace_stream_ctl {
 
 KTRACE_STATIC_ASSERT(sizeof(struct ktrace_stream_ctl) == 64, "stream entry is 64 bytes");
 
+#define KTRACE_WRITER_PIDS 64u
+
 /*
  * struct ktrace_control - page 0 of the control file.
  *
@@ -323,7 +325,11 @@ KTRACE_STATIC_ASSERT(sizeof(struct ktrace_stream_ctl) == 64, "stream entry is 64
  * not, @stall_seq names the sub-buffer waited for, @stall_ns (CLOCK_
  * MONOTONIC) when the wait began, @stall_check when a writer last looked
  * whether the records' writers still live; @reclaimed counts sub-buffers
- * taken back from dead writers (lib/stream_shared.c).
+ * taken back from dead writers (lib/stream_shared.c).  The writers table
+ * (KTRACE_WRITERS_OFF) lists the processes that wrote to the shared
+ * stream (0 = free entry; the first free one is claimed by
+ * compare-and-swap): a sub-buffer holding a torn record whose writer
+ * cannot be named is taken back only once one of them has died.
  */
 struct ktrace_control {
 	kt_u32 magic;
@@ -342,6 +348,13 @@ struct ktrace_control {
 	kt_u64 stall_seq, stall_ns, stall_check, reclaimed;
 	kt_u64 reserved[4];
 };
+
+/*
+ * The shared stream's writers table: KTRACE_WRITER_PIDS u32 at byte
+ * KTRACE_WRITERS_OFF of the control file, in page 0 after struct
+ * ktrace_control (the runtime puts the stream table at 4096).
+ */
+#define KTRACE_WRITERS_OFF 1024u
 
 #define KTRACE_ENABLE_MAP_SIZE 65536u
 
