@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -504,8 +505,16 @@ static int run(int argc, char **argv)
 		krec_end_program(krec, dir, 0, quiet);
 		return 1; /* exec failed: already reported */
 	}
-	if (!quiet)
+	if (!quiet) {
+		struct rusage ru;
+
 		kc_report(sess, CMD);
+		getrusage(RUSAGE_CHILDREN, &ru);
+		fprintf(stderr, "ktrace record: %s: CPU %.2f s, peak memory %.1f MiB\n", argv[optind],
+			(double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+				((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6,
+			(double)ru.ru_maxrss / 1024);
+	}
 	/* Kernel events, or a channel the program set up itself: PROG need not be instrumented. */
 	kernel = krec != NULL || kc_stats(sess)->channels > 1;
 	kc_close(sess, 1);

@@ -764,11 +764,13 @@ void kc_report(struct kc_session *s, const char *cmd)
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
-	fprintf(stderr, "ktrace %s: %llu records, %.1f MB in %llu sub-buffers; consumer CPU %.2f s\n",
+	fprintf(stderr, "ktrace %s: %llu records, %.1f MB in %llu sub-buffers; consumer CPU %.2f s, "
+			"peak memory %.1f MiB\n",
 		cmd, (unsigned long long)st->records, (double)st->bytes / 1e6,
 		(unsigned long long)st->subbufs,
 		(double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
-			((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6);
+			((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6,
+		(double)ru.ru_maxrss / 1024);
 	if (st->waits || st->timeouts)
 		fprintf(stderr, "ktrace %s: the program waited %.3f ms for the consumer, %llu times%s\n",
 			cmd, (double)st->waited_ns / 1e6, (unsigned long long)(st->waits + st->timeouts),

@@ -119,9 +119,9 @@ void kc_consume(struct kc_session *s, int (*done)(void *arg), void *arg);
 
 /**
  * kc_report() - print what the consumer did on stderr, each line prefixed
- * "ktrace CMD: ": records and bytes written, its own CPU time, records
- * dropped and the time ranges they were dropped in, calls reported
- * unfinished.
+ * "ktrace CMD: ": records and bytes written, its own CPU time and peak
+ * memory (resident, shared rings included), records dropped and the time
+ * ranges they were dropped in, calls reported unfinished.
  */
 void kc_report(struct kc_session *s, const char *cmd);
 

@@ -9,11 +9,11 @@
 #   floor        the same build with floor_hooks.c preloaded: shadow stack,
 #                two rdtsc and a 16-byte store per call, nothing else (what
 #                any TSC-timed tracer pays at least)
-#   kt-full      ktrace record, every call, discard mode, a buffer sized for
-#                every call (64 MiB sub-buffers; nothing may be dropped)
-#   kt-flight    ktrace record, every call, flight recorder of 64 MiB (all
-#                calls are written, the newest ~4M stay)
-#   kt-mintime1  ktrace record --config "filter mintime 1" (1 us), 64 MiB buffer
+#   kt-stream    ktrace record with its default options: every call kept,
+#                streamed to disk through 8 MiB rings by the consumer
+#   kt-flight    ktrace record --flight, every call, flight recorder of 64 MiB
+#                (all calls are written, the newest ~4M stay)
+#   kt-mintime1  ktrace record --config "filter mintime 1" (1 us)
 #   kt-funclist  ktrace record --config "filter funclist sqlite3BtreeInsert fend"
 #   uf-pg        uftrace record on the -O2 -pg build (every call + libcalls)
 #   uf-pg-t1us   uftrace record -t 1us on the -pg build
@@ -22,8 +22,10 @@
 #
 # and prints the table of docs/PERFORMANCE.md, "Function tracing (KFT) on
 # SQLite": median wall and CPU (user + sys, all processes) seconds, ratio to
-# plain, calls made and recorded, bytes on disk per recorded call, ns per
-# call, records lost.
+# plain, for ktrace the program's and the consumer's CPU apart and their
+# peak memory (as `ktrace record` reports them), calls made and recorded,
+# bytes on disk per recorded call, ns per call, records lost; then the
+# start-up cost of a tiny program (median of KFT_STARTUP_REPS runs).
 #
 #   bench/kft/run.sh BUILD_DIR [SRC_DIR]
 #
@@ -33,15 +35,17 @@
 #              run of each build warms the page cache)
 #   KFT_ONLY   a regex of row names to run (default all; plain always runs)
 #   KFT_WORK   where traces are written (default BUILD_DIR/bench/kft/work;
-#              each trace is deleted after its row; kt-full needs ~6 GB and
+#              each trace is deleted after its row; kt-stream needs ~3 GB and
 #              uf-inst ~7 GB free there for a moment)
+#   KFT_STARTUP_REPS  runs of the start-up rows (default 20)
 #   KTRACE_LIB another libktrace.so.0 for every ktrace row
 #   KFT_ALT_LIB  a second libktrace.so.0: adds the rows kt-*+alt, the same
 #              runs with that library, side by side with the tree's (to
 #              measure a change of lib/ in one run)
 #
 # Output: BUILD_DIR/bench/kft/results.md (the table), raw.tsv (every run:
-# row rep wall_s cpu_s setup_s recorded ondisk bytes lost note), calls.txt.
+# row rep wall_s cpu_s setup_s recorded ondisk bytes lost note maxrss_kib
+# prog_cpu_s cons_cpu_s prog_mib cons_mib), calls.txt, startup.md.
 #
 # ns per call = (median seconds - plain's median seconds) / calls made, where
 # "calls made" is what the build executes: counted (untimed) with
@@ -109,33 +113,29 @@ cmp -s "$O/plain.out" "$O/expected.out" || die "plain and instrumented builds di
 	echo "calls_pg_mcount $CALLS_PG_MCOUNT"
 } > "$O/calls.txt"
 
-# Buffers.  kt-full: one thread stream (the shell has one thread; -t 1)
-# holding every call at 16 bytes plus 2 % and a spare sub-buffer.
-SUB=$((64 << 20))
-FULL_NR=$(((CALLS_INST * 16 * 102 / 100 + SUB - 65) / (SUB - 64) + 1))
 printf 'filter mintime 1\n' > "$O/mintime1.kft"
 printf 'filter funclist sqlite3BtreeInsert fend\n' > "$O/funclist.kft"
 
-ROWS="plain empty floor kt-full kt-flight kt-mintime1 kt-funclist uf-pg uf-pg-t1us uf-pg-F uf-inst"
+ROWS="plain empty floor kt-stream kt-flight kt-mintime1 kt-funclist uf-pg uf-pg-t1us uf-pg-F uf-inst"
 declare -A DESC BUF
 DESC[plain]="plain -O2"
 DESC[empty]="-finstrument-functions, empty hooks"
 DESC[floor]="floor: shadow stack, 2 x rdtsc, 16-byte store"
-DESC[kt-full]="ktrace record, every call"
-DESC[kt-flight]="ktrace record -f, every call"
+DESC[kt-stream]="ktrace record (defaults: every call, streamed)"
+DESC[kt-flight]="ktrace record --flight, every call"
 DESC[kt-mintime1]="ktrace record, filter mintime 1"
 DESC[kt-funclist]="ktrace record, filter funclist sqlite3BtreeInsert"
 DESC[uf-pg]="uftrace record (-pg build)"
 DESC[uf-pg-t1us]="uftrace record -t 1us (-pg)"
 DESC[uf-pg-F]="uftrace record -F sqlite3BtreeInsert (-pg)"
 DESC[uf-inst]="uftrace record (-finstrument-functions build)"
-BUF[kt-full]="discard, $FULL_NR x 64 MiB"
+BUF[kt-stream]="ring 32 x 256 KiB"
 BUF[kt-flight]="flight, 64 x 1 MiB"
-BUF[kt-mintime1]="discard, 64 x 1 MiB"
-BUF[kt-funclist]="discard, 64 x 1 MiB"
+BUF[kt-mintime1]="ring 32 x 256 KiB"
+BUF[kt-funclist]="ring 32 x 256 KiB"
 if [ -n "${KFT_ALT_LIB:-}" ]; then
 	[ -r "$KFT_ALT_LIB" ] || die "KFT_ALT_LIB=$KFT_ALT_LIB cannot be read"
-	for r in kt-full kt-flight kt-mintime1 kt-funclist; do
+	for r in kt-stream kt-flight kt-mintime1 kt-funclist; do
 		ROWS="$ROWS $r+alt"
 		DESC[$r+alt]="${DESC[$r]} [KFT_ALT_LIB]"
 		BUF[$r+alt]=${BUF[$r]}
@@ -146,16 +146,16 @@ wanted() { [ "$1" = plain ] || [[ $1 =~ $ONLY ]]; }
 
 # The command of row $1 (trace into $W/t).
 row_cmd() {
-	local k=("$KT" record -q --threads 1 -o "$W/t")
+	local k=("$KT" record -o "$W/t")
 	case "$1" in *+alt) k=(env "KTRACE_LIB=$KFT_ALT_LIB" "${k[@]}") ;; esac
 	case "${1%+alt}" in
 	plain) CMD=("$D/sqlite3-plain" :memory:) ;;
 	empty) CMD=(env "LD_PRELOAD=$O/empty_hooks.so" "$D/sqlite3-inst" :memory:) ;;
 	floor) CMD=(env "LD_PRELOAD=$O/floor_hooks.so" "$D/sqlite3-inst" :memory:) ;;
-	kt-full) CMD=("${k[@]}" -b 64M -n "$FULL_NR" -- "$D/sqlite3-inst" :memory:) ;;
+	kt-stream) CMD=("${k[@]}" -- "$D/sqlite3-inst" :memory:) ;;
 	kt-flight) CMD=("${k[@]}" --flight -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
-	kt-mintime1) CMD=("${k[@]}" --config "$O/mintime1.kft" -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
-	kt-funclist) CMD=("${k[@]}" --config "$O/funclist.kft" -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
+	kt-mintime1) CMD=("${k[@]}" --config "$O/mintime1.kft" -- "$D/sqlite3-inst" :memory:) ;;
+	kt-funclist) CMD=("${k[@]}" --config "$O/funclist.kft" -- "$D/sqlite3-inst" :memory:) ;;
 	uf-pg) CMD=(uftrace record -d "$W/t" "$D/sqlite3-pg" :memory:) ;;
 	uf-pg-t1us) CMD=(uftrace record -t 1us -d "$W/t" "$D/sqlite3-pg" :memory:) ;;
 	uf-pg-F) CMD=(uftrace record -F sqlite3BtreeInsert -d "$W/t" "$D/sqlite3-pg" :memory:) ;;
@@ -167,13 +167,13 @@ status_val() { sed -n "s/^$1: \\([0-9]*\\).*/\\1/p" "$W/t/kft-status" 2>/dev/nul
 
 # Run row $1, repetition $2; append a line to raw.tsv.
 run_row() {
-	local row=$1 rep=$2 wall cpu setup="" rec=0 ondisk=0 bytes=0 lost=0 note="" st u s
+	local row=$1 rep=$2 wall cpu setup="" rec=0 ondisk=0 bytes=0 lost=0 note="" st u s rss
+	local pcpu=- ccpu=- pmib=- cmib=-
 	case "$row" in uf-*) [ $have_uftrace = 1 ] || return 0 ;; esac
 	rm -rf "$W/t"
 	row_cmd "$row"
-	TIMEFORMAT='%3R %3U %3S'
-	{ time "${CMD[@]}" < "$SQL" > "$O/row.out" 2> "$O/row.err"; } 2> "$O/time.txt"
-	read -r wall u s < <(tail -n 1 "$O/time.txt")
+	/usr/bin/time -f '%e %U %S %M' -o "$O/time.txt" "${CMD[@]}" < "$SQL" > "$O/row.out" 2> "$O/row.err"
+	read -r wall u s rss < <(tail -n 1 "$O/time.txt")
 	cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f", u + s }')
 	cmp -s "$O/row.out" "$O/expected.out" || note="${note}output-differs;"
 	case "$row" in
@@ -188,6 +188,9 @@ run_row() {
 		note="${note}stopped-by-$(sed -n 's/^stopped: [0-9]* us by //p' "$W/t/kft-status" | tr ' ' '-');"
 		note="${note}unfinished=$(status_val "entries unfinished");"
 		note="${note}exits-without-entry=$(status_val "exits without entry");"
+		# `ktrace record`'s summary: the consumer's and the program's CPU and memory apart
+		read -r ccpu cmib < <(sed -n 's/.*consumer CPU \([0-9.]*\) s, peak memory \([0-9.]*\) MiB.*/\1 \2/p' "$O/row.err")
+		read -r pcpu pmib < <(sed -n 's/^ktrace record: [^ ]*: CPU \([0-9.]*\) s, peak memory \([0-9.]*\) MiB.*/\1 \2/p' "$O/row.err")
 		;;
 	uf-*)
 		st=$(python3 "$SRC/bench/kft/tracestat.py" uftrace "$W/t") || note="${note}tracestat-failed;"
@@ -198,17 +201,18 @@ run_row() {
 		grep -qi lost "$O/row.err" && note="${note}uftrace-reports-lost;"
 		;;
 	esac
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$row" "$rep" "$wall" "$cpu" "${setup:--}" \
-		"${rec:-0}" "${ondisk:-0}" "${bytes:-0}" "${lost:-0}" "${note:--}" >> "$O/raw.tsv"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$row" "$rep" "$wall" \
+		"$cpu" "${setup:--}" "${rec:-0}" "${ondisk:-0}" "${bytes:-0}" "${lost:-0}" "${note:--}" \
+		"$rss" "${pcpu:--}" "${ccpu:--}" "${pmib:--}" "${cmib:--}" >> "$O/raw.tsv"
 	printf '  %-16s rep %s: %6.2f s wall %6.2f s cpu  recorded %s\n' "$row" "$rep" "$wall" "$cpu" \
 		"${rec:-0}" >&2
 	rm -rf "$W/t"
-	case "$row" in kt-full*|uf-pg|uf-inst) sync ;; esac
+	case "$row" in kt-stream*|uf-pg|uf-inst) sync ;; esac
 }
 
 echo "bench/kft: $CALLS_INST calls (-finstrument-functions), $CALLS_PG_MCOUNT mcount calls (-pg);" \
 	"$REPS repetitions; traces in $W" >&2
-printf '# row\trep\twall_s\tcpu_s\tsetup_s\trecorded\tondisk\tbytes\tlost\tnote\n' > "$O/raw.tsv"
+printf '# row\trep\twall_s\tcpu_s\tsetup_s\trecorded\tondisk\tbytes\tlost\tnote\tmaxrss_kib\tprog_cpu_s\tcons_cpu_s\tprog_mib\tcons_mib\n' > "$O/raw.tsv"
 # Warm the page cache (binaries, libraries).
 "$D/sqlite3-plain" :memory: < "$SQL" > /dev/null
 LD_PRELOAD=$O/empty_hooks.so "$D/sqlite3-inst" :memory: < "$SQL" > /dev/null
@@ -233,17 +237,21 @@ fi
 [ -n "$UF_PG_CALLS" ] || UF_PG_CALLS=$CALLS_PG_MCOUNT
 [ -n "$UF_INST_CALLS" ] || UF_INST_CALLS=$CALLS_INST
 {
-	echo "| run | buffer | wall s | x plain | CPU s | setup s | calls made | calls recorded | B per recorded call | ns per call (wall) | ns per call (CPU) | lost |"
-	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| run | buffer | wall s | x plain | CPU s | program CPU s | consumer CPU s | peak MiB | calls made | calls recorded | B per recorded call | ns per call (wall) | ns per call (program CPU) | lost |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for row in $ROWS; do
 		w=$(col "$row" 3 | median)
-		[ -n "$w" ] || { wanted "$row" && echo "| ${DESC[$row]} | | n/a | | | | | | | | | |"; continue; }
+		[ -n "$w" ] || { wanted "$row" && echo "| ${DESC[$row]} | | n/a | | | | | | | | | | | |"; continue; }
 		c=$(col "$row" 4 | median)
-		su=$(col "$row" 5 | median)
 		rec=$(col "$row" 6 | median)
 		ond=$(col "$row" 7 | median)
 		byt=$(col "$row" 8 | median)
 		lost=$(col "$row" 9 | sort -n | tail -n 1)
+		rss=$(col "$row" 11 | median)
+		pc=$(col "$row" 12 | median)
+		cc=$(col "$row" 13 | median)
+		pm=$(col "$row" 14 | median)
+		cm=$(col "$row" 15 | median)
 		case "$row" in
 		plain) calls="" ;;
 		uf-inst) calls=$UF_INST_CALLS ;;
@@ -252,19 +260,21 @@ fi
 		esac
 		buf=${BUF[$row]:-}
 		case "$row" in uf-*) buf="uftrace default"; lost="not reported" ;; plain|empty|floor) lost="" ;; esac
-		awk -v d="${DESC[$row]}" -v buf="$buf" -v w="$w" -v c="$c" -v su="$su" -v pw="$PLAIN_W" \
+		awk -v d="${DESC[$row]}" -v buf="$buf" -v w="$w" -v c="$c" -v pw="$PLAIN_W" \
 			-v pc="$PLAIN_C" -v calls="$calls" -v rec="$rec" -v ond="$ond" -v byt="$byt" \
-			-v lost="$lost" -v row="$row" 'BEGIN {
+			-v lost="$lost" -v row="$row" -v rss="$rss" -v prc="$pc" -v cc="$cc" -v pm="$pm" \
+			-v cm="$cm" 'BEGIN {
 			printf "| %s | %s | %.3f | %.2f | %.3f | ", d, buf, w, w / pw, c;
-			if (su != "") printf "%.3f", su;
-			printf " | ";
+			if (prc != "") printf "%.3f | %.3f | %.1f + %.1f | ", prc, cc, pm, cm;
+			else printf "%.3f | | %.1f | ", c, rss / 1024;
 			if (calls == "") { printf "| | | | | |\n"; exit }
 			printf "%.1fM | ", calls / 1e6;
 			if (row == "empty" || row == "floor") printf "- | - | "; else {
 				printf "%.2fM", rec / 1e6;
 				if (ond != rec) printf " (%.2fM on disk)", ond / 1e6;
 				printf " | %.1f | ", (ond > 0 ? byt / ond : 0) }
-			printf "%.1f | %.1f | %s |\n", (w - pw) * 1e9 / calls, (c - pc) * 1e9 / calls, lost
+			printf "%.1f | %.1f | %s |\n", (w - pw) * 1e9 / calls,
+				((prc != "" ? prc : c) - pc) * 1e9 / calls, lost
 		}'
 	done
 } > "$O/results.md"
@@ -273,10 +283,40 @@ fi
 	echo "Calls made: $CALLS_INST by the -finstrument-functions build (counted), $CALLS_PG_MCOUNT mcount"
 	echo "calls by the -pg build (counted); uftrace hooked $UF_PG_CALLS (-pg) and $UF_INST_CALLS"
 	echo "(-finstrument-functions) calls, library calls included ($UF_SRC).  Plain: ${PLAIN_W} s wall, ${PLAIN_C} s CPU"
-	echo "(medians of $REPS).  Setup: time from program start until the KFT run started (buffer allocation)."
+	echo "(medians of $REPS).  ktrace rows: the program's and the consumer's CPU and peak resident memory as"
+	echo "ktrace record reports them (shared rings counted in both); other rows: all processes (GNU time)."
 	echo "ktrace: $($KT --version 2>/dev/null || echo "$KT"), lib ${KTRACE_LIB:-$B/libktrace.so.0}${KFT_ALT_LIB:+, KFT_ALT_LIB $KFT_ALT_LIB}; $(uftrace --version 2>/dev/null | head -n 1)"
 	echo "Machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1), kernel $(uname -r), load before the run $LOAD0, after $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%d)"
 } >> "$O/results.md"
+# Start-up: a tiny program, plain and under each tracer, KFT_STARTUP_REPS
+# times each (interleaved), median wall milliseconds.
+"$CC" -O2 -finstrument-functions -o "$O/tiny-inst" "$SRC/bench/kft/tiny.c" &&
+	"$CC" -O2 -pg -o "$O/tiny-pg" "$SRC/bench/kft/tiny.c" || die "cannot build bench/kft/tiny.c"
+python3 - "$O" "$KT" "$W" "${KFT_STARTUP_REPS:-20}" "$have_uftrace" > "$O/startup.md" <<'PY' || die "start-up rows failed"
+import os, shutil, statistics, subprocess, sys, time
+o, kt, w, reps, have_uf = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5] == "1"
+rows = [("plain (-finstrument-functions build, untraced)", [o + "/tiny-inst"]),
+        ("ktrace record", [kt, "record", "-q", "-o", w + "/s", "--", o + "/tiny-inst"])]
+if have_uf:
+    rows.append(("uftrace record (-pg build)", ["uftrace", "record", "-d", w + "/s", o + "/tiny-pg"]))
+    rows.append(("plain (-pg build, untraced)", [o + "/tiny-pg"]))
+ms = {name: [] for name, _ in rows}
+for _ in range(reps):
+    for name, cmd in rows:
+        t = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ms[name].append((time.perf_counter() - t) * 1000)
+        shutil.rmtree(w + "/s", ignore_errors=True)
+med = {k: statistics.median(v) for k, v in ms.items()}
+print("| start-up of a tiny program | median ms | over its plain run, ms |")
+print("|---|---:|---:|")
+for name, _ in rows:
+    base = med[rows[0][0]] if "uftrace" not in name and "-pg" not in name else med.get("plain (-pg build, untraced)", 0)
+    print(f"| {name} | {med[name]:.2f} | {med[name] - base:.2f} |")
+print()
+print(f"Median of {reps} runs each, interleaved; bench/kft/tiny.c (main() and one call).")
+PY
+cat "$O/startup.md" >> "$O/results.md"
 cat "$O/results.md"
 echo
 echo "bench/kft: raw runs in $O/raw.tsv; notes of each ktrace row's first run:" >&2
