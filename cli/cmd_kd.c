@@ -1164,9 +1164,10 @@ static int run(int argc, char **argv)
 		double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 
 		fprintf(stderr,
-			"ktrace kd: %" PRIu64 " records, %" PRIu64 " calls of %zu functions read in %.3f s (%.1f M records/s)%s\n",
+			"ktrace kd: %" PRIu64 " records, %" PRIu64 " calls of %zu functions read in %.3f s (%.1f M records/s)%s%s\n",
 			k.records, k.calls, k.nfns, s, s > 0 ? (double)k.records / s / 1e6 : 0.0,
-			sorter && ktr_callsort_runs(sorter) ? ", sorted on disk" : "");
+			sorter && ktr_callsort_runs(sorter) ? ", sorted on disk" : "",
+			k.lost || k.overwritten ? "" : "; no record lost");
 	}
 	name_functions(&k);
 	cli_pager_start();
