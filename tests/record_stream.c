@@ -10,6 +10,8 @@
  *     saw return is in the trace, and the calls open at the kill are there
  *     as unfinished;
  *   - SIGSEGV and abort() at depth 100: the 101 open calls are unfinished;
+ *   - a recursion 100000 deep (beyond the old 65536-frame shadow stack):
+ *     every call kept, none lost uncounted;
  *   - SIGKILL of `ktrace record` itself, then `ktrace read --recover`;
  *   - flight mode keeps the newest calls, logentries still caps a run, a
  *     program's own channel (ktrace_setup) is streamed too;
@@ -414,6 +416,26 @@ static void test_crash(const char *how, int sig)
 	ok(rc == 0 && file_has(out, "deep"), "%s: kd -c shows the call path", how);
 }
 
+/* Issue 12: calls deeper than the old 65536-frame shadow stack were lost uncounted. */
+static void test_deep(void)
+{
+	char dir[4200], err[4300], status[4400];
+	char *argv[] = { ktrace, "record", "-q", "-o", dir, "--", prog, "recurse", "100000", NULL };
+	struct counts c;
+	struct walk_stats ws;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/deep", tmp);
+	snprintf(err, sizeof(err), "%s/deep.err", tmp);
+	rc = runv(argv, NULL, err);
+	ws = count(dir, &c);
+	snprintf(status, sizeof(status), "%s/kft-status", dir);
+	ok(rc == 0 && c.deep == 100000 && c.main == 1 && c.unf_deep == 0 && ws.dropped == 0 &&
+		   file_has(status, "calls too deep: 0\n") && file_has(status, "entries lost: 0\n"),
+	   "a recursion 100000 deep: every call kept (%llu of 100000), none lost or too deep",
+	   (unsigned long long)c.deep);
+}
+
 static void test_kill_recorder(void)
 {
 	char dir[4200], ctr[4200], err[4300], session[4300];
@@ -523,6 +545,7 @@ int main(void)
 	test_kill_program();
 	test_crash("segv", SIGSEGV);
 	test_crash("abort", SIGABRT);
+	test_deep();
 	test_kill_recorder();
 	test_flight_and_limits();
 	test_api_channel();

@@ -13,6 +13,9 @@
  *       writes through a NULL pointer: SIGSEGV with DEPTH + 1 calls open.
  *   stream abort DEPTH
  *       the same, ending in abort().
+ *   stream recurse DEPTH
+ *       main() -> deep(DEPTH) -> ... -> deep(1), which returns: DEPTH + 1
+ *       calls, all finished (their frames fit the default 8 MiB C stack).
  *
  * The functions' addresses are printed on stderr as "NAME 0xADDR" lines
  * when KFT_SYMS is set, so the test can name records without a symbolizer.
@@ -54,6 +57,8 @@ void __attribute__((noinline)) deep(unsigned depth)
 	}
 	if (crash_abort)
 		abort();
+	if (sink)
+		return; /* `recurse` */
 	*(volatile int *)(uintptr_t)sink = 1; /* sink is 0: SIGSEGV */
 }
 
@@ -84,6 +89,11 @@ int main(int argc, char **argv)
 		deep((unsigned)strtoul(argv[2], NULL, 0));
 		return 0;
 	}
-	fprintf(stderr, "usage: stream calls N [SPIN] [COUNTER] | segv DEPTH | abort DEPTH\n");
+	if (argc >= 3 && !strcmp(argv[1], "recurse")) {
+		sink = 1; /* deep(1) returns instead of faulting */
+		deep((unsigned)strtoul(argv[2], NULL, 0));
+		return 0;
+	}
+	fprintf(stderr, "usage: stream calls N [SPIN] [COUNTER] | segv DEPTH | abort DEPTH | recurse DEPTH\n");
 	return 2;
 }
