@@ -216,10 +216,14 @@ static int parse_duration(const char *s, uint64_t *ns)
 	return -1;
 }
 
-/* SIGCHLD interrupts the consumer's wait, so the end is seen at once. */
+/* SIGCHLD ends the consumer's wait, so the end is seen at once. */
+static struct kc_session *volatile kick_sess;
+
 static void on_child(int sig)
 {
 	(void)sig;
+	if (kick_sess)
+		kc_kick(kick_sess);
 }
 
 /* kc_consume()'s test: has the program ended?  Reaps it. */
@@ -445,12 +449,14 @@ static int run(int argc, char **argv)
 		if (delay) /* testing aid: a consumer slowed on purpose */
 			kc_set_throttle(sess, (unsigned)atoi(delay));
 		kc_set_block(sess, block_ns);
+		kick_sess = sess;
 	}
 	rec_report_open(&rep);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		cli_error(CMD, "fork: %s", strerror(errno));
+		kick_sess = NULL;
 		kc_close(sess, 1);
 		krec_end_program(krec, dir, 0, quiet);
 		return 1;
@@ -487,6 +493,7 @@ static int run(int argc, char **argv)
 		struct child ch = { pid, 0, 0 };
 
 		kc_consume(sess, child_ended, &ch);
+		kick_sess = NULL;
 		if (ch.err) {
 			cli_error(CMD, "waitpid: %s", strerror(ch.err));
 			kc_close(sess, 0);

@@ -748,6 +748,12 @@ void kc_wait(struct kc_session *s, int timeout_ms)
 	__atomic_store_n(&s->hdr->sleeping, 0, __ATOMIC_SEQ_CST);
 }
 
+void kc_kick(struct kc_session *s)
+{
+	__atomic_fetch_add(&s->hdr->wake, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &s->hdr->wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
 void kc_consume(struct kc_session *s, int (*done)(void *arg), void *arg)
 {
 	for (;;) {

@@ -111,6 +111,14 @@ uint64_t kc_drain(struct kc_session *s, int final);
 void kc_wait(struct kc_session *s, int timeout_ms);
 
 /**
+ * kc_kick() - end a kc_wait() now, or make the next one return at once
+ * (bumps the wake word and wakes it).  For a SIGCHLD handler: a signal
+ * that lands between kc_consume()'s test and its sleep would otherwise
+ * leave the consumer asleep for the whole timeout.  Async-signal-safe.
+ */
+void kc_kick(struct kc_session *s);
+
+/**
  * kc_consume() - the consumer's loop: kc_drain() whenever a writer closes
  * a sub-buffer (kc_wait(), at least every 20 ms) until @done(@arg)
  * returns nonzero (the program ended).  The final drain is the caller's.

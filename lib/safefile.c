@@ -365,6 +365,29 @@ int ksf_tmp_at(int dirfd, const char *name, char *tmp, size_t len)
 	return fd;
 }
 
+/*
+ * Put the finished temporary @tmp in place of @name.  An existing @name is
+ * swapped with it (renameat2(RENAME_EXCHANGE)) and the old file, now named
+ * @tmp, unlinked: ext4 (auto_da_alloc) starts writing a file back at once
+ * when rename(2) replaces another, about 1 ms per small file, 4 ms at the
+ * end of a run, against 0.25 ms for the exchange.  A @name that does not
+ * exist yet, or a file system without RENAME_EXCHANGE, gets renameat(2).
+ * A directory named @name is swapped back (rename(2) would have failed
+ * with EISDIR too).  Return: 0 or an errno value.
+ */
+static int install(int dirfd, const char *tmp, const char *name)
+{
+	if (renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE) == 0) {
+		if (unlinkat(dirfd, tmp, 0) == 0)
+			return 0;
+		renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE);
+		return EISDIR;
+	}
+	if (errno != ENOENT && errno != EINVAL && errno != ENOSYS)
+		return errno;
+	return renameat(dirfd, tmp, dirfd, name) < 0 ? errno : 0;
+}
+
 int ksf_replace_at(int dirfd, const char *name, const void *buf, size_t len)
 {
 	char tmp[NAME_MAX + 1];
@@ -387,8 +410,8 @@ int ksf_replace_at(int dirfd, const char *name, const void *buf, size_t len)
 	}
 	if (close(fd) < 0 && !err)
 		err = errno;
-	if (!err && renameat(dirfd, tmp, dirfd, name) < 0)
-		err = errno;
+	if (!err)
+		err = install(dirfd, tmp, name);
 	if (err)
 		unlinkat(dirfd, tmp, 0);
 	return -err;

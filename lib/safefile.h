@@ -20,7 +20,9 @@
  *  - A file is rewritten by creating ".NAME.<16 hex digits>" that way (the
  *    digits from getrandom(2), so the name cannot be predicted) and
  *    renaming it over NAME: rename(2) replaces the directory entry, a
- *    planted link included, and writes through nothing.  (O_TMPFILE and
+ *    planted link included, and writes through nothing.  (An existing
+ *    NAME is swapped with it by renameat2(RENAME_EXCHANGE) and then
+ *    unlinked, which ext4 does without writing the new file back at once.)  (O_TMPFILE and
  *    linkat(2) cannot replace an existing name, and naming an O_TMPFILE
  *    file needs /proc or CAP_DAC_READ_SEARCH; the random name gives the
  *    same guarantee everywhere.)
@@ -110,7 +112,7 @@ int ksf_tmp_at(int dirfd, const char *name, char *tmp, size_t len);
 
 /**
  * ksf_replace_at() - replace @name in @dirfd by the @len bytes at @buf,
- * atomically (ksf_tmp_at(), write, renameat()): a reader sees the old or
+ * atomically (ksf_tmp_at(), write, renameat2()): a reader sees the old or
  * the new contents, never a mix, and a link named @name is replaced, not
  * followed.  Return: 0, or -errno (the temporary removed; @name unchanged).
  */

@@ -11,6 +11,7 @@
  * (65534); as another user that case cannot be made and is said so.  The
  * attacks through the ktrace command are tests/security_files.sh.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -72,6 +73,28 @@ static int is_link(const char *rel)
 	struct stat st;
 
 	return lstat(P(rel), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+static int is_dir(const char *rel)
+{
+	struct stat st;
+
+	return lstat(P(rel), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Entries of directory @path other than "." and "..". */
+static int count_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
 }
 
 static void test_dirs(void)
@@ -196,6 +219,14 @@ static void test_files(void)
 	is_int(ksf_replace(P("a/b/c"), "state", "start\n", 6), 0, "ksf_replace by path");
 	is_str(get("a/b/c/state"), "start\n", "... the file written");
 	is_int(ksf_replace(P("lnk"), "state", "x", 1), -ELOOP, "... into a directory given as a link: -ELOOP");
+
+	/* Replacing an existing file swaps it out (RENAME_EXCHANGE): nothing else is left. */
+	is_int(ksf_replace(P("a/b/c"), "state", "stop\n", 5), 0, "ksf_replace over an existing file");
+	is_str(get("a/b/c/state"), "stop\n", "... the new contents in place");
+	is_int(count_entries(P("a/b/c")), 1, "... and no temporary or old file left beside it");
+	mkdir(P("a/b/c/dir"), 0700);
+	is_int(ksf_replace(P("a/b/c"), "dir", "x", 1), -EISDIR, "replacing a directory: -EISDIR");
+	ok(is_dir("a/b/c/dir") && count_entries(P("a/b/c")) == 2, "... the directory still there, nothing left beside it");
 	close(dfd);
 }
 
