@@ -27,7 +27,7 @@
 
 #include <stdint.h>
 
-#define BENCH_MAX_THREADS 8
+#define BENCH_MAX_THREADS 32
 #define BENCH_MAX_REPS 64
 
 /**

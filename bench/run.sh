@@ -8,7 +8,8 @@
 # by bench/Makefile).  Environment: BENCH_EVENTS (events per thread per
 # repetition, default 10000000), BENCH_REPS (timed repetitions, 7),
 # BENCH_WARMUP (untimed, 1), BENCH_THREADS (thread counts, "1 2"),
-# BENCH_ONLY (a regex of variants to run, default all).
+# BENCH_ONLY (a regex of variants to run, default all), BENCH_OVERSUB
+# (thread counts of the oversubscribed drop-rate runs, "8 32").
 #
 # Writes BUILD_DIR/bench/results.tsv (one line per variant and thread count:
 # variant threads median_ns min_ns max_ns reps events bytes_per_event
@@ -89,6 +90,23 @@ for t in $THREADS; do
 		log "no $O/bench_ktrace (libktrace.a missing?): ktrace rows skipped"
 	fi
 done
+
+# --- oversubscribed: drop rates ----------------------------------------------
+# More writer threads than CPUs, 1/10 of the events: how many records a shared
+# (global) flight stream drops while a preempted writer holds a sub-buffer,
+# beside per-thread flight streams (which cannot drop).  Each run's counters
+# cover the warm-up and the timed repetitions.
+OVER_RAW=$O/oversub.raw
+: >"$OVER_RAW"
+if [ -x "$O/bench_ktrace" ]; then
+	for t in ${BENCH_OVERSUB:-8 32}; do
+		for v in ktrace-flight ktrace-global; do
+			want "$v" || continue
+			"$O/bench_ktrace" -n $((EVENTS / 10)) -r 3 -w 1 -t "$t" -d "$W" "$v" >>"$OVER_RAW" ||
+				log "bench_ktrace $v -t $t (oversubscribed) failed"
+		done
+	done
+fi
 
 # --- LTTng-UST ---------------------------------------------------------------
 started_sessiond=
@@ -216,5 +234,19 @@ echo
 cat "$MD"
 echo
 grep -v '^#' "$TSV" | awk -F'\t' '$10 != "-" && $1 != "variant" {print "  note " $1 " " $2 "T: " $10}'
+if [ -s "$OVER_RAW" ]; then
+	echo
+	echo "Oversubscribed ($(nproc) CPUs): records dropped by flight-mode channels, $((EVENTS / 10)) events/thread x 4 runs"
+	echo
+	awk -F'\t' -v ev=$((EVENTS / 10)) 'BEGIN {
+		print "| variant | threads | records attempted | dropped | drop rate | ns/event median |"
+		print "|---|---:|---:|---:|---:|---:|"
+	}
+	$1 == "result" {
+		d = $10; sub(/.*dropped=/, "", d); sub(/,.*/, "", d)
+		n = ev * $3 * 4
+		printf "| %s | %d | %d | %d | %.1f%% | %.1f |\n", $2, $3, n, d, 100 * d / n, $4
+	}' "$OVER_RAW" | tee "$O/oversub.md"
+fi
 echo
 echo "results: $TSV, $MD"

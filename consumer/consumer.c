@@ -147,6 +147,7 @@ struct kc_session *kc_create(const char *dir, int flight, const char *cmd, char 
 	s->hdr->flags = flight ? KT_SESSION_FLIGHT : 0;
 	s->hdr->size = KT_SESSION_DATA_OFF;
 	s->hdr->start_ns = s->calib_ns;
+	s->hdr->start_raw = s->calib_raw;
 	memcpy(s->hdr->dir, dir, strlen(dir) + 1);
 	__atomic_store_n(&s->hdr->magic, KT_SESSION_MAGIC, __ATOMIC_RELEASE);
 

@@ -381,15 +381,26 @@ struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 	ch->created_ns = kt_mono_ns();
 	ch->realtime_ns = kt_realtime_ns();
 	/*
-	 * Two calibration pairs a few ms apart give the rate even if the
-	 * program dies before any other pair is taken.  A streamed channel
-	 * need not wait for the second: its consumer appends one to the
-	 * metadata when the program has ended, however it ended.
+	 * Two calibration pairs at least 1 ms apart give the clock's rate
+	 * (the KFT engine's time filters and triggers need it at once) even
+	 * if the program dies before any other pair is taken.  Alone, a
+	 * channel takes two 2 ms apart; under a session the first is the
+	 * consumer's, taken before the program was started (fork, exec and
+	 * the loader take about that long, so this rarely waits), and the
+	 * consumer appends a last one when the program has ended.
 	 */
-	kt_add_calib(ch);
-	if (!sess) {
+	if (sess && sess->hdr->start_raw) {
+		unsigned n = ch->ncalib++;
+
+		ch->calib[n][0] = sess->hdr->start_raw;
+		ch->calib[n][1] = sess->hdr->start_ns;
+		while (kt_mono_ns() - sess->hdr->start_ns < 1000000)
+			;
+		kt_add_calib(ch);
+	} else {
 		uint64_t t0 = kt_mono_ns();
 
+		kt_add_calib(ch);
 		while (kt_mono_ns() - t0 < 2000000)
 			;
 		kt_add_calib(ch);

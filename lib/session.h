@@ -68,6 +68,10 @@
  * @nchan:     channel entries handed out (the consumer scans [0, nchan)).
  * @nstack:    shadow-stack entries handed out.
  * @start_ns:  CLOCK_MONOTONIC when the consumer created the session.
+ * @start_raw: the trace clock (kt_clock()) read with @start_ns, a
+ *             calibration pair: a channel set up at least 1 ms later
+ *             takes its rate from this pair and its own (lib/channel.c),
+ *             without waiting 2 ms for a second pair of its own.
  * @block_ns:  how long a writer that finds its ring full waits for the
  *             consumer before it drops records (0: it drops at once);
  *             set by the consumer (`ktrace record --block`).
@@ -97,7 +101,8 @@ struct kt_session_hdr {
 	uint64_t timeouts;
 	uint32_t stalled;
 	uint32_t pad;
-	uint64_t reserved[5];
+	uint64_t start_raw;
+	uint64_t reserved[4];
 	char dir[3968];
 };
 

@@ -12,6 +12,8 @@
  *   - SIGSEGV and abort() at depth 100: the 101 open calls are unfinished;
  *   - a recursion 100000 deep (beyond the old 65536-frame shadow stack):
  *     every call kept, none lost uncounted;
+ *   - the engine's clock rate: `-t 1ms` keeps 2500 us calls and drops
+ *     400 us ones, and the run's stop time fits the wall time;
  *   - SIGKILL of `ktrace record` itself, then `ktrace read --recover`;
  *   - flight mode keeps the newest calls, logentries still caps a run, a
  *     program's own channel (ktrace_setup) is streamed too;
@@ -182,21 +184,28 @@ static int file_has(const char *path, const char *needle)
 	return strstr(buf, needle) != NULL;
 }
 
-/* The "entries lost: N" line of DIR/kft-status. */
-static uint64_t status_lost(const char *dir)
+/* The number after "@field: " in DIR/kft-status (~0 if absent). */
+static uint64_t status_num(const char *dir, const char *field)
 {
 	char path[4400], line[256];
+	size_t n = strlen(field);
 	uint64_t v = ~0ull;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/kft-status", dir);
 	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "entries lost: %llu", (unsigned long long *)&v) == 1)
+		if (!strncmp(line, field, n) && line[n] == ':' &&
+		    sscanf(line + n + 1, "%llu", (unsigned long long *)&v) == 1)
 			break;
 	if (f)
 		fclose(f);
 	return v;
+}
+
+static uint64_t status_lost(const char *dir)
+{
+	return status_num(dir, "entries lost");
 }
 
 static pid_t child_of(pid_t parent)
@@ -436,6 +445,44 @@ static void test_deep(void)
 	   (unsigned long long)c.deep);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The KFT engine's clock rate under a session.  A streamed channel once
+ * took it from two calibration pairs microseconds apart: times came out
+ * 2.6x too long, and `-t 1ms` kept 400 us calls.  Expected answers from
+ * the program's own busy loops (CLOCK_MONOTONIC) and the test's clock.
+ */
+static void test_clock_rate(void)
+{
+	char dir[4200], err[4300];
+	char *argv[] = { ktrace, "record", "-q", "-t", "1ms", "-o", dir, "--", prog, "timed", "10", "400", "2500", NULL };
+	struct counts c;
+	uint64_t t0, wall_us, stop_us;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/timed", tmp);
+	snprintf(err, sizeof(err), "%s/timed.err", tmp);
+	t0 = mono_ns();
+	rc = runv(argv, NULL, err);
+	wall_us = (mono_ns() - t0) / 1000;
+	count(dir, &c);
+	stop_us = status_num(dir, "stopped");
+	ok(rc == 0 && c.deep == 10 && c.leaf == 0 && c.main == 1,
+	   "-t 1ms keeps the ten 2500 us calls and none of the ten 400 us ones (kept %llu and %llu)",
+	   (unsigned long long)c.deep, (unsigned long long)c.leaf);
+	ok(stop_us >= 29000 && stop_us <= wall_us,
+	   "the run's stop time, %llu us after exec, lies between the program's busy time (29000 us) "
+	   "and record's wall time (%llu us)",
+	   (unsigned long long)stop_us, (unsigned long long)wall_us);
+}
+
 static void test_kill_recorder(void)
 {
 	char dir[4200], ctr[4200], err[4300], session[4300];
@@ -546,6 +593,7 @@ int main(void)
 	test_crash("segv", SIGSEGV);
 	test_crash("abort", SIGABRT);
 	test_deep();
+	test_clock_rate();
 	test_kill_recorder();
 	test_flight_and_limits();
 	test_api_channel();

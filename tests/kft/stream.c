@@ -16,6 +16,9 @@
  *   stream recurse DEPTH
  *       main() -> deep(DEPTH) -> ... -> deep(1), which returns: DEPTH + 1
  *       calls, all finished (their frames fit the default 8 MiB C stack).
+ *   stream timed N SHORT_US LONG_US
+ *       N times: leaf() busy for SHORT_US, then deep(1) busy for LONG_US
+ *       (CLOCK_MONOTONIC), for the time filters (-t) and the clock rate.
  *
  * The functions' addresses are printed on stderr as "NAME 0xADDR" lines
  * when KFT_SYMS is set, so the test can name records without a symbolizer.
@@ -26,15 +29,37 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 static volatile uint64_t *counter;
 static volatile unsigned sink;
-static int crash_abort;
+static int crash_abort, timed;
+static unsigned long_us;
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void busy_us(unsigned us)
+{
+	uint64_t t0 = mono_us();
+
+	while (mono_us() - t0 < us)
+		sink++;
+}
 
 void __attribute__((noinline)) leaf(unsigned spin)
 {
+	if (timed) {
+		busy_us(spin);
+		return;
+	}
 	for (unsigned i = 0; i < spin; i++)
 		sink += i;
 }
@@ -57,6 +82,10 @@ void __attribute__((noinline)) deep(unsigned depth)
 	}
 	if (crash_abort)
 		abort();
+	if (long_us) {
+		busy_us(long_us); /* `timed` */
+		return;
+	}
 	if (sink)
 		return; /* `recurse` */
 	*(volatile int *)(uintptr_t)sink = 1; /* sink is 0: SIGSEGV */
@@ -94,6 +123,18 @@ int main(int argc, char **argv)
 		deep((unsigned)strtoul(argv[2], NULL, 0));
 		return 0;
 	}
-	fprintf(stderr, "usage: stream calls N [SPIN] [COUNTER] | segv DEPTH | abort DEPTH | recurse DEPTH\n");
+	if (argc >= 5 && !strcmp(argv[1], "timed")) {
+		unsigned long n = strtoul(argv[2], NULL, 0), short_us = strtoul(argv[3], NULL, 0);
+
+		timed = 1;
+		long_us = (unsigned)strtoul(argv[4], NULL, 0);
+		for (unsigned long i = 0; i < n; i++) {
+			leaf((unsigned)short_us);
+			deep(1);
+		}
+		return 0;
+	}
+	fprintf(stderr, "usage: stream calls N [SPIN] [COUNTER] | segv DEPTH | abort DEPTH | recurse DEPTH"
+			" | timed N SHORT_US LONG_US\n");
 	return 2;
 }
