@@ -47,8 +47,14 @@ struct ktrace_cmd {
 /** cli_find_command() - the subcommand called @name, or NULL. */
 const struct ktrace_cmd *cli_find_command(const char *name);
 
-/* Usage and runtime errors: "ktrace CMD: message" on stderr, one line. */
+/* Usage and runtime errors: "ktrace CMD: message" on stderr, one line
+ * (control characters in the message are shown as '?'; at most 4 KiB). */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+struct ktr_trace;
+/* Print the reader's pending diagnostics of @t (ktr_diag_next()), one
+ * cli_error() line each. */
+void cli_diags(const char *cmd, struct ktr_trace *t);
 
 /**
  * cli_bad_option() - report the option getopt_long() just rejected, as one

@@ -21,14 +21,17 @@
 
 void cli_error(const char *cmd, const char *fmt, ...)
 {
+	char msg[4096];
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "ktrace%s%s: ", cmd ? " " : "", cmd ? cmd : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	for (char *c = msg; *c; c++) /* one line, whatever the user typed */
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	fflush(stdout);
+	fprintf(stderr, "ktrace%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", msg);
 }
 
 int cli_bad_option(const char *cmd, int c, int argc, char **argv)
@@ -50,13 +53,21 @@ int cli_bad_option(const char *cmd, int c, int argc, char **argv)
 	return 2;
 }
 
+void cli_diags(const char *cmd, struct ktr_trace *t)
+{
+	const char *m;
+
+	while ((m = ktr_diag_next(t)))
+		cli_error(cmd, "%s", m);
+}
+
 int cli_parse_u64(const char *s, uint64_t *v)
 {
 	char *end;
 	unsigned long long x;
 
-	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-		return -1;
+	if (!s || !(*s >= '0' && *s <= '9'))
+		return -1; /* strtoull() would take blanks and a sign first */
 	errno = 0;
 	x = strtoull(s, &end, 0);
 	if (errno || *end)

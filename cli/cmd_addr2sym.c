@@ -86,14 +86,6 @@ static void help(FILE *out)
 		"or output failed, 2 usage error.  See ktrace-addr2sym(1).\n");
 }
 
-static void drain(struct ktr_trace *t)
-{
-	const char *m;
-
-	while ((m = ktr_diag_next(t)))
-		cli_error(CMD, "%s", m);
-}
-
 static const char *us(const struct aopts *o, uint64_t ns, char *buf, size_t len)
 {
 	if (o->usec)
@@ -413,7 +405,7 @@ static int run(int argc, char **argv)
 	a.t = cli_select_open(&a.o.sel, CMD, dir);
 	if (!a.t)
 		return 1;
-	drain(a.t);
+	cli_diags(CMD, a.t);
 	a.origin = ktr_time_origin(a.t);
 	a.syms = cli_select_syms(&a.o.sel, a.t);
 	if (!a.syms) {
@@ -436,7 +428,7 @@ static int run(int argc, char **argv)
 	if (a.o.unsorted)
 		print_columns(&a, out);
 	while (ktr_next(a.t, &r)) {
-		drain(a.t);
+		cli_diags(CMD, a.t);
 		if (r.kind == KTR_GAP) {
 			if (a.o.unsorted) {
 				print_gap(out, r.gap, r.count, r.stream);
@@ -480,7 +472,7 @@ static int run(int argc, char **argv)
 				goto done;
 		}
 	}
-	drain(a.t);
+	cli_diags(CMD, a.t);
 	if (sorter) {
 		struct ktr_callent e;
 
@@ -497,10 +489,10 @@ static int run(int argc, char **argv)
 			if (ferror(out))
 				break;
 			if ((e.entry_ns & 0xfff) == 0)
-				drain(a.t);
+				cli_diags(CMD, a.t);
 		}
 	}
-	drain(a.t);
+	cli_diags(CMD, a.t);
 	if (!calls) {
 		cli_no_calls(CMD, dir, call_records);
 		rc = 1;

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "lib/runtime.h"
 #include "reader/reader.h"
 
 #define CMD "ctl"
@@ -209,11 +210,6 @@ static void ago(char *buf, size_t len, uint64_t ns)
 		snprintf(buf, len, "%.3f s ago", (double)(now - ns) / 1e9);
 }
 
-/* Is the channel's owner still running?  (kill(pid, 0): EPERM means it exists.) */
-static int owner_alive(uint32_t pid)
-{
-	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-}
 
 static int do_status(const char *dir)
 {
@@ -239,7 +235,7 @@ static int do_status(const char *dir)
 		       ktr_info(t)->comm[0] ? ktr_info(t)->comm : "?");
 	else
 		printf("channel:  pid %" PRIu32 "\n", k.c->owner_pid);
-	if (!owner_alive(k.c->owner_pid))
+	if (!kt_pid_alive(k.c->owner_pid))
 		printf("state:    ended (pid %" PRIu32 " has exited; it was %s: last start %s, last stop %s)\n",
 		       k.c->owner_pid,
 		       __atomic_load_n(&k.c->state, __ATOMIC_ACQUIRE) == KTRACE_STATE_RUNNING ? "running" : "stopped",

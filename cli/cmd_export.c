@@ -97,14 +97,6 @@ static void help(FILE *out)
 		"or the output failed, 2 usage error.  See ktrace-export(1).\n");
 }
 
-static void drain(struct ktr_trace *t)
-{
-	const char *m;
-
-	while ((m = ktr_diag_next(t)))
-		cli_error(CMD, "%s", m);
-}
-
 /* ---- output ---------------------------------------------------------------- */
 
 /*
@@ -394,7 +386,7 @@ static int export_json(struct ex *x)
 	x->first = 1;
 	while (ktr_next(x->t, &r)) {
 		cli_progress_rec(prog, &r);
-		drain(x->t);
+		cli_diags(CMD, x->t);
 		if (r.ns > last)
 			last = r.ns;
 		if (x->no_kernel && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT))
@@ -442,7 +434,7 @@ static int export_csv(struct ex *x)
 		size_t len = 0;
 
 		cli_progress_rec(prog, &r);
-		drain(x->t);
+		cli_diags(CMD, x->t);
 		if (x->no_kernel && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT))
 			continue;
 		args[0] = 0;
@@ -621,7 +613,7 @@ static int export_folded(struct ex *x)
 		struct ktr_call c;
 
 		cli_progress_rec(prog, &r);
-		drain(x->t);
+		cli_diags(CMD, x->t);
 		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL || !ktr_call_decode(x->t, &r, &c) ||
 		    !cli_select_call(&x->sel, &c))
 			continue;
@@ -782,7 +774,7 @@ static int run(int argc, char **argv)
 	x.t = cli_select_open(&x.sel, CMD, dir);
 	if (!x.t)
 		return 1;
-	drain(x.t);
+	cli_diags(CMD, x.t);
 	x.names = kv_names_new(x.t, x.sel.demangle);
 	if (!x.names) {
 		cli_error(CMD, "out of memory");
@@ -800,7 +792,7 @@ static int run(int argc, char **argv)
 		rc = export_csv(&x);
 	else
 		rc = export_folded(&x);
-	drain(x.t);
+	cli_diags(CMD, x.t);
 	if (rc < 0) {
 		cli_error(CMD, "out of memory");
 		rc = 1;

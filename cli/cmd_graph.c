@@ -134,14 +134,6 @@ static void print_node(FILE *out, struct graph *g, uint32_t i, char *prefix, siz
 	prefix[plen - (root ? 0 : 2)] = 0;
 }
 
-static void drain(struct ktr_trace *t)
-{
-	const char *m;
-
-	while ((m = ktr_diag_next(t)))
-		cli_error(CMD, "%s", m);
-}
-
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -187,7 +179,7 @@ static int run(int argc, char **argv)
 	t = cli_select_open(&sel, CMD, dir);
 	if (!t)
 		return 1;
-	drain(t);
+	cli_diags(CMD, t);
 	names = kv_names_new(t, sel.demangle);
 	ct = ktr_ctree_new();
 	cs = ktr_callsort_new(0, KTR_SORT_THREAD);
@@ -199,7 +191,7 @@ static int run(int argc, char **argv)
 		struct ktr_call call;
 		const char *name;
 
-		drain(t);
+		cli_diags(CMD, t);
 		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL || !ktr_call_decode(t, &r, &call) ||
 		    !cli_select_call(&sel, &call))
 			continue;
@@ -215,7 +207,7 @@ static int run(int argc, char **argv)
 		if ((rc = ktr_callsort_add(cs, &e)) < 0)
 			goto out;
 	}
-	drain(t);
+	cli_diags(CMD, t);
 	while ((rc = ktr_callsort_next(cs, &e)) > 0) {
 		uint64_t end = e.entry_ns + e.dur_ns;
 		struct ktr_call by_key = { .key = e.key };

@@ -80,14 +80,6 @@ static void row(const char *key, const char *fmt, ...)
 	putchar('\n');
 }
 
-static void drain(struct ktr_trace *t)
-{
-	const char *m;
-
-	while ((m = ktr_diag_next(t)))
-		cli_error(CMD, "%s", m);
-}
-
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -126,11 +118,11 @@ static int run(int argc, char **argv)
 	t = cli_select_open(&sel, CMD, dir);
 	if (!t)
 		return 1;
-	drain(t);
+	cli_diags(CMD, t);
 	while (ktr_next(t, &r)) {
 		struct ktr_call call;
 
-		drain(t);
+		cli_diags(CMD, t);
 		if (r.kind == KTR_GAP) {
 			gaps[r.gap < 5 ? r.gap : 0] += r.gap == KTR_GAP_CORRUPT ? 1 : r.count;
 			continue;
@@ -151,7 +143,7 @@ static int run(int argc, char **argv)
 			events++;
 		}
 	}
-	drain(t);
+	cli_diags(CMD, t);
 	in = ktr_info(t);
 	cli_pager_start();
 	printf("# ktrace information of %s\n# ==========================\n", dir);
@@ -179,8 +171,16 @@ static int run(int argc, char **argv)
 		printf("#   %7" PRIu32 " %7" PRIu32 " %s\n", pid, tid, comm && *comm ? comm : "?");
 	if (nthreads > 32)
 		printf("#   ... and %zu more\n", nthreads - 32);
-	row("records", "%" PRIu64 " in %u streams (%s mode, %" PRIu32 " x %" PRIu32 " bytes per stream)",
-	    records, in->nstreams, in->flight ? "flight" : "discard", in->buf_nr, in->buf_size);
+	if (in->packed == 2) /* ktrace record's consumer copied the rings */
+		row("records", "%" PRIu64 " in %u streams (%s, rings of %" PRIu32 " x %" PRIu32 " bytes)",
+		    records, in->nstreams, in->flight ? "flight recorder" : "streamed", in->buf_nr,
+		    in->buf_size);
+	else if (in->packed)
+		row("records", "%" PRIu64 " in %u streams (%s mode, packed sub-buffers of %" PRIu32 " bytes)",
+		    records, in->nstreams, in->flight ? "flight" : "discard", in->buf_size);
+	else
+		row("records", "%" PRIu64 " in %u streams (%s mode, %" PRIu32 " x %" PRIu32 " bytes per stream)",
+		    records, in->nstreams, in->flight ? "flight" : "discard", in->buf_nr, in->buf_size);
 	row("calls", "%" PRIu64 " (%" PRIu64 " unfinished)", calls, unfinished);
 	if (events || kevents)
 		row("events", "%" PRIu64 " static, %" PRIu64 " kernel", events, kevents);

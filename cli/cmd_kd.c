@@ -246,14 +246,6 @@ static const char *us_rel(const struct kopts *o, uint64_t ns, uint64_t origin, c
 	return buf;
 }
 
-static void drain(struct ktr_trace *t)
-{
-	const char *m;
-
-	while ((m = ktr_diag_next(t)))
-		cli_error(CMD, "%s", m);
-}
-
 /* ------------------------------------------------------------------ */
 /* Reading                                                             */
 /* ------------------------------------------------------------------ */
@@ -419,10 +411,10 @@ static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 				break;
 		}
 		if ((k->records & 0xffff) == 0)
-			drain(k->t);
+			cli_diags(CMD, k->t);
 	}
 	cli_progress_end(prog);
-	drain(k->t);
+	cli_diags(CMD, k->t);
 	ktr_ctree_free(ct);
 	ktr_outer_free(outer);
 	ktr_ctree_free(k->ct_on);
@@ -446,7 +438,7 @@ static void name_functions(struct kd *k)
 		ktr_sym_lookup(k->syms, f->addr, 0, &s);
 		f->name = strdup(ktr_sym_format(&s, 1, buf, sizeof(buf)));
 	}
-	drain(k->t);
+	cli_diags(CMD, k->t);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1123,7 +1115,7 @@ static int run(int argc, char **argv)
 	k.t = cli_select_open(&k.o.sel, CMD, dir);
 	if (!k.t)
 		return 1;
-	drain(k.t);
+	cli_diags(CMD, k.t);
 	k.syms = cli_select_syms(&k.o.sel, k.t);
 	if (ktr_kernel(k.t)) {
 		/* follow the program's threads through their context switches */
@@ -1149,7 +1141,7 @@ static int run(int argc, char **argv)
 		goto done;
 	if (!k.calls) {
 		/* not an empty table: say why there is nothing */
-		drain(k.t);
+		cli_diags(CMD, k.t);
 		cli_no_calls(CMD, argv[optind], k.call_records);
 		rc = 1;
 		goto done;
@@ -1175,7 +1167,7 @@ static int run(int argc, char **argv)
 		rc = print_calls(&k, out, sorter);
 	else
 		rc = print_table(&k, out);
-	drain(k.t);
+	cli_diags(CMD, k.t);
 	if (k.o.verbose) {
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		fprintf(stderr, "ktrace kd: done in %.3f s\n",

@@ -40,6 +40,7 @@
 #include "cli/kft_kernel.h"
 #include "reader/reader.h"
 #include "kft/runfile.h"
+#include "lib/runtime.h"
 
 #define CMD "kft"
 
@@ -143,11 +144,6 @@ static int kmap_open(struct kft_map *m, const char *dir, int rw)
 	return 0;
 }
 
-static int alive(uint32_t pid)
-{
-	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-}
-
 /* Report the live program's modules to libdwfl (NULL if it is gone). */
 static Dwfl *live_dwfl(uint32_t pid)
 {
@@ -157,7 +153,7 @@ static Dwfl *live_dwfl(uint32_t pid)
 	};
 	Dwfl *d;
 
-	if (!alive(pid))
+	if (!kt_pid_alive(pid))
 		return NULL;
 	d = dwfl_begin(&cb);
 	if (!d)
@@ -251,7 +247,7 @@ static char *status_text(struct kft_map *m, int with_names)
 	for (uint32_t i = 0; i < m->hdr->nblocks; i++)
 		kft_status_add(&st, &m->blocks[i]);
 	n = (size_t)snprintf(buf, sizeof(buf), "pid: %u%s\n", m->hdr->pid,
-			     alive(m->hdr->pid) ? "" : " (ended)");
+			     kt_pid_alive(m->hdr->pid) ? "" : " (ended)");
 	if (m->hdr->error[0])
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "error: %.*s\n",
 				      (int)strnlen(m->hdr->error, sizeof(m->hdr->error)), m->hdr->error);

@@ -406,14 +406,6 @@ static void json_footer(FILE *out, const struct ktr_trace *t)
 	fputs("}}\n", out);
 }
 
-static void drain(struct ktr_trace *t)
-{
-	const char *m;
-
-	while ((m = ktr_diag_next(t)))
-		cli_error(CMD, "%s", m);
-}
-
 static int run(int argc, char **argv)
 {
 	enum { OPT_CPU = CLI_OPT_SELECT_END };
@@ -486,7 +478,7 @@ static int run(int argc, char **argv)
 				goto out;
 			}
 	}
-	drain(t);
+	cli_diags(CMD, t);
 	cli_pager_start();
 	if (o.json)
 		json_header(out, t, &o);
@@ -494,7 +486,7 @@ static int run(int argc, char **argv)
 		fputs("time_ns,cpu,pid,tid,event,category,arg1,value1,arg2,value2,arg3,value3,arg4,value4\n",
 		      out);
 	while (ktr_next(t, &r)) {
-		drain(t);
+		cli_diags(CMD, t);
 		if (!o.have_t0) {
 			o.t0 = (int64_t)r.ns;
 			o.have_t0 = 1;
@@ -512,7 +504,7 @@ static int run(int argc, char **argv)
 		if (ferror(out))
 			break;
 	}
-	drain(t);
+	cli_diags(CMD, t);
 	if (o.json)
 		json_footer(out, t);
 	if (ktr_error_count(t))

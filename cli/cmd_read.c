@@ -213,7 +213,6 @@ static int check_copy(const char *dst, int quiet)
 	struct ktr_trace *t = ktr_open(dst);
 	struct ktr_rec r;
 	uint64_t recs = 0, lost = 0, over = 0, dropped = 0, corrupt = 0;
-	const char *m;
 	int rc;
 
 	if (!t) {
@@ -221,8 +220,7 @@ static int check_copy(const char *dst, int quiet)
 		return 1;
 	}
 	while (ktr_next(t, &r)) {
-		while ((m = ktr_diag_next(t)))
-			cli_error(CMD, "%s", m);
+		cli_diags(CMD, t);
 		if (r.kind == KTR_RECORD)
 			recs++;
 		else if (r.gap == KTR_GAP_LOST)
@@ -234,8 +232,7 @@ static int check_copy(const char *dst, int quiet)
 		else
 			corrupt++;
 	}
-	while ((m = ktr_diag_next(t)))
-		cli_error(CMD, "%s", m);
+	cli_diags(CMD, t);
 	if (!quiet)
 		printf("%s: %u streams, %" PRIu64 " records, %" PRIu64 " lost, %" PRIu64
 		       " dropped, %" PRIu64 " sub-buffers overwritten, %" PRIu64 " corrupt regions\n",

@@ -52,6 +52,7 @@
 
 #include "cli/cli.h"
 #include "cli/record_opts.h"
+#include "cli/select.h"
 #include "cli/tracefs_rec.h"
 #include "consumer/consumer.h"
 #include "lib/runtime.h"
@@ -192,30 +193,6 @@ static int find_lib(char *out, size_t size)
 	return -1;
 }
 
-/* A time: a number with a unit ns, us, ms or s (ms if none).  Return: 0 or -1. */
-static int parse_duration(const char *s, uint64_t *ns)
-{
-	static const struct {
-		const char *unit;
-		uint64_t mult;
-	} units[] = { { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 }, { "", 1000000 } };
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (end == s || errno || *s == '-')
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(end, units[i].unit)) {
-			if (v > UINT64_MAX / units[i].mult)
-				return -1;
-			*ns = v * units[i].mult;
-			return 0;
-		}
-	return -1;
-}
-
 /* SIGCHLD ends the consumer's wait, so the end is seen at once. */
 static struct kc_session *volatile kick_sess;
 
@@ -333,7 +310,7 @@ static int run(int argc, char **argv)
 			quiet = 1;
 			break;
 		case OPT_BLOCK:
-			if (parse_duration(optarg, &block_ns) < 0) {
+			if (cli_parse_time(optarg, 1000000, &block_ns) < 0) {
 				cli_error(CMD, "option '--block-timeout' needs a time such as 100ms, 2s or 0, not '%s'",
 					  optarg);
 				return 2;

@@ -419,14 +419,6 @@ static int write_svg(const char *file, const struct tl *s, int width)
 	return cli_out_close(CMD, &o);
 }
 
-static void drain(struct ktr_trace *t)
-{
-	const char *m;
-
-	while ((m = ktr_diag_next(t)))
-		cli_error(CMD, "%s", m);
-}
-
 static int run(int argc, char **argv)
 {
 	enum { OPT_SUMMARY = CLI_OPT_SELECT_END, OPT_SVG };
@@ -493,7 +485,7 @@ static int run(int argc, char **argv)
 	s.t = cli_select_open(&s.sel, CMD, dir);
 	if (!s.t)
 		return 1;
-	drain(s.t);
+	cli_diags(CMD, s.t);
 	tasks = kv_tasks_new(s.t, all, &s.sel.pids, &s.sel.tids);
 	sched = ktr_sched_new(0, on_interval, &s);
 	if (s.nmarks)
@@ -507,7 +499,7 @@ static int run(int argc, char **argv)
 	prog = cli_progress_start(s.t, CMD, 0);
 	while (ktr_next(s.t, &r)) {
 		cli_progress_rec(prog, &r);
-		drain(s.t);
+		cli_diags(CMD, s.t);
 		if (!s.have_first) {
 			s.first = r.ns;
 			s.have_first = 1;
@@ -535,7 +527,7 @@ static int run(int argc, char **argv)
 	}
 	cli_progress_end(prog);
 	ktr_sched_finish(sched, s.last);
-	drain(s.t);
+	cli_diags(CMD, s.t);
 	if (!kevents)
 		cli_error(CMD, "%s: no kernel events (record with `ktrace record --kernel`); "
 			       "nothing to show but marked calls", ktr_dir(s.t));

@@ -21,7 +21,11 @@
 
 #define CMD "record"
 
-/* Append one statement line "STMT  # -X ARG". Return: 0 or -1 (ENOMEM). */
+/*
+ * Append one statement line "STMT  # -X ARG" (control characters of ARG
+ * shown as '?', so the comment stays on its line).  Return: 0, or -1
+ * after saying why (an argument over 1000 bytes, or no memory).
+ */
 static int append(struct rec_opts *o, int opt, const char *arg, const char *fmt, ...)
 {
 	char stmt[1200], line[2600];
@@ -30,24 +34,46 @@ static int append(struct rec_opts *o, int opt, const char *arg, const char *fmt,
 	char *p;
 
 	va_start(ap, fmt);
-	vsnprintf(stmt, sizeof(stmt), fmt, ap);
+	n = vsnprintf(stmt, sizeof(stmt), fmt, ap);
 	va_end(ap);
-	n = snprintf(line, sizeof(line), "%s  # -%c %s\n", stmt, opt, arg);
-	if (n < 0 || (size_t)n >= sizeof(line))
+	if (n >= 0 && (size_t)n < sizeof(stmt))
+		n = snprintf(line, sizeof(line), "%s  # -%c %s", stmt, opt, arg);
+	else
+		n = -1;
+	if (n < 0 || (size_t)n + 1 >= sizeof(line)) {
+		cli_error(CMD, "option '-%c': the argument is too long (%zu bytes)", opt, strlen(arg));
 		return -1;
+	}
+	for (char *c = strchr(line, '#'); *c; c++) /* the comment stays on its line */
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	line[n++] = '\n';
+	line[n] = 0;
 	p = realloc(o->text, o->len + (size_t)n + 1);
-	if (!p)
+	if (!p) {
+		cli_error(CMD, "option '-%c': out of memory", opt);
 		return -1;
+	}
 	memcpy(p + o->len, line, (size_t)n + 1);
 	o->text = p;
 	o->len += (size_t)n;
 	return 0;
 }
 
-/* A function word the KFT language takes: no blanks, no '#', not a keyword-like number. */
+/* A function word the KFT language takes (kft/config.c): no blank,
+ * control character or '#'; starting with a digit, a nonzero address of
+ * 0x and 1 to 16 hex digits. */
 static int func_ok(const char *f)
 {
-	return *f && !strpbrk(f, " \t\r\n#") && !(*f >= '0' && *f <= '9' && strncmp(f, "0x", 2));
+	size_t n = strlen(f);
+
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)f[i] <= 0x20 || f[i] == 0x7f || f[i] == '#')
+			return 0;
+	if (*f >= '0' && *f <= '9')
+		return !strncmp(f, "0x", 2) && n > 2 && n <= 18 &&
+		       strspn(f + 2, "0123456789abcdefABCDEF") == n - 2 && strtoull(f, NULL, 16) != 0;
+	return n > 0;
 }
 
 int rec_opts_add(struct rec_opts *o, int opt, const char *arg)
@@ -163,12 +189,13 @@ int rec_opts_check(const struct rec_opts *o, const char *config_path, const char
 		return 0;
 	if (kft_config_parse_names(&b, o->text, o->len, &names, &err) < 0) {
 		/* the generated line names its option after '#' */
-		const char *line = o->text;
+		const char *line = o->text, *opt;
 
 		for (kt_u32 l = 1; l < err.line && strchr(line, '\n'); l++)
 			line = strchr(line, '\n') + 1;
-		cli_error(CMD, "option '%.*s': %s", (int)strcspn(strchr(line, '#') + 2, "\n"),
-			  strchr(line, '#') + 2, err.msg);
+		opt = strchr(line, '#');
+		opt = opt ? opt + 2 : "?";
+		cli_error(CMD, "option '%.*s': %s", (int)strcspn(opt, "\n"), opt, err.msg);
 		return -1;
 	}
 	if (kft_config_merge(&a, &b, &err) < 0) {

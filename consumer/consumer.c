@@ -808,18 +808,13 @@ void kc_report(struct kc_session *s, const char *cmd)
 			cmd, (unsigned long long)st->unfinished);
 }
 
-static int pid_alive(uint32_t pid)
-{
-	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-}
-
 /* Count @pid into @seen (distinct pids, at most 64 remembered) if it runs. */
 static void count_pid(uint32_t pid, uint32_t *seen, unsigned *n)
 {
 	for (unsigned i = 0; i < *n && i < 64; i++)
 		if (seen[i] == pid)
 			return;
-	if (!pid_alive(pid))
+	if (!kt_pid_alive(pid))
 		return;
 	if (*n < 64)
 		seen[*n] = pid;

@@ -32,12 +32,8 @@
 
 #include "consumer/internal.h"
 #include "lib/kft_rt.h"
+#include "lib/runtime.h"
 
-
-static int pid_alive(uint32_t pid)
-{
-	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-}
 
 /* DIR/kft of channel @c, mapped read-write (NULL if it has none). */
 static struct kft_file *map_kft(struct kc_chan *c, size_t *len)
@@ -303,7 +299,7 @@ int kc_finish(struct kc_session *s, uint64_t now)
 	for (uint32_t j = 0; j < nstack && j < KT_SESSION_NSTACK; j++) {
 		struct kt_session_stack *e = &s->stack[j];
 
-		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != KT_STACK_USED || pid_alive(e->pid))
+		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != KT_STACK_USED || kt_pid_alive(e->pid))
 			continue;
 		report_stack(s, e, now);
 		__atomic_store_n(&e->state, KT_STACK_FREE, __ATOMIC_RELEASE);
@@ -311,7 +307,7 @@ int kc_finish(struct kc_session *s, uint64_t now)
 	for (uint32_t idx = 0; idx < nchan && idx < KT_SESSION_NCHAN; idx++) {
 		struct kc_chan *c = &s->chans[idx];
 
-		if (c->state == 1 && !pid_alive(s->chan[idx].pid))
+		if (c->state == 1 && !kt_pid_alive(s->chan[idx].pid))
 			stop_dead(s, c, now, ns);
 	}
 	kc_chans_done(s);

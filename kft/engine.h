@@ -283,20 +283,17 @@ static inline unsigned kft_entry(struct kft_run *r, struct kft_thread *t, kt_u64
 	return kft_entry_slow(r, t, fn, now, stack_left);
 }
 
-/** kft_listed() - is @fn in the loaded funclist (binary search, sorted list)? */
-static inline int kft_listed(const struct kft_run *r, kt_u64 fn)
+/* Is @fn among the first @n (at most KFT_FUNCLIST_MAX) of the sorted @v? */
+static inline int kft_in_sorted(const kt_u64 *v, kt_u32 n, kt_u64 fn)
 {
-	kt_u32 lo = 0, hi = r->cfg.nfuncs;
+	kt_u32 lo = 0, hi = n < KFT_FUNCLIST_MAX ? n : KFT_FUNCLIST_MAX;
 
-	if (hi > KFT_FUNCLIST_MAX)
-		hi = KFT_FUNCLIST_MAX;
 	while (lo < hi) {
 		kt_u32 mid = lo + (hi - lo) / 2;
-		kt_u64 v = r->cfg.funcs[mid];
 
-		if (v == fn)
+		if (v[mid] == fn)
 			return 1;
-		if (v < fn)
+		if (v[mid] < fn)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -304,27 +301,16 @@ static inline int kft_listed(const struct kft_run *r, kt_u64 fn)
 	return 0;
 }
 
+/** kft_listed() - is @fn in the loaded funclist (binary search, sorted list)? */
+static inline int kft_listed(const struct kft_run *r, kt_u64 fn)
+{
+	return kft_in_sorted(r->cfg.funcs, r->cfg.nfuncs, fn);
+}
+
 /** kft_notraced() - is @fn in the loaded notrace list (binary search, sorted list)? */
 static inline int kft_notraced(const struct kft_run *r, kt_u64 fn)
 {
-	kt_u32 lo = 0, hi = r->cfg.nnotrace;
-
-	if (!(r->cfg.flags & KFT_CF_NOTRACE))
-		return 0;
-	if (hi > KFT_FUNCLIST_MAX)
-		hi = KFT_FUNCLIST_MAX;
-	while (lo < hi) {
-		kt_u32 mid = lo + (hi - lo) / 2;
-		kt_u64 v = r->cfg.notrace[mid];
-
-		if (v == fn)
-			return 1;
-		if (v < fn)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
+	return (r->cfg.flags & KFT_CF_NOTRACE) && kft_in_sorted(r->cfg.notrace, r->cfg.nnotrace, fn);
 }
 
 /**

@@ -10,8 +10,12 @@
  *
  * The current CPU is read from the thread's rseq area, which glibc (2.35+)
  * registers for every thread and the kernel keeps up to date: one load.
+ * The thread-id and process-alive helpers (kt_gettid(), kt_pid_alive())
+ * live here too.
  */
+#include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
@@ -97,4 +101,9 @@ unsigned kt_cpu_slow(void)
 uint32_t kt_gettid(void)
 {
 	return (uint32_t)syscall(SYS_gettid);
+}
+
+int kt_pid_alive(uint32_t pid)
+{
+	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }

@@ -198,6 +198,9 @@ void kt_calib_pair(uint64_t *raw, uint64_t *ns); /* a tight (raw, ns) pair */
 const char *kt_clock_name(void);        /* "tsc" or "mono" */
 unsigned kt_cpu_slow(void);             /* sched_getcpu(), or 0xffff */
 uint32_t kt_gettid(void);
+/* Does process or thread @pid exist (kill(pid, 0): EPERM means it does)?
+ * 0 for pid 0.  Async-signal-safe; errno may change. */
+int kt_pid_alive(uint32_t pid);
 
 /*
  * kt_cpu() - the CPU the calling thread runs on, from the rseq area glibc

@@ -45,12 +45,6 @@ static uint64_t kt_shared_drop(struct kt_stream *st, struct ktrace_subbuf *last)
 	return n;
 }
 
-/* Is thread @tid (of any process) still alive?  kill(0) does not signal. */
-static int kt_tid_alive(uint32_t tid)
-{
-	return tid && (kill((pid_t)tid, 0) == 0 || errno == EPERM);
-}
-
 #define KT_STALL_CHECK_NS 1000000ull     /* look at a stalled sub-buffer's writers every 1 ms */
 #define KT_STALL_GIVEUP_NS 1000000000ull /* a writer of unknown name: give up after 1 s */
 
@@ -88,7 +82,7 @@ static int kt_writer_died(const struct ktrace_control *ctl)
 	for (unsigned i = 0; i < KTRACE_WRITER_PIDS; i++) {
 		uint32_t pid = __atomic_load_n(&w[i], __ATOMIC_RELAXED);
 
-		if (pid == ~0u || (pid && !kt_tid_alive(pid)))
+		if (pid == ~0u || (pid && !kt_pid_alive(pid)))
 			return 1;
 	}
 	return 0;
@@ -152,7 +146,7 @@ static int kt_flight_reusable(struct ktrace_channel *ch, struct kt_stream *st,
 		uint64_t h = kt_word(nsb, off), len = 16 + 8 * (uint64_t)KTRACE_REC_WORDS(h);
 
 		if (KTRACE_REC_IS_RESERVED(h)) {
-			if (kt_tid_alive((uint32_t)KTRACE_REC_TS(h)))
+			if (kt_pid_alive((uint32_t)KTRACE_REC_TS(h)))
 				return 0; /* preempted, not dead: wait for it */
 			dead += (uint32_t)len;
 		} else if (!KTRACE_REC_CLASS(h) ||
@@ -167,7 +161,7 @@ static int kt_flight_reusable(struct ktrace_channel *ch, struct kt_stream *st,
 		uint64_t h = kt_word(next, 0);
 
 		if (KTRACE_REC_IS_RESERVED(h)) {
-			if (kt_tid_alive((uint32_t)KTRACE_REC_TS(h)))
+			if (kt_pid_alive((uint32_t)KTRACE_REC_TS(h)))
 				return 0;
 			dead += (uint32_t)(room - off);
 		}

@@ -228,7 +228,7 @@ static void load(struct ktr_trace *t)
 		set_geometry(t, s);
 		if (i == 0 || !t->info.buf_size) {
 			t->info.buf_size = s->info.buf_size;
-			t->info.buf_nr = s->info.buf_nr;
+			t->info.buf_nr = t->meta_layout == 2 ? t->meta_buf_nr : s->info.buf_nr;
 		}
 		ktr_stream_index(t, s);
 	}

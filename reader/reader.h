@@ -134,7 +134,8 @@ struct ktr_rec {
  *               (what `ktrace record`'s consumer writes).
  * @buf_size:    sub-buffer size in bytes (from metadata, control, or
  *               guessed from the stream files).
- * @buf_nr:      sub-buffers per stream (fixed layout).
+ * @buf_nr:      sub-buffers per stream (fixed layout); for `layout
+ *               slots`, per ring the program wrote into; 0 for packed.
  * @nstreams:    streams found.
  * @ncalib:      calibration pairs in use (metadata + sub-buffer headers).
  */

@@ -130,6 +130,17 @@ run "$KTRACE" record -q -o notatrace ./shapes fib 3
 ok "$([ "$rc" = 1 ] && [ "$(wc -l <"$T/err")" = 1 ] && ! grep -q 'ktrace: ktrace:' "$T/err"; echo $?)" "a directory holding other files: one line, one prefix, exit 1"
 run "$KTRACE" record -q -T fib@explode ./shapes fib 3
 is "$rc" 2 "-T with an unknown action: usage error"
+# found by fuzz/fuzz_cli_options.c: values the KFT language cannot hold
+bad_opt() { # OPTION VALUE
+	run "$KTRACE" record -q "$1" "$2" -o bad ./shapes fib 3
+	ok "$([ "$rc" = 2 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -q "^ktrace record: option '$1'" "$T/err"; echo $?)" \
+		"record $1 '$(printf '%.12s' "$2" | tr -c '[:print:]' '?')': one line naming the option, exit 2"
+}
+bad_opt -F 0x0
+bad_opt -F 0x12g4
+bad_opt -D "$(printf '\n5')"
+bad_opt -F "ma$(printf '\001')in"
+bad_opt -F "$(head -c 1500 /dev/zero | tr '\0' a)"
 
 # readers: default directory, time range, formats, pager, colour
 "$KTRACE" record -q ./shapes fib 10 >/dev/null
@@ -168,6 +179,7 @@ like "$T/out" "^time_ns,dur_ns,self_ns" "-o - writes to standard output"
 run "$KTRACE" info fib
 like "$T/out" "^# cmdline *: ./shapes fib 20$" "info: the command line"
 like "$T/out" "^# calls *: 21893 \\(0 unfinished\\)" "info: calls written"
+like "$T/out" "^# records *: 21893 in 1 streams \\(streamed, rings of 32 x 262144 bytes\\)" "info: streamed through the default rings"
 run "$KTRACE" graph fib fib
 like "$T/out" " 1 : fib$" "graph fib: one outermost call at the root"
 like "$T/out" " 2 : \+-fib$" "graph fib: two calls one level down"
