@@ -62,7 +62,6 @@
 #include <unistd.h>
 
 #include "ktrace/format.h"
-#include "cli/cli.h"
 #include "cli/read_relay.h"
 #include "lib/safefile.h"
 
@@ -617,8 +616,16 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 		rr_err("%s: DST holds a user-space trace; choose another directory", path);
 		goto out_free;
 	}
-	if (cli_trace_dir("read", dst, KSF_CREATE | KSF_TRACE | KSF_CLEAR) < 0)
-		goto out_free;
+	{
+		char msg[512];
+		int dfd = ksf_dir_open(dst, KSF_CREATE | KSF_TRACE | KSF_CLEAR, msg, sizeof(msg));
+
+		if (dfd < 0) {
+			rr_err("%s", msg);
+			goto out_free;
+		}
+		close(dfd);
+	}
 
 	st = calloc(in->nstreams, sizeof(*st));
 	pfd = calloc(in->nstreams, sizeof(*pfd));

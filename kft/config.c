@@ -451,13 +451,13 @@ static int check_times(struct kft_parser *p, const struct kft_tok *kw)
 static int funclist(struct kft_parser *p, const struct kft_tok *kw)
 {
 	struct kft_config *c = p->cfg;
-	int notrace = tok_is(kw, "notrace");
-	kt_u64 *list = notrace ? c->notrace : c->funcs;
-	kt_u32 *count = notrace ? &c->nnotrace : &c->nfuncs, given = 0, n;
-	const char *name = notrace ? "notrace list" : "funclist";
+	int is_notrace = tok_is(kw, "notrace");
+	kt_u64 *list = is_notrace ? c->notrace_fns : c->funcs;
+	kt_u32 *count = is_notrace ? &c->nnotrace : &c->nfuncs, given = 0, n;
+	const char *name = is_notrace ? "notrace list" : "funclist";
 	struct kft_buf *b;
 
-	c->flags |= notrace ? KFT_CF_NOTRACE : KFT_CF_FUNCLIST;
+	c->flags |= is_notrace ? KFT_CF_NOTRACE : KFT_CF_FUNCLIST;
 	for (;;) {
 		if (!p->cur.s) {
 			b = fail_at(p, p->cur.line, p->cur.col);
@@ -489,7 +489,7 @@ static int funclist(struct kft_parser *p, const struct kft_tok *kw)
 		}
 		if (*count >= KFT_FUNCLIST_MAX) {
 			b = fail_tok(p, &p->cur);
-			kft_buf_str(b, notrace ? "too many functions in notrace lists (at most "
+			kft_buf_str(b, is_notrace ? "too many functions in notrace lists (at most "
 					       : "too many functions in funclists (at most ");
 			kft_buf_u64(b, KFT_FUNCLIST_MAX);
 			kft_buf_char(b, ')');
@@ -814,7 +814,7 @@ int kft_config_merge(struct kft_config *dst, const struct kft_config *src, struc
 	for (kt_u32 i = 0; i < src->nfuncs; i++)
 		dst->funcs[dst->nfuncs++] = src->funcs[i];
 	for (kt_u32 i = 0; i < src->nnotrace; i++)
-		dst->notrace[dst->nnotrace++] = src->notrace[i];
+		dst->notrace_fns[dst->nnotrace++] = src->notrace_fns[i];
 	dst->flags = d | (f & ~(KFT_CF_NEW | KFT_CF_BLOCK));
 	return 0;
 }
@@ -898,7 +898,7 @@ kt_u32 kft_config_format(const struct kft_config *cfg, char *buf, kt_u32 size, c
 		kft_buf_str(&b, "filter notrace");
 		for (kt_u32 i = 0; i < n; i++) {
 			kft_buf_char(&b, ' ');
-			put_func(&b, cfg->notrace[i], name, arg);
+			put_func(&b, cfg->notrace_fns[i], name, arg);
 		}
 		kft_buf_str(&b, " fend\n");
 	}

@@ -90,7 +90,7 @@ struct kft_trigger {
  *                    default: the trace buffer is the bound).
  * @flags:            KFT_CF_*.
  * @nfuncs, @funcs:   the funclist, in the order given (duplicates allowed).
- * @nnotrace, @notrace: the notrace list (functions never recorded).
+ * @nnotrace, @notrace_fns: the notrace list (functions never recorded).
  * @max_depth:        filter depth: keep calls at shadow-stack depth below
  *                    it (0 = the outermost traced frame), KFT_CF_DEPTH.
  */
@@ -106,7 +106,7 @@ struct kft_config {
 	kt_u32 nfuncs;
 	kt_u32 nnotrace;
 	kt_u64 funcs[KFT_FUNCLIST_MAX];
-	kt_u64 notrace[KFT_FUNCLIST_MAX];
+	kt_u64 notrace_fns[KFT_FUNCLIST_MAX]; /* not "notrace": a kernel macro */
 	kt_u32 max_depth;
 	kt_u32 pad;
 };

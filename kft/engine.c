@@ -254,7 +254,7 @@ int kft_load(struct kft_run *r, const struct kft_config *cfg, kt_u64 now)
 
 	r->cfg = *cfg;
 	sort_funcs(r->cfg.funcs, r->cfg.nfuncs);
-	sort_funcs(r->cfg.notrace, r->cfg.nnotrace);
+	sort_funcs(r->cfg.notrace_fns, r->cfg.nnotrace);
 
 	r->start_fn = r->stop_fn = 0;
 	r->start_at = NONE;

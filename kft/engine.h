@@ -310,7 +310,7 @@ static inline int kft_listed(const struct kft_run *r, kt_u64 fn)
 /** kft_notraced() - is @fn in the loaded notrace list (binary search, sorted list)? */
 static inline int kft_notraced(const struct kft_run *r, kt_u64 fn)
 {
-	return (r->cfg.flags & KFT_CF_NOTRACE) && kft_in_sorted(r->cfg.notrace, r->cfg.nnotrace, fn);
+	return (r->cfg.flags & KFT_CF_NOTRACE) && kft_in_sorted(r->cfg.notrace_fns, r->cfg.nnotrace, fn);
 }
 
 /**

@@ -9,6 +9,9 @@
  * fs.protected_symlinks setting or on sticky bits.  After that, every
  * operation is relative to a directory descriptor whose owner was checked.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* O_PATH, renameat2(); set when built alone (kmod/tests) */
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -361,7 +361,7 @@ static void test_extensions(void)
 	char buf[4096];
 
 	parses("filter notrace do_fork schedule fend\nfilter depth 3\n", "notrace list and depth");
-	ok(cfg.nnotrace == 2 && cfg.notrace[0] == 0xc001d804 && cfg.notrace[1] == 0xc02cb754 &&
+	ok(cfg.nnotrace == 2 && cfg.notrace_fns[0] == 0xc001d804 && cfg.notrace_fns[1] == 0xc02cb754 &&
 		   (cfg.flags & KFT_CF_NOTRACE) && !(cfg.flags & KFT_CF_FUNCLIST),
 	   "notrace addresses, not a funclist");
 	ok(cfg.max_depth == 3 && (cfg.flags & KFT_CF_DEPTH), "depth 3");

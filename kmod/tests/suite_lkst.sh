@@ -147,8 +147,8 @@ ok $? "ktrace print -C (lkstbuf print -C)"
 is "$(grep -c ',PROCESS_CONTEXTSWITCH,process,prev_pid,' /tmp/pt.csv)" "$sw" \
 	"CSV: one row per context switch, named from the catalogue, arguments by name"
 diag "$(grep -m 1 ',PROCESS_CONTEXTSWITCH,' /tmp/pt.csv)"
-ktrace timeline -s -t $pp /tmp/pt > /tmp/pt.tl 2> /tmp/pt.tlerr
-ok $? "ktrace timeline -s -t PINGPONG on the LKST trace"
+ktrace timeline --summary --tid $pp /tmp/pt > /tmp/pt.tl 2> /tmp/pt.tlerr
+ok $? "ktrace timeline --summary --tid PINGPONG on the LKST trace"
 grep -q "task $pp/$pp .*running .* ms, ready .* ms, blocked .* ms" /tmp/pt.tl
 ok $? "the timeline shows pingpong's running, ready and blocked time"
 head -n 3 /tmp/pt.tl /tmp/pt.tlerr | sed 's/^/#   /'
