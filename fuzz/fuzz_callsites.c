@@ -48,7 +48,7 @@ static void on_child(void *arg, uintptr_t parent, uintptr_t child, uint64_t ns, 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t stream[65536];
-	static uint8_t kft[4096];
+	static uint8_t kft[256 + sizeof(struct kft_run)] __attribute__((aligned(64))); /* file header, run */
 	struct ktr_memfile files[5];
 	struct ktr_syms *syms;
 	size_t nfiles = 0, nrec, off = 2, used = 0;
