@@ -50,6 +50,23 @@ run "$KTRACE" print --event request --event send:exit "$D"
 is "$(awk '{print $4}' "$T/out" | sort -u | tr '\n' ' ')" "request send:exit " "--event by name and FUNC:exit"
 run "$KTRACE" print --cpu 1 "$D"
 is "$(lines "$T/out")" 100 "--cpu 1"
+run "$KTRACE" print --pid 999 "$D"
+is "$(lines "$T/out")" 200 "--pid 999: every record of that process"
+run "$KTRACE" print -p 998 "$D"
+is "$rc:$(lines "$T/out")" "0:0" "-p 998: no record, exit 0"
+"$KTRACE" print "$D" | awk '$1 >= 1000000050000 && $1 <= 1000000099000' >"$T/want"
+run "$KTRACE" print --time-range 1000000050000~1000000099000 "$D"
+ok "$([ "$(lines "$T/want")" = 50 ] && cmp -s "$T/want" "$T/out"; echo $?)" \
+	"--time-range in CLOCK_MONOTONIC ns: the 50 records inside, bounds included"
+# a bound with a unit counts from the trace's origin: the channel's creation here
+origin=$(awk '$1 == "created-ns" {print $2}' "$D/metadata")
+"$KTRACE" print "$D" | awk -v o="$origin" '$1 >= o + 50000 && $1 <= o + 99000' >"$T/want"
+run "$KTRACE" print --time-range 50us~99us "$D"
+ok "$([ "$(lines "$T/want")" -gt 0 ] && cmp -s "$T/want" "$T/out"; echo $?)" \
+	"--time-range with units: from the trace's origin (created-ns $origin)"
+run "$KTRACE" export --format=csv --tid 1001 -o - "$D"
+ok "$([ "$rc" = 0 ] && [ "$(tail -n +2 "$T/out" | cut -d, -f6 | sort -u)" = 1001 ] && [ "$(lines "$T/out")" -gt 1 ]; echo $?)" \
+	"export --tid: only that thread's rows"
 run "$KTRACE" print --tid abc "$D"
 is "$rc" 2 "--tid abc: usage error"
 is "$(cat "$T/err")" "ktrace print: option '--tid': 'abc' is not a list of ids" "--tid abc: one line naming the option"
