@@ -349,7 +349,7 @@ static void test_slow_consumer(void)
 /* SIGKILL of the program after @ms: the committed calls and the open ones. */
 static int kill_trial(int trial, unsigned ms)
 {
-	char dir[4200], ctr[4200], err[4300];
+	char dir[4200], ctr[4200], err[4300], kd[4300], cmd[13000];
 	char *argv[] = { ktrace, "record", "-q", "-o", dir, "--", prog, "calls", "4000000000", "0", ctr,
 			 NULL };
 	struct counts c;
@@ -361,6 +361,7 @@ static int kill_trial(int trial, unsigned ms)
 	snprintf(dir, sizeof(dir), "%s/kill%d", tmp, trial);
 	snprintf(ctr, sizeof(ctr), "%s/kill%d.ctr", tmp, trial);
 	snprintf(err, sizeof(err), "%s/kill%d.err", tmp, trial);
+	snprintf(kd, sizeof(kd), "%s.kd", dir);
 	rec = spawn(argv, NULL, err);
 	child = child_of(rec);
 	sleep_ms(ms);
@@ -377,6 +378,13 @@ static int kill_trial(int trial, unsigned ms)
 	good = rc == 128 + SIGKILL && done > 0 && c.leaf + ws.dropped >= done &&
 	       c.leaf + ws.dropped <= done + 1 && c.unf_main == 1 && c.unf_loop == 1 && c.main == 1 &&
 	       c.loop == 1 && ws.bad == 0;
+	/* what a user sees: the call path at the kill, at the top of kd -c */
+	snprintf(cmd, sizeof(cmd), "'%s' kd -c '%s' 2>&1 | head -n 4 > '%s.kd'", ktrace, dir, dir);
+	if (system(cmd) != 0 || !file_has(kd, "main [unfinished]\n") ||
+	    !file_has(kd, "loop [unfinished]\n")) {
+		diag("trial %d: kd -c does not begin with main and loop unfinished", trial);
+		good = 0;
+	}
 	if (!good)
 		diag("trial %d (%u ms): status %d, counter %llu, leaf %llu (unfinished %llu), dropped %llu, "
 		     "loop %llu/%llu, main %llu/%llu, bad %llu",
@@ -397,8 +405,9 @@ static void test_kill_program(void)
 
 	srand((unsigned)time(NULL) ^ (unsigned)getpid());
 	for (int i = 0; i < 20; i++)
-		good += kill_trial(i, 20 + (unsigned)(rand() % 400));
-	is_int(good, 20, "SIGKILL at random moments: every returned call kept, main and loop unfinished (20 trials)");
+		good += kill_trial(i, 20 + (unsigned)(rand() % 200));
+	is_int(good, 20, "SIGKILL at random moments: every returned call kept, main and loop unfinished, "
+			 "and kd -c shows them so (20 trials)");
 	is_int(shm_sessions(), shm0, "nothing left in /dev/shm after the kills");
 }
 
