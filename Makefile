@@ -13,8 +13,10 @@
 # Every folder is one part; sources are found by wildcard, so adding a file
 # needs no edit here:  lib/ runtime, reader/ trace reader, kft/ function
 # tracer engine (freestanding), consumer/ the session consumer (`ktrace
-# record` streaming to disk), cli/ the ktrace command, tests/ (NAME.c or
-# NAME.sh -> build/tests/NAME.t), bench/, examples/, fuzz/.
+# record` streaming to disk), kclient/ the clients of the kernel's tracing
+# interfaces (tracefs, /proc/kft, ktrace.ko's debugfs files and relay
+# channels), cli/ the ktrace command, tests/ (NAME.c or NAME.sh ->
+# build/tests/NAME.t), bench/, examples/, fuzz/.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -41,7 +43,7 @@ LDFLAGS += $(SANFLAGS)
 LDLIBS += -lpthread
 # elfutils for symbols and source lines (addr2sym, kd); libiberty demangles C++
 DW_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -liberty
-# libtracefs + libtraceevent for `ktrace record --kernel` (cli/tracefs_rec.c)
+# libtracefs + libtraceevent for kclient/ (`ktrace record --kernel`, `ktrace kft --tracefs`)
 TRACEFS_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent 2>/dev/null || echo -I/usr/include/tracefs -I/usr/include/traceevent)
 TRACEFS_LIBS := $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || echo -ltracefs -ltraceevent)
 
@@ -49,6 +51,7 @@ LIB_SRC := $(wildcard lib/*.c) $(wildcard kft/*.c)
 READER_SRC := $(wildcard reader/*.c)
 CLI_SRC := $(wildcard cli/*.c)
 CONSUMER_SRC := $(wildcard consumer/*.c)
+KCLIENT_SRC := $(wildcard kclient/*.c)
 TEST_C := $(wildcard tests/*.c)
 TEST_SH := $(wildcard tests/*.sh)
 TEST_HELPERS := $(wildcard tests/helpers/*.c)
@@ -60,6 +63,7 @@ LIB_SOBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC))
 READER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(READER_SRC))
 CLI_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRC))
 CONSUMER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CONSUMER_SRC))
+KCLIENT_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(KCLIENT_SRC))
 TESTS := $(patsubst tests/%.c,$(B)/tests/%.t,$(TEST_C)) $(patsubst tests/%.sh,$(B)/tests/%.t,$(TEST_SH))
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(TEST_HELPERS))
 
@@ -67,6 +71,7 @@ LIBA := $(B)/libktrace.a
 LIBSO := $(B)/libktrace.so.0
 READERA := $(B)/libktrace-reader.a
 CONSUMERA := $(B)/libktrace-consumer.a
+KCLIENTA := $(B)/libktrace-kclient.a
 KTRACE := $(B)/ktrace
 
 .PHONY: all test check bench fuzz install clean demo kmod test-kmod bench-kmod
@@ -96,10 +101,13 @@ $(READERA): $(READER_OBJ)
 $(CONSUMERA): $(CONSUMER_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+$(KCLIENTA): $(KCLIENT_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
-$(KTRACE): $(CLI_OBJ) $(READERA) $(CONSUMERA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(READERA) $(CONSUMERA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(LDLIBS) -ldl -lm
-$(B)/obj/cli/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
+$(KTRACE): $(CLI_OBJ) $(READERA) $(CONSUMERA) $(KCLIENTA) $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(READERA) $(CONSUMERA) $(KCLIENTA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(LDLIBS) -ldl -lm
+$(B)/obj/kclient/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 
 $(B)/examples/%: examples/%.c $(LIBA)
 	@mkdir -p $(dir $@)

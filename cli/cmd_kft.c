@@ -37,7 +37,7 @@
 #include <ktrace/ktrace.h>
 
 #include "cli/cli.h"
-#include "cli/kft_kernel.h"
+#include "kclient/kclient.h"
 #include "reader/reader.h"
 #include "kft/runfile.h"
 #include "lib/runtime.h"

@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/lkst_text.h"
+#include "kclient/kclient.h"
 #include "ktrace/lkst.h"
 
 #define CMD "lkst"

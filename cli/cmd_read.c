@@ -35,8 +35,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/read_relay.h"
 #include "consumer/consumer.h"
+#include "kclient/kclient.h"
 #include "lib/safefile.h"
 #include "reader/reader.h"
 

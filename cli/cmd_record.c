@@ -53,8 +53,8 @@
 #include "cli/cli.h"
 #include "cli/record_opts.h"
 #include "cli/select.h"
-#include "cli/tracefs_rec.h"
 #include "consumer/consumer.h"
+#include "kclient/kclient.h"
 #include "lib/runtime.h"
 #include "lib/safefile.h"
 

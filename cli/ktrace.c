@@ -10,7 +10,9 @@
  * Subcommands live in cli/cmd_NAME.c and register themselves with
  * KTRACE_COMMAND() (cli/cli.h); this file finds them in the "ktrace_cmds"
  * linker section.  Exit status: the subcommand's, or 2 for a usage error
- * here (unknown command or option), with a one-line message.
+ * here (unknown command or option), with a one-line message.  The
+ * kernel clients (kclient/) report their errors through cli_error() too,
+ * so every message of every subcommand has the same form.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "kclient/kclient.h"
 
 extern const struct ktrace_cmd __start_ktrace_cmds[] __attribute__((weak));
 extern const struct ktrace_cmd __stop_ktrace_cmds[] __attribute__((weak));
@@ -29,6 +32,12 @@ const struct ktrace_cmd *cli_find_command(const char *name)
 		if (strcmp(c->name, name) == 0)
 			return c;
 	return NULL;
+}
+
+/* kcl_report_fn: kclient's errors as the command's own ("ktrace CMD: msg"). */
+static void kclient_report(const char *cmd, const char *msg)
+{
+	cli_error(cmd, "%s", msg);
 }
 
 static int cmp_cmd(const void *a, const void *b)
@@ -86,6 +95,7 @@ int main(int argc, char **argv)
 	const struct ktrace_cmd *c;
 	int opt;
 
+	kcl_set_report(kclient_report);
 	cli_getopt_reset();
 	/* '+': stop at the first non-option, the command name */
 	while ((opt = getopt_long(argc, argv, "+:hV", opts, NULL)) != -1) {

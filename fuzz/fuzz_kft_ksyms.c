@@ -1,6 +1,6 @@
 /*
  * fuzz/fuzz_kft_ksyms.c - libFuzzer target of the kernel symbol filter of
- * `ktrace kft --kernel extract -m System.map` (cli/kft_ksyms.c): any input
+ * `ktrace kft --kernel extract -m System.map` (kclient/ksyms.c): any input
  * gives output no longer than the input plus one newline, made only of
  * lines "HEX TYPE NAME..." with a function type, and counts that agree.
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/kft_ksyms.c"
+#include "kclient/ksyms.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

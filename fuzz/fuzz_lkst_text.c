@@ -1,6 +1,6 @@
 /*
  * fuzz/fuzz_lkst_text.c - libFuzzer target for the LKST maskset text parser
- * of `ktrace lkst write` (cli/lkst_text.c, compiled in here: it has no
+ * of `ktrace lkst write` (kclient/lkst_text.c, compiled in here: it has no
  * library dependency).  The input is the maskset text; handlers 1..255 by
  * number and DEFAULT, NOTHING, pid_switch by name exist.
  *
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cli/lkst_text.c"
+#include "kclient/lkst_text.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

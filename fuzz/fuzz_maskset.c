@@ -1,7 +1,7 @@
 /*
  * fuzz/fuzz_maskset.c - libFuzzer target for the maskset parser of
- * `ktrace record --kernel=MASKSET` (cli/maskset.c, compiled in here: it
- * has no library dependency).  The input is the specification text.
+ * `ktrace record --kernel=MASKSET` (kclient/catalogue.c, compiled in here:
+ * it has no library dependency).  The input is the specification text.
  *
  * Build and run: make -C fuzz SRC=$PWD (see fuzz/Makefile).
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/maskset.c"
+#include "kclient/catalogue.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

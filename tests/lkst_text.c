@@ -1,6 +1,6 @@
 /*
  * tests/lkst_text.c - the LKST maskset text parser of `ktrace lkst write`
- * (cli/lkst_text.c, compiled in): accepted forms, every error with its
+ * (kclient/lkst_text.c, compiled in): accepted forms, every error with its
  * line and column, and the catalogue lookups.  The kernel side of masksets
  * is tested in the VM (kmod/tests/suite_lkst.sh).
  */
@@ -8,7 +8,7 @@
 #include <strings.h>
 
 #include "tap.h"
-#include "cli/lkst_text.c"
+#include "kclient/lkst_text.c"
 
 static int handlers(const char *tok, void *arg)
 {

@@ -2,7 +2,7 @@
  * kmod/tests/kthelper.c - the static helper of the VM test suite
  * (kmod/tests/suite.sh): what busybox's shell cannot do precisely.
  *
- *   kthelper read [-b SIZE] [-n N] SRC DST   read_relay() (cli/read_relay.c)
+ *   kthelper read [-b SIZE] [-n N] SRC DST   read_relay() (kclient/relay.c)
  *   kthelper check [-t] DIR                  walk a packed trace directory,
  *                                            print "key value" statistics
  *   kthelper write FILE STRING               one write(2) of STRING (\n and
@@ -22,8 +22,9 @@
  * its stream's, or than its context word says), lastseq-sum (sum over
  * writers of the highest attempt number + 1).
  *
- * Linked statically (the guest has no libc), from this file and
- * cli/read_relay.c only.
+ * Linked statically (the guest has no libc), from this file,
+ * kclient/relay.c, kclient/report.c (read_relay()'s error messages, as
+ * "ktrace read: ..." on stderr) and lib/safefile.c only.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,7 +38,7 @@
 #include <unistd.h>
 
 #include "ktrace/format.h"
-#include "cli/read_relay.h"
+#include "kclient/kclient.h"
 
 static const char *errname(int e)
 {

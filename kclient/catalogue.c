@@ -1,7 +1,8 @@
 /*
- * cli/maskset.c - LKST masksets for `ktrace record --kernel=MASKSET`: the
- * kernel event catalogue (include/ktrace/lkst.h) expanded into a table, and
- * the parser of maskset specifications (API in cli/tracefs_rec.h).
+ * kclient/catalogue.c - the kernel event catalogue (include/ktrace/lkst.h)
+ * expanded into a table, and the parser of the maskset specifications of
+ * `ktrace record --kernel=MASKSET` (API in kclient/kclient.h: krec_catalogue,
+ * krec_parse_maskset).
  *
  * Kept apart from the tracefs backend so it has no library dependency: the
  * fuzz target fuzz/fuzz_maskset.c compiles this file alone.
@@ -13,7 +14,7 @@
 
 #include <ktrace/lkst.h>
 
-#include "cli/tracefs_rec.h"
+#include "kclient/kclient.h"
 
 #define KREC_DEF_(id, mn, cat, sys, tp, nargs, args, primary) \
 	{ id, #mn, #cat, sys, tp, nargs, args, primary },

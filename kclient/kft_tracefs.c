@@ -64,7 +64,7 @@
 #include <ktrace/format.h>
 
 #include "cli/cli.h"
-#include "cli/kft_kernel.h"
+#include "kclient/internal.h"
 #include "lib/safefile.h"
 #include "kft/config.h"
 

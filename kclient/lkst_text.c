@@ -1,7 +1,8 @@
 /*
- * cli/lkst_text.c - parser of the LKST maskset text (`ktrace lkst write`),
- * see cli/lkst_text.h.  Works on a buffer with explicit length, line by
- * line, and reports the first error with its line and column.
+ * kclient/lkst_text.c - parser of the LKST maskset text (`ktrace lkst
+ * write`), see kclient/kclient.h (lkst_text_parse).  Works on a buffer
+ * with explicit length, line by line, and reports the first error with its
+ * line and column.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -10,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cli/lkst_text.h"
+#include "kclient/kclient.h"
 
 #define LINE_MAX_BYTES 4096
 

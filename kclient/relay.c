@@ -1,5 +1,5 @@
 /*
- * cli/read_relay.c - `ktrace read` for a kernel channel: copy the relay
+ * kclient/relay.c - `ktrace read` for a kernel channel: copy the relay
  * files of a ktrace.ko channel (debugfs ROOT/NAME/trace0..N) into a trace
  * directory (DST/cpu0..N + metadata), as seed 000's klog did.
  *
@@ -43,7 +43,8 @@
  * overwrites sub-buffers whether or not they were copied).
  *
  * Everything here is plain libc, so the VM test helper links this file
- * alone (kmod/tests/kthelper.c).
+ * with only kclient/report.c and lib/safefile.c (kmod/tests/kthelper.c).
+ * Errors go through kcl_error() (kclient/report.c) as command "read".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,9 +63,10 @@
 #include <unistd.h>
 
 #include "ktrace/format.h"
-#include "cli/read_relay.h"
+#include "kclient/internal.h"
 #include "lib/safefile.h"
 
+#define CMD "read"
 #define RR_MAX_STREAMS 1024
 #define RR_MIN_BUF_SIZE 4096u
 #define RR_MAX_BUF_SIZE (64u * 1024u * 1024u)
@@ -107,18 +109,6 @@ static void rr_on_signal(int sig)
 {
 	(void)sig;
 	rr_stop_signal = 1;
-}
-
-static void rr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void rr_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("ktrace read: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static uint64_t rr_now(clockid_t clk)
@@ -195,14 +185,14 @@ static int rr_read_info(const char *src, struct rr_info *in, int quiet)
 	snprintf(path, sizeof(path), "%s/info", src);
 	text = malloc(256 * 1024);
 	if (!text) {
-		rr_err("%s: out of memory", path);
+		kcl_error(CMD, "%s: out of memory", path);
 		return -1;
 	}
 	n = rr_slurp(path, text, 256 * 1024);
 	if (n < 0) {
 		if (!quiet)
-			rr_err("%s: %s%s", path, strerror((int)-n),
-			       -n == EACCES ? " (kernel channels are root-only)" : "");
+			kcl_error(CMD, "%s: %s%s", path, strerror((int)-n),
+				  -n == EACCES ? " (kernel channels are root-only)" : "");
 		free(text);
 		return -1;
 	}
@@ -239,7 +229,7 @@ static int rr_read_info(const char *src, struct rr_info *in, int quiet)
 			if (sscanf(line,
 				   "stream %u written %llu dropped %llu overwritten %llu produced %llu consumed %llu next %llu current %llu",
 				   &idx, &w, &d, &o, &p, &c, &nx, &cur) != 8) {
-				rr_err("%s: cannot parse line '%s'", path, line);
+				kcl_error(CMD, "%s: cannot parse line '%s'", path, line);
 				free(text);
 				return -1;
 			}
@@ -257,7 +247,7 @@ static int rr_read_info(const char *src, struct rr_info *in, int quiet)
 	free(text);
 	if (in->buf_size < RR_MIN_BUF_SIZE || (in->buf_size & (in->buf_size - 1)) || in->buf_nr < 2 ||
 	    in->nstreams == 0) {
-		rr_err("%s: not a ktrace.ko channel (no geometry or streams)", path);
+		kcl_error(CMD, "%s: not a ktrace.ko channel (no geometry or streams)", path);
 		return -1;
 	}
 	return 0;
@@ -276,8 +266,8 @@ static int rr_write_value(const char *src, const char *file, unsigned v)
 	if (fd >= 0)
 		close(fd);
 	if (ret) {
-		rr_err("%s: cannot set %u: %s%s", path, v, strerror(-ret),
-		       ret == -EBUSY ? " (the channel is running: stop it first)" : "");
+		kcl_error(CMD, "%s: cannot set %u: %s%s", path, v, strerror(-ret),
+			  ret == -EBUSY ? " (the channel is running: stop it first)" : "");
 	}
 	return ret;
 }
@@ -339,7 +329,7 @@ static int rr_write_atomic(const char *dst, const char *name, const char *text, 
 	int ret = ksf_replace(dst, name, text, len);
 
 	if (ret)
-		rr_err("%s/%s: cannot write: %s", dst, name, strerror(-ret));
+		kcl_error(CMD, "%s/%s: cannot write: %s", dst, name, strerror(-ret));
 	return ret;
 }
 
@@ -452,8 +442,8 @@ static int rr_tell_consumed(const char *src, struct rr_stream *s)
 	else if (ret != -ENOENT && ret != -ENODEV && ret != -EIO && ret != -ENXIO)
 		/* (ENOENT etc.: the channel is going away, nothing to free;
 		 * ENXIO: debugfs refuses to open files of a module being removed) */
-		rr_err("%s: cannot report sub-buffers of trace%u up to seq %llu as copied: %s", path,
-		       s->idx, (unsigned long long)s->next, strerror(-ret));
+		kcl_error(CMD, "%s: cannot report sub-buffers of trace%u up to seq %llu as copied: %s", path,
+			  s->idx, (unsigned long long)s->next, strerror(-ret));
 	return ret;
 }
 
@@ -483,23 +473,23 @@ static int rr_drain(const char *src, const char *dst, struct rr_stream *s,
 		used = __atomic_load_n(&h->used, __ATOMIC_RELAXED);
 		total = hdr_size + used;
 		if (hdr_size < KTRACE_SUBBUF_HDR_SIZE || (uint64_t)hdr_size + used > in->buf_size) {
-			rr_err("%s/trace%u: sub-buffer seq %llu has a bad header (hdr_size %u, used %u)",
-			       src, s->idx, (unsigned long long)s->next, hdr_size, used);
+			kcl_error(CMD, "%s/trace%u: sub-buffer seq %llu has a bad header (hdr_size %u, used %u)",
+				  src, s->idx, (unsigned long long)s->next, hdr_size, used);
 			s->failed = 1;
 			break;
 		}
 		memcpy(copy, h, total);
 		if (__atomic_load_n(&h->seq, __ATOMIC_ACQUIRE) != s->next) {
-			rr_err("%s/trace%u: sub-buffer seq %llu was overwritten while being copied (skipped)",
-			       src, s->idx, (unsigned long long)s->next);
+			kcl_error(CMD, "%s/trace%u: sub-buffer seq %llu was overwritten while being copied (skipped)",
+				  src, s->idx, (unsigned long long)s->next);
 			s->next++;
 			continue;
 		}
 		memcpy(&hc, copy, sizeof(hc));
 		if (!rr_records_ok(copy, hdr_size, used, hc.flags & KTRACE_SBF_CTX) &&
 		    !s->reported_corrupt) {
-			rr_err("%s/trace%u: records of sub-buffer seq %llu do not parse to its %u bytes (copied anyway)",
-			       src, s->idx, (unsigned long long)s->next, used);
+			kcl_error(CMD, "%s/trace%u: records of sub-buffer seq %llu do not parse to its %u bytes (copied anyway)",
+				  src, s->idx, (unsigned long long)s->next, used);
 			s->reported_corrupt = 1;
 		}
 
@@ -508,8 +498,8 @@ static int rr_drain(const char *src, const char *dst, struct rr_stream *s,
 		if (!ret && pad)
 			ret = rr_write_all(s->out, zeros, pad);
 		if (ret) {
-			rr_err("%s/cpu%u: write at offset %llu: %s", dst, s->idx,
-			       (unsigned long long)s->out_off, strerror(-ret));
+			kcl_error(CMD, "%s/cpu%u: write at offset %llu: %s", dst, s->idx,
+				  (unsigned long long)s->out_off, strerror(-ret));
 			s->failed = 1;
 			return -1;
 		}
@@ -568,7 +558,7 @@ static void rr_fix_lost(const char *dst, struct rr_stream *st, unsigned n, const
 			continue;
 		h.lost += (uint32_t)(dropped - s->lost_sum);
 		if (pwrite(s->out, &h, sizeof(h), s->last_hdr_off) != (ssize_t)sizeof(h))
-			rr_err("%s/cpu%u: cannot update lost count: %s", dst, s->idx, strerror(errno));
+			kcl_error(CMD, "%s/cpu%u: cannot update lost count: %s", dst, s->idx, strerror(errno));
 		else
 			s->lost_sum = dropped;
 	}
@@ -589,19 +579,19 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 
 	if (subbuf_size && (subbuf_size < RR_MIN_BUF_SIZE || subbuf_size > RR_MAX_BUF_SIZE ||
 			    (subbuf_size & (subbuf_size - 1)))) {
-		rr_err("-b %u: the sub-buffer size must be a power of two from %u to %u", subbuf_size,
-		       RR_MIN_BUF_SIZE, RR_MAX_BUF_SIZE);
+		kcl_error(CMD, "-b %u: the sub-buffer size must be a power of two from %u to %u", subbuf_size,
+			  RR_MIN_BUF_SIZE, RR_MAX_BUF_SIZE);
 		return 2;
 	}
 	if (n_subbufs && (n_subbufs < 2 || n_subbufs > RR_MAX_BUF_NR)) {
-		rr_err("-n %u: the number of sub-buffers must be from 2 to %u", n_subbufs, RR_MAX_BUF_NR);
+		kcl_error(CMD, "-n %u: the number of sub-buffers must be from 2 to %u", n_subbufs, RR_MAX_BUF_NR);
 		return 2;
 	}
 
 	in = malloc(sizeof(*in));
 	fin = malloc(sizeof(*fin));
 	if (!in || !fin) {
-		rr_err("out of memory");
+		kcl_error(CMD, "out of memory");
 		free(in);
 		free(fin);
 		return 1;
@@ -613,7 +603,7 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 
 	snprintf(path, sizeof(path), "%s/control", dst);
 	if (stat(path, &sb) == 0) {
-		rr_err("%s: DST holds a user-space trace; choose another directory", path);
+		kcl_error(CMD, "%s: DST holds a user-space trace; choose another directory", path);
 		goto out_free;
 	}
 	{
@@ -621,7 +611,7 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 		int dfd = ksf_dir_open(dst, KSF_CREATE | KSF_TRACE | KSF_CLEAR, msg, sizeof(msg));
 
 		if (dfd < 0) {
-			rr_err("%s", msg);
+			kcl_error(CMD, "%s", msg);
 			goto out_free;
 		}
 		close(dfd);
@@ -631,7 +621,7 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 	pfd = calloc(in->nstreams, sizeof(*pfd));
 	copy = malloc(in->buf_size);
 	if (!st || !pfd || !copy) {
-		rr_err("out of memory");
+		kcl_error(CMD, "out of memory");
 		goto out_free;
 	}
 	for (n = 0; n < in->nstreams; n++) {
@@ -644,21 +634,21 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 		snprintf(path, sizeof(path), "%s/trace%u", src, s->idx);
 		s->fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (s->fd < 0) {
-			rr_err("%s: %s", path, strerror(errno));
+			kcl_error(CMD, "%s: %s", path, strerror(errno));
 			n++;
 			goto out_close;
 		}
 		s->map_len = (size_t)in->buf_size * in->buf_nr;
 		s->map = mmap(NULL, s->map_len, PROT_READ, MAP_SHARED, s->fd, 0);
 		if (s->map == MAP_FAILED) {
-			rr_err("%s: mmap of %zu bytes: %s", path, s->map_len, strerror(errno));
+			kcl_error(CMD, "%s: mmap of %zu bytes: %s", path, s->map_len, strerror(errno));
 			n++;
 			goto out_close;
 		}
 		snprintf(path, sizeof(path), "cpu%u", s->idx);
 		s->out = ksf_create(dst, path, O_RDWR);
 		if (s->out < 0) {
-			rr_err("%s/%s: cannot create: %s", dst, path, strerror(-s->out));
+			kcl_error(CMD, "%s/%s: cannot create: %s", dst, path, strerror(-s->out));
 			n++;
 			goto out_close;
 		}
@@ -690,7 +680,7 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 		poll(NULL, 0, RR_POLL_MS);
 	}
 	if (in->flight && rr_stop_signal && rr_read_state(src) == 1) {
-		rr_err("%s: interrupted before the flight recorder stopped: nothing read", src);
+		kcl_error(CMD, "%s: interrupted before the flight recorder stopped: nothing read", src);
 		goto out_signals;
 	}
 	/* A stopped flight recorder's positions are the ones that count. */
@@ -720,8 +710,8 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 		if (rr_stop_signal || state == 0 || closed)
 			break;
 		if (state < 0 && ++gone_polls > RR_GONE_POLLS) {
-			rr_err("%s/state: unreadable, and the channel's relay files are still open; giving up",
-			       src);
+			kcl_error(CMD, "%s/state: unreadable, and the channel's relay files are still open; giving up",
+				  src);
 			rc = 1;
 			break;
 		}
@@ -758,7 +748,7 @@ out_close:
 		if (st[i].fd >= 0)
 			close(st[i].fd);
 		if (st[i].out >= 0 && close(st[i].out) && rc == 0) {
-			rr_err("%s/cpu%u: %s", dst, st[i].idx, strerror(errno));
+			kcl_error(CMD, "%s/cpu%u: %s", dst, st[i].idx, strerror(errno));
 			rc = 1;
 		}
 	}

@@ -1,5 +1,5 @@
 /*
- * cli/kft_ksyms.c - the kernel symbol filter of `ktrace kft --kernel
+ * kclient/ksyms.c - the kernel symbol filter of `ktrace kft --kernel
  * extract` and `ktrace kft --tracefs`: keep the function symbols of a
  * /proc/kallsyms or System.map text for the trace directory's `kallsyms`
  * file (docs/FORMAT.md, "Kernel traces").
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "cli/kft_kernel.h"
+#include "kclient/kclient.h"
 
 static int hex_digit(char c)
 {

@@ -40,7 +40,7 @@
 #include <ktrace/format.h>
 
 #include "cli/cli.h"
-#include "cli/kft_kernel.h"
+#include "kclient/internal.h"
 #include "lib/safefile.h"
 
 #define CMD "kft"

@@ -1,6 +1,7 @@
 /*
- * cli/tracefs_rec.c - the tracefs backend of `ktrace record --kernel`
- * (API and rationale in cli/tracefs_rec.h).
+ * kclient/tracefs_record.c - the tracefs backend of `ktrace record
+ * --kernel`: LKST catalogue events recorded through libtracefs and
+ * libtraceevent (API and rationale in kclient/kclient.h, krec_*).
  *
  * Set-up.  A tracefs instance "ktrace-PID" is created (libtracefs), its
  * tracing is switched off while it is configured: trace_clock mono, a ring
@@ -72,9 +73,10 @@
 #include <ktrace/format.h>
 #include <ktrace/lkst.h>
 
-#include "cli/cli.h"
-#include "cli/tracefs_rec.h"
+#include "kclient/internal.h"
 #include "lib/safefile.h"
+
+#define CMD "record"
 
 #define OUT_SUBBUF (64u * 1024u)       /* output sub-buffer, header included */
 #define DEFAULT_BUF_KB 4096u           /* ring buffer per CPU */
@@ -303,8 +305,8 @@ static uint64_t now_ns(clockid_t c)
 static void write_err(struct krec *k, struct kout *o, int err)
 {
 	if (!o->failed)
-		cli_error("record", "%s/cpu%u: write: %s; kernel events of CPU %u from here on are "
-				    "counted as lost", k->dir, o->cpu, strerror(err), o->cpu);
+		kcl_error(CMD, "%s/cpu%u: write: %s; kernel events of CPU %u from here on are "
+			       "counted as lost", k->dir, o->cpu, strerror(err), o->cpu);
 	o->failed = 1;
 	k->werr = 1;
 }
@@ -834,13 +836,13 @@ static int write_metadata(struct krec *k, int final, const struct krec_stats *st
 	int err;
 
 	if (!text) {
-		cli_error("record", "%s/metadata: out of memory", k->dir);
+		kcl_error(CMD, "%s/metadata: out of memory", k->dir);
 		return -1;
 	}
 	err = ksf_replace_at(k->dirfd, "metadata", text, strlen(text));
 	free(text);
 	if (err < 0) {
-		cli_error("record", "%s/metadata: cannot write: %s", k->dir, strerror(-err));
+		kcl_error(CMD, "%s/metadata: cannot write: %s", k->dir, strerror(-err));
 		return -1;
 	}
 	return 0;
@@ -863,7 +865,7 @@ static void destroy(struct krec *k)
 	if (k->inst) {
 		tracefs_instance_file_write(k->inst, "tracing_on", "0");
 		if (tracefs_instance_destroy(k->inst) < 0 && rmdir(k->inst_path) < 0 && errno != ENOENT)
-			cli_error("record", "cannot remove the tracefs instance %s: %s", k->inst_path,
+			kcl_error(CMD, "cannot remove the tracefs instance %s: %s", k->inst_path,
 				  strerror(errno));
 		tracefs_instance_free(k->inst);
 	}
@@ -1190,18 +1192,18 @@ struct krec *krec_begin_program(const char *dir, const struct krec_opts *o, cons
 	if (!o)
 		return NULL;
 	if (staging_path(dir, stage, sizeof(stage)) < 0) {
-		cli_error("record", "%s: path too long", dir);
+		kcl_error(CMD, "%s: path too long", dir);
 		return NULL;
 	}
 	if (!mkdtemp(stage)) {
-		cli_error("record", "kernel events not recorded: %s: cannot create a staging directory: %s; recording %s alone",
+		kcl_error(CMD, "kernel events not recorded: %s: cannot create a staging directory: %s; recording %s alone",
 			  stage, strerror(errno), prog);
 		return NULL;
 	}
 	k = krec_start(stage, o, msg, sizeof(msg));
 	if (!k) {
 		rmdir(stage); /* still empty: krec_start() leaves nothing behind */
-		cli_error("record", "kernel events not recorded: %s; recording %s alone", msg, prog);
+		kcl_error(CMD, "kernel events not recorded: %s; recording %s alone", msg, prog);
 	}
 	return k;
 }
@@ -1224,7 +1226,7 @@ int krec_end_program(struct krec *k, const char *dir, int keep, int quiet)
 	/* (the final calibration pair of DIR/metadata is the consumer's: consumer/consumer.c) */
 	dfd = ksf_dir_open(dir, KSF_CREATE, msg, sizeof(msg));
 	if (dfd < 0 || renameat(AT_FDCWD, stage, dfd, "kernel") < 0) {
-		cli_error("record", "cannot move the kernel events from %s to %s: %s", stage, kdir,
+		kcl_error(CMD, "cannot move the kernel events from %s to %s: %s", stage, kdir,
 			  dfd < 0 ? msg : strerror(errno));
 		if (dfd >= 0)
 			close(dfd);
@@ -1251,10 +1253,14 @@ int krec_record_system(const char *dir, const struct krec_opts *o, int quiet)
 	sigset_t block, prev;
 	struct krec_stats st;
 	struct krec *k;
-	int rc;
+	int rc, dfd;
 
-	if (cli_trace_dir("record", dir, KSF_CREATE | KSF_TRACE | KSF_CLEAR) < 0)
+	dfd = ksf_dir_open(dir, KSF_CREATE | KSF_TRACE | KSF_CLEAR, msg, sizeof(msg));
+	if (dfd < 0) {
+		kcl_error(CMD, "%s", msg);
 		return 1;
+	}
+	close(dfd);
 	snprintf(kdir, sizeof(kdir), "%s/kernel", dir);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -1267,7 +1273,7 @@ int krec_record_system(const char *dir, const struct krec_opts *o, int quiet)
 	got_signal = 0;
 	k = krec_start(kdir, o, msg, sizeof(msg));
 	if (!k) {
-		cli_error("record", "kernel events cannot be recorded: %s", msg);
+		kcl_error(CMD, "kernel events cannot be recorded: %s", msg);
 		rmdir(dir);
 		rc = 1;
 		goto out;

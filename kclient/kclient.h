@@ -1,0 +1,338 @@
+/*
+ * kclient/kclient.h - the API of libktrace-kclient, the user-space clients
+ * of the kernel's tracing interfaces: tracefs (kernel events and the
+ * function_graph tracer, through libtracefs and libtraceevent), ktrace.ko's
+ * /proc/kft, its debugfs files (the LKST tracer's control files) and its
+ * relay channels.  The module itself is kmod/; the `ktrace` command (cli/)
+ * parses options and prints, and calls these functions for everything that
+ * touches the kernel.  This header is the library's whole API (its files
+ * share kclient/internal.h, which nothing outside kclient/ includes); it
+ * needs no libtracefs header.
+ *
+ * Errors.  A function that fails says why in one line, through the hook
+ * set with kcl_set_report() (by default "ktrace CMD: message" on stderr),
+ * where CMD names the ktrace command the function serves ("record",
+ * "read", "kft", "lkst"); a few return the message in a caller's buffer
+ * instead, as their comments say.  Return values are documented per
+ * function.
+ *
+ * Thread safety: unless a function says otherwise, call it from one thread
+ * at a time; none is async-signal-safe.
+ */
+#ifndef KTRACE_KCLIENT_H
+#define KTRACE_KCLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <ktrace/lkst.h>
+
+/* ---- errors (kclient/report.c) ------------------------------------------ */
+
+/**
+ * kcl_report_fn - receives each error message of kclient.
+ * @cmd: the ktrace command the failing function serves ("record", "read",
+ *       "kft", "lkst").
+ * @msg: the message, one line without its newline (at most 4095 bytes; it
+ *       may hold control characters taken from file names or input).
+ */
+typedef void (*kcl_report_fn)(const char *cmd, const char *msg);
+
+/**
+ * kcl_set_report() - send kclient's error messages to @fn; NULL restores
+ * the default, which prints "ktrace CMD: MSG" on stderr as one line
+ * (control characters shown as '?'), after flushing stdout.
+ * Not thread-safe: set it once, before calling anything else here.
+ */
+void kcl_set_report(kcl_report_fn fn);
+
+/* ---- the kernel event catalogue and masksets (kclient/catalogue.c) ------ */
+
+/**
+ * struct lkst_def - one entry of the kernel event catalogue (lkst.h's
+ * X-macro expanded): event type @id, @mn mnemonic, @cat category, the
+ * tracepoint @sys:@tp ("" if none), @nargs argument words named by @args
+ * (comma-separated tracefs field names), @primary: in RDEFAULT.
+ */
+struct lkst_def {
+	unsigned id;
+	const char *mn, *cat, *sys, *tp;
+	unsigned nargs;
+	const char *args;
+	int primary;
+};
+
+/** krec_catalogue() - the catalogue, *@n entries, in lkst.h's order (kclient/catalogue.c). */
+const struct lkst_def *krec_catalogue(size_t *n);
+
+/**
+ * krec_parse_maskset() - the events a maskset selects (kclient/catalogue.c).
+ * @spec: RDEFAULT (the primary events), RALL (every event), RNOTHING
+ *        (none), or a comma-separated list of those names, mnemonics
+ *        (PROCESS_CONTEXTSWITCH) and categories (process, interrupt,
+ *        exception, syscall, memory, network, lock, timer, workqueue,
+ *        block); case does not matter; the union is taken.  NULL or "" is
+ *        RDEFAULT.
+ * @sel:  KTRACE_LKST_MAX_ID bytes, set to 1 for every selected event id
+ *        (cleared first).
+ * @err, @len: on failure, "unknown event or category 'X'".
+ * Return: number of selected events, or -1.
+ */
+int krec_parse_maskset(const char *spec, uint8_t *sel, char *err, size_t len);
+
+/* ---- kernel events through tracefs (kclient/tracefs_record.c) ----------- */
+
+/*
+ * Recording kernel events through tracefs (kclient/tracefs_record.c): the
+ * backend of `ktrace record --kernel`:
+ * kernel events of the LKST catalogue (include/ktrace/lkst.h) recorded
+ * through the kernel's own tracepoints, without the ktrace module.
+ *
+ * A recording creates a tracefs instance of its own ("ktrace-PID", never
+ * the global buffer), sets its clock to `mono` (CLOCK_MONOTONIC, the clock
+ * every ktrace trace converts to), enables the tracepoints the maskset
+ * selects, and one thread reads every CPU's trace_pipe_raw while the traced
+ * program runs, converting each event to a KEVENT record (word 0 = pid |
+ * tgid << 32, then the catalogue's arguments) in a trace directory of its
+ * own: `clock mono`, `scope cpu`, `layout packed`, one stream cpuN per CPU,
+ * the kevent catalogue, `unavailable` lines for the events this kernel
+ * cannot give, `thread` lines for every task seen (docs/FORMAT.md, "The
+ * kernel sub-trace").
+ *
+ * Libraries: libtracefs (instance, event enabling, tracing directory) and
+ * libtraceevent (event formats, tep_kbuffer() page parsing), Debian's
+ * packages; mirrors what trace-cmd's `record` does with the same libraries,
+ * minus its own file format.
+ *
+ * Thread safety: one recording at a time per process; the functions are
+ * called from one thread (the recorder's own thread is internal).  Not
+ * async-signal-safe, except that a fatal signal in the process still removes
+ * the instance (an internal handler closes the trace_pipe_raw files and
+ * rmdir()s it).
+ */
+
+/**
+ * struct krec_opts - how to record.
+ * @maskset:   as krec_parse_maskset() takes it (already checked).
+ * @buf_kb:    ring-buffer size per CPU in KiB (0: 4096).
+ * @progress:  print a live "N events" line on stderr every second (a
+ *             terminal only; for system-wide recording).
+ */
+struct krec_opts {
+	const char *maskset;
+	unsigned buf_kb;
+	int progress;
+};
+
+/**
+ * struct krec_stats - what a finished recording did.
+ * @events:      KEVENT records written.
+ * @lost:        events the kernel's ring buffer lost (overwritten before
+ *               they were read, from the pages' missed-events counts and
+ *               the per-CPU `stats` overrun) plus records that could not
+ *               be written (disk full).
+ * @bytes:       bytes written to the stream files (headers included).
+ * @enabled:     tracepoints enabled; @unavailable: selected events this
+ *               kernel could not give.
+ * @cpus:        per-CPU streams.
+ */
+struct krec_stats {
+	uint64_t events, lost, bytes;
+	unsigned enabled, unavailable, cpus;
+};
+
+struct krec;
+
+/**
+ * krec_start() - create the instance, enable the events, start the reader
+ * thread writing into the trace directory @outdir (created, mode 0700, or
+ * an empty directory of the caller's that is not a link: ksf_dir_open()).
+ * @msg, @len: on failure, one line saying why kernel events cannot be
+ *             recorded here ("tracefs is not mounted ...", "no permission
+ *             to create a tracefs instance ... (needs root)").
+ * Return: the recording, or NULL (nothing left behind: no instance, no
+ * directory).
+ */
+struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg, size_t len);
+
+/**
+ * krec_stop() - stop tracing, read what is left in the ring buffers, write
+ * the final metadata (with `thread` lines), remove the instance and free
+ * @k.  @st (may be NULL) receives the counts.
+ * Return: 0, or -1 if something could not be written (reported: cmd
+ * "record", "FILE: what"; everything else was still written).
+ */
+int krec_stop(struct krec *k, struct krec_stats *st);
+
+/**
+ * krec_remove_stale() - remove tracefs instances named ktrace-PID whose
+ * process no longer exists (left by a ktrace killed with SIGKILL).
+ * Return: instances removed.
+ */
+int krec_remove_stale(void);
+
+/* The flows of `ktrace record --kernel` (cli/cmd_record.c calls them). */
+
+/**
+ * krec_begin_program() - before PROG runs (the caller has prepared @dir with
+ * ksf_dir_open(KSF_CLEAR), which removed an earlier DIR/kernel), if @o is not NULL,
+ * start recording into a staging directory beside @dir, made by mkdtemp(3)
+ * (".BASE.kernel-XXXXXX": the program's runtime clears DIR when it starts;
+ * the name is unpredictable and the directory always new).  A recording
+ * that cannot start is reported as one line ("kernel events not recorded:
+ * WHY; recording PROG alone") and leaves no staging directory.
+ * Return: the recording, or NULL (not asked for, or not possible).
+ */
+struct krec *krec_begin_program(const char *dir, const struct krec_opts *o, const char *prog);
+
+/**
+ * krec_end_program() - after PROG ended: stop @k (NULL: nothing to do) and,
+ * if @keep, move its directory to DIR/kernel (creating DIR if PROG did not)
+ * and print a one-line summary unless @quiet; else delete it.
+ * Return: 0, or -1 if something could not be written or moved (reported).
+ */
+int krec_end_program(struct krec *k, const char *dir, int keep, int quiet);
+
+/**
+ * krec_record_system() - `ktrace record --kernel` without a program: make
+ * @dir an empty trace directory, record the whole system into DIR/kernel
+ * until SIGINT, SIGTERM or SIGHUP, then stop cleanly (instance removed).
+ * Return: the exit status (0, or 1 with a message).
+ */
+int krec_record_system(const char *dir, const struct krec_opts *o, int quiet);
+
+/* ---- ktrace.ko's relay channels (kclient/relay.c) ----------------------- */
+
+/**
+ * read_relay() - `ktrace read` for a kernel channel: copy the relay files
+ * of a ktrace.ko channel to a trace directory, draining it until the
+ * channel stops (kclient/relay.c documents the contract with the module).
+ * @src:        the channel's debugfs directory (has trace0.. and state).
+ * @dst:        the trace directory to create (mode 0700; files 0600): one
+ *              packed stream file cpuN per relay file, plus metadata.
+ * @subbuf_size, @n_subbufs: the -b/-n options of `ktrace read` (klog's
+ *              relay geometry), 0 = the channel's own.
+ * Errors are reported as one line each (cmd "read": "FILE: what").  Sets
+ * its own SIGINT/SIGTERM handlers while it runs (an interrupt ends the
+ * copy after a last pass).  Plain libc: kclient/relay.c builds alone with
+ * kclient/report.c and lib/safefile.c (the VM tests' kthelper does).
+ * Return: the exit status: 0 done, 1 failed (what was copied stays), 2 a
+ * bad @subbuf_size or @n_subbufs.
+ */
+int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned n_subbufs);
+
+/* ---- KFT in the kernel: /proc/kft and function_graph -------------------- */
+
+/*
+ * `ktrace kft --kernel` drives ktrace.ko's /proc/kft and copies
+ * /proc/kft_data into a trace directory (kclient/kft_proc.c); `ktrace kft
+ * --tracefs` runs a KFT configuration on the kernel's own function_graph
+ * tracer (kclient/kft_tracefs.c).  Both write the same kind of trace
+ * directory: one shared stream cpu0 of CALL records (docs/FORMAT.md, packed
+ * layout, clock mono), callsites, kft-status, metadata, and a copy of the
+ * kernel's function symbols (file `kallsyms`, docs/FORMAT.md "Kernel
+ * traces") so that kd, addr2sym and print can name kernel addresses later
+ * and elsewhere.
+ */
+
+/* Entry points; argv[0] is "--kernel" / "--tracefs".  Return: exit status. */
+int kft_kernel_main(int argc, char **argv);
+int kft_tracefs_main(int argc, char **argv);
+void kft_kernel_help(FILE *out);
+void kft_tracefs_help(FILE *out);
+
+/**
+ * kft_kdir_create() - create trace directory @dst (mode 0700); an existing
+ * directory is reused if it is empty or holds an earlier kernel KFT trace
+ * (its files are then replaced with ksf_replace()), and if it is yours and
+ * not a symbolic link (lib/safefile.h).
+ * Return: 0, or -1 (reported).
+ */
+int kft_kdir_create(const char *dst);
+
+/**
+ * kft_kdir_symbols() - copy the function symbols (types t, T, w, W) of
+ * @kallsyms (a /proc/kallsyms or System.map file) to DST/kallsyms.
+ * Return: 1 copied, 0 not usable (addresses hidden: a warning was
+ * reported), -1 error (reported).
+ */
+int kft_kdir_symbols(const char *dst, const char *kallsyms);
+
+/**
+ * kft_ksyms_filter() - copy the function symbol lines (types t, T, w, W) of
+ * a /proc/kallsyms or System.map text @in (@len bytes, need not end in a
+ * newline or be NUL-terminated) to @out (at least @len + 1 bytes), each
+ * ending in '\n'; other and malformed lines are dropped.  *@kept counts
+ * the lines copied, *@nonzero those with a nonzero address (0 everywhere:
+ * the addresses were hidden).  Pure, no allocation, thread-safe
+ * (kclient/ksyms.c; fuzz/fuzz_kft_ksyms.c).
+ * Return: the bytes written to @out.
+ */
+size_t kft_ksyms_filter(const char *in, size_t len, char *out, size_t *kept, size_t *nonzero);
+
+/**
+ * kft_kdir_metadata() - write DST/metadata for a KFT kernel trace: format
+ * version, clock mono (identity calibration), host, kernel, CPUs, one
+ * shared packed stream cpu0 with @buf_size-byte sub-buffers, time origin
+ * boot (created-ns 0), a comment naming DIR/kallsyms if @have_syms, and a
+ * `thread TID PID COMM` line per task now listed in @procdir.  @source
+ * names where the data came from (a comment).
+ * Return: 0, or -1 (reported).
+ */
+int kft_kdir_metadata(const char *dst, const char *source, uint32_t buf_size, int have_syms,
+		      const char *procdir);
+
+/* ---- LKST masksets as text (kclient/lkst_text.c) ------------------------ */
+
+/*
+ * The text form of an LKST maskset, as `ktrace lkst read` prints it and
+ * `ktrace lkst write` takes it: one "EVENT HANDLER" pair per line, '#' to
+ * the end of the line is a comment, blank lines are ignored.  EVENT is an
+ * event id of the catalogue (include/ktrace/lkst.h; decimal, or hex with
+ * 0x) or its mnemonic (any case); HANDLER a handler id (decimal or 0x hex)
+ * or name, resolved by the caller.  Pure functions: no I/O, no global
+ * state, thread-safe (fuzz/fuzz_lkst_text.c).
+ */
+
+/**
+ * lkst_handler_fn - resolves a handler token for lkst_text_parse().
+ * @tok: the token (NUL-terminated, no spaces).
+ * @arg: the caller's argument.
+ * Return: the handler id 1..255, or -1 if there is no such handler.
+ */
+typedef int (*lkst_handler_fn)(const char *tok, void *arg);
+
+/**
+ * lkst_text_parse() - parse maskset text.
+ * @text:    the input, @len bytes (need not end with a newline; a NUL byte
+ *           is an error).
+ * @hfn:     resolves HANDLER tokens; @harg is passed to it.
+ * @handler: out, KTRACE_LKST_MAX_ID entries: the handler id of each event
+ *           the text names (NOTHING, 255, included), 0 for the others.
+ * @err:     out, on failure: "LINE:COLUMN: what" (1-based), @errlen bytes.
+ *
+ * Errors: a line with other than two tokens, an unknown event or handler,
+ * an event named twice, a NUL byte, a line longer than 4096 bytes.
+ * Thread-safe if @hfn is.
+ * Return: the number of entries, or -1 (nothing in @handler is meaningful).
+ */
+int lkst_text_parse(const char *text, size_t len, lkst_handler_fn hfn, void *harg,
+		    unsigned char *handler, char *err, size_t errlen);
+
+/**
+ * lkst_event_id() - the catalogue id of EVENT token @tok (id or mnemonic).
+ * Return: 0..KTRACE_LKST_MAX_ID-1, or -1 if the catalogue has no such event.
+ */
+int lkst_event_id(const char *tok);
+
+/** lkst_event_name() - the mnemonic of event @id, or NULL. */
+const char *lkst_event_name(unsigned id);
+
+/**
+ * lkst_parse_number() - a whole decimal number, or hex with 0x/0X.
+ * Return: 0 and *@v, or -1 (empty, other characters, over 2^32 - 1).
+ */
+int lkst_parse_number(const char *s, unsigned *v);
+
+#endif /* KTRACE_KCLIENT_H */
