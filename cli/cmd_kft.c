@@ -37,6 +37,7 @@
 #include <ktrace/ktrace.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_kft.h"
 #include "kclient/kclient.h"
 #include "reader/reader.h"
 #include "kft/runfile.h"
@@ -345,9 +346,9 @@ static int run(int argc, char **argv)
 	struct kft_map m;
 	int c, rc = 0, cmd = 0;
 
-	/* KFT in the kernel: cli/kft_kernel.c, cli/kft_tracefs.c */
+	/* KFT in the kernel: cli/cmd_kft_kernel.c, cli/cmd_kft_tracefs.c */
 	if (argc > 1 && !strcmp(argv[1], "--kernel"))
-		return kft_kernel_main(argc - 1, argv + 1);
+		return kft_run_kernel(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "--tracefs"))
 		return kft_tracefs_main(argc - 1, argv + 1);
 	cli_getopt_reset();

@@ -236,11 +236,66 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
  * and elsewhere.
  */
 
-/* Entry points; argv[0] is "--kernel" / "--tracefs".  Return: exit status. */
-int kft_kernel_main(int argc, char **argv);
+/* Entry points; argv[0] is "--tracefs".  Return: exit status. */
 int kft_tracefs_main(int argc, char **argv);
-void kft_kernel_help(FILE *out);
 void kft_tracefs_help(FILE *out);
+
+/*
+ * The /proc/kft client (kclient/kft_proc.c).  @procdir is the directory of
+ * ktrace.ko's files kft, kft_data, kft_callsites and of kallsyms: "/proc"
+ * (tests point it at plain files laid out the same way).  A missing file
+ * is reported with "(is ktrace.ko loaded? modprobe ktrace)".
+ */
+
+/**
+ * kft_proc_status() - the text of PROCDIR/kft: the run's state, probes,
+ * log use, counters, configuration (kmod/kft_proc.c writes it).
+ * Return: a malloc'ed copy of *@len bytes (NUL-terminated), or NULL
+ * (reported).
+ */
+char *kft_proc_status(const char *procdir, size_t *len);
+
+/**
+ * kft_proc_load() - load the configuration in @file ("-": standard input;
+ * docs/KFT-CONFIG.md, at most 64 KiB, what /proc/kft takes) with one
+ * write(2) to PROCDIR/kft.  The module parses it (function names or 0x
+ * addresses); a refused one is reported as "FILE:LINE:COL: message" from
+ * the status's `error:` line, and the loaded configuration stays.
+ * Return: 0, or -1 (reported).
+ */
+int kft_proc_load(const char *procdir, const char *file);
+
+/**
+ * kft_proc_command() - write @cmd, "prime", "start" or "stop", to
+ * PROCDIR/kft.  Return: 0, or -1 (reported: the status's `error:` line,
+ * e.g. a command the run's state refuses).
+ */
+int kft_proc_command(const char *procdir, const char *cmd);
+
+/**
+ * struct kft_proc_extract_stats - what kft_proc_extract() copied: @bytes
+ * of CALL records (DST/cpu0), @callsites entries (DST/callsites).
+ */
+struct kft_proc_extract_stats {
+	size_t bytes, callsites;
+};
+
+/**
+ * kft_proc_extract() - copy the log into trace directory @dst
+ * (kft_kdir_create()): PROCDIR/kft_data first (reading it makes the module
+ * enter the call sites of the records it returns) to DST/cpu0, then
+ * kft_callsites and kft to DST/callsites and DST/kft-status, the function
+ * symbols of @system_map (NULL: PROCDIR/kallsyms) to DST/kallsyms
+ * (kft_kdir_symbols()), and DST/metadata (kft_kdir_metadata()).
+ * Return: 0 and *@st, or -1 (reported; what was written stays).
+ */
+int kft_proc_extract(const char *procdir, const char *dst, const char *system_map,
+		     struct kft_proc_extract_stats *st);
+
+/*
+ * The trace directory of a KFT kernel run (kclient/kdir.c), shared by
+ * kft_proc_extract() and the function_graph run.
+ */
 
 /**
  * kft_kdir_create() - create trace directory @dst (mode 0700); an existing

@@ -1,0 +1,19 @@
+/*
+ * cli/cmd_kft.h - the kernel modes of `ktrace kft`, which cli/cmd_kft.c
+ * hands its argv to when the first argument is --kernel or --tracefs:
+ * cli/cmd_kft_kernel.c (ktrace.ko's /proc/kft) and cli/cmd_kft_tracefs.c
+ * (the kernel's function_graph tracer).  argv[0] is "--kernel" or
+ * "--tracefs".  Return: the exit status (0 done, 1 failed, 2 usage error).
+ */
+#ifndef KTRACE_CLI_CMD_KFT_H
+#define KTRACE_CLI_CMD_KFT_H
+
+#include <stdio.h>
+
+int kft_run_kernel(int argc, char **argv);
+void kft_help_kernel(FILE *out);
+
+int kft_run_tracefs(int argc, char **argv);
+void kft_help_tracefs(FILE *out);
+
+#endif
