@@ -38,7 +38,6 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_kft.h"
-#include "kclient/kclient.h"
 #include "reader/reader.h"
 #include "kft/runfile.h"
 #include "lib/runtime.h"
@@ -350,7 +349,7 @@ static int run(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--kernel"))
 		return kft_run_kernel(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "--tracefs"))
-		return kft_tracefs_main(argc - 1, argv + 1);
+		return kft_run_tracefs(argc - 1, argv + 1);
 	cli_getopt_reset();
 	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		if (c == 'h') {

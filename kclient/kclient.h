@@ -236,9 +236,53 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
  * and elsewhere.
  */
 
-/* Entry points; argv[0] is "--tracefs".  Return: exit status. */
-int kft_tracefs_main(int argc, char **argv);
-void kft_tracefs_help(FILE *out);
+/**
+ * struct kft_fgraph_opts - a KFT run on function_graph.
+ * @config:      the configuration file (docs/KFT-CONFIG.md, at most 64 KiB;
+ *               names resolved in /proc/kallsyms); NULL: every function,
+ *               from now on.
+ * @dir:         the trace directory to write (kft_kdir_create()).
+ * @buf_kb:      ring buffer per CPU in KiB (64..4194304; 0: 4096); a full
+ *               buffer loses the later calls, as KFT's log did.
+ * @duration_ns: stop after this long (0: no limit).
+ * @argv:        a command to run while tracing (NULL-terminated, execvp()'d
+ *               in a child); tracing stops when it ends.  NULL: none.
+ */
+struct kft_fgraph_opts {
+	const char *config, *dir;
+	unsigned buf_kb;
+	uint64_t duration_ns;
+	char *const *argv;
+};
+
+/**
+ * struct kft_fgraph_stats - what a run did: function_graph exits @read,
+ * calls @kept after the configuration was applied again, entries @lost
+ * (the ring buffer was full: the per-CPU `dropped events` and `overrun`).
+ */
+struct kft_fgraph_stats {
+	size_t read, kept;
+	uint64_t lost;
+};
+
+/**
+ * kft_fgraph_run() - `ktrace kft --tracefs`: run the configuration over
+ * every kernel function with the kernel's function_graph tracer, in the
+ * top-level tracefs instance (kclient/kft_tracefs.c says how each
+ * configuration line maps onto tracefs), until @o->argv's command ends,
+ * @o->duration_ns passed, a stop trigger fired (no autorepeat), or SIGINT
+ * or SIGTERM came (handlers installed for the run); then read the calls
+ * with libtracefs/libtraceevent, apply the configuration once more exactly
+ * and write @o->dir: CALL records in cpu0, callsites, kft-status,
+ * kallsyms, metadata.  Everything the run changed in tracefs is put back.
+ * Needs root, tracefs and CONFIG_FUNCTION_GRAPH_TRACER; refuses if
+ * current_tracer is not nop (tracefs busy), and `watch` configurations
+ * (function_graph does not record the stack pointer).  One run per
+ * process at a time.
+ * Return: 0 and *@stats, or -1 (reported: a bad configuration as
+ * FILE:LINE:COL: message).
+ */
+int kft_fgraph_run(const struct kft_fgraph_opts *o, struct kft_fgraph_stats *stats);
 
 /*
  * The /proc/kft client (kclient/kft_proc.c).  @procdir is the directory of

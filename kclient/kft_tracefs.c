@@ -1,10 +1,13 @@
 /*
- * cli/kft_tracefs.c - `ktrace kft --tracefs`: a KFT run over every kernel
- * function, through the kernel's own function_graph tracer (tracefs), for
- * kernels without ktrace.ko or when kretprobes on a few functions are not
- * enough (seed 002's "all functions" traces, e.g. its do_fork call tree).
+ * kclient/kft_tracefs.c - a KFT run over every kernel function, through
+ * the kernel's own function_graph tracer (tracefs, libtracefs and
+ * libtraceevent), for kernels without ktrace.ko or when kretprobes on a few
+ * functions are not enough (seed 002's "all functions" traces, e.g. its
+ * do_fork call tree): kft_fgraph_run() in kclient/kclient.h, what
  *
  *   ktrace kft --tracefs [-c CONFIG] [-o DIR] [-b KB] [-d SECONDS] [-- COMMAND...]
+ *
+ * runs (cli/cmd_kft_tracefs.c parses that command line).
  *
  * The configuration (docs/KFT-CONFIG.md, parsed by kft/config.c with names
  * from /proc/kallsyms) is mapped onto tracefs, in the top-level instance
@@ -47,7 +50,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -63,7 +65,6 @@
 
 #include <ktrace/format.h>
 
-#include "cli/cli.h"
 #include "kclient/internal.h"
 #include "lib/safefile.h"
 #include "kft/config.h"
@@ -72,33 +73,6 @@
 #define SUBBUF 65536u
 #define FLAG_NMI 0x40 /* TRACE_FLAG_NMI of the kernel's trace entry flags */
 #define KSYS "ktrace_kft"
-
-void kft_tracefs_help(FILE *out)
-{
-	fprintf(out,
-		"usage: ktrace kft --tracefs [-c CONFIG] [-o DIR] [-b KB] [-d SECONDS] [--] [COMMAND [ARG...]]\n"
-		"\n"
-		"Run a KFT configuration over every kernel function with the kernel's\n"
-		"function_graph tracer (tracefs) and write the calls as a trace directory that\n"
-		"ktrace kd, addr2sym and print read.  mintime becomes tracing_thresh, funclist\n"
-		"set_ftrace_filter, noints funcgraph-irqs 0, function triggers kprobe events\n"
-		"with traceon/traceoff triggers, start entry F + stop exit F set_graph_function\n"
-		"F.  The whole system is traced; tracing stops when COMMAND ends, after\n"
-		"SECONDS, at a stop trigger, or on Ctrl-C.\n"
-		"\n"
-		"  -c, --config FILE    the configuration (docs/KFT-CONFIG.md); none: every\n"
-		"                       function from now on\n"
-		"  -o, --output DIR     trace directory (default ktrace.data)\n"
-		"  -b, --buffer KB      ring buffer per CPU in KiB (default 4096); a full\n"
-		"                       buffer loses the later calls, as KFT's log did\n"
-		"  -d, --duration SEC   stop after SEC seconds (decimals allowed)\n"
-		"  -h, --help           this text\n"
-		"\n"
-		"Needs root, tracefs and a kernel with function_graph (CONFIG_FUNCTION_GRAPH_TRACER);\n"
-		"without it, ktrace kft --kernel probes chosen functions with ktrace.ko.\n"
-		"Exit status: 0 done, 1 error (bad configuration: FILE:LINE:COL: message;\n"
-		"no function_graph; tracefs busy), 2 usage error.\n");
-}
 
 /* ---- kernel symbols ---------------------------------------------------- */
 
@@ -740,40 +714,6 @@ static uint64_t lost_events(void)
 	return sum;
 }
 
-static char *read_config(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	char *buf;
-
-	if (!f)
-		return NULL;
-	buf = malloc(65536 + 1);
-	if (!buf) {
-		fclose(f);
-		return NULL;
-	}
-	*len = fread(buf, 1, 65536, f);
-	if (ferror(f) || !feof(f)) {
-		int e = ferror(f) ? EIO : EFBIG;
-
-		free(buf);
-		fclose(f);
-		errno = e;
-		return NULL;
-	}
-	fclose(f);
-	buf[*len] = '\0';
-	return buf;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Create the trigger event @ev (start/stop) on @fn (@exit: a kretprobe). */
 static struct tracefs_dynevent *marker(const char *ev, const char *fn, int exit, const char *trig,
 				       char *trig_saved, size_t tsz)
@@ -784,14 +724,14 @@ static struct tracefs_dynevent *marker(const char *ev, const char *fn, int exit,
 	if (!d)
 		return NULL;
 	if (tracefs_dynevent_create(d) < 0) {
-		cli_error(CMD, "cannot create kprobe event %s/%s on %s: %s (another ktrace kft --tracefs running?)",
+		kcl_error(CMD, "cannot create kprobe event %s/%s on %s: %s (another ktrace kft --tracefs running?)",
 			  KSYS, ev, fn, strerror(errno));
 		tracefs_dynevent_free(d);
 		return NULL;
 	}
 	if (tracefs_event_enable(NULL, KSYS, ev) < 0 ||
 	    tracefs_event_file_write(NULL, KSYS, ev, "trigger", trig) < 0) {
-		cli_error(CMD, "cannot set trigger '%s' on %s/%s: %s", trig, KSYS, ev, strerror(errno));
+		kcl_error(CMD, "cannot set trigger '%s' on %s/%s: %s", trig, KSYS, ev, strerror(errno));
 		tracefs_event_disable(NULL, KSYS, ev);
 		tracefs_dynevent_destroy(d, true);
 		tracefs_dynevent_free(d);
@@ -826,21 +766,16 @@ static void remove_stale_events(void)
 static int add_filter(const char *file, const char *name)
 {
 	if (tracefs_instance_file_append(NULL, file, name) < 0) {
-		cli_error(CMD, "%s: ftrace cannot trace function '%s' (not in available_filter_functions)",
+		kcl_error(CMD, "%s: ftrace cannot trace function '%s' (not in available_filter_functions)",
 			  file, name);
 		return -1;
 	}
 	return 0;
 }
 
-int kft_tracefs_main(int argc, char **argv)
+int kft_fgraph_run(const struct kft_fgraph_opts *o, struct kft_fgraph_stats *stats)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },        { "config", required_argument, NULL, 'c' },
-		{ "output", required_argument, NULL, 'o' }, { "buffer", required_argument, NULL, 'b' },
-		{ "duration", required_argument, NULL, 'd' }, { NULL, 0, NULL, 0 },
-	};
-	const char *cfg_path = NULL, *dst = "ktrace.data";
+	const char *cfg_path = o->config, *dst = o->dir;
 	static struct kft_config cfg;
 	struct ksyms syms = { 0 };
 	struct coll co = { .ev_exit = -1, .ev_start = -1, .ev_stop = -1 };
@@ -848,82 +783,46 @@ int kft_tracefs_main(int argc, char **argv)
 	struct sites sites = { 0 };
 	struct tep_handle *tep = NULL;
 	struct tep_event *e;
-	uint64_t kb = 4096, dur_ns = 0, deadline = 0, lost;
+	uint64_t deadline = 0, lost;
 	const char *fstart = NULL, *fstop = NULL;
 	char *tracers, num[32];
 	pid_t child = 0;
-	int c, rc = 1, seen_on = 0, st;
+	int rc = -1, seen_on = 0, st;
 	size_t kept;
-
-	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+:hc:o:b:d:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			kft_tracefs_help(stdout);
-			return 0;
-		case 'c':
-			cfg_path = optarg;
-			break;
-		case 'o':
-			dst = optarg;
-			break;
-		case 'b':
-			if (cli_parse_u64(optarg, &kb) < 0 || kb < 64 || kb > (1u << 22)) {
-				cli_error(CMD, "-b: '%s' is not a size in KiB (64..4194304)", optarg);
-				return 2;
-			}
-			break;
-		case 'd': {
-			char *end;
-			double d = strtod(optarg, &end);
-
-			if (*end || !(d > 0) || d > 1e6) {
-				cli_error(CMD, "-d: '%s' is not a number of seconds", optarg);
-				return 2;
-			}
-			dur_ns = (uint64_t)(d * 1e9);
-			break;
-		}
-		default:
-			return cli_bad_option(CMD, c, argc, argv);
-		}
-	}
-	if (optind < argc && !strcmp(argv[optind], "--"))
-		optind++;
 
 	/* The configuration, with kernel names. */
 	if (ksyms_load(&syms) < 0 || !syms.n) {
-		cli_error(CMD, "/proc/kallsyms: %s", syms.n ? strerror(errno) : "no function symbols");
+		kcl_error(CMD, "/proc/kallsyms: %s", syms.n ? strerror(errno) : "no function symbols");
 		goto out;
 	}
 	kft_config_init(&cfg);
 	if (cfg_path) {
 		struct kft_error err;
 		size_t len = 0;
-		char *text = read_config(cfg_path, &len), msg[400];
+		char *text = kcl_slurp(cfg_path, &len, 65536), msg[400];
 
 		if (!text) {
-			cli_error(CMD, "%s: %s", cfg_path,
+			kcl_error(CMD, "%s: %s", cfg_path,
 				  errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
 			goto out;
 		}
 		if (kft_config_parse(&cfg, text, len, ksym_resolve, &syms, &err) < 0) {
 			kft_error_format(msg, sizeof(msg), cfg_path, &err);
-			cli_error(CMD, "%s", msg);
+			kcl_error(CMD, "%s", msg);
 			free(text);
 			goto out;
 		}
 		free(text);
 	}
 	if (cfg.watch != KFT_WATCH_NONE) {
-		cli_error(CMD, "%s: watch %s needs the stack pointer at each entry, which function_graph does not record: use ktrace kft --kernel",
+		kcl_error(CMD, "%s: watch %s needs the stack pointer at each entry, which function_graph does not record: use ktrace kft --kernel",
 			  cfg_path, cfg.watch == KFT_WATCH_STACK ? "stack" : "worst-stack");
 		goto out;
 	}
 	if (cfg.start.kind == KFT_TRIG_ENTRY || cfg.start.kind == KFT_TRIG_EXIT) {
 		fstart = ksym_name(&syms, cfg.start.arg);
 		if (!fstart) {
-			cli_error(CMD, "%s: start function 0x%" PRIx64 " is no kernel function start",
+			kcl_error(CMD, "%s: start function 0x%" PRIx64 " is no kernel function start",
 				  cfg_path, (uint64_t)cfg.start.arg);
 			goto out;
 		}
@@ -931,7 +830,7 @@ int kft_tracefs_main(int argc, char **argv)
 	if (cfg.stop.kind == KFT_TRIG_ENTRY || cfg.stop.kind == KFT_TRIG_EXIT) {
 		fstop = ksym_name(&syms, cfg.stop.arg);
 		if (!fstop) {
-			cli_error(CMD, "%s: stop function 0x%" PRIx64 " is no kernel function start",
+			kcl_error(CMD, "%s: stop function 0x%" PRIx64 " is no kernel function start",
 				  cfg_path, (uint64_t)cfg.stop.arg);
 			goto out;
 		}
@@ -944,12 +843,12 @@ int kft_tracefs_main(int argc, char **argv)
 
 	/* tracefs: present, function_graph, not in use. */
 	if (!tracefs_tracing_dir()) {
-		cli_error(CMD, "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+		kcl_error(CMD, "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
 		goto out;
 	}
 	tracers = tracefs_instance_file_read(NULL, "available_tracers", NULL);
 	if (!tracers || !strstr(tracers, "function_graph")) {
-		cli_error(CMD, "%s: this kernel has no function_graph tracer (CONFIG_FUNCTION_GRAPH_TRACER); ktrace kft --kernel probes chosen functions with ktrace.ko",
+		kcl_error(CMD, "%s: this kernel has no function_graph tracer (CONFIG_FUNCTION_GRAPH_TRACER); ktrace kft --kernel probes chosen functions with ktrace.ko",
 			  tracers ? "available_tracers" : strerror(errno));
 		free(tracers);
 		goto out;
@@ -959,7 +858,7 @@ int kft_tracefs_main(int argc, char **argv)
 		char *cur = tf_value("current_tracer");
 
 		if (!cur || strcmp(cur, "nop")) {
-			cli_error(CMD, "tracefs is busy: current_tracer is '%s' (set it to nop first)",
+			kcl_error(CMD, "tracefs is busy: current_tracer is '%s' (set it to nop first)",
 				  cur ? cur : "?");
 			free(cur);
 			goto out;
@@ -976,16 +875,16 @@ int kft_tracefs_main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	tracefs_trace_off(NULL);
-	snprintf(num, sizeof(num), "%" PRIu64, kb);
+	snprintf(num, sizeof(num), "%u", o->buf_kb ? o->buf_kb : 4096);
 	if (tf_write("trace_clock", "mono") < 0 || tf_write("buffer_size_kb", num) < 0 ||
 	    tf_write("options/overwrite", "0") < 0) {
-		cli_error(CMD, "cannot set trace_clock mono, buffer_size_kb %s and overwrite 0: %s", num,
+		kcl_error(CMD, "cannot set trace_clock mono, buffer_size_kb %s and overwrite 0: %s", num,
 			  strerror(errno));
 		goto restore;
 	}
 	snprintf(num, sizeof(num), "%" PRIu64, (cfg.flags & KFT_CF_MINTIME) ? (uint64_t)cfg.mintime_us : 0);
 	if (tf_write("tracing_thresh", num) < 0) {
-		cli_error(CMD, "tracing_thresh %s: %s", num, strerror(errno));
+		kcl_error(CMD, "tracing_thresh %s: %s", num, strerror(errno));
 		goto restore;
 	}
 	tf_write("options/funcgraph-irqs", (cfg.flags & KFT_CF_NOINTS) ? "0" : "1");
@@ -997,7 +896,7 @@ int kft_tracefs_main(int argc, char **argv)
 		const char *name = ksym_name(&syms, cfg.funcs[i]);
 
 		if (!name) {
-			cli_error(CMD, "%s: funclist function 0x%" PRIx64 " is no kernel function start",
+			kcl_error(CMD, "%s: funclist function 0x%" PRIx64 " is no kernel function start",
 				  cfg_path, (uint64_t)cfg.funcs[i]);
 			goto restore;
 		}
@@ -1007,7 +906,7 @@ int kft_tracefs_main(int argc, char **argv)
 	if (r.graph && cfg.nfuncs && add_filter("set_ftrace_filter", fstart) < 0)
 		goto restore;
 	if (tracefs_tracer_set(NULL, TRACEFS_TRACER_FUNCTION_GRAPH) < 0) {
-		cli_error(CMD, "current_tracer function_graph: %s", strerror(errno));
+		kcl_error(CMD, "current_tracer function_graph: %s", strerror(errno));
 		goto restore;
 	}
 	tracefs_instance_file_clear(NULL, "trace");
@@ -1034,30 +933,31 @@ int kft_tracefs_main(int argc, char **argv)
 		if (cfg.start.kind == KFT_TRIG_TIME) {
 			uint64_t at = cfg.start.arg * 1000;
 
-			while (!stop_signal && mono_ns() < at) {
-				uint64_t left = at - mono_ns();
+			while (!stop_signal && kcl_now_ns(CLOCK_MONOTONIC) < at) {
+				uint64_t left = at - kcl_now_ns(CLOCK_MONOTONIC);
 				struct timespec ts = { 0, (long)(left > 10000000 ? 10000000 : left) };
 
 				nanosleep(&ts, NULL);
 			}
 		}
-		r.on_ns = mono_ns();
+		r.on_ns = kcl_now_ns(CLOCK_MONOTONIC);
 		tracefs_trace_on(NULL);
 		seen_on = 1;
 	}
-	if (dur_ns)
-		deadline = mono_ns() + dur_ns;
-	if (optind < argc) {
+	if (o->duration_ns)
+		deadline = kcl_now_ns(CLOCK_MONOTONIC) + o->duration_ns;
+	if (o->argv && o->argv[0]) {
 		child = fork();
 		if (child == 0) {
 			signal(SIGINT, SIG_DFL);
 			signal(SIGTERM, SIG_DFL);
-			execvp(argv[optind], argv + optind);
-			fprintf(stderr, "ktrace kft: %s: %s\n", argv[optind], strerror(errno));
+			execvp(o->argv[0], o->argv);
+			/* not kcl_error(): the hook may flush stdio buffers the parent owns */
+			fprintf(stderr, "ktrace kft: %s: %s\n", o->argv[0], strerror(errno));
 			_exit(127);
 		}
 		if (child < 0) {
-			cli_error(CMD, "fork: %s", strerror(errno));
+			kcl_error(CMD, "fork: %s", strerror(errno));
 			goto restore;
 		}
 	}
@@ -1069,18 +969,18 @@ int kft_tracefs_main(int argc, char **argv)
 			child = 0;
 			break;
 		}
-		if (deadline && mono_ns() >= deadline)
+		if (deadline && kcl_now_ns(CLOCK_MONOTONIC) >= deadline)
 			break;
 		if (on > 0 && !seen_on) {
 			seen_on = 1;
 			if (r.stop_after && !(cfg.flags & KFT_CF_AUTOREPEAT))
-				deadline = mono_ns() + r.stop_after + 10000000;
+				deadline = kcl_now_ns(CLOCK_MONOTONIC) + r.stop_after + 10000000;
 		}
 		if (seen_on && r.stop_after && r.on_ns && !(cfg.flags & KFT_CF_AUTOREPEAT) &&
-		    mono_ns() >= r.on_ns + r.stop_after)
+		    kcl_now_ns(CLOCK_MONOTONIC) >= r.on_ns + r.stop_after)
 			break;
 		/* A stop trigger switched tracing off for good. */
-		if (seen_on && on == 0 && !(cfg.flags & KFT_CF_AUTOREPEAT) && !child && !dur_ns)
+		if (seen_on && on == 0 && !(cfg.flags & KFT_CF_AUTOREPEAT) && !child && !o->duration_ns)
 			break;
 		nanosleep(&ts, NULL);
 	}
@@ -1099,7 +999,7 @@ int kft_tracefs_main(int argc, char **argv)
 	e = tep ? tep_find_event_by_name(tep, "ftrace", "funcgraph_exit") : NULL;
 	if (!e || !(co.f_func = tep_find_field(e, "func")) || !(co.f_depth = tep_find_field(e, "depth")) ||
 	    !(co.f_call = tep_find_field(e, "calltime")) || !(co.f_ret = tep_find_field(e, "rettime"))) {
-		cli_error(CMD, "events/ftrace/funcgraph_exit/format: not found or not understood");
+		kcl_error(CMD, "events/ftrace/funcgraph_exit/format: not found or not understood");
 		goto restore;
 	}
 	co.ev_exit = e->id;
@@ -1108,13 +1008,13 @@ int kft_tracefs_main(int argc, char **argv)
 	if (ev_stop && (e = tep_find_event_by_name(tep, KSYS, "stop")))
 		co.ev_stop = e->id;
 	if (tracefs_iterate_raw_events(tep, NULL, NULL, 0, collect, &co) < 0) {
-		cli_error(CMD, "reading the ring buffer (trace_pipe_raw): %s", strerror(errno));
+		kcl_error(CMD, "reading the ring buffer (trace_pipe_raw): %s", strerror(errno));
 		goto restore;
 	}
 	lost = lost_events();
 	tf_restore();
 	if (co.oom)
-		cli_error(CMD, "warning: out of memory: only %zu calls were read", co.n);
+		kcl_error(CMD, "warning: out of memory: only %zu calls were read", co.n);
 
 	qsort(co.c, co.n, sizeof(*co.c), call_cmp);
 	qsort(co.m, co.nm, sizeof(*co.m), mark_cmp);
@@ -1142,16 +1042,18 @@ int kft_tracefs_main(int argc, char **argv)
 		if (n > 0 && (size_t)n < sizeof(tb.b))
 			kft_config_format(&cfg, tb.b + n, (kt_u32)(sizeof(tb.b) - (size_t)n), "  ", NULL, NULL);
 		if ((st = ksf_replace(dst, "kft-status", tb.b, strlen(tb.b))) < 0)
-			cli_error(CMD, "%s/kft-status: %s", dst, strerror(-st));
+			kcl_error(CMD, "%s/kft-status: %s", dst, strerror(-st));
 	}
 	if ((st = write_stream(dst, co.c, kept, lost, &sites)) < 0 || (st = write_sites(dst, &sites)) < 0) {
-		cli_error(CMD, "%s: cannot write: %s", dst, strerror(-st));
+		kcl_error(CMD, "%s: cannot write: %s", dst, strerror(-st));
 		goto out;
 	}
 	st = kft_kdir_symbols(dst, "/proc/kallsyms");
 	if (st < 0 || kft_kdir_metadata(dst, "tracefs function_graph", SUBBUF, st > 0, "/proc") < 0)
 		goto out;
-	printf("%s: %zu calls kept of %zu read (%" PRIu64 " lost)\n", dst, kept, co.n, lost);
+	stats->read = co.n;
+	stats->kept = kept;
+	stats->lost = lost;
 	rc = 0;
 	goto out;
 restore:

@@ -1,0 +1,108 @@
+/*
+ * cli/cmd_kft_tracefs.c - `ktrace kft --tracefs`, the function_graph mode
+ * of `ktrace kft` (cli/cmd_kft.c hands its argv over): a KFT configuration
+ * run over every kernel function by the kernel's own function_graph
+ * tracer.
+ *
+ *   ktrace kft --tracefs [-c CONFIG] [-o DIR] [-b KB] [-d SECONDS] [-- COMMAND...]
+ *
+ * This file parses the options and prints the summary; the run itself
+ * (tracefs set-up and restore, the configuration mapped onto tracefs and
+ * applied again to the calls read, the trace directory) is
+ * kft_fgraph_run(), kclient/kft_tracefs.c.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cmd_kft.h"
+#include "kclient/kclient.h"
+
+#define CMD "kft"
+
+void kft_help_tracefs(FILE *out)
+{
+	fprintf(out,
+		"usage: ktrace kft --tracefs [-c CONFIG] [-o DIR] [-b KB] [-d SECONDS] [--] [COMMAND [ARG...]]\n"
+		"\n"
+		"Run a KFT configuration over every kernel function with the kernel's\n"
+		"function_graph tracer (tracefs) and write the calls as a trace directory that\n"
+		"ktrace kd, addr2sym and print read.  mintime becomes tracing_thresh, funclist\n"
+		"set_ftrace_filter, noints funcgraph-irqs 0, function triggers kprobe events\n"
+		"with traceon/traceoff triggers, start entry F + stop exit F set_graph_function\n"
+		"F.  The whole system is traced; tracing stops when COMMAND ends, after\n"
+		"SECONDS, at a stop trigger, or on Ctrl-C.\n"
+		"\n"
+		"  -c, --config FILE    the configuration (docs/KFT-CONFIG.md); none: every\n"
+		"                       function from now on\n"
+		"  -o, --output DIR     trace directory (default ktrace.data)\n"
+		"  -b, --buffer KB      ring buffer per CPU in KiB (default 4096); a full\n"
+		"                       buffer loses the later calls, as KFT's log did\n"
+		"  -d, --duration SEC   stop after SEC seconds (decimals allowed)\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"Needs root, tracefs and a kernel with function_graph (CONFIG_FUNCTION_GRAPH_TRACER);\n"
+		"without it, ktrace kft --kernel probes chosen functions with ktrace.ko.\n"
+		"Exit status: 0 done, 1 error (bad configuration: FILE:LINE:COL: message;\n"
+		"no function_graph; tracefs busy), 2 usage error.\n");
+}
+
+/* ---- kernel symbols ---------------------------------------------------- */
+
+int kft_run_tracefs(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },        { "config", required_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' }, { "buffer", required_argument, NULL, 'b' },
+		{ "duration", required_argument, NULL, 'd' }, { NULL, 0, NULL, 0 },
+	};
+	struct kft_fgraph_opts o = { .dir = "ktrace.data", .buf_kb = 4096 };
+	struct kft_fgraph_stats st;
+	uint64_t kb;
+	int c;
+
+	cli_getopt_reset();
+	while ((c = getopt_long(argc, argv, "+:hc:o:b:d:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			kft_help_tracefs(stdout);
+			return 0;
+		case 'c':
+			o.config = optarg;
+			break;
+		case 'o':
+			o.dir = optarg;
+			break;
+		case 'b':
+			if (cli_parse_u64(optarg, &kb) < 0 || kb < 64 || kb > (1u << 22)) {
+				cli_error(CMD, "-b: '%s' is not a size in KiB (64..4194304)", optarg);
+				return 2;
+			}
+			o.buf_kb = (unsigned)kb;
+			break;
+		case 'd': {
+			char *end;
+			double d = strtod(optarg, &end);
+
+			if (*end || !(d > 0) || d > 1e6) {
+				cli_error(CMD, "-d: '%s' is not a number of seconds", optarg);
+				return 2;
+			}
+			o.duration_ns = (uint64_t)(d * 1e9);
+			break;
+		}
+		default:
+			return cli_bad_option(CMD, c, argc, argv);
+		}
+	}
+	if (optind < argc && !strcmp(argv[optind], "--"))
+		optind++;
+	o.argv = optind < argc ? argv + optind : NULL;
+	if (kft_fgraph_run(&o, &st) < 0)
+		return 1;
+	printf("%s: %zu calls kept of %zu read (%" PRIu64 " lost)\n", o.dir, st.kept, st.read, st.lost);
+	return 0;
+}
