@@ -10,12 +10,13 @@
  *   ktrace lkst [-d DIR] set -m N | delete -m N
  *
  * Everything goes through the module's debugfs files in DIR (default
- * /sys/kernel/debug/ktrace/lkst; kmod/lkst_fs.c documents them): events,
- * handlers, masksets, current, state, info, catalog.  Event mnemonics come
- * from the catalogue compiled in (include/ktrace/lkst.h), handler and
- * maskset names from the module.  `write` checks its whole input first
- * and then changes the maskset with one write(2), so a bad line changes
- * nothing; its errors name FILE:LINE:COLUMN.
+ * /sys/kernel/debug/ktrace/lkst; kmod/lkst_fs.c documents them), read and
+ * written by kclient/lkst.c; this file parses the command line and
+ * prints.  Event mnemonics come from the catalogue compiled in
+ * (include/ktrace/lkst.h), handler and maskset names from the module.
+ * `write` checks its whole input first and then changes the maskset with
+ * one write(2), so a bad line changes nothing; its errors name
+ * FILE:LINE:COLUMN.
  *
  * The seed's process trace, as written there:
  *   ktrace lkst read -m 0 | ktrace lkst write -m 3   # a null maskset
@@ -30,24 +31,19 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "kclient/kclient.h"
 #include "ktrace/lkst.h"
 
 #define CMD "lkst"
-#define LKST_DIR "/sys/kernel/debug/ktrace/lkst"
-#define MAX_MASKSETS 64
-#define FIRST_USER 3
-#define CMD_MAX (16 * 1024)
+#define MAX_MASKSETS KCL_LKST_MASKSETS
+#define FIRST_USER KCL_LKST_FIRST_USER
 
 static void help(FILE *out)
 {
@@ -88,7 +84,7 @@ static void help(FILE *out)
 		"  -n, --name NAME       name of the maskset written (default: maskset<N>)\n"
 		"  -f, --file FILE       read the maskset from FILE instead of stdin\n"
 		"  -d, --dir DIR         the tracer's debugfs directory (default\n"
-		"                        " LKST_DIR ")\n"
+		"                        " KCL_LKST_DIR ")\n"
 		"  -h, --help            this text\n"
 		"\n"
 		"The seed's process trace: ktrace lkst read -m 0 | ktrace lkst write -m 3;\n"
@@ -99,146 +95,16 @@ static void help(FILE *out)
 }
 
 /* ------------------------------------------------------------------ */
-/* The module's files                                                 */
+/* The module's handlers and masksets (kclient/lkst.c reads them)      */
 /* ------------------------------------------------------------------ */
 
-static const char *dir = LKST_DIR;
-
-/* Read DIR/name into a malloc'ed string.  Return: NULL after printing why. */
-static char *slurp(const char *name)
-{
-	char path[4096];
-	size_t len = 0, cap = 16384;
-	char *buf = malloc(cap);
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || !buf) {
-		int err = errno;
-
-		cli_error(CMD, "%s: %s%s", path, strerror(err),
-			  err == ENOENT ? " (is ktrace.ko loaded and debugfs mounted?)" : "");
-		if (fd >= 0)
-			close(fd);
-		free(buf);
-		return NULL;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (len + 1 >= cap) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			cli_error(CMD, "%s: offset %zu: %s", path, len, strerror(errno));
-			close(fd);
-			free(buf);
-			return NULL;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return buf;
-}
-
-/* One write(2) of @text to DIR/name.  Return: 0 or errno (printed by the caller). */
-static int put(const char *name, const char *text)
-{
-	char path[4096];
-	size_t len = strlen(text);
-	ssize_t n;
-	int fd, err = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	n = write(fd, text, len);
-	if (n < 0)
-		err = errno;
-	else if ((size_t)n != len)
-		err = EIO;
-	close(fd);
-	return err;
-}
-
-/* Handler names from DIR/handlers ("ID NAME CALLS"). */
-static char *hnames[256];
-static unsigned long long hcalls[256];
-
-static int load_handlers(void)
-{
-	char *text = slurp("handlers"), *line, *save = NULL;
-
-	if (!text)
-		return -1;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned id;
-		char name[64];
-		unsigned long long calls;
-
-		if (line[0] == '#' || sscanf(line, "%u %63s %llu", &id, name, &calls) != 3 || id > 255)
-			continue;
-		free(hnames[id]);
-		hnames[id] = strdup(name);
-		hcalls[id] = calls;
-	}
-	free(text);
-	return 0;
-}
+static const char *dir = KCL_LKST_DIR;
+static struct kcl_lkst_handlers handlers;
+static struct kcl_lkst_maskset msets[MAX_MASKSETS];
 
 static const char *hname(unsigned id)
 {
-	return id < 256 && hnames[id] ? hnames[id] : "?";
-}
-
-/* Masksets from DIR/masksets. */
-struct mset {
-	int present, system, current;
-	char name[64];
-	unsigned char handler[KTRACE_LKST_MAX_ID]; /* 0 = not listed (NOTHING) */
-};
-
-static struct mset msets[MAX_MASKSETS];
-
-static int load_masksets(void)
-{
-	char *text = slurp("masksets"), *line, *save = NULL;
-	struct mset *cur = NULL;
-
-	if (!text)
-		return -1;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned id, ev, h;
-		char name[64], kind[16], extra[16];
-		int n;
-
-		n = sscanf(line, "maskset %u %63s %15s %15s", &id, name, kind, extra);
-		if (n >= 3 && id < MAX_MASKSETS) {
-			cur = &msets[id];
-			cur->present = 1;
-			snprintf(cur->name, sizeof(cur->name), "%s", name);
-			cur->system = !strcmp(kind, "system");
-			cur->current = n == 4 && !strcmp(extra, "current");
-			continue;
-		}
-		if (cur && sscanf(line, "%x %u", &ev, &h) == 2 && ev < KTRACE_LKST_MAX_ID && h < 256)
-			cur->handler[ev] = (unsigned char)h;
-	}
-	free(text);
-	return 0;
+	return id < 256 && handlers.name[id][0] ? handlers.name[id] : "?";
 }
 
 /* -m N: an id 0..63 or a maskset name (needs the masksets loaded). */
@@ -272,27 +138,27 @@ static int handler_arg(const char *s, void *unused)
 	unsigned v;
 
 	if (isdigit((unsigned char)s[0]))
-		return lkst_parse_number(s, &v) == 0 && v >= 1 && v <= 255 && hnames[v] ? (int)v : -1;
+		return lkst_parse_number(s, &v) == 0 && v >= 1 && v <= 255 && handlers.name[v][0] ? (int)v : -1;
 	for (int i = 1; i < 256; i++)
-		if (hnames[i] && !strcasecmp(hnames[i], s))
+		if (handlers.name[i][0] && !strcasecmp(handlers.name[i], s))
 			return i;
 	return -1;
 }
 
-/* Explain an errno of a maskset command. */
+/* Explain the -errno of a maskset command. */
 static int refused(const char *what, int err, int id)
 {
-	const char *why = strerror(err);
+	const char *why = strerror(-err);
 
-	if (err == EPERM)
+	if (err == -EPERM)
 		why = "system masksets (0 RNOTHING, 1 RDEFAULT, 2 RALL) cannot be changed";
-	else if (err == EBUSY)
+	else if (err == -EBUSY)
 		why = "it is the current maskset (switch to another one first)";
-	else if (err == EEXIST)
+	else if (err == -EEXIST)
 		why = "another maskset has that name";
-	else if (err == ENOENT)
+	else if (err == -ENOENT)
 		why = "no such maskset, event or handler";
-	else if (err == EINVAL && id >= 0 && id < FIRST_USER)
+	else if (err == -EINVAL && id >= 0 && id < FIRST_USER)
 		why = "user masksets are 3..63";
 	cli_error(CMD, "%s/masksets: %s maskset %d refused: %s", dir, what, id, why);
 	return 1;
@@ -302,74 +168,46 @@ static int refused(const char *what, int err, int id)
 /* Commands                                                            */
 /* ------------------------------------------------------------------ */
 
-/* The reasons of unavailable events, from DIR/catalog's unavailable lines. */
-static const char *reason_of(const char *catalog, unsigned id, char *buf, size_t len)
-{
-	const char *p = catalog;
-	char key[32];
-	size_t kl = (size_t)snprintf(key, sizeof(key), "unavailable %u ", id);
-
-	for (; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		if (!strncmp(p, key, kl)) {
-			const char *r = strchr(p + kl, ' ');
-			size_t n = r ? strcspn(r + 1, "\n") : 0;
-
-			snprintf(buf, len, "%.*s", (int)n, r ? r + 1 : "");
-			return buf;
-		}
-	}
-	return "";
-}
-
 static int do_list(void)
 {
-	char *text = slurp("events"), *catalog, *line, *save = NULL;
-	int rc = 0;
+	struct kcl_lkst_event *v;
+	size_t n;
+	int bad = kcl_lkst_events(dir, &v, &n);
 
-	if (!text || load_handlers() < 0) {
-		free(text);
+	if (bad < 0 || kcl_lkst_handlers(dir, &handlers) < 0) {
+		free(v);
 		return 1;
 	}
-	catalog = slurp("catalog");
+	kcl_lkst_reasons(dir, v, n);
 	printf("%-5s %-26s %-10s %-32s %-11s %-8s %10s %10s %8s\n", "ID", "EVENT", "CATEGORY",
 	       "TRACEPOINT", "STATUS", "HANDLER", "HITS", "WRITTEN", "DROPPED");
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned id, h;
-		char name[64], cat[32], tp[96], status[16], probe[8], reason[160];
-		unsigned long long hits, written, dropped;
+	for (size_t i = 0; i < n; i++) {
+		const struct kcl_lkst_event *e = &v[i];
 
-		if (line[0] == '#')
-			continue;
-		if (sscanf(line, "%x %63s %31s %95s %15s %7s %u %llu %llu %llu", &id, name, cat, tp,
-			   status, probe, &h, &hits, &written, &dropped) != 10) {
-			cli_error(CMD, "%s/events: unexpected line '%s'", dir, line);
-			rc = 1;
-			continue;
-		}
-		printf("0x%02x  %-26s %-10s %-32s %-11s %-8s %10llu %10llu %8llu", id, name, cat, tp,
-		       status, h == KTRACE_LKST_HANDLER_NOTHING ? "-" : hname(h), hits, written,
-		       dropped);
-		if (strcmp(status, "available"))
-			printf("  (%s)", reason_of(catalog, id, reason, sizeof(reason)));
+		printf("0x%02x  %-26s %-10s %-32s %-11s %-8s %10llu %10llu %8llu", e->id, e->name,
+		       e->category, e->tracepoint, e->status,
+		       e->handler == KTRACE_LKST_HANDLER_NOTHING ? "-" : hname(e->handler), e->hits,
+		       e->written, e->dropped);
+		if (strcmp(e->status, "available"))
+			printf("  (%s)", e->reason);
 		putchar('\n');
 	}
-	free(catalog);
-	free(text);
-	return rc;
+	free(v);
+	return bad > 0;
 }
 
 static int do_handlers(void)
 {
-	if (load_handlers() < 0)
+	if (kcl_lkst_handlers(dir, &handlers) < 0)
 		return 1;
 	printf("%-4s %-31s %s\n", "ID", "HANDLER", "CALLS");
 	for (int i = 1; i < 256; i++)
-		if (hnames[i])
-			printf("%-4d %-31s %llu\n", i, hnames[i], hcalls[i]);
+		if (handlers.name[i][0])
+			printf("%-4d %-31s %llu\n", i, handlers.name[i], handlers.calls[i]);
 	return 0;
 }
 
-static int nentries(const struct mset *m)
+static int nentries(const struct kcl_lkst_maskset *m)
 {
 	int n = 0;
 
@@ -380,7 +218,7 @@ static int nentries(const struct mset *m)
 
 static int do_masksets(void)
 {
-	if (load_masksets() < 0)
+	if (kcl_lkst_masksets(dir, msets) < 0)
 		return 1;
 	printf("%-3s %-31s %-7s %7s\n", "ID", "MASKSET", "KIND", "EVENTS");
 	for (int i = 0; i < MAX_MASKSETS; i++)
@@ -393,7 +231,7 @@ static int do_masksets(void)
 
 static int do_read(int id)
 {
-	const struct mset *m = &msets[id];
+	const struct kcl_lkst_maskset *m = &msets[id];
 
 	if (!m->present) {
 		cli_error(CMD, "maskset %d does not exist (see ktrace lkst masksets)", id);
@@ -430,12 +268,11 @@ static long read_all(FILE *f, const char *fname, char *buf, size_t cap)
 }
 
 /*
- * Parse maskset text from @f (named @fname) and append its connected
- * entries as "0xEV H" lines to @out.  Return: 0, 1 (read error) or 2.
+ * Parse maskset text from @f (named @fname) into @handler
+ * (KTRACE_LKST_MAX_ID entries).  Return: 0, 1 (read error) or 2.
  */
-static int parse_maskset(FILE *f, const char *fname, char *out, size_t cap, size_t *len)
+static int parse_maskset(FILE *f, const char *fname, unsigned char *handler)
 {
-	unsigned char handler[KTRACE_LKST_MAX_ID];
 	char *text = malloc(1 << 20), err[256];
 	long n;
 
@@ -456,69 +293,41 @@ static int parse_maskset(FILE *f, const char *fname, char *out, size_t cap, size
 		return 2;
 	}
 	free(text);
-	for (unsigned ev = 0; ev < KTRACE_LKST_MAX_ID; ev++) {
-		if (!handler[ev] || handler[ev] == KTRACE_LKST_HANDLER_NOTHING)
-			continue;
-		if (*len + 32 >= cap) {
-			cli_error(CMD, "%s: too many entries", fname);
-			return 2;
-		}
-		*len += (size_t)snprintf(out + *len, cap - *len, "0x%02x %u\n", ev, handler[ev]);
-	}
 	return 0;
 }
 
 static int do_write(int id, const char *name, const char *file)
 {
-	char *cmd = malloc(CMD_MAX);
-	size_t len;
+	unsigned char handler[KTRACE_LKST_MAX_ID];
 	FILE *f = stdin;
 	int rc, err;
 
-	if (!cmd) {
-		cli_error(CMD, "out of memory");
-		return 1;
-	}
 	if (id < FIRST_USER) {
 		cli_error(CMD, "maskset %d is a system maskset; user masksets are %d..%d", id,
 			  FIRST_USER, MAX_MASKSETS - 1);
-		free(cmd);
 		return 2;
 	}
 	if (file && strcmp(file, "-")) {
 		f = fopen(file, "r");
 		if (!f) {
 			cli_error(CMD, "%s: %s", file, strerror(errno));
-			free(cmd);
 			return 1;
 		}
 	}
-	len = (size_t)snprintf(cmd, CMD_MAX, "write %d%s%s\n", id, name ? " " : "", name ? name : "");
-	rc = parse_maskset(f, f == stdin ? "<stdin>" : file, cmd, CMD_MAX, &len);
+	rc = parse_maskset(f, f == stdin ? "<stdin>" : file, handler);
 	if (f != stdin)
 		fclose(f);
-	if (!rc && (err = put("masksets", cmd)))
+	if (!rc && (err = kcl_lkst_maskset_write(dir, id, name, handler)))
 		rc = refused("writing", err, id);
-	free(cmd);
 	return rc;
-}
-
-static int do_simple(const char *what, int id, const char *text)
-{
-	int err = put("masksets", text);
-
-	return err ? refused(what, err, id) : 0;
 }
 
 static int do_state(const char *word)
 {
-	char text[16];
-	int err;
+	int err = kcl_lkst_state(dir, word);
 
-	snprintf(text, sizeof(text), "%s\n", word);
-	err = put("state", text);
 	if (err) {
-		cli_error(CMD, "%s/state: %s: %s", dir, word, strerror(err));
+		cli_error(CMD, "%s/state: %s: %s", dir, word, strerror(-err));
 		return 1;
 	}
 	return 0;
@@ -526,10 +335,10 @@ static int do_state(const char *word)
 
 static int do_status(void)
 {
-	char *state = slurp("state"), *info;
+	char *state = kcl_lkst_read(dir, "state"), *info;
 	int cur = -1;
 
-	if (!state || load_masksets() < 0) {
+	if (!state || kcl_lkst_masksets(dir, msets) < 0) {
 		free(state);
 		return 1;
 	}
@@ -539,7 +348,7 @@ static int do_status(void)
 	printf("state %s", state);
 	if (cur >= 0)
 		printf("maskset %d %s (%d events)\n", cur, msets[cur].name, nentries(&msets[cur]));
-	info = slurp("info");
+	info = kcl_lkst_read(dir, "info");
 	if (info) {
 		char *p;
 
@@ -565,8 +374,8 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *mopt = NULL, *name = NULL, *file = NULL, *cmd;
-	char **args, text[256];
-	int c, nargs, id = -1, ev, h;
+	char **args;
+	int c, nargs, id = -1, ev, h, err;
 
 	if (getenv("KTRACE_LKST_DIR") && *getenv("KTRACE_LKST_DIR"))
 		dir = getenv("KTRACE_LKST_DIR");
@@ -653,7 +462,7 @@ static int run(int argc, char **argv)
 		return do_status();
 
 	/* the maskset commands */
-	if (load_masksets() < 0 || load_handlers() < 0)
+	if (kcl_lkst_masksets(dir, msets) < 0 || kcl_lkst_handlers(dir, &handlers) < 0)
 		return 1;
 	if (maskset_arg(mopt, &id) < 0)
 		return 2;
@@ -672,11 +481,14 @@ static int run(int argc, char **argv)
 			cli_error(CMD, "unknown handler '%s' (see ktrace lkst handlers)", args[1]);
 			return 2;
 		}
-		snprintf(text, sizeof(text), "config %d 0x%02x %d\n", id, ev, h);
-		return do_simple("configuring", id, text);
+		err = kcl_lkst_maskset_config(dir, id, (unsigned)ev, (unsigned)h);
+		return err ? refused("configuring", err, id) : 0;
 	}
-	snprintf(text, sizeof(text), "%s %d\n", cmd, id);
-	return do_simple(!strcmp(cmd, "set") ? "switching to" : "deleting", id, text);
+	if (!strcmp(cmd, "set"))
+		err = kcl_lkst_maskset_set(dir, id);
+	else
+		err = kcl_lkst_maskset_delete(dir, id);
+	return err ? refused(!strcmp(cmd, "set") ? "switching to" : "deleting", err, id) : 0;
 }
 
 KTRACE_COMMAND(lkst, "control the LKST kernel event tracer: event set, masksets, handlers", run, help);

@@ -434,4 +434,110 @@ const char *lkst_event_name(unsigned id);
  */
 int lkst_parse_number(const char *s, unsigned *v);
 
+/* ---- the LKST tracer's debugfs files (kclient/lkst.c) ------------------- */
+
+/*
+ * ktrace.ko's LKST tracer is driven through the files of its debugfs
+ * directory @dir (KCL_LKST_DIR; kmod/lkst_fs.c documents them): events,
+ * handlers, masksets, catalog, state, info.  A file that cannot be opened
+ * is reported as "DIR/FILE: why (is ktrace.ko loaded and debugfs
+ * mounted?)".  Writes are one write(2) each and return the module's errno
+ * unreported, for the caller to explain.
+ */
+#define KCL_LKST_DIR "/sys/kernel/debug/ktrace/lkst"
+#define KCL_LKST_MASKSETS 64  /* maskset ids 0..63 */
+#define KCL_LKST_FIRST_USER 3 /* 0 RNOTHING, 1 RDEFAULT, 2 RALL are the system's */
+
+/**
+ * kcl_lkst_read() - the whole of DIR/@file (e.g. "state", "info").
+ * Return: a malloc'ed NUL-terminated copy, or NULL (reported).
+ */
+char *kcl_lkst_read(const char *dir, const char *file);
+
+/**
+ * struct kcl_lkst_handlers - DIR/handlers: the name of handler ID in
+ * @name[ID] ("" if there is none; 1 is DEFAULT, 255 NOTHING) and the
+ * times it was called in @calls[ID].
+ */
+struct kcl_lkst_handlers {
+	char name[256][64];
+	unsigned long long calls[256];
+};
+
+/** kcl_lkst_handlers() - read DIR/handlers into @h.  Return: 0, or -1 (reported). */
+int kcl_lkst_handlers(const char *dir, struct kcl_lkst_handlers *h);
+
+/**
+ * struct kcl_lkst_maskset - one maskset of DIR/masksets: @present, its
+ * @name, @system (0 RNOTHING, 1 RDEFAULT, 2 RALL) or user, @current, and
+ * @handler[EVENT]: the handler id each event goes to (0: not listed).
+ */
+struct kcl_lkst_maskset {
+	int present, system, current;
+	char name[64];
+	unsigned char handler[KTRACE_LKST_MAX_ID];
+};
+
+/**
+ * kcl_lkst_masksets() - read DIR/masksets into @m, KCL_LKST_MASKSETS
+ * entries indexed by id.  Return: 0, or -1 (reported).
+ */
+int kcl_lkst_masksets(const char *dir, struct kcl_lkst_maskset *m);
+
+/**
+ * struct kcl_lkst_event - one line of DIR/events: event @id and mnemonic
+ * @name, @category, @tracepoint (SYSTEM:NAME or "-"), @status
+ * ("available", "unavailable"), @probe attached ("on", "off"), the
+ * current maskset's @handler, counters since the last start (@hits,
+ * records @written, @dropped), and @reason: why it is unavailable
+ * (kcl_lkst_reasons(); "" until then).
+ */
+struct kcl_lkst_event {
+	unsigned id, handler;
+	char name[64], category[32], tracepoint[96], status[16], probe[8], reason[160];
+	unsigned long long hits, written, dropped;
+};
+
+/**
+ * kcl_lkst_events() - parse DIR/events into *@v (malloc'ed, *@n entries,
+ * in the file's order; the caller frees it).  A line that does not parse
+ * is reported ("DIR/events: unexpected line '...'") and skipped.
+ * Return: the number of such lines (0: all parsed), or -1 (reported;
+ * *@v is NULL).
+ */
+int kcl_lkst_events(const char *dir, struct kcl_lkst_event **v, size_t *n);
+
+/**
+ * kcl_lkst_reasons() - fill the @reason of the @n events @v from the
+ * `unavailable ID MNEMONIC REASON` lines of DIR/catalog.  An unreadable
+ * catalog is reported and leaves the reasons empty.
+ */
+void kcl_lkst_reasons(const char *dir, struct kcl_lkst_event *v, size_t n);
+
+/** kcl_lkst_state() - write @word ("start", "stop") to DIR/state.  Return: 0 or -errno. */
+int kcl_lkst_state(const char *dir, const char *word);
+
+/**
+ * kcl_lkst_maskset_write() - create or replace user maskset @id
+ * (KCL_LKST_FIRST_USER..KCL_LKST_MASKSETS-1), named @name (NULL: the
+ * module's default), from @handler[EVENT] (KTRACE_LKST_MAX_ID entries; 0
+ * and NOTHING leave an event out): one "write ID [NAME]" command with an
+ * "0xEV H" line per connected event, so the module takes all or nothing.
+ * Return: 0 or -errno (-EPERM a system maskset, -EBUSY the current one,
+ * -EEXIST another maskset has @name, -ENOENT no such event or handler).
+ */
+int kcl_lkst_maskset_write(const char *dir, int id, const char *name, const unsigned char *handler);
+
+/**
+ * kcl_lkst_maskset_config() - connect event @ev to @handler in user
+ * maskset @id (NOTHING, 255, disconnects it).  Return: 0 or -errno.
+ */
+int kcl_lkst_maskset_config(const char *dir, int id, unsigned ev, unsigned handler);
+
+/** kcl_lkst_maskset_set() - make maskset @id current, on the fly.  Return: 0 or -errno. */
+int kcl_lkst_maskset_set(const char *dir, int id);
+
+/** kcl_lkst_maskset_delete() - remove user maskset @id (not the current one).  Return: 0 or -errno. */
+int kcl_lkst_maskset_delete(const char *dir, int id);
+
 #endif /* KTRACE_KCLIENT_H */
