@@ -10,7 +10,7 @@
  *     threads, control, state, dropped and the function tracer's
  *     callsites, kft and kft-status as they are; or
  *   - a kernel channel's debugfs directory (no `control`; `trace0` and
- *     `state`): handed to read_relay() (cli/read_relay.c, kernel module).
+ *     `state`): handed to read_relay() (kclient/relay.c, kernel module).
  * DST is created with mode 0700 and its files with 0600, or an existing
  * DST of the caller's holding nothing or an earlier copy is emptied first
  * (cli_trace_dir(), lib/safefile.h: never a link, never another user's

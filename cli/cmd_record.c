@@ -31,7 +31,7 @@
  *
  * With --kernel[=MASKSET], kernel events (LKST catalogue) are recorded
  * through tracefs while the program runs, into DIR/kernel
- * (cli/tracefs_rec.c); without a program, the whole system until Ctrl-C.
+ * (kclient/tracefs_record.c); without a program, the whole system until Ctrl-C.
  *
  * Exit status: the program's (128 + signal if it was killed); 1 if the
  * configuration is bad, the program cannot be started or was not traced;

@@ -84,7 +84,7 @@
 #define WAKE_PERCENT "25"              /* poll() wakes the reader at 1/4 full */
 #define READER_NICE (-10)              /* the reader thread's nice value */
 
-/* ---- the catalogue (cli/maskset.c) --------------------------------------- */
+/* ---- the catalogue (kclient/catalogue.c) --------------------------------- */
 
 static const struct lkst_def *lkst_defs;
 static size_t NDEFS;

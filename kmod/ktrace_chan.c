@@ -26,7 +26,7 @@
  *    relay_flush(): a flush would make the flight recorder overwrite its
  *    oldest sub-buffer.  The next record after a restart sees the CLOSED
  *    flag and switches.
- *  - `ktrace read` (cli/read_relay.c) uses relay's mmap mode: it maps the
+ *  - `ktrace read` (kclient/relay.c) uses relay's mmap mode: it maps the
  *    relay file, copies each sub-buffer once it is CLOSED (hdr_size + used
  *    bytes: the copy is a sequence of whole sub-buffers, "layout packed"),
  *    and tells the module through the channel's `consumed` file which

@@ -1,7 +1,7 @@
 /*
  * reader/kernel.c - the kernel sub-trace: DIR/kernel, written by
- * `ktrace record --kernel` (cli/tracefs_rec.c) beside a program's own trace,
- * merged with it into one timeline (docs/FORMAT.md, "The kernel sub-trace").
+ * `ktrace record --kernel` (kclient/tracefs_record.c) beside a program's
+ * own trace, merged with it into one timeline (docs/FORMAT.md, "The kernel sub-trace").
  *
  * When DIR/kernel/metadata exists, ktr_open() opens DIR/kernel as a trace of
  * its own (clock mono, per-CPU streams of KEVENT records) and ktr_next()

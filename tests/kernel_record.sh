@@ -1,9 +1,9 @@
 #!/bin/sh
 # tests/kernel_record.sh - kernel events through tracefs (`ktrace record
-# --kernel`, cli/tracefs_rec.c) on one time line with a program's function
-# calls, and the views built on them: `ktrace timeline` (text, SVG rendered
-# to PNG), `ktrace export` (Chrome JSON checked against the trace-event
-# format, folded stacks, CSV), system-wide recording until SIGINT, instance
+# --kernel`, kclient/tracefs_record.c) on one time line with a program's
+# function calls, and the views built on them: `ktrace timeline` (text, SVG
+# rendered to PNG), `ktrace export` (Chrome JSON checked against the
+# trace-event format, folded stacks, CSV), system-wide recording until SIGINT, instance
 # removal, and the path without root (run as nobody: one clear message and
 # an application-only trace).
 #
