@@ -138,7 +138,8 @@ static int handler_arg(const char *s, void *unused)
 	unsigned v;
 
 	if (isdigit((unsigned char)s[0]))
-		return lkst_parse_number(s, &v) == 0 && v >= 1 && v <= 255 && handlers.name[v][0] ? (int)v : -1;
+		return lkst_parse_number(s, &v) == 0 && v >= 1 && v <= 255 && handlers.name[v][0] ?
+			       (int)v : -1;
 	for (int i = 1; i < 256; i++)
 		if (handlers.name[i][0] && !strcasecmp(handlers.name[i], s))
 			return i;

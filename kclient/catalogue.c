@@ -1,8 +1,8 @@
 /*
  * kclient/catalogue.c - the kernel event catalogue (include/ktrace/lkst.h)
  * expanded into a table, and the parser of the maskset specifications of
- * `ktrace record --kernel=MASKSET` (API in kclient/kclient.h: krec_catalogue,
- * krec_parse_maskset).
+ * `ktrace record --kernel=MASKSET` (krec_parse_maskset() in
+ * kclient/kclient.h; the table, krec_catalogue(), in kclient/internal.h).
  *
  * Kept apart from the tracefs backend so it has no library dependency: the
  * fuzz target fuzz/fuzz_maskset.c compiles this file alone.
@@ -14,7 +14,7 @@
 
 #include <ktrace/lkst.h>
 
-#include "kclient/kclient.h"
+#include "kclient/internal.h"
 
 #define KREC_DEF_(id, mn, cat, sys, tp, nargs, args, primary) \
 	{ id, #mn, #cat, sys, tp, nargs, args, primary },

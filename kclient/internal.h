@@ -1,12 +1,14 @@
 /*
  * kclient/internal.h - what the files of libktrace-kclient share and
  * nothing else may use: the error reporting behind kcl_set_report(),
- * whole-file reading, the clock.
+ * whole-file reading, the clock, the event catalogue as a table, the steps
+ * of a tracefs recording, the KFT kernel trace directory.
  * Only files in kclient/ include it; the library's API is kclient.h.
  */
 #ifndef KTRACE_KCLIENT_INTERNAL_H
 #define KTRACE_KCLIENT_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -41,5 +43,107 @@ static inline uint64_t kcl_now_ns(clockid_t c)
 	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/* ---- the kernel event catalogue (kclient/catalogue.c) ------------------ */
+
+/**
+ * struct lkst_def - one entry of the kernel event catalogue (lkst.h's
+ * X-macro expanded): event type @id, @mn mnemonic, @cat category, the
+ * tracepoint @sys:@tp ("" if none), @nargs argument words named by @args
+ * (comma-separated tracefs field names), @primary: in RDEFAULT.
+ */
+struct lkst_def {
+	unsigned id;
+	const char *mn, *cat, *sys, *tp;
+	unsigned nargs;
+	const char *args;
+	int primary;
+};
+
+/** krec_catalogue() - the catalogue, *@n entries, in lkst.h's order (kclient/catalogue.c). */
+const struct lkst_def *krec_catalogue(size_t *n);
+
+/* ---- recording kernel events through tracefs (kclient/tracefs_record.c) - */
+
+/* (krec_begin_program(), krec_end_program() and krec_record_system() are
+ * the flows kclient.h offers; these are their steps.) */
+
+/**
+ * struct krec_stats - what a finished recording did.
+ * @events:      KEVENT records written.
+ * @lost:        events the kernel's ring buffer lost (overwritten before
+ *               they were read, from the pages' missed-events counts and
+ *               the per-CPU `stats` overrun) plus records that could not
+ *               be written (disk full).
+ * @bytes:       bytes written to the stream files (headers included).
+ * @enabled:     tracepoints enabled; @unavailable: selected events this
+ *               kernel could not give.
+ * @cpus:        per-CPU streams.
+ */
+struct krec_stats {
+	uint64_t events, lost, bytes;
+	unsigned enabled, unavailable, cpus;
+};
+
+/**
+ * krec_start() - create the instance, enable the events, start the reader
+ * thread writing into the trace directory @outdir (created, mode 0700, or
+ * an empty directory of the caller's that is not a link: ksf_dir_open()).
+ * @msg, @len: on failure, one line saying why kernel events cannot be
+ *             recorded here ("tracefs is not mounted ...", "no permission
+ *             to create a tracefs instance ... (needs root)").
+ * Return: the recording, or NULL (nothing left behind: no instance, no
+ * directory).
+ */
+struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg, size_t len);
+
+/**
+ * krec_stop() - stop tracing, read what is left in the ring buffers, write
+ * the final metadata (with `thread` lines), remove the instance and free
+ * @k.  @st (may be NULL) receives the counts.
+ * Return: 0, or -1 if something could not be written (reported: cmd
+ * "record", "FILE: what"; everything else was still written).
+ */
+int krec_stop(struct krec *k, struct krec_stats *st);
+
+/**
+ * krec_remove_stale() - remove tracefs instances named ktrace-PID whose
+ * process no longer exists (left by a ktrace killed with SIGKILL).
+ * Return: instances removed.
+ */
+int krec_remove_stale(void);
+
+/* ---- the trace directory of a KFT kernel run (kclient/kdir.c) ---------- */
+
+/* Shared by kft_proc_extract() and kft_fgraph_run(); errors as cmd "kft". */
+
+/**
+ * kft_kdir_create() - create trace directory @dst (mode 0700); an existing
+ * directory is reused if it is empty or holds an earlier kernel KFT trace
+ * (its files are then replaced with ksf_replace()), and if it is yours and
+ * not a symbolic link (lib/safefile.h).
+ * Return: 0, or -1 (reported).
+ */
+int kft_kdir_create(const char *dst);
+
+/**
+ * kft_kdir_symbols() - copy the function symbols (types t, T, w, W) of
+ * @kallsyms (a /proc/kallsyms or System.map file) to DST/kallsyms.
+ * Return: 1 copied, 0 not usable (addresses hidden: a warning was
+ * reported), -1 error (reported).
+ */
+int kft_kdir_symbols(const char *dst, const char *kallsyms);
+
+/**
+ * kft_kdir_metadata() - write DST/metadata for a KFT kernel trace: format
+ * version, clock mono (identity calibration), host, kernel, CPUs, one
+ * shared packed stream cpu0 with @buf_size-byte sub-buffers, time origin
+ * boot (created-ns 0), a comment naming DIR/kallsyms if @have_syms, and a
+ * `thread TID PID COMM` line per task now listed in @procdir.  @source
+ * names where the data came from (a comment).
+ * Return: 0, or -1 (reported).
+ */
+int kft_kdir_metadata(const char *dst, const char *source, uint32_t buf_size, int have_syms,
+		      const char *procdir);
 
 #endif

@@ -50,23 +50,6 @@ void kcl_set_report(kcl_report_fn fn);
 /* ---- the kernel event catalogue and masksets (kclient/catalogue.c) ------ */
 
 /**
- * struct lkst_def - one entry of the kernel event catalogue (lkst.h's
- * X-macro expanded): event type @id, @mn mnemonic, @cat category, the
- * tracepoint @sys:@tp ("" if none), @nargs argument words named by @args
- * (comma-separated tracefs field names), @primary: in RDEFAULT.
- */
-struct lkst_def {
-	unsigned id;
-	const char *mn, *cat, *sys, *tp;
-	unsigned nargs;
-	const char *args;
-	int primary;
-};
-
-/** krec_catalogue() - the catalogue, *@n entries, in lkst.h's order (kclient/catalogue.c). */
-const struct lkst_def *krec_catalogue(size_t *n);
-
-/**
  * krec_parse_maskset() - the events a maskset selects (kclient/catalogue.c).
  * @spec: RDEFAULT (the primary events), RALL (every event), RNOTHING
  *        (none), or a comma-separated list of those names, mnemonics
@@ -84,10 +67,9 @@ int krec_parse_maskset(const char *spec, uint8_t *sel, char *err, size_t len);
 /* ---- kernel events through tracefs (kclient/tracefs_record.c) ----------- */
 
 /*
- * Recording kernel events through tracefs (kclient/tracefs_record.c): the
- * backend of `ktrace record --kernel`:
- * kernel events of the LKST catalogue (include/ktrace/lkst.h) recorded
- * through the kernel's own tracepoints, without the ktrace module.
+ * The tracefs backend of `ktrace record --kernel`: kernel events of the
+ * LKST catalogue (include/ktrace/lkst.h) recorded through the kernel's own
+ * tracepoints, without the ktrace module.
  *
  * A recording creates a tracefs instance of its own ("ktrace-PID", never
  * the global buffer), sets its clock to `mono` (CLOCK_MONOTONIC, the clock
@@ -125,59 +107,15 @@ struct krec_opts {
 	int progress;
 };
 
-/**
- * struct krec_stats - what a finished recording did.
- * @events:      KEVENT records written.
- * @lost:        events the kernel's ring buffer lost (overwritten before
- *               they were read, from the pages' missed-events counts and
- *               the per-CPU `stats` overrun) plus records that could not
- *               be written (disk full).
- * @bytes:       bytes written to the stream files (headers included).
- * @enabled:     tracepoints enabled; @unavailable: selected events this
- *               kernel could not give.
- * @cpus:        per-CPU streams.
- */
-struct krec_stats {
-	uint64_t events, lost, bytes;
-	unsigned enabled, unavailable, cpus;
-};
-
+/* A recording in progress (opaque; kclient/tracefs_record.c). */
 struct krec;
-
-/**
- * krec_start() - create the instance, enable the events, start the reader
- * thread writing into the trace directory @outdir (created, mode 0700, or
- * an empty directory of the caller's that is not a link: ksf_dir_open()).
- * @msg, @len: on failure, one line saying why kernel events cannot be
- *             recorded here ("tracefs is not mounted ...", "no permission
- *             to create a tracefs instance ... (needs root)").
- * Return: the recording, or NULL (nothing left behind: no instance, no
- * directory).
- */
-struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg, size_t len);
-
-/**
- * krec_stop() - stop tracing, read what is left in the ring buffers, write
- * the final metadata (with `thread` lines), remove the instance and free
- * @k.  @st (may be NULL) receives the counts.
- * Return: 0, or -1 if something could not be written (reported: cmd
- * "record", "FILE: what"; everything else was still written).
- */
-int krec_stop(struct krec *k, struct krec_stats *st);
-
-/**
- * krec_remove_stale() - remove tracefs instances named ktrace-PID whose
- * process no longer exists (left by a ktrace killed with SIGKILL).
- * Return: instances removed.
- */
-int krec_remove_stale(void);
 
 /* The flows of `ktrace record --kernel` (cli/cmd_record.c calls them). */
 
 /**
- * krec_begin_program() - before PROG runs (the caller has prepared @dir with
- * ksf_dir_open(KSF_CLEAR), which removed an earlier DIR/kernel), if @o is not NULL,
- * start recording into a staging directory beside @dir, made by mkdtemp(3)
+ * krec_begin_program() - before PROG runs (the caller has prepared @dir
+ * with ksf_dir_open(KSF_CLEAR), which removed an earlier DIR/kernel), if
+ * @o is not NULL, start recording into a staging directory beside @dir, made by mkdtemp(3)
  * (".BASE.kernel-XXXXXX": the program's runtime clears DIR when it starts;
  * the name is unpredictable and the directory always new).  A recording
  * that cannot start is reported as one line ("kernel events not recorded:
@@ -189,7 +127,8 @@ struct krec *krec_begin_program(const char *dir, const struct krec_opts *o, cons
 /**
  * krec_end_program() - after PROG ended: stop @k (NULL: nothing to do) and,
  * if @keep, move its directory to DIR/kernel (creating DIR if PROG did not)
- * and print a one-line summary unless @quiet; else delete it.
+ * and print a one-line summary on stderr unless @quiet ("ktrace record:
+ * kernel: N events, ..."); else delete it.
  * Return: 0, or -1 if something could not be written or moved (reported).
  */
 int krec_end_program(struct krec *k, const char *dir, int keep, int quiet);
@@ -198,6 +137,8 @@ int krec_end_program(struct krec *k, const char *dir, int keep, int quiet);
  * krec_record_system() - `ktrace record --kernel` without a program: make
  * @dir an empty trace directory, record the whole system into DIR/kernel
  * until SIGINT, SIGTERM or SIGHUP, then stop cleanly (instance removed).
+ * Unless @quiet, says on stderr what it records and, at the end, what it
+ * recorded ("ktrace record: ...", not through the report hook).
  * Return: the exit status (0, or 1 with a message).
  */
 int krec_record_system(const char *dir, const struct krec_opts *o, int quiet);
@@ -213,9 +154,10 @@ int krec_record_system(const char *dir, const struct krec_opts *o, int quiet);
  *              packed stream file cpuN per relay file, plus metadata.
  * @subbuf_size, @n_subbufs: the -b/-n options of `ktrace read` (klog's
  *              relay geometry), 0 = the channel's own.
- * Errors are reported as one line each (cmd "read": "FILE: what").  Sets
- * its own SIGINT/SIGTERM handlers while it runs (an interrupt ends the
- * copy after a last pass).  Plain libc: kclient/relay.c builds alone with
+ * Errors are reported as one line each (cmd "read": "FILE: what"); a
+ * flight recorder still running is waited for, with one line on stderr
+ * saying so.  Sets its own SIGINT/SIGTERM handlers while it runs (an
+ * interrupt ends the copy after a last pass).  Plain libc: kclient/relay.c builds alone with
  * kclient/report.c and lib/safefile.c (the VM tests' kthelper does).
  * Return: the exit status: 0 done, 1 failed (what was copied stays), 2 a
  * bad @subbuf_size or @n_subbufs.
@@ -242,7 +184,7 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
  *               names resolved in /proc/kallsyms); NULL: every function,
  *               from now on.
  * @dir:         the trace directory to write (kft_kdir_create()).
- * @buf_kb:      ring buffer per CPU in KiB (64..4194304; 0: 4096); a full
+ * @buf_kb:      ring buffer per CPU in KiB (0: 4096); a full
  *               buffer loses the later calls, as KFT's log did.
  * @duration_ns: stop after this long (0: no limit).
  * @argv:        a command to run while tracing (NULL-terminated, execvp()'d
@@ -336,28 +278,6 @@ struct kft_proc_extract_stats {
 int kft_proc_extract(const char *procdir, const char *dst, const char *system_map,
 		     struct kft_proc_extract_stats *st);
 
-/*
- * The trace directory of a KFT kernel run (kclient/kdir.c), shared by
- * kft_proc_extract() and the function_graph run.
- */
-
-/**
- * kft_kdir_create() - create trace directory @dst (mode 0700); an existing
- * directory is reused if it is empty or holds an earlier kernel KFT trace
- * (its files are then replaced with ksf_replace()), and if it is yours and
- * not a symbolic link (lib/safefile.h).
- * Return: 0, or -1 (reported).
- */
-int kft_kdir_create(const char *dst);
-
-/**
- * kft_kdir_symbols() - copy the function symbols (types t, T, w, W) of
- * @kallsyms (a /proc/kallsyms or System.map file) to DST/kallsyms.
- * Return: 1 copied, 0 not usable (addresses hidden: a warning was
- * reported), -1 error (reported).
- */
-int kft_kdir_symbols(const char *dst, const char *kallsyms);
-
 /**
  * kft_ksyms_filter() - copy the function symbol lines (types t, T, w, W) of
  * a /proc/kallsyms or System.map text @in (@len bytes, need not end in a
@@ -369,18 +289,6 @@ int kft_kdir_symbols(const char *dst, const char *kallsyms);
  * Return: the bytes written to @out.
  */
 size_t kft_ksyms_filter(const char *in, size_t len, char *out, size_t *kept, size_t *nonzero);
-
-/**
- * kft_kdir_metadata() - write DST/metadata for a KFT kernel trace: format
- * version, clock mono (identity calibration), host, kernel, CPUs, one
- * shared packed stream cpu0 with @buf_size-byte sub-buffers, time origin
- * boot (created-ns 0), a comment naming DIR/kallsyms if @have_syms, and a
- * `thread TID PID COMM` line per task now listed in @procdir.  @source
- * names where the data came from (a comment).
- * Return: 0, or -1 (reported).
- */
-int kft_kdir_metadata(const char *dst, const char *source, uint32_t buf_size, int have_syms,
-		      const char *procdir);
 
 /* ---- LKST masksets as text (kclient/lkst_text.c) ------------------------ */
 

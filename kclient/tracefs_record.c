@@ -1,7 +1,8 @@
 /*
  * kclient/tracefs_record.c - the tracefs backend of `ktrace record
  * --kernel`: LKST catalogue events recorded through libtracefs and
- * libtraceevent (API and rationale in kclient/kclient.h, krec_*).
+ * libtraceevent (API and rationale in kclient/kclient.h, krec_*; the steps
+ * krec_start() and krec_stop() in kclient/internal.h).
  *
  * Set-up.  A tracefs instance "ktrace-PID" is created (libtracefs), its
  * tracing is switched off while it is configured: trace_clock mono, a ring
