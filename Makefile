@@ -49,6 +49,7 @@ LIB_SRC := $(wildcard lib/*.c) $(wildcard kft/*.c)
 READER_SRC := $(wildcard reader/*.c)
 CLI_SRC := $(wildcard cli/*.c)
 CONSUMER_SRC := $(wildcard consumer/*.c)
+FORMATS_SRC := $(wildcard formats/*.c)
 TEST_C := $(wildcard tests/*.c)
 TEST_SH := $(wildcard tests/*.sh)
 TEST_HELPERS := $(wildcard tests/helpers/*.c)
@@ -60,6 +61,7 @@ LIB_SOBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC))
 READER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(READER_SRC))
 CLI_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRC))
 CONSUMER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CONSUMER_SRC))
+FORMATS_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(FORMATS_SRC))
 TESTS := $(patsubst tests/%.c,$(B)/tests/%.t,$(TEST_C)) $(patsubst tests/%.sh,$(B)/tests/%.t,$(TEST_SH))
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(TEST_HELPERS))
 
@@ -67,6 +69,7 @@ LIBA := $(B)/libktrace.a
 LIBSO := $(B)/libktrace.so.0
 READERA := $(B)/libktrace-reader.a
 CONSUMERA := $(B)/libktrace-consumer.a
+FORMATSA := $(B)/libktrace-formats.a
 KTRACE := $(B)/ktrace
 
 .PHONY: all test check bench fuzz install clean demo kmod test-kmod bench-kmod
@@ -96,9 +99,12 @@ $(READERA): $(READER_OBJ)
 $(CONSUMERA): $(CONSUMER_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+$(FORMATSA): $(FORMATS_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
-$(KTRACE): $(CLI_OBJ) $(READERA) $(CONSUMERA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(READERA) $(CONSUMERA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(LDLIBS) -ldl -lm
+$(KTRACE): $(CLI_OBJ) $(READERA) $(CONSUMERA) $(FORMATSA) $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(READERA) $(CONSUMERA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(LDLIBS) -ldl -lm
 $(B)/obj/cli/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 
 $(B)/examples/%: examples/%.c $(LIBA)

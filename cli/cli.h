@@ -137,11 +137,6 @@ int cli_out_close(const char *cmd, struct cli_out *o);
  */
 int cli_parse_size(const char *s, uint64_t *bytes);
 
-/** cli_csv_str() - write @s as one CSV field, quoted when it holds a comma, quote or line break. */
-void cli_csv_str(FILE *out, const char *s);
-
-/** cli_json_str() - write @s as a JSON string literal (quotes, escapes, \uXXXX controls). */
-void cli_json_str(FILE *out, const char *s);
 
 /**
  * struct cli_idlist - the numbers of an option such as `--tid 12,15`.

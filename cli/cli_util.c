@@ -278,39 +278,6 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 	return 0;
 }
 
-void cli_csv_str(FILE *out, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, out);
-		return;
-	}
-	putc_unlocked('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			putc_unlocked('"', out);
-		putc_unlocked(*s, out);
-	}
-	putc_unlocked('"', out);
-}
-
-void cli_json_str(FILE *out, const char *s)
-{
-	putc_unlocked('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\') {
-			putc_unlocked('\\', out);
-			putc_unlocked((char)c, out);
-		} else if (c < 0x20 || c == 0x7f) {
-			fprintf(out, "\\u%04x", c);
-		} else {
-			putc_unlocked((char)c, out);
-		}
-	}
-	putc_unlocked('"', out);
-}
-
 void cli_losses(const char *cmd, const struct ktr_trace *t)
 {
 	struct ktr_loss l[5];

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "formats/formats.h"
 #include "cli/kview.h"
 #include "cli/output.h"
 #include "cli/select.h"
@@ -96,10 +97,6 @@ static uint32_t node_child(struct graph *g, uint32_t parent, const char *name)
 	return (uint32_t)g->len++;
 }
 
-static void us(char *buf, size_t len, uint64_t ns)
-{
-	snprintf(buf, len, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
-}
 
 /* Print @i and its children (largest total first), @prefix the tree drawing so far. */
 static void print_node(FILE *out, struct graph *g, uint32_t i, char *prefix, size_t plen, int last,
@@ -109,8 +106,8 @@ static void print_node(FILE *out, struct graph *g, uint32_t i, char *prefix, siz
 	uint32_t kids[4096];
 	size_t nk = 0;
 
-	us(t, sizeof(t), g->n[i].total);
-	us(s, sizeof(s), g->n[i].self);
+	fmt_us((int64_t)(g->n[i].total), 0, t, sizeof(t));
+	fmt_us((int64_t)(g->n[i].self), 0, s, sizeof(s));
 	fprintf(out, "%12s %12s %8" PRIu64 " : %s%s%s%s%s\n", t, s, g->n[i].calls, prefix,
 		root ? "" : "+-", cli_c_bold(), g->n[i].name, cli_c_reset());
 	for (uint32_t c = g->n[i].child; c != UINT32_MAX && nk < 4096; c = g->n[c].next)

@@ -33,9 +33,9 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "formats/formats.h"
 #include "cli/kview.h"
 #include "cli/output.h"
-#include "cli/rows.h"
 #include "cli/select.h"
 #include "cli/progress.h"
 #include "reader/reader.h"
@@ -228,22 +228,14 @@ static void map_free(struct map64 *m)
 /* Microseconds of @ns: "123.456", or "123" with -u. */
 static const char *us(const struct kopts *o, uint64_t ns, char *buf, size_t len)
 {
-	if (o->usec)
-		snprintf(buf, len, "%" PRIu64, ns / 1000);
-	else
-		snprintf(buf, len, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
-	return buf;
+	return fmt_us((int64_t)ns, o->usec, buf, len);
 }
 
 /* A signed time relative to the origin, in microseconds. */
 static const char *us_rel(const struct kopts *o, uint64_t ns, uint64_t origin, char *buf,
 			  size_t len)
 {
-	if (ns >= origin)
-		return us(o, ns - origin, buf, len);
-	buf[0] = '-';
-	us(o, origin - ns, buf + 1, len - 1);
-	return buf;
+	return fmt_us((int64_t)(ns - origin), o->usec, buf, len);
 }
 
 /* ------------------------------------------------------------------ */
@@ -545,11 +537,11 @@ static void write_table_rows(struct kd *k, FILE *out, struct fn **rows, size_t n
 		const char *child = f->have_best ? k->fns[f->best].name : "";
 
 		if (k->o.format == FMT_CSV) {
-			cli_csv_str(out, f->name ? f->name : "?");
+			fmt_csv_str(out, f->name ? f->name : "?");
 			for (size_t j = 0; j < sizeof(v) / sizeof(v[0]); j++)
 				fprintf(out, ",%" PRIu64, v[j]);
 			fputc(',', out);
-			cli_csv_str(out, child);
+			fmt_csv_str(out, child);
 			fprintf(out, ",%" PRIu64, f->have_best ? f->best_count : 0);
 			if (k->offcpu)
 				fprintf(out, ",%" PRIu64, f->off);
@@ -557,12 +549,12 @@ static void write_table_rows(struct kd *k, FILE *out, struct fn **rows, size_t n
 			continue;
 		}
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-		cli_json_str(out, f->name ? f->name : "?");
+		fmt_json_str(out, f->name ? f->name : "?");
 		for (size_t j = 0; j < sizeof(v) / sizeof(v[0]); j++)
 			fprintf(out, ",\"%s\":%" PRIu64, cols[j + 1], v[j]);
 		fputs(",\"top_child\":", out);
 		if (f->have_best)
-			cli_json_str(out, child);
+			fmt_json_str(out, child);
 		else
 			fputs("null", out);
 		fprintf(out, ",\"top_child_calls\":%" PRIu64, f->have_best ? f->best_count : 0);
@@ -788,7 +780,7 @@ static void call_row(struct kd *k, FILE *out, struct ktr_callsort *s, const stru
 {
 	char args[96], name[96];
 	uint32_t pid = 0, tid = 0;
-	struct cli_row row;
+	struct fmt_row row;
 
 	ktr_callsort_thread_ids(s, e->thread, &pid, &tid);
 	row.time_ns = e->entry_ns;
@@ -813,10 +805,10 @@ static void call_row(struct kd *k, FILE *out, struct ktr_callsort *s, const stru
 		row.name = e->key < k->nfns && k->fns[e->key].name ? k->fns[e->key].name : "?";
 	}
 	if (k->o.format == FMT_CSV) {
-		cli_row_csv(out, &row);
+		fmt_row_csv(out, &row);
 	} else {
 		fputs(first ? "\n" : ",\n", out);
-		cli_row_json(out, &row);
+		fmt_row_json(out, &row);
 	}
 }
 
@@ -833,7 +825,7 @@ static int print_calls(struct kd *k, FILE *out, struct ktr_callsort *s)
 	if (k->o.format != FMT_TEXT) {
 		int first = 1;
 
-		fputs(k->o.format == FMT_CSV ? CLI_ROW_HEADER "\n" : "{\"calls\":[", out);
+		fputs(k->o.format == FMT_CSV ? FMT_ROW_HEADER "\n" : "{\"calls\":[", out);
 		while ((rc = ktr_callsort_next(s, &e)) > 0 && !ferror(out)) {
 			call_row(k, out, s, &e, first);
 			first = 0;

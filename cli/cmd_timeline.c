@@ -19,12 +19,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "formats/formats.h"
 #include "cli/kview.h"
 #include "cli/output.h"
 #include "cli/select.h"
@@ -265,69 +265,13 @@ static const char *const state_colour[] = { "#cccccc", "#2ca02c", "#ff9f1c", "#4
 static const char *const mark_colour[MAX_MARKS] = { "#d62728", "#9467bd", "#8c564b", "#e377c2",
 						    "#17becf", "#bcbd22", "#7f7f7f", "#1f1f1f" };
 
-static void xml_text(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", out);
-		else if (*s == '>')
-			fputs("&gt;", out);
-		else if (*s == '&')
-			fputs("&amp;", out);
-		else if (*s == '"')
-			fputs("&quot;", out);
-		else if ((unsigned char)*s >= 0x20)
-			fputc(*s, out);
-	}
-}
-
-/* A tick step of 1, 2 or 5 x 10^k ms giving about @n ticks over @span ms. */
-static double tick_step(double span, int n)
-{
-	double raw = span / n, p = pow(10, floor(log10(raw > 0 ? raw : 1e-9))), m = raw / p;
-
-	return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
-}
-
-/*
- * A pending rectangle per lane and state: intervals that touch (within
- * half a pixel) are drawn as one, so a lane costs at most about one
- * rectangle per pixel column per state however many switches it has.
- */
-struct pend {
-	double x0, x1;
-	int on;
-};
-
-static void flush_rect(FILE *out, struct pend *p, double y, double h, const char *colour)
-{
-	if (!p->on)
-		return;
-	fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\"/>\n", p->x0,
-		y, p->x1 - p->x0 < 0.5 ? 0.5 : p->x1 - p->x0, h, colour);
-	p->on = 0;
-}
-
-static void add_rect(FILE *out, struct pend *p, double x0, double x1, double y, double h,
-		     const char *colour)
-{
-	if (p->on && x0 <= p->x1 + 0.5) {
-		if (x1 > p->x1)
-			p->x1 = x1;
-		return;
-	}
-	flush_rect(out, p, y, h, colour);
-	p->x0 = x0;
-	p->x1 = x1;
-	p->on = 1;
-}
-
 static int write_svg(const char *file, const struct tl *s, int width)
 {
 	const double left = 200, right = 20, top = 40, lane_h = 22, bar_h = 14;
 	double plot = width - left - right, span = (s->last - s->first) / 1e6, step;
 	double height = top + lane_h * (double)s->nlanes + 70;
 	struct cli_out o;
+	char title[4200];
 	FILE *out;
 
 	if (cli_out_open(CMD, &o, file))
@@ -335,20 +279,14 @@ static int write_svg(const char *file, const struct tl *s, int width)
 	out = o.f;
 	if (span <= 0)
 		span = 1e-3;
-	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
-		     "viewBox=\"0 0 %d %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
-		width, height, width, height);
-	fprintf(out, "<title>ktrace timeline ");
-	xml_text(out, ktr_dir(s->t));
-	fprintf(out, "</title>\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n",
-		width, height);
+	snprintf(title, sizeof(title), "ktrace timeline %s", ktr_dir(s->t));
+	fmt_svg_begin(out, width, height, title);
 	fprintf(out, "<text x=\"%.0f\" y=\"18\" font-size=\"13\" font-weight=\"bold\">Process states: ",
 		left);
-	xml_text(out, ktr_dir(s->t));
+	fmt_xml_text(out, ktr_dir(s->t));
 	fprintf(out, " (%.3f ms)</text>\n", span);
 	/* time axis: grid lines and labels in ms */
-	step = tick_step(span, 10);
+	step = fmt_tick_step(span, 10);
 	for (double t = 0; t <= span * 1.0001; t += step) {
 		double x = left + plot * t / span;
 
@@ -362,14 +300,14 @@ static int write_svg(const char *file, const struct tl *s, int width)
 	for (size_t i = 0; i < s->nlanes; i++) {
 		const struct lane *l = &s->lanes[i];
 		double y = top + lane_h * (double)i;
-		struct pend p[5] = { { 0, 0, 0 } };
+		struct fmt_svg_bar p[5] = { { 0, 0, 0 } };
 		char label[96];
 
 		snprintf(label, sizeof(label), "%s %" PRIu32 "/%" PRIu32, kv_comm(s->t, l->tid), l->pid,
 			 l->tid);
 		fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", left - 6,
 			y + lane_h / 2 + 4);
-		xml_text(out, label);
+		fmt_xml_text(out, label);
 		fprintf(out, "</text>\n<g>\n");
 		for (size_t k = 0; k < l->n; k++) {
 			const struct iv *v = &l->v[k];
@@ -377,11 +315,11 @@ static int write_svg(const char *file, const struct tl *s, int width)
 
 			if (v->state >= 100 || v->state > 4)
 				continue;
-			add_rect(out, &p[v->state], x0, x1, y + (lane_h - bar_h) / 2, bar_h,
+			fmt_svg_bar_add(out, &p[v->state], x0, x1, y + (lane_h - bar_h) / 2, bar_h,
 				 state_colour[v->state]);
 		}
 		for (int st = 0; st < 5; st++)
-			flush_rect(out, &p[st], y + (lane_h - bar_h) / 2, bar_h, state_colour[st]);
+			fmt_svg_bar_flush(out, &p[st], y + (lane_h - bar_h) / 2, bar_h, state_colour[st]);
 		/* marked calls: a bracket over the bar, with a tooltip */
 		for (size_t k = 0; k < l->n; k++) {
 			const struct iv *v = &l->v[k];
@@ -392,7 +330,7 @@ static int write_svg(const char *file, const struct tl *s, int width)
 			fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"4\" fill=\"%s\">"
 				     "<title>",
 				x0, y + 1, x1 - x0 < 1 ? 1 : x1 - x0, mark_colour[v->state - 100]);
-			xml_text(out, s->marks[v->state - 100]);
+			fmt_xml_text(out, s->marks[v->state - 100]);
 			fprintf(out, " %.3f ms</title></rect>\n", (v->end - v->start) / 1e6);
 		}
 		fprintf(out, "</g>\n");
@@ -411,11 +349,11 @@ static int write_svg(const char *file, const struct tl *s, int width)
 			fprintf(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"4\" fill=\"%s\"/>"
 				     "<text x=\"%.0f\" y=\"%.0f\">calls of ",
 				x, y + 3, mark_colour[i], x + 18, y + 9);
-			xml_text(out, s->marks[i]);
+			fmt_xml_text(out, s->marks[i]);
 			fprintf(out, "</text>\n");
 		}
 	}
-	fprintf(out, "</svg>\n");
+	fmt_svg_end(out);
 	return cli_out_close(CMD, &o);
 }
 
