@@ -50,6 +50,7 @@ READER_SRC := $(wildcard reader/*.c)
 CLI_SRC := $(wildcard cli/*.c)
 CONSUMER_SRC := $(wildcard consumer/*.c)
 FORMATS_SRC := $(wildcard formats/*.c)
+ANALYSIS_SRC := $(wildcard analysis/*.c)
 TEST_C := $(wildcard tests/*.c)
 TEST_SH := $(wildcard tests/*.sh)
 TEST_HELPERS := $(wildcard tests/helpers/*.c)
@@ -62,6 +63,7 @@ READER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(READER_SRC))
 CLI_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRC))
 CONSUMER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CONSUMER_SRC))
 FORMATS_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(FORMATS_SRC))
+ANALYSIS_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(ANALYSIS_SRC))
 TESTS := $(patsubst tests/%.c,$(B)/tests/%.t,$(TEST_C)) $(patsubst tests/%.sh,$(B)/tests/%.t,$(TEST_SH))
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(TEST_HELPERS))
 
@@ -70,6 +72,7 @@ LIBSO := $(B)/libktrace.so.0
 READERA := $(B)/libktrace-reader.a
 CONSUMERA := $(B)/libktrace-consumer.a
 FORMATSA := $(B)/libktrace-formats.a
+ANALYSISA := $(B)/libktrace-analysis.a
 KTRACE := $(B)/ktrace
 
 .PHONY: all test check bench fuzz install clean demo kmod test-kmod bench-kmod
@@ -102,9 +105,12 @@ $(CONSUMERA): $(CONSUMER_OBJ)
 $(FORMATSA): $(FORMATS_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+$(ANALYSISA): $(ANALYSIS_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
-$(KTRACE): $(CLI_OBJ) $(READERA) $(CONSUMERA) $(FORMATSA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(READERA) $(CONSUMERA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(LDLIBS) -ldl -lm
+$(KTRACE): $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(FORMATSA) $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(LDLIBS) -ldl -lm
 $(B)/obj/cli/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 
 $(B)/examples/%: examples/%.c $(LIBA)

@@ -42,9 +42,8 @@
 
 #include "cli/cli.h"
 #include "formats/formats.h"
-#include "cli/kview.h"
+#include "analysis/analysis.h"
 #include "cli/output.h"
-#include "cli/progress.h"
 #include "cli/select.h"
 #include "reader/reader.h"
 #include "reader/sched.h"
@@ -59,7 +58,7 @@ struct ex {
 	struct ktr_trace *t;
 	struct cli_select sel;
 	FILE *out;
-	struct kv_names *names;
+	struct ka_names *names;
 	struct fmt_te te; /* JSON */
 	int no_kernel;
 	/* threads and CPUs whose names were written (JSON) */
@@ -140,7 +139,7 @@ static void json_thread(struct ex *x, uint32_t pid, uint32_t tid)
 	if (seen(x, key))
 		return;
 	if (!seen(x, (uint64_t)pid << 32 | 0xffffffffu)) {
-		fmt_te_meta(&x->te, "process_name", pid, pid, pid == KPID ? "kernel" : kv_comm(x->t, pid));
+		fmt_te_meta(&x->te, "process_name", pid, pid, pid == KPID ? "kernel" : ka_comm(x->t, pid));
 		if (pid == KPID)
 			fmt_te_sort_index(&x->te, KPID, -1);
 	}
@@ -153,7 +152,7 @@ static void json_thread(struct ex *x, uint32_t pid, uint32_t tid)
 			snprintf(name, sizeof(name), "CPU %u", tid - KPID - 1);
 		fmt_te_meta(&x->te, "thread_name", pid, tid, name);
 	} else {
-		fmt_te_meta(&x->te, "thread_name", pid, tid, kv_comm(x->t, tid));
+		fmt_te_meta(&x->te, "thread_name", pid, tid, ka_comm(x->t, tid));
 	}
 }
 
@@ -174,7 +173,7 @@ static void json_args(struct ex *x, const struct ktr_rec *r, int with_task)
 	if (with_task) {
 		fmt_te_arg_u64(&x->te, "pid", r->pid);
 		fmt_te_arg_u64(&x->te, "tid", r->tid);
-		fmt_te_arg_str(&x->te, "comm", kv_comm(x->t, r->tid));
+		fmt_te_arg_str(&x->te, "comm", ka_comm(x->t, r->tid));
 	}
 	fmt_te_end_event(&x->te);
 }
@@ -188,7 +187,7 @@ static void json_running(void *arg, const struct ktr_sched_iv *iv)
 	if (iv->state != KTR_TASK_RUNNING)
 		return;
 	json_thread(x, KPID, cpu_tid(iv->cpu));
-	snprintf(name, sizeof(name), "%s %" PRIu32, kv_comm(x->t, iv->tid), iv->tid);
+	snprintf(name, sizeof(name), "%s %" PRIu32, ka_comm(x->t, iv->tid), iv->tid);
 	fmt_te_event(&x->te, name, "sched", "X", NULL, iv->start_ns, iv->end_ns - iv->start_ns, KPID,
 		     cpu_tid(iv->cpu));
 	fmt_te_arg_u64(&x->te, "pid", iv->pid);
@@ -213,7 +212,7 @@ static void json_gap(struct ex *x, const struct ktr_rec *r)
 static void json_call(struct ex *x, const struct ktr_call *c)
 {
 	json_thread(x, c->pid, c->tid);
-	fmt_te_event(&x->te, kv_names_call(x->names, c), "call", "X", NULL, c->entry_ns, c->dur_ns,
+	fmt_te_event(&x->te, ka_names_call(x->names, c), "call", "X", NULL, c->entry_ns, c->dur_ns,
 		     c->pid, c->tid);
 	fmt_te_arg_u64(&x->te, "depth", c->depth);
 	if (c->cpu >= 0)
@@ -273,7 +272,7 @@ static void json_record(struct ex *x, const struct ktr_rec *r)
 static int export_json(struct ex *x)
 {
 	struct ktr_sched *sched = x->no_kernel ? NULL : ktr_sched_new(0, json_running, x);
-	struct cli_progress *prog = cli_progress_start(x->t, CMD, x->out == stdout);
+	struct ka_progress *prog = ka_progress_start(x->t, CMD, x->out == stdout);
 	const struct ktr_info *in = ktr_info(x->t);
 	const char *kv[] = { "generator", "ktrace " KTRACE_VERSION, "clock", "CLOCK_MONOTONIC", "host",
 			     in->host, "kernel", in->kernel, "trace", ktr_dir(x->t) };
@@ -282,7 +281,7 @@ static int export_json(struct ex *x)
 
 	fmt_te_begin(&x->te, x->out);
 	while (ktr_next(x->t, &r)) {
-		cli_progress_rec(prog, &r);
+		ka_progress_rec(prog, &r);
 		cli_diags(CMD, x->t);
 		if (r.ns > last)
 			last = r.ns;
@@ -301,7 +300,7 @@ static int export_json(struct ex *x)
 		ktr_sched_finish(sched, last);
 		ktr_sched_free(sched);
 	}
-	cli_progress_end(prog);
+	ka_progress_end(prog);
 	fmt_te_end(&x->te, kv, 5);
 	return 0;
 }
@@ -310,7 +309,7 @@ static int export_json(struct ex *x)
 
 static int export_csv(struct ex *x)
 {
-	struct cli_progress *prog = cli_progress_start(x->t, CMD, x->out == stdout);
+	struct ka_progress *prog = ka_progress_start(x->t, CMD, x->out == stdout);
 	struct ktr_ctree *ct = ktr_ctree_new();
 	struct ktr_rec r;
 	char name[128], args[1024];
@@ -322,7 +321,7 @@ static int export_csv(struct ex *x)
 		struct fmt_row row = { r.ns, -1, -1, r.cpu, r.pid, r.tid, "", "", name, args };
 		size_t len = 0;
 
-		cli_progress_rec(prog, &r);
+		ka_progress_rec(prog, &r);
 		cli_diags(CMD, x->t);
 		if (x->no_kernel && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT))
 			continue;
@@ -344,9 +343,9 @@ static int export_csv(struct ex *x)
 			row.time_ns = c.entry_ns;
 			row.dur_ns = (int64_t)c.dur_ns;
 			row.self_ns = (int64_t)self;
-			row.comm = kv_comm(x->t, c.tid);
+			row.comm = ka_comm(x->t, c.tid);
 			row.category = "call";
-			row.name = kv_names_call(x->names, &c);
+			row.name = ka_names_call(x->names, &c);
 			snprintf(args, sizeof(args), "depth=%u;sig=%u;flags=%u;func=0x%" PRIx64 ";site=0x%" PRIx64,
 				 c.depth, c.sig, c.flags, c.func, c.site);
 		} else {
@@ -360,7 +359,7 @@ static int export_csv(struct ex *x)
 			for (unsigned i = 0; i < n && len < sizeof(args) - 64; i++)
 				len += (size_t)snprintf(args + len, sizeof(args) - len, "%s%s=%" PRIu64,
 							i ? ";" : "", names[i], vals[i]);
-			row.comm = kv_comm(x->t, r.tid);
+			row.comm = ka_comm(x->t, r.tid);
 			row.category = ktr_rec_category(x->t, &r);
 		}
 		fmt_row_csv(x->out, &row);
@@ -368,7 +367,7 @@ static int export_csv(struct ex *x)
 		if (ferror(x->out))
 			break;
 	}
-	cli_progress_end(prog);
+	ka_progress_end(prog);
 	ktr_ctree_free(ct);
 	return 0;
 }
@@ -482,7 +481,7 @@ static int export_folded(struct ex *x)
 {
 	struct ktr_ctree *ct = ktr_ctree_new();
 	struct ktr_callsort *cs = ktr_callsort_new(0, KTR_SORT_THREAD);
-	struct cli_progress *prog = cli_progress_start(x->t, CMD, 0);
+	struct ka_progress *prog = ka_progress_start(x->t, CMD, 0);
 	struct fold f = { NULL, 0, 0, x->out };
 	struct fstack *st = NULL;
 	size_t nst = 0, capst = 0, plen = 0;
@@ -501,7 +500,7 @@ static int export_folded(struct ex *x)
 	while (ktr_next(x->t, &r)) {
 		struct ktr_call c;
 
-		cli_progress_rec(prog, &r);
+		ka_progress_rec(prog, &r);
 		cli_diags(CMD, x->t);
 		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL || !ktr_call_decode(x->t, &r, &c) ||
 		    !cli_select_call(&x->sel, &c))
@@ -524,7 +523,7 @@ static int export_folded(struct ex *x)
 		}
 		x->events++;
 	}
-	cli_progress_end(prog);
+	ka_progress_end(prog);
 	prog = NULL;
 	/* calls by thread, then entry time: rebuild each stack with a stack of frames */
 	while ((got = ktr_callsort_next(cs, &e)) > 0) {
@@ -538,7 +537,7 @@ static int export_folded(struct ex *x)
 			ktr_callsort_thread_ids(cs, e.thread, &pid, &tid);
 			cur_thread = e.thread;
 			nst = 0;
-			frame(fr, sizeof(fr), kv_comm(x->t, tid));
+			frame(fr, sizeof(fr), ka_comm(x->t, tid));
 			plen = strlen(fr);
 			if (plen + 1 > pcap) {
 				char *n = realloc(path, pcap = plen + 4096);
@@ -558,7 +557,7 @@ static int export_folded(struct ex *x)
 		memset(&c, 0, sizeof(c));
 		c.key = e.key;
 		ktr_call_key_addrs(x->t, e.key, &c.func, &c.site);
-		frame(fr, sizeof(fr), kv_names_call(x->names, &c));
+		frame(fr, sizeof(fr), ka_names_call(x->names, &c));
 		need = plen + 1 + strlen(fr) + 1;
 		if (need > pcap) {
 			char *n = realloc(path, pcap = need + 4096);
@@ -593,7 +592,7 @@ static int export_folded(struct ex *x)
 	}
 	fold_flush(&f);
 out:
-	cli_progress_end(prog);
+	ka_progress_end(prog);
 	free(f.v);
 	free(st);
 	free(path);
@@ -664,7 +663,7 @@ static int run(int argc, char **argv)
 	if (!x.t)
 		return 1;
 	cli_diags(CMD, x.t);
-	x.names = kv_names_new(x.t, x.sel.demangle);
+	x.names = ka_names_new(x.t, x.sel.demangle);
 	if (!x.names) {
 		cli_error(CMD, "out of memory");
 		ktr_close(x.t);
@@ -691,7 +690,7 @@ static int run(int argc, char **argv)
 	if (!rc && ktr_error_count(x.t))
 		rc = 1;
 out:
-	kv_names_free(x.names);
+	ka_names_free(x.names);
 	free(x.seen);
 	ktr_close(x.t);
 	cli_select_free(&x.sel);

@@ -23,7 +23,7 @@
 
 #include "cli/cli.h"
 #include "formats/formats.h"
-#include "cli/kview.h"
+#include "analysis/analysis.h"
 #include "cli/output.h"
 #include "cli/select.h"
 #include "reader/reader.h"
@@ -139,7 +139,7 @@ static int run(int argc, char **argv)
 	};
 	struct cli_select sel;
 	struct ktr_trace *t = NULL;
-	struct kv_names *names = NULL;
+	struct ka_names *names = NULL;
 	struct ktr_ctree *ct = NULL;
 	struct ktr_callsort *cs = NULL;
 	struct graph g = { NULL, 0, 0 };
@@ -177,7 +177,7 @@ static int run(int argc, char **argv)
 	if (!t)
 		return 1;
 	cli_diags(CMD, t);
-	names = kv_names_new(t, sel.demangle);
+	names = ka_names_new(t, sel.demangle);
 	ct = ktr_ctree_new();
 	cs = ktr_callsort_new(0, KTR_SORT_THREAD);
 	if (!names || !ct || !cs) {
@@ -192,7 +192,7 @@ static int run(int argc, char **argv)
 		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL || !ktr_call_decode(t, &r, &call) ||
 		    !cli_select_call(&sel, &call))
 			continue;
-		name = kv_names_call(names, &call);
+		name = ka_names_call(names, &call);
 		memset(&e, 0, sizeof(e));
 		e.entry_ns = call.entry_ns;
 		e.dur_ns = call.dur_ns;
@@ -208,7 +208,7 @@ static int run(int argc, char **argv)
 	while ((rc = ktr_callsort_next(cs, &e)) > 0) {
 		uint64_t end = e.entry_ns + e.dur_ns;
 		struct ktr_call by_key = { .key = e.key };
-		const char *name = kv_names_call(names, &by_key); /* cached when read */
+		const char *name = ka_names_call(names, &by_key); /* cached when read */
 		uint32_t node = UINT32_MAX;
 
 		if (e.thread != cur) {
@@ -270,7 +270,7 @@ out:
 	free(st);
 	ktr_callsort_free(cs);
 	ktr_ctree_free(ct);
-	kv_names_free(names);
+	ka_names_free(names);
 	ktr_close(t);
 	cli_select_free(&sel);
 	return rc;

@@ -34,10 +34,9 @@
 
 #include "cli/cli.h"
 #include "formats/formats.h"
-#include "cli/kview.h"
+#include "analysis/analysis.h"
 #include "cli/output.h"
 #include "cli/select.h"
-#include "cli/progress.h"
 #include "reader/reader.h"
 #include "reader/sched.h"
 
@@ -96,7 +95,7 @@ struct kd {
 	uint64_t call_records; /* CALL records decoded, before --tid/--pid */
 	/* kernel context switches (reader/sched.c), when the trace has them */
 	struct ktr_sched *sched;
-	struct kv_tasks *tasks;
+	struct ka_tasks *tasks;
 	int offcpu;        /* switches were seen: o and on-CPU Local apply */
 	struct ktr_ctree *ct_on; /* call trees over on-CPU durations */
 	uint64_t klost;    /* kernel records lost */
@@ -307,14 +306,14 @@ static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 {
 	struct ktr_ctree *ct = ktr_ctree_new();
 	struct ktr_outer *outer = ktr_outer_new();
-	struct cli_progress *prog = cli_progress_start(k->t, CMD, 0);
+	struct ka_progress *prog = ka_progress_start(k->t, CMD, 0);
 	struct ktr_rec r;
 	struct ktr_call c;
 	int rc = 0;
 
 	k->ct_on = ktr_ctree_new();
 	if (!ct || !k->ct_on || !outer) {
-		cli_progress_end(prog);
+		ka_progress_end(prog);
 		ktr_ctree_free(ct);
 		ktr_outer_free(outer);
 		return -ENOMEM;
@@ -325,10 +324,10 @@ static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 		struct fn *f;
 
 		k->records++;
-		cli_progress_rec(prog, &r);
+		ka_progress_rec(prog, &r);
 		if (k->sched && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT)) {
 			/* a kernel event: only the context switches matter here */
-			kv_tasks_feed(k->tasks, &r);
+			ka_tasks_feed(k->tasks, &r);
 			ktr_sched_feed(k->sched, k->t, &r);
 			if (r.kind == KTR_GAP && r.gap != KTR_GAP_CORRUPT)
 				k->klost += r.count;
@@ -341,7 +340,7 @@ static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 				k->corrupt++;
 			else
 				k->lost += r.count;
-			if (sorter && cli_idlist_has(&k->o.sel.tids, r.tid) && cli_idlist_has(&k->o.sel.pids, r.pid)) {
+			if (sorter && ka_ids_has(&k->o.sel.tids, r.tid) && ka_ids_has(&k->o.sel.pids, r.pid)) {
 				struct ktr_callent e = { 0 };
 
 				e.entry_ns = r.ns;
@@ -405,7 +404,7 @@ static int read_trace(struct kd *k, struct ktr_callsort *sorter)
 		if ((k->records & 0xffff) == 0)
 			cli_diags(CMD, k->t);
 	}
-	cli_progress_end(prog);
+	ka_progress_end(prog);
 	cli_diags(CMD, k->t);
 	ktr_ctree_free(ct);
 	ktr_outer_free(outer);
@@ -787,7 +786,7 @@ static void call_row(struct kd *k, FILE *out, struct ktr_callsort *s, const stru
 	row.cpu = e->cpu == UINT32_MAX ? -1 : (int)e->cpu;
 	row.pid = pid;
 	row.tid = tid;
-	row.comm = kv_comm(k->t, tid);
+	row.comm = ka_comm(k->t, tid);
 	row.args = args;
 	if (e->flags & KTR_CALLENT_GAP) {
 		snprintf(name, sizeof(name), "[%s]", e->key == KTR_GAP_LOST ? "lost" :
@@ -1111,10 +1110,10 @@ static int run(int argc, char **argv)
 	k.syms = cli_select_syms(&k.o.sel, k.t);
 	if (ktr_kernel(k.t)) {
 		/* follow the program's threads through their context switches */
-		k.tasks = kv_tasks_new(k.t, k.o.sel.tids.n || k.o.sel.pids.n, NULL, NULL);
+		k.tasks = ka_tasks_new(k.t, k.o.sel.tids.n || k.o.sel.pids.n, NULL, NULL);
 		k.sched = k.tasks ? ktr_sched_new(KTR_SCHED_OFFCPU, NULL, NULL) : NULL;
 		if (k.sched)
-			ktr_sched_follow(k.sched, kv_tasks_want, k.tasks);
+			ktr_sched_follow(k.sched, ka_tasks_want, k.tasks);
 	}
 	if (k.o.calls) {
 		sorter = ktr_callsort_new(k.o.sort_mem,
@@ -1195,7 +1194,7 @@ done:
 	ktr_callsort_free(sorter);
 	ktr_syms_free(k.syms);
 	ktr_sched_free(k.sched);
-	kv_tasks_free(k.tasks);
+	ka_tasks_free(k.tasks);
 	ktr_close(k.t);
 	return rc;
 }

@@ -31,7 +31,7 @@ struct popts {
 	struct ktr_syms *syms; /* names of CALL records' functions, made on first use */
 	int csv, json, relative, hex;
 	struct cli_select sel;
-	struct cli_idlist cpus;
+	struct ka_ids cpus;
 	const char *specs[64];
 	int nspecs;
 	uint8_t *evmap; /* 65536 bytes when --event was given */
@@ -83,7 +83,7 @@ static int wanted(struct ktr_trace *t, const struct popts *o, const struct ktr_r
 	} else if (!cli_select_rec(&o->sel, r)) {
 		return 0;
 	}
-	if (o->cpus.n && (r->cpu < 0 || !cli_idlist_has(&o->cpus, (uint64_t)r->cpu)))
+	if (o->cpus.n && (r->cpu < 0 || !ka_ids_has(&o->cpus, (uint64_t)r->cpu)))
 		return 0;
 	if (o->evmap) {
 		if (r->cls != KTRACE_CLASS_LOG2 && r->cls != KTRACE_CLASS_LOG4)

@@ -25,10 +25,9 @@
 
 #include "cli/cli.h"
 #include "formats/formats.h"
-#include "cli/kview.h"
+#include "analysis/analysis.h"
 #include "cli/output.h"
 #include "cli/select.h"
-#include "cli/progress.h"
 #include "reader/reader.h"
 #include "reader/sched.h"
 
@@ -236,7 +235,7 @@ static void print_text(FILE *out, const struct tl *s, int summary)
 
 		fprintf(out, "%stask %" PRIu32 "/%" PRIu32 " %s: running %.3f ms, ready %.3f ms, blocked %.3f ms, "
 			     "%" PRIu64 " switch%s",
-			summary ? "" : "\n", l->pid, l->tid, kv_comm(s->t, l->tid),
+			summary ? "" : "\n", l->pid, l->tid, ka_comm(s->t, l->tid),
 			l->sum[KTR_TASK_RUNNING] / 1e6, l->sum[KTR_TASK_READY] / 1e6,
 			l->sum[KTR_TASK_BLOCKED] / 1e6, l->switches, l->switches == 1 ? "" : "es");
 		if (l->nmarks)
@@ -303,7 +302,7 @@ static int write_svg(const char *file, const struct tl *s, int width)
 		struct fmt_svg_bar p[5] = { { 0, 0, 0 } };
 		char label[96];
 
-		snprintf(label, sizeof(label), "%s %" PRIu32 "/%" PRIu32, kv_comm(s->t, l->tid), l->pid,
+		snprintf(label, sizeof(label), "%s %" PRIu32 "/%" PRIu32, ka_comm(s->t, l->tid), l->pid,
 			 l->tid);
 		fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", left - 6,
 			y + lane_h / 2 + 4);
@@ -370,10 +369,10 @@ static int run(int argc, char **argv)
 	const char *svg = NULL, *dir;
 	int summary = 0, all = 0, width = 1200, c, rc = 0, r2;
 	struct tl s;
-	struct kv_tasks *tasks = NULL;
-	struct kv_names *names = NULL;
+	struct ka_tasks *tasks = NULL;
+	struct ka_names *names = NULL;
 	struct ktr_sched *sched = NULL;
-	struct cli_progress *prog;
+	struct ka_progress *prog;
 	struct ktr_rec r;
 	uint64_t v, kevents = 0;
 
@@ -424,19 +423,19 @@ static int run(int argc, char **argv)
 	if (!s.t)
 		return 1;
 	cli_diags(CMD, s.t);
-	tasks = kv_tasks_new(s.t, all, &s.sel.pids, &s.sel.tids);
+	tasks = ka_tasks_new(s.t, all, &s.sel.pids, &s.sel.tids);
 	sched = ktr_sched_new(0, on_interval, &s);
 	if (s.nmarks)
-		names = kv_names_new(s.t, s.sel.demangle);
+		names = ka_names_new(s.t, s.sel.demangle);
 	if (!tasks || !sched || (s.nmarks && !names)) {
 		cli_error(CMD, "out of memory");
 		rc = 1;
 		goto out;
 	}
-	ktr_sched_follow(sched, kv_tasks_want, tasks);
-	prog = cli_progress_start(s.t, CMD, 0);
+	ktr_sched_follow(sched, ka_tasks_want, tasks);
+	prog = ka_progress_start(s.t, CMD, 0);
 	while (ktr_next(s.t, &r)) {
-		cli_progress_rec(prog, &r);
+		ka_progress_rec(prog, &r);
 		cli_diags(CMD, s.t);
 		if (!s.have_first) {
 			s.first = r.ns;
@@ -446,14 +445,14 @@ static int run(int argc, char **argv)
 			s.last = r.ns;
 		if (r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_KEVENT)
 			kevents++;
-		kv_tasks_feed(tasks, &r);
+		ka_tasks_feed(tasks, &r);
 		ktr_sched_feed(sched, s.t, &r);
 		if (s.nmarks && r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL) {
 			struct ktr_call call;
 			int m;
 
 			if (ktr_call_decode(s.t, &r, &call) && cli_select_call(&s.sel, &call) &&
-			    (m = mark_of(&s, kv_names_call(names, &call), call.func)) >= 0) {
+			    (m = mark_of(&s, ka_names_call(names, &call), call.func)) >= 0) {
 				struct lane *l = lane_get(&s, call.tid, call.pid);
 
 				if (l) {
@@ -463,7 +462,7 @@ static int run(int argc, char **argv)
 			}
 		}
 	}
-	cli_progress_end(prog);
+	ka_progress_end(prog);
 	ktr_sched_finish(sched, s.last);
 	cli_diags(CMD, s.t);
 	if (!kevents)
@@ -505,8 +504,8 @@ out:
 	free(s.lanes);
 	free(s.hash);
 	ktr_sched_free(sched);
-	kv_tasks_free(tasks);
-	kv_names_free(names);
+	ka_tasks_free(tasks);
+	ka_names_free(names);
 	cli_select_free(&s.sel);
 	ktr_close(s.t);
 	return rc;
