@@ -1,10 +1,12 @@
 /*
  * analysis/analysis.h - the analysis shared by ktrace's reading commands
  * (libktrace-analysis.a): which tasks a view shows, the names of functions
- * and tasks, the progress line of long reads.  It works on the reader's
+ * and tasks, the progress line of long reads, where the time went per
+ * function (the profile) and the nested call traces.  It works on the reader's
  * records (reader/reader.h) and knows nothing of options or output
  * formats: cli/ turns options into its arguments, formats/ writes what it
- * computes.
+ * computes.  The profile and call traces of `ktrace kd` are here too
+ * (analysis/profile.c, analysis/calltrace.c: their comments explain them).
  *
  * Task selection.  By default a view shows the traced program: the process
  * whose trace it is (metadata `pid`) and every process and thread it forked
@@ -107,5 +109,139 @@ void ka_progress_rec(struct ka_progress *p, const struct ktr_rec *r);
 
 /** ka_progress_end() - erase the line (or end it) and free @p. */
 void ka_progress_end(struct ka_progress *p);
+
+/* ---- profile (analysis/profile.c) ---------------------------------------------- */
+
+/**
+ * struct ka_fn - one function's statistics (kd's table row).  Times in ns.
+ * @addr:       the function's address (0: unknown).
+ * @count:      calls; @unfinished: of them, calls whose exit was not seen.
+ * @time:       total time, a recursive function's outermost calls only.
+ * @sum:        every call's duration (for the average).
+ * @local:      self time (minus the callees'); on-CPU only with kernel
+ *              events (@wlocal is then the wall-clock self time).
+ * @max:        the longest call; @off: time scheduled out during the calls.
+ * @name:       after ka_profile_name() (malloc'ed; freed with the profile).
+ * @best, @best_ns, @best_count, @have_best: after ka_profile_best(), the
+ *              most time-consuming callee (an index of fns), its time and calls.
+ */
+struct ka_fn {
+	uint64_t addr;
+	uint64_t count, time, local, max, unfinished;
+	uint64_t sum, wlocal, off;
+	char *name;
+	uint32_t best;
+	uint64_t best_ns, best_count;
+	int have_best;
+};
+
+/**
+ * struct ka_profile_opts - what ka_profile_new() counts.
+ * @edges:      collect caller -> callee edges (ka_profile_best()).
+ * @all_tasks:  with kernel events, follow every task (a --pid/--tid
+ *              selection was given), else the program's (ka_tasks_new()).
+ * @want_call:  count call @c? (NULL: every call; the --pid/--tid/--time-range
+ *              selection), called with @arg.
+ * @want_task:  does a gap of thread (@pid, @tid) go to the sorter?
+ * @sorter:     if not NULL, every counted call and the selected gaps are
+ *              added (struct ktr_callent, key = the fns index; for a gap
+ *              key = the gap kind and local_ns = its count) for kd -c.
+ * @cmd:        the command, for the progress line.
+ */
+struct ka_profile_opts {
+	int edges, all_tasks;
+	int (*want_call)(void *arg, const struct ktr_call *c);
+	int (*want_task)(void *arg, uint32_t pid, uint32_t tid);
+	void *arg;
+	struct ktr_callsort *sorter;
+	const char *cmd;
+};
+
+/**
+ * struct ka_profile - a function trace's profile: @fns[@nfns] (in order of
+ * first call); @records read, @calls counted, @call_records decoded
+ * (before selection); @lost, @overwritten, @corrupt: the application's
+ * gaps (records, sub-buffers, areas); @klost: kernel records lost;
+ * @offcpu: context switches were seen (field o and on-CPU local time
+ * apply).  @priv: the library's.
+ */
+struct ka_profile {
+	struct ka_fn *fns;
+	size_t nfns;
+	uint64_t records, calls, call_records;
+	uint64_t lost, overwritten, corrupt, klost;
+	int offcpu;
+	struct ka_profile_priv *priv;
+};
+
+/** ka_profile_new() - an empty profile of trace @t.  Return: NULL on ENOMEM. */
+struct ka_profile *ka_profile_new(struct ktr_trace *t, const struct ka_profile_opts *o);
+
+/**
+ * ka_profile_read() - read every record of the trace once (the reader's
+ * diagnostics stay queued for the caller).  Return: 0, or -ENOMEM, or the
+ * sorter's -errno (a temporary file could not be written).
+ */
+int ka_profile_read(struct ka_profile *p);
+
+/** ka_profile_name() - give every function its (demangled) name from @syms. */
+void ka_profile_name(struct ka_profile *p, struct ktr_syms *syms);
+
+/** ka_profile_best() - each function's most time-consuming callee (needs @edges). */
+void ka_profile_best(struct ka_profile *p);
+
+/**
+ * ka_fn_field() - the value of kd's field letter @field (c count, t time,
+ * a average, l local, s sub-time, o off-CPU, x max, n calls of the top
+ * child); 0 for the others.
+ */
+uint64_t ka_fn_field(const struct ka_fn *f, char field);
+
+/**
+ * ka_profile_sort() - the functions whose time exceeds *@min_time (every
+ * one if NULL), sorted by field @key descending (F: by name ascending),
+ * then time, then name.  Return: a malloc'ed array of *@n pointers into
+ * fns, or NULL on ENOMEM.  Not thread-safe (qsort without an argument).
+ */
+struct ka_fn **ka_profile_sort(struct ka_profile *p, char key, const uint64_t *min_time, size_t *n);
+
+/** ka_profile_sched() - the context switches followed, or NULL without any. */
+struct ktr_sched *ka_profile_sched(const struct ka_profile *p);
+
+/** ka_profile_free() - free @p and its functions' names (NULL allowed). */
+void ka_profile_free(struct ka_profile *p);
+
+/* ---- call traces (analysis/calltrace.c) ---------------------------------------- */
+
+struct ktr_offcpu;
+struct ktr_sched;
+
+/**
+ * struct ka_ct_ops - what ka_calltrace_walk() reports, in output order.
+ * @thread:   the lines of thread @tid (of process @pid) begin (with several
+ *            threads; interlaced: a switch to that thread).
+ * @section:  a signal-handler section starts (@start 1) or ends (0).
+ * @gap:      records were lost here: @gap a KTR_GAP_* kind, @count.
+ * @call:     call @e of thread @tid, @marks levels deep ('|', or '!' inside
+ *            a signal-handler section: @e->sig).  Return < 0 to stop.
+ * @offcpu:   thread @tid left the CPU (@o) with @level of its calls open.
+ */
+struct ka_ct_ops {
+	void (*thread)(void *arg, uint32_t pid, uint32_t tid);
+	void (*section)(void *arg, int start);
+	void (*gap)(void *arg, unsigned gap, uint64_t count);
+	int (*call)(void *arg, const struct ktr_callent *e, uint32_t tid, unsigned marks);
+	void (*offcpu)(void *arg, const struct ktr_offcpu *o, uint32_t tid, unsigned level);
+};
+
+/**
+ * ka_calltrace_walk() - walk the calls of sorter @s (filled by
+ * ka_profile_read(), ordered by thread or, with @interlace, by entry time)
+ * as nested call traces, reporting to @ops; @sched (ka_profile_sched(),
+ * may be NULL) adds the switch-outs inside the calls.
+ * Return: 0, or -errno from the sorter or memory.
+ */
+int ka_calltrace_walk(struct ktr_callsort *s, struct ktr_sched *sched, int interlace,
+		      const struct ka_ct_ops *ops, void *arg);
 
 #endif
