@@ -244,4 +244,27 @@ struct ka_ct_ops {
 int ka_calltrace_walk(struct ktr_callsort *s, struct ktr_sched *sched, int interlace,
 		      const struct ka_ct_ops *ops, void *arg);
 
+/* ---- folded stacks (analysis/folded.c) ----------------------------------------- */
+
+/**
+ * struct ka_folded_opts - what ka_folded() reads: calls @want_call keeps
+ * (NULL: all; with @arg), named through @names; @cmd for the progress line.
+ */
+struct ka_folded_opts {
+	int (*want_call)(void *arg, const struct ktr_call *c);
+	void *arg;
+	struct ka_names *names;
+	const char *cmd;
+};
+
+/**
+ * ka_folded() - the folded stacks of trace @t: @emit(@arg, path, ns) for
+ * each distinct path ("comm;f1;...;fn", ';' and newlines in names
+ * replaced) with its self time in ns (0 never emitted).  *@calls is
+ * incremented per call read.  Return: 0, or -errno (memory, or the
+ * sorter's temporary files).
+ */
+int ka_folded(struct ktr_trace *t, const struct ka_folded_opts *o,
+	      void (*emit)(void *arg, const char *path, uint64_t ns), void *arg, uint64_t *calls);
+
 #endif

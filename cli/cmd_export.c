@@ -50,7 +50,6 @@
 
 #define CMD "export"
 #define KPID 1000000000u /* the kernel's pseudo process in JSON; CPU n is KPID + 1 + n */
-#define FOLD_MAX 1000000u
 
 enum fmt { F_NONE, F_JSON, F_FOLDED, F_CSV };
 
@@ -372,233 +371,26 @@ static int export_csv(struct ex *x)
 	return 0;
 }
 
-/* ---- folded stacks --------------------------------------------------------- */
+/* ---- folded stacks (analysis/folded.c) ---------------------------------------- */
 
-struct fold_ent {
-	char *path;
-	uint64_t ns;
-	uint64_t hash;
-};
-
-struct fold {
-	struct fold_ent *v;
-	size_t size, n;
-	FILE *out;
-};
-
-static uint64_t fnv(const char *s)
+static void fold_line(void *arg, const char *path, uint64_t ns)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	fprintf(arg, "%s %" PRIu64 "\n", path, ns);
 }
 
-static void fold_flush(struct fold *f)
+static int want_call(void *arg, const struct ktr_call *c)
 {
-	for (size_t i = 0; i < f->size; i++) {
-		if (!f->v[i].path)
-			continue;
-		fprintf(f->out, "%s %" PRIu64 "\n", f->v[i].path, f->v[i].ns);
-		free(f->v[i].path);
-		f->v[i].path = NULL;
-	}
-	f->n = 0;
+	return cli_select_call(arg, c);
 }
-
-static void fold_add(struct fold *f, const char *path, uint64_t ns)
-{
-	uint64_t h = fnv(path);
-	size_t i;
-
-	if (!ns)
-		return;
-	if (!f->size) {
-		f->size = 1u << 16;
-		f->v = calloc(f->size, sizeof(*f->v));
-		if (!f->v) {
-			f->size = 0;
-			fprintf(f->out, "%s %" PRIu64 "\n", path, ns);
-			return;
-		}
-	}
-	for (i = h & (f->size - 1); f->v[i].path; i = (i + 1) & (f->size - 1))
-		if (f->v[i].hash == h && !strcmp(f->v[i].path, path)) {
-			f->v[i].ns += ns;
-			return;
-		}
-	if ((f->n + 1) * 2 > f->size) {
-		size_t size = f->size * 2;
-		struct fold_ent *v = size <= 2 * FOLD_MAX ? calloc(size, sizeof(*v)) : NULL;
-
-		if (!v) {
-			fold_flush(f); /* bounded: write what we have and start over */
-		} else {
-			for (size_t k = 0; k < f->size; k++) {
-				size_t j;
-
-				if (!f->v[k].path)
-					continue;
-				for (j = f->v[k].hash & (size - 1); v[j].path; j = (j + 1) & (size - 1))
-					;
-				v[j] = f->v[k];
-			}
-			free(f->v);
-			f->v = v;
-			f->size = size;
-		}
-		for (i = h & (f->size - 1); f->v[i].path; i = (i + 1) & (f->size - 1))
-			;
-	}
-	f->v[i].path = strdup(path);
-	if (!f->v[i].path) {
-		fprintf(f->out, "%s %" PRIu64 "\n", path, ns);
-		return;
-	}
-	f->v[i].hash = h;
-	f->v[i].ns = ns;
-	f->n++;
-}
-
-/* A frame name for a folded line: ';' separates frames, so it becomes ':'. */
-static void frame(char *dst, size_t len, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len && name[i]; i++)
-		dst[i] = name[i] == ';' ? ':' : name[i] == '\n' ? ' ' : name[i];
-	dst[i] = 0;
-}
-
-struct fstack {
-	uint64_t end;
-	unsigned depth;
-	size_t len; /* path length before this frame */
-};
 
 static int export_folded(struct ex *x)
 {
-	struct ktr_ctree *ct = ktr_ctree_new();
-	struct ktr_callsort *cs = ktr_callsort_new(0, KTR_SORT_THREAD);
-	struct ka_progress *prog = ka_progress_start(x->t, CMD, 0);
-	struct fold f = { NULL, 0, 0, x->out };
-	struct fstack *st = NULL;
-	size_t nst = 0, capst = 0, plen = 0;
-	char *path = NULL;
-	size_t pcap = 0;
-	uint32_t cur_thread = UINT32_MAX;
-	struct ktr_callent e;
-	struct ktr_rec r;
-	int rc = 0, got;
+	struct ka_folded_opts fo = { want_call, &x->sel, x->names, CMD };
+	int rc = ka_folded(x->t, &fo, fold_line, x->out, &x->events);
 
-	if (!ct || !cs) {
-		cli_error(CMD, "out of memory");
-		rc = 1;
-		goto out;
-	}
-	while (ktr_next(x->t, &r)) {
-		struct ktr_call c;
-
-		ka_progress_rec(prog, &r);
-		cli_diags(CMD, x->t);
-		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL || !ktr_call_decode(x->t, &r, &c) ||
-		    !cli_select_call(&x->sel, &c))
-			continue;
-		memset(&e, 0, sizeof(e));
-		e.entry_ns = c.entry_ns;
-		e.dur_ns = c.dur_ns;
-		e.local_ns = ktr_ctree_add(ct, &c, c.key, NULL, NULL);
-		e.key = c.key;
-		e.thread = ktr_callsort_thread(cs, c.pid, c.tid);
-		e.depth = (uint16_t)(c.depth > 65535 ? 65535 : c.depth);
-		e.sig = (uint8_t)c.sig;
-		e.flags = (uint8_t)c.flags;
-		e.cpu = c.cpu >= 0 ? (uint32_t)c.cpu : 0xffffffffu;
-		if (ktr_callsort_add(cs, &e) < 0) {
-			cli_error(CMD, "sorting the calls: %s (temporary files in $TMPDIR or /tmp)",
-				  strerror(errno ? errno : ENOSPC));
-			rc = 1;
-			goto out;
-		}
-		x->events++;
-	}
-	ka_progress_end(prog);
-	prog = NULL;
-	/* calls by thread, then entry time: rebuild each stack with a stack of frames */
-	while ((got = ktr_callsort_next(cs, &e)) > 0) {
-		char fr[512];
-		struct ktr_call c;
-		size_t need;
-
-		if (e.thread != cur_thread) {
-			uint32_t pid = 0, tid = 0;
-
-			ktr_callsort_thread_ids(cs, e.thread, &pid, &tid);
-			cur_thread = e.thread;
-			nst = 0;
-			frame(fr, sizeof(fr), ka_comm(x->t, tid));
-			plen = strlen(fr);
-			if (plen + 1 > pcap) {
-				char *n = realloc(path, pcap = plen + 4096);
-
-				if (!n) {
-					rc = 1;
-					goto out;
-				}
-				path = n;
-			}
-			memcpy(path, fr, plen + 1);
-		}
-		while (nst && (st[nst - 1].end <= e.entry_ns || st[nst - 1].depth >= e.depth)) {
-			plen = st[nst - 1].len;
-			nst--;
-		}
-		memset(&c, 0, sizeof(c));
-		c.key = e.key;
-		ktr_call_key_addrs(x->t, e.key, &c.func, &c.site);
-		frame(fr, sizeof(fr), ka_names_call(x->names, &c));
-		need = plen + 1 + strlen(fr) + 1;
-		if (need > pcap) {
-			char *n = realloc(path, pcap = need + 4096);
-
-			if (!n) {
-				rc = 1;
-				goto out;
-			}
-			path = n;
-		}
-		if (nst == capst) {
-			struct fstack *n = realloc(st, (capst = capst ? 2 * capst : 64) * sizeof(*n));
-
-			if (!n) {
-				rc = 1;
-				goto out;
-			}
-			st = n;
-		}
-		st[nst].end = e.entry_ns + e.dur_ns;
-		st[nst].depth = e.depth;
-		st[nst].len = plen;
-		nst++;
-		path[plen] = ';';
-		strcpy(path + plen + 1, fr);
-		plen = strlen(path);
-		fold_add(&f, path, e.local_ns);
-	}
-	if (got < 0) {
-		cli_error(CMD, "reading the sorted calls back: %s", strerror(-got));
-		rc = 1;
-	}
-	fold_flush(&f);
-out:
-	ka_progress_end(prog);
-	free(f.v);
-	free(st);
-	free(path);
-	ktr_ctree_free(ct);
-	ktr_callsort_free(cs);
-	return rc;
+	if (rc < 0)
+		cli_error(CMD, "folding the calls: %s (temporary files in $TMPDIR or /tmp)", strerror(-rc));
+	return rc < 0;
 }
 
 static int run(int argc, char **argv)
