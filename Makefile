@@ -11,12 +11,14 @@
 #   make kmod / test-kmod  the kernel module and its VM tests (bench-kmod: its benchmark)
 #
 # Every folder is one part; sources are found by wildcard, so adding a file
-# needs no edit here:  lib/ runtime, reader/ trace reader, kft/ function
-# tracer engine (freestanding), consumer/ the session consumer (`ktrace
-# record` streaming to disk), kclient/ the clients of the kernel's tracing
-# interfaces (tracefs, /proc/kft, ktrace.ko's debugfs files and relay
-# channels), cli/ the ktrace command, tests/ (NAME.c or NAME.sh ->
-# build/tests/NAME.t), bench/, examples/, fuzz/.
+# needs no edit here:  lib/ runtime, kft/ function tracer engine
+# (freestanding), reader/ trace reader, consumer/ the session consumer
+# (`ktrace record` streaming to disk), kclient/ the clients of the kernel's
+# tracing interfaces (tracefs, /proc/kft, ktrace.ko's debugfs files and relay
+# channels), analysis/ what the reports compute (profiles, call traces, task
+# selection), formats/ the output formats' writers (text, CSV, JSON, SVG),
+# cli/ the ktrace command, kmod/ the kernel module, tests/ (NAME.c or
+# NAME.sh -> build/tests/NAME.t), bench/, examples/, fuzz/.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -52,6 +54,8 @@ READER_SRC := $(wildcard reader/*.c)
 CLI_SRC := $(wildcard cli/*.c)
 CONSUMER_SRC := $(wildcard consumer/*.c)
 KCLIENT_SRC := $(wildcard kclient/*.c)
+FORMATS_SRC := $(wildcard formats/*.c)
+ANALYSIS_SRC := $(wildcard analysis/*.c)
 TEST_C := $(wildcard tests/*.c)
 TEST_SH := $(wildcard tests/*.sh)
 TEST_HELPERS := $(wildcard tests/helpers/*.c)
@@ -64,6 +68,8 @@ READER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(READER_SRC))
 CLI_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRC))
 CONSUMER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CONSUMER_SRC))
 KCLIENT_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(KCLIENT_SRC))
+FORMATS_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(FORMATS_SRC))
+ANALYSIS_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(ANALYSIS_SRC))
 TESTS := $(patsubst tests/%.c,$(B)/tests/%.t,$(TEST_C)) $(patsubst tests/%.sh,$(B)/tests/%.t,$(TEST_SH))
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(TEST_HELPERS))
 
@@ -72,6 +78,8 @@ LIBSO := $(B)/libktrace.so.0
 READERA := $(B)/libktrace-reader.a
 CONSUMERA := $(B)/libktrace-consumer.a
 KCLIENTA := $(B)/libktrace-kclient.a
+FORMATSA := $(B)/libktrace-formats.a
+ANALYSISA := $(B)/libktrace-analysis.a
 KTRACE := $(B)/ktrace
 
 .PHONY: all test check bench fuzz install clean demo kmod test-kmod bench-kmod
@@ -104,9 +112,15 @@ $(CONSUMERA): $(CONSUMER_OBJ)
 $(KCLIENTA): $(KCLIENT_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+$(FORMATSA): $(FORMATS_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(ANALYSISA): $(ANALYSIS_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
-$(KTRACE): $(CLI_OBJ) $(READERA) $(CONSUMERA) $(KCLIENTA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(READERA) $(CONSUMERA) $(KCLIENTA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(LDLIBS) -ldl -lm
+$(KTRACE): $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(LDLIBS) -ldl -lm
 $(B)/obj/kclient/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 
 $(B)/examples/%: examples/%.c $(LIBA)

@@ -137,33 +137,19 @@ int cli_out_close(const char *cmd, struct cli_out *o);
  */
 int cli_parse_size(const char *s, uint64_t *bytes);
 
-/** cli_csv_str() - write @s as one CSV field, quoted when it holds a comma, quote or line break. */
-void cli_csv_str(FILE *out, const char *s);
 
-/** cli_json_str() - write @s as a JSON string literal (quotes, escapes, \uXXXX controls). */
-void cli_json_str(FILE *out, const char *s);
-
-/**
- * struct cli_idlist - the numbers of an option such as `--tid 12,15`.
- * An empty list selects everything.
- */
-struct cli_idlist {
-	uint64_t *v;
-	size_t n;
-};
 
 /**
  * cli_idlist_parse() - append the comma-separated numbers of @arg (decimal
- * or 0x-hex, each at most @max) to @l.
+ * or 0x-hex, each at most @max) to @l (an id set of analysis/analysis.h).
  * Return: 0, or -1 (not a number, too large, empty, out of memory).
  */
-int cli_idlist_parse(const char *arg, uint64_t max, struct cli_idlist *l);
+struct ka_ids;
+int cli_idlist_parse(const char *arg, uint64_t max, struct ka_ids *l);
 
-/** cli_idlist_has() - 1 if @x is in @l or @l is empty, else 0. */
-int cli_idlist_has(const struct cli_idlist *l, uint64_t x);
 
 /** cli_idlist_free() - release @l's memory and empty it. */
-void cli_idlist_free(struct cli_idlist *l);
+void cli_idlist_free(struct ka_ids *l);
 
 /**
  * cli_getopt_reset() - make getopt_long() start over on a new argv

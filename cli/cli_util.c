@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "lib/safefile.h"
 #include "reader/reader.h"
@@ -208,7 +209,7 @@ void cli_getopt_reset(void)
 	optopt = 0;
 }
 
-int cli_idlist_parse(const char *arg, uint64_t max, struct cli_idlist *l)
+int cli_idlist_parse(const char *arg, uint64_t max, struct ka_ids *l)
 {
 	char *copy = strdup(arg), *save = NULL, *tok;
 	size_t before = l->n;
@@ -237,17 +238,7 @@ int cli_idlist_parse(const char *arg, uint64_t max, struct cli_idlist *l)
 	return rc;
 }
 
-int cli_idlist_has(const struct cli_idlist *l, uint64_t x)
-{
-	if (!l->n)
-		return 1;
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i] == x)
-			return 1;
-	return 0;
-}
-
-void cli_idlist_free(struct cli_idlist *l)
+void cli_idlist_free(struct ka_ids *l)
 {
 	free(l->v);
 	l->v = NULL;
@@ -276,39 +267,6 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 		return -1;
 	*bytes = x << shift;
 	return 0;
-}
-
-void cli_csv_str(FILE *out, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, out);
-		return;
-	}
-	putc_unlocked('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			putc_unlocked('"', out);
-		putc_unlocked(*s, out);
-	}
-	putc_unlocked('"', out);
-}
-
-void cli_json_str(FILE *out, const char *s)
-{
-	putc_unlocked('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\') {
-			putc_unlocked('\\', out);
-			putc_unlocked((char)c, out);
-		} else if (c < 0x20 || c == 0x7f) {
-			fprintf(out, "\\u%04x", c);
-		} else {
-			putc_unlocked((char)c, out);
-		}
-	}
-	putc_unlocked('"', out);
 }
 
 void cli_losses(const char *cmd, const struct ktr_trace *t)

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "formats/formats.h"
 #include "cli/output.h"
 #include "cli/select.h"
 #include "reader/reader.h"
@@ -88,11 +89,7 @@ static void help(FILE *out)
 
 static const char *us(const struct aopts *o, uint64_t ns, char *buf, size_t len)
 {
-	if (o->usec)
-		snprintf(buf, len, "%" PRIu64, ns / 1000);
-	else
-		snprintf(buf, len, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
-	return buf;
+	return fmt_us((int64_t)ns, o->usec, buf, len);
 }
 
 /* ------------------------------------------------------------------ */

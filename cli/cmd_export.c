@@ -26,7 +26,7 @@
  * seen); folded sorts the calls with the reader's external sort (runs
  * spill to temporary files) and aggregates at most 1M distinct stacks at a
  * time (a stack may then appear on several lines; flame-graph tools sum
- * them).  Long exports show progress on a terminal (cli/progress.c).
+ * them).  Long exports show progress on a terminal (analysis/progress.c).
  *
  * Exit status: 0, 1 the trace has errors (everything readable was
  * exported) or the output failed, 2 usage error.
@@ -41,17 +41,15 @@
 #include <ktrace/lkst.h>
 
 #include "cli/cli.h"
-#include "cli/kview.h"
+#include "formats/formats.h"
+#include "analysis/analysis.h"
 #include "cli/output.h"
-#include "cli/progress.h"
-#include "cli/rows.h"
 #include "cli/select.h"
 #include "reader/reader.h"
 #include "reader/sched.h"
 
 #define CMD "export"
 #define KPID 1000000000u /* the kernel's pseudo process in JSON; CPU n is KPID + 1 + n */
-#define FOLD_MAX 1000000u
 
 enum fmt { F_NONE, F_JSON, F_FOLDED, F_CSV };
 
@@ -59,8 +57,8 @@ struct ex {
 	struct ktr_trace *t;
 	struct cli_select sel;
 	FILE *out;
-	struct kv_names *names;
-	int first;
+	struct ka_names *names;
+	struct fmt_te te; /* JSON */
 	int no_kernel;
 	/* threads and CPUs whose names were written (JSON) */
 	uint64_t *seen;
@@ -97,37 +95,7 @@ static void help(FILE *out)
 		"or the output failed, 2 usage error.  See ktrace-export(1).\n");
 }
 
-/* ---- output ---------------------------------------------------------------- */
-
-/*
- * Exports write a hundred million records: the hot paths format numbers
- * themselves and use the unlocked stdio calls (one thread writes), which
- * is three times faster than fprintf.
- */
-static void put(FILE *out, const char *s)
-{
-	fputs_unlocked(s, out);
-}
-
-/* ---- JSON ------------------------------------------------------------------- */
-
-/* ns as trace-event microseconds with three decimals. */
-static void json_us(FILE *out, uint64_t ns)
-{
-	unsigned f = (unsigned)(ns % 1000);
-
-	cli_put_u64(out, ns / 1000);
-	putc_unlocked('.', out);
-	putc_unlocked((char)('0' + f / 100), out);
-	putc_unlocked((char)('0' + f / 10 % 10), out);
-	putc_unlocked((char)('0' + f % 10), out);
-}
-
-static void json_sep(struct ex *x)
-{
-	put(x->out, x->first ? "\n" : ",\n");
-	x->first = 0;
-}
+/* ---- JSON (trace events: formats/json.c) ---------------------------------------- */
 
 /* 1 if @key (pid << 32 | tid, + 1 so that 0 means empty) was seen; adds it. */
 static int seen(struct ex *x, uint64_t key)
@@ -162,16 +130,6 @@ static int seen(struct ex *x, uint64_t key)
 	return 0;
 }
 
-static void json_meta(struct ex *x, const char *what, uint32_t pid, uint32_t tid, const char *name)
-{
-	json_sep(x);
-	fprintf(x->out, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
-			",\"args\":{\"name\":",
-		what, pid, tid);
-	cli_json_str(x->out, name);
-	fputs("}}", x->out);
-}
-
 /* Name a thread (and its process) the first time it is used. */
 static void json_thread(struct ex *x, uint32_t pid, uint32_t tid)
 {
@@ -180,13 +138,9 @@ static void json_thread(struct ex *x, uint32_t pid, uint32_t tid)
 	if (seen(x, key))
 		return;
 	if (!seen(x, (uint64_t)pid << 32 | 0xffffffffu)) {
-		json_meta(x, "process_name", pid, pid, pid == KPID ? "kernel" : kv_comm(x->t, pid));
-		if (pid == KPID) {
-			json_sep(x);
-			fprintf(x->out, "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-					"\"args\":{\"sort_index\":-1}}",
-				KPID, KPID);
-		}
+		fmt_te_meta(&x->te, "process_name", pid, pid, pid == KPID ? "kernel" : ka_comm(x->t, pid));
+		if (pid == KPID)
+			fmt_te_sort_index(&x->te, KPID, -1);
 	}
 	if (pid == KPID) {
 		char name[32];
@@ -195,9 +149,9 @@ static void json_thread(struct ex *x, uint32_t pid, uint32_t tid)
 			snprintf(name, sizeof(name), "CPU ?");
 		else
 			snprintf(name, sizeof(name), "CPU %u", tid - KPID - 1);
-		json_meta(x, "thread_name", pid, tid, name);
+		fmt_te_meta(&x->te, "thread_name", pid, tid, name);
 	} else {
-		json_meta(x, "thread_name", pid, tid, kv_comm(x->t, tid));
+		fmt_te_meta(&x->te, "thread_name", pid, tid, ka_comm(x->t, tid));
 	}
 }
 
@@ -206,40 +160,21 @@ static uint32_t cpu_tid(int cpu)
 	return cpu >= 0 ? KPID + 1 + (uint32_t)cpu : KPID;
 }
 
-static void json_value(FILE *out, uint64_t v)
-{
-	if (v > (1ull << 53)) { /* beyond a double's exact integers */
-		putc_unlocked('"', out);
-		cli_put_hex(out, v);
-		putc_unlocked('"', out);
-	} else {
-		cli_put_u64(out, v);
-	}
-}
-
+/* A record's arguments by name; with @with_task its task too (kernel events). */
 static void json_args(struct ex *x, const struct ktr_rec *r, int with_task)
 {
 	const char *names[KTRACE_MAX_WORDS];
 	uint64_t vals[KTRACE_MAX_WORDS];
 	unsigned n = ktr_rec_args(x->t, r, names, vals);
 
-	put(x->out, ",\"args\":{");
-	for (unsigned i = 0; i < n; i++) {
-		if (i)
-			putc_unlocked(',', x->out);
-		cli_json_str(x->out, names[i]);
-		putc_unlocked(':', x->out);
-		json_value(x->out, vals[i]);
-	}
+	for (unsigned i = 0; i < n; i++)
+		fmt_te_arg_value(&x->te, names[i], vals[i]);
 	if (with_task) {
-		put(x->out, n ? ",\"pid\":" : "\"pid\":");
-		cli_put_u64(x->out, r->pid);
-		put(x->out, ",\"tid\":");
-		cli_put_u64(x->out, r->tid);
-		put(x->out, ",\"comm\":");
-		cli_json_str(x->out, kv_comm(x->t, r->tid));
+		fmt_te_arg_u64(&x->te, "pid", r->pid);
+		fmt_te_arg_u64(&x->te, "tid", r->tid);
+		fmt_te_arg_str(&x->te, "comm", ka_comm(x->t, r->tid));
 	}
-	put(x->out, "}}");
+	fmt_te_end_event(&x->te);
 }
 
 /* A running interval of a task on a CPU (reader/sched.c): a slice on that CPU's track. */
@@ -251,41 +186,49 @@ static void json_running(void *arg, const struct ktr_sched_iv *iv)
 	if (iv->state != KTR_TASK_RUNNING)
 		return;
 	json_thread(x, KPID, cpu_tid(iv->cpu));
-	snprintf(name, sizeof(name), "%s %" PRIu32, kv_comm(x->t, iv->tid), iv->tid);
-	json_sep(x);
-	fputs("{\"name\":", x->out);
-	cli_json_str(x->out, name);
-	fputs(",\"cat\":\"sched\",\"ph\":\"X\",\"ts\":", x->out);
-	json_us(x->out, iv->start_ns);
-	fputs(",\"dur\":", x->out);
-	json_us(x->out, iv->end_ns - iv->start_ns);
-	fprintf(x->out, ",\"pid\":%u,\"tid\":%" PRIu32 ",\"args\":{\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 "}}",
-		KPID, cpu_tid(iv->cpu), iv->pid, iv->tid);
+	snprintf(name, sizeof(name), "%s %" PRIu32, ka_comm(x->t, iv->tid), iv->tid);
+	fmt_te_event(&x->te, name, "sched", "X", NULL, iv->start_ns, iv->end_ns - iv->start_ns, KPID,
+		     cpu_tid(iv->cpu));
+	fmt_te_arg_u64(&x->te, "pid", iv->pid);
+	fmt_te_arg_u64(&x->te, "tid", iv->tid);
+	fmt_te_end_event(&x->te);
 }
 
 static void json_gap(struct ex *x, const struct ktr_rec *r)
 {
 	char name[64];
+	int kernel = r->stream >= KTR_KERNEL_STREAM;
 
-	json_sep(x);
-	fputs("{\"name\":", x->out);
-	cli_json_str(x->out, ktr_rec_name(x->t, r, name, sizeof(name)));
-	fputs(",\"cat\":\"ktrace\",\"ph\":\"i\",\"s\":\"g\",\"ts\":", x->out);
-	json_us(x->out, r->ns);
-	fprintf(x->out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{\"count\":%" PRIu64
-			",\"stream\":%u",
-		r->stream >= KTR_KERNEL_STREAM ? KPID : r->pid,
-		r->stream >= KTR_KERNEL_STREAM ? cpu_tid(r->cpu) : r->tid, r->count, r->stream);
-	if (r->what) {
-		fputs(",\"what\":", x->out);
-		cli_json_str(x->out, r->what);
-	}
-	fputs("}}", x->out);
+	fmt_te_event(&x->te, ktr_rec_name(x->t, r, name, sizeof(name)), "ktrace", "i", "g", r->ns, 0,
+		     kernel ? KPID : r->pid, kernel ? cpu_tid(r->cpu) : r->tid);
+	fmt_te_arg_u64(&x->te, "count", r->count);
+	fmt_te_arg_u64(&x->te, "stream", r->stream);
+	if (r->what)
+		fmt_te_arg_str(&x->te, "what", r->what);
+	fmt_te_end_event(&x->te);
+}
+
+static void json_call(struct ex *x, const struct ktr_call *c)
+{
+	json_thread(x, c->pid, c->tid);
+	fmt_te_event(&x->te, ka_names_call(x->names, c), "call", "X", NULL, c->entry_ns, c->dur_ns,
+		     c->pid, c->tid);
+	fmt_te_arg_u64(&x->te, "depth", c->depth);
+	if (c->cpu >= 0)
+		fmt_te_arg_u64(&x->te, "cpu", (uint64_t)c->cpu);
+	if (c->sig)
+		fmt_te_arg_u64(&x->te, "signal_depth", c->sig);
+	if (c->flags & KTRACE_CALLF_UNFINISHED)
+		fmt_te_arg_true(&x->te, "unfinished");
+	if (c->func)
+		fmt_te_arg_hex(&x->te, "func", c->func);
+	fmt_te_end_event(&x->te);
 }
 
 static void json_record(struct ex *x, const struct ktr_rec *r)
 {
 	char name[128];
+	const char *ph = "i";
 
 	if (r->kind == KTR_GAP) {
 		json_gap(x, r);
@@ -294,98 +237,50 @@ static void json_record(struct ex *x, const struct ktr_rec *r)
 	if (r->cls == KTRACE_CLASS_CALL) {
 		struct ktr_call c;
 
-		if (!ktr_call_decode(x->t, r, &c) || !cli_select_call(&x->sel, &c))
-			return;
-		json_thread(x, c.pid, c.tid);
-		json_sep(x);
-		put(x->out, "{\"name\":");
-		cli_json_str(x->out, kv_names_call(x->names, &c));
-		put(x->out, ",\"cat\":\"call\",\"ph\":\"X\",\"ts\":");
-		json_us(x->out, c.entry_ns);
-		put(x->out, ",\"dur\":");
-		json_us(x->out, c.dur_ns);
-		put(x->out, ",\"pid\":");
-		cli_put_u64(x->out, c.pid);
-		put(x->out, ",\"tid\":");
-		cli_put_u64(x->out, c.tid);
-		put(x->out, ",\"args\":{\"depth\":");
-		cli_put_u64(x->out, c.depth);
-		if (c.cpu >= 0) {
-			put(x->out, ",\"cpu\":");
-			cli_put_u64(x->out, (uint64_t)c.cpu);
-		}
-		if (c.sig) {
-			put(x->out, ",\"signal_depth\":");
-			cli_put_u64(x->out, c.sig);
-		}
-		if (c.flags & KTRACE_CALLF_UNFINISHED)
-			put(x->out, ",\"unfinished\":true");
-		if (c.func) {
-			put(x->out, ",\"func\":\"");
-			cli_put_hex(x->out, c.func);
-			putc_unlocked('"', x->out);
-		}
-		put(x->out, "}}");
+		if (ktr_call_decode(x->t, r, &c) && cli_select_call(&x->sel, &c))
+			json_call(x, &c);
 		return;
 	}
+	ktr_rec_name(x->t, r, name, sizeof(name));
 	if (r->cls == KTRACE_CLASS_KEVENT) {
 		json_thread(x, KPID, cpu_tid(r->cpu));
-		json_sep(x);
-		put(x->out, "{\"name\":");
-		cli_json_str(x->out, ktr_rec_name(x->t, r, name, sizeof(name)));
-		put(x->out, ",\"cat\":");
-		cli_json_str(x->out, ktr_rec_category(x->t, r));
-		put(x->out, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
-		json_us(x->out, r->ns);
-		put(x->out, ",\"pid\":");
-		cli_put_u64(x->out, KPID);
-		put(x->out, ",\"tid\":");
-		cli_put_u64(x->out, cpu_tid(r->cpu));
+		fmt_te_event(&x->te, name, ktr_rec_category(x->t, r), "i", "t", r->ns, 0, KPID,
+			     cpu_tid(r->cpu));
 		json_args(x, r, 1);
 		return;
 	}
 	/* static events (LOG2/LOG4) and unknown classes: on their thread */
-	{
-		const char *ph = "i";
+	if (r->cls == KTRACE_CLASS_LOG2 || r->cls == KTRACE_CLASS_LOG4) {
+		unsigned code = KTRACE_EVENT_CODE(r->id), func = KTRACE_EVENT_FUNC(r->id);
+		const char *fn = ktr_func_name(x->t, func);
 
-		ktr_rec_name(x->t, r, name, sizeof(name));
-		if (r->cls == KTRACE_CLASS_LOG2 || r->cls == KTRACE_CLASS_LOG4) {
-			unsigned code = KTRACE_EVENT_CODE(r->id), func = KTRACE_EVENT_FUNC(r->id);
-			const char *fn = ktr_func_name(x->t, func);
-
-			if (code == 1 || code == 2) {
-				ph = code == 1 ? "B" : "E";
-				if (fn)
-					snprintf(name, sizeof(name), "%s", fn);
-				else
-					snprintf(name, sizeof(name), "F%u", func);
-			}
+		if (code == 1 || code == 2) {
+			ph = code == 1 ? "B" : "E";
+			if (fn)
+				snprintf(name, sizeof(name), "%s", fn);
+			else
+				snprintf(name, sizeof(name), "F%u", func);
 		}
-		json_thread(x, r->pid, r->tid);
-		json_sep(x);
-		fputs("{\"name\":", x->out);
-		cli_json_str(x->out, name);
-		fputs(",\"cat\":", x->out);
-		cli_json_str(x->out, ktr_rec_category(x->t, r));
-		fprintf(x->out, ",\"ph\":\"%s\"%s,\"ts\":", ph, ph[0] == 'i' ? ",\"s\":\"t\"" : "");
-		json_us(x->out, r->ns);
-		fprintf(x->out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, r->pid, r->tid);
-		json_args(x, r, 0);
 	}
+	json_thread(x, r->pid, r->tid);
+	fmt_te_event(&x->te, name, ktr_rec_category(x->t, r), ph, ph[0] == 'i' ? "t" : NULL, r->ns, 0,
+		     r->pid, r->tid);
+	json_args(x, r, 0);
 }
 
 static int export_json(struct ex *x)
 {
 	struct ktr_sched *sched = x->no_kernel ? NULL : ktr_sched_new(0, json_running, x);
-	struct cli_progress *prog = cli_progress_start(x->t, CMD, x->out == stdout);
+	struct ka_progress *prog = ka_progress_start(x->t, CMD, x->out == stdout);
 	const struct ktr_info *in = ktr_info(x->t);
+	const char *kv[] = { "generator", "ktrace " KTRACE_VERSION, "clock", "CLOCK_MONOTONIC", "host",
+			     in->host, "kernel", in->kernel, "trace", ktr_dir(x->t) };
 	struct ktr_rec r;
 	uint64_t last = 0;
 
-	fputs("{\"traceEvents\":[", x->out);
-	x->first = 1;
+	fmt_te_begin(&x->te, x->out);
 	while (ktr_next(x->t, &r)) {
-		cli_progress_rec(prog, &r);
+		ka_progress_rec(prog, &r);
 		cli_diags(CMD, x->t);
 		if (r.ns > last)
 			last = r.ns;
@@ -404,16 +299,8 @@ static int export_json(struct ex *x)
 		ktr_sched_finish(sched, last);
 		ktr_sched_free(sched);
 	}
-	cli_progress_end(prog);
-	fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"ktrace " KTRACE_VERSION
-	      "\",\"clock\":\"CLOCK_MONOTONIC\",\"host\":",
-	      x->out);
-	cli_json_str(x->out, in->host);
-	fputs(",\"kernel\":", x->out);
-	cli_json_str(x->out, in->kernel);
-	fputs(",\"trace\":", x->out);
-	cli_json_str(x->out, ktr_dir(x->t));
-	fputs("}}\n", x->out);
+	ka_progress_end(prog);
+	fmt_te_end(&x->te, kv, 5);
 	return 0;
 }
 
@@ -421,19 +308,19 @@ static int export_json(struct ex *x)
 
 static int export_csv(struct ex *x)
 {
-	struct cli_progress *prog = cli_progress_start(x->t, CMD, x->out == stdout);
+	struct ka_progress *prog = ka_progress_start(x->t, CMD, x->out == stdout);
 	struct ktr_ctree *ct = ktr_ctree_new();
 	struct ktr_rec r;
 	char name[128], args[1024];
 
 	if (!ct)
 		return -ENOMEM;
-	fputs(CLI_ROW_HEADER "\n", x->out);
+	fputs(FMT_ROW_HEADER "\n", x->out);
 	while (ktr_next(x->t, &r)) {
-		struct cli_row row = { r.ns, -1, -1, r.cpu, r.pid, r.tid, "", "", name, args };
+		struct fmt_row row = { r.ns, -1, -1, r.cpu, r.pid, r.tid, "", "", name, args };
 		size_t len = 0;
 
-		cli_progress_rec(prog, &r);
+		ka_progress_rec(prog, &r);
 		cli_diags(CMD, x->t);
 		if (x->no_kernel && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT))
 			continue;
@@ -455,9 +342,9 @@ static int export_csv(struct ex *x)
 			row.time_ns = c.entry_ns;
 			row.dur_ns = (int64_t)c.dur_ns;
 			row.self_ns = (int64_t)self;
-			row.comm = kv_comm(x->t, c.tid);
+			row.comm = ka_comm(x->t, c.tid);
 			row.category = "call";
-			row.name = kv_names_call(x->names, &c);
+			row.name = ka_names_call(x->names, &c);
 			snprintf(args, sizeof(args), "depth=%u;sig=%u;flags=%u;func=0x%" PRIx64 ";site=0x%" PRIx64,
 				 c.depth, c.sig, c.flags, c.func, c.site);
 		} else {
@@ -471,246 +358,39 @@ static int export_csv(struct ex *x)
 			for (unsigned i = 0; i < n && len < sizeof(args) - 64; i++)
 				len += (size_t)snprintf(args + len, sizeof(args) - len, "%s%s=%" PRIu64,
 							i ? ";" : "", names[i], vals[i]);
-			row.comm = kv_comm(x->t, r.tid);
+			row.comm = ka_comm(x->t, r.tid);
 			row.category = ktr_rec_category(x->t, &r);
 		}
-		cli_row_csv(x->out, &row);
+		fmt_row_csv(x->out, &row);
 		x->events++;
 		if (ferror(x->out))
 			break;
 	}
-	cli_progress_end(prog);
+	ka_progress_end(prog);
 	ktr_ctree_free(ct);
 	return 0;
 }
 
-/* ---- folded stacks --------------------------------------------------------- */
+/* ---- folded stacks (analysis/folded.c) ---------------------------------------- */
 
-struct fold_ent {
-	char *path;
-	uint64_t ns;
-	uint64_t hash;
-};
-
-struct fold {
-	struct fold_ent *v;
-	size_t size, n;
-	FILE *out;
-};
-
-static uint64_t fnv(const char *s)
+static void fold_line(void *arg, const char *path, uint64_t ns)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	fprintf(arg, "%s %" PRIu64 "\n", path, ns);
 }
 
-static void fold_flush(struct fold *f)
+static int want_call(void *arg, const struct ktr_call *c)
 {
-	for (size_t i = 0; i < f->size; i++) {
-		if (!f->v[i].path)
-			continue;
-		fprintf(f->out, "%s %" PRIu64 "\n", f->v[i].path, f->v[i].ns);
-		free(f->v[i].path);
-		f->v[i].path = NULL;
-	}
-	f->n = 0;
+	return cli_select_call(arg, c);
 }
-
-static void fold_add(struct fold *f, const char *path, uint64_t ns)
-{
-	uint64_t h = fnv(path);
-	size_t i;
-
-	if (!ns)
-		return;
-	if (!f->size) {
-		f->size = 1u << 16;
-		f->v = calloc(f->size, sizeof(*f->v));
-		if (!f->v) {
-			f->size = 0;
-			fprintf(f->out, "%s %" PRIu64 "\n", path, ns);
-			return;
-		}
-	}
-	for (i = h & (f->size - 1); f->v[i].path; i = (i + 1) & (f->size - 1))
-		if (f->v[i].hash == h && !strcmp(f->v[i].path, path)) {
-			f->v[i].ns += ns;
-			return;
-		}
-	if ((f->n + 1) * 2 > f->size) {
-		size_t size = f->size * 2;
-		struct fold_ent *v = size <= 2 * FOLD_MAX ? calloc(size, sizeof(*v)) : NULL;
-
-		if (!v) {
-			fold_flush(f); /* bounded: write what we have and start over */
-		} else {
-			for (size_t k = 0; k < f->size; k++) {
-				size_t j;
-
-				if (!f->v[k].path)
-					continue;
-				for (j = f->v[k].hash & (size - 1); v[j].path; j = (j + 1) & (size - 1))
-					;
-				v[j] = f->v[k];
-			}
-			free(f->v);
-			f->v = v;
-			f->size = size;
-		}
-		for (i = h & (f->size - 1); f->v[i].path; i = (i + 1) & (f->size - 1))
-			;
-	}
-	f->v[i].path = strdup(path);
-	if (!f->v[i].path) {
-		fprintf(f->out, "%s %" PRIu64 "\n", path, ns);
-		return;
-	}
-	f->v[i].hash = h;
-	f->v[i].ns = ns;
-	f->n++;
-}
-
-/* A frame name for a folded line: ';' separates frames, so it becomes ':'. */
-static void frame(char *dst, size_t len, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len && name[i]; i++)
-		dst[i] = name[i] == ';' ? ':' : name[i] == '\n' ? ' ' : name[i];
-	dst[i] = 0;
-}
-
-struct fstack {
-	uint64_t end;
-	unsigned depth;
-	size_t len; /* path length before this frame */
-};
 
 static int export_folded(struct ex *x)
 {
-	struct ktr_ctree *ct = ktr_ctree_new();
-	struct ktr_callsort *cs = ktr_callsort_new(0, KTR_SORT_THREAD);
-	struct cli_progress *prog = cli_progress_start(x->t, CMD, 0);
-	struct fold f = { NULL, 0, 0, x->out };
-	struct fstack *st = NULL;
-	size_t nst = 0, capst = 0, plen = 0;
-	char *path = NULL;
-	size_t pcap = 0;
-	uint32_t cur_thread = UINT32_MAX;
-	struct ktr_callent e;
-	struct ktr_rec r;
-	int rc = 0, got;
+	struct ka_folded_opts fo = { want_call, &x->sel, x->names, CMD };
+	int rc = ka_folded(x->t, &fo, fold_line, x->out, &x->events);
 
-	if (!ct || !cs) {
-		cli_error(CMD, "out of memory");
-		rc = 1;
-		goto out;
-	}
-	while (ktr_next(x->t, &r)) {
-		struct ktr_call c;
-
-		cli_progress_rec(prog, &r);
-		cli_diags(CMD, x->t);
-		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL || !ktr_call_decode(x->t, &r, &c) ||
-		    !cli_select_call(&x->sel, &c))
-			continue;
-		memset(&e, 0, sizeof(e));
-		e.entry_ns = c.entry_ns;
-		e.dur_ns = c.dur_ns;
-		e.local_ns = ktr_ctree_add(ct, &c, c.key, NULL, NULL);
-		e.key = c.key;
-		e.thread = ktr_callsort_thread(cs, c.pid, c.tid);
-		e.depth = (uint16_t)(c.depth > 65535 ? 65535 : c.depth);
-		e.sig = (uint8_t)c.sig;
-		e.flags = (uint8_t)c.flags;
-		e.cpu = c.cpu >= 0 ? (uint32_t)c.cpu : 0xffffffffu;
-		if (ktr_callsort_add(cs, &e) < 0) {
-			cli_error(CMD, "sorting the calls: %s (temporary files in $TMPDIR or /tmp)",
-				  strerror(errno ? errno : ENOSPC));
-			rc = 1;
-			goto out;
-		}
-		x->events++;
-	}
-	cli_progress_end(prog);
-	prog = NULL;
-	/* calls by thread, then entry time: rebuild each stack with a stack of frames */
-	while ((got = ktr_callsort_next(cs, &e)) > 0) {
-		char fr[512];
-		struct ktr_call c;
-		size_t need;
-
-		if (e.thread != cur_thread) {
-			uint32_t pid = 0, tid = 0;
-
-			ktr_callsort_thread_ids(cs, e.thread, &pid, &tid);
-			cur_thread = e.thread;
-			nst = 0;
-			frame(fr, sizeof(fr), kv_comm(x->t, tid));
-			plen = strlen(fr);
-			if (plen + 1 > pcap) {
-				char *n = realloc(path, pcap = plen + 4096);
-
-				if (!n) {
-					rc = 1;
-					goto out;
-				}
-				path = n;
-			}
-			memcpy(path, fr, plen + 1);
-		}
-		while (nst && (st[nst - 1].end <= e.entry_ns || st[nst - 1].depth >= e.depth)) {
-			plen = st[nst - 1].len;
-			nst--;
-		}
-		memset(&c, 0, sizeof(c));
-		c.key = e.key;
-		ktr_call_key_addrs(x->t, e.key, &c.func, &c.site);
-		frame(fr, sizeof(fr), kv_names_call(x->names, &c));
-		need = plen + 1 + strlen(fr) + 1;
-		if (need > pcap) {
-			char *n = realloc(path, pcap = need + 4096);
-
-			if (!n) {
-				rc = 1;
-				goto out;
-			}
-			path = n;
-		}
-		if (nst == capst) {
-			struct fstack *n = realloc(st, (capst = capst ? 2 * capst : 64) * sizeof(*n));
-
-			if (!n) {
-				rc = 1;
-				goto out;
-			}
-			st = n;
-		}
-		st[nst].end = e.entry_ns + e.dur_ns;
-		st[nst].depth = e.depth;
-		st[nst].len = plen;
-		nst++;
-		path[plen] = ';';
-		strcpy(path + plen + 1, fr);
-		plen = strlen(path);
-		fold_add(&f, path, e.local_ns);
-	}
-	if (got < 0) {
-		cli_error(CMD, "reading the sorted calls back: %s", strerror(-got));
-		rc = 1;
-	}
-	fold_flush(&f);
-out:
-	cli_progress_end(prog);
-	free(f.v);
-	free(st);
-	free(path);
-	ktr_ctree_free(ct);
-	ktr_callsort_free(cs);
-	return rc;
+	if (rc < 0)
+		cli_error(CMD, "folding the calls: %s (temporary files in $TMPDIR or /tmp)", strerror(-rc));
+	return rc < 0;
 }
 
 static int run(int argc, char **argv)
@@ -775,7 +455,7 @@ static int run(int argc, char **argv)
 	if (!x.t)
 		return 1;
 	cli_diags(CMD, x.t);
-	x.names = kv_names_new(x.t, x.sel.demangle);
+	x.names = ka_names_new(x.t, x.sel.demangle);
 	if (!x.names) {
 		cli_error(CMD, "out of memory");
 		ktr_close(x.t);
@@ -802,7 +482,7 @@ static int run(int argc, char **argv)
 	if (!rc && ktr_error_count(x.t))
 		rc = 1;
 out:
-	kv_names_free(x.names);
+	ka_names_free(x.names);
 	free(x.seen);
 	ktr_close(x.t);
 	cli_select_free(&x.sel);

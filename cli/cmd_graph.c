@@ -22,7 +22,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/kview.h"
+#include "formats/formats.h"
+#include "analysis/analysis.h"
 #include "cli/output.h"
 #include "cli/select.h"
 #include "reader/reader.h"
@@ -96,10 +97,6 @@ static uint32_t node_child(struct graph *g, uint32_t parent, const char *name)
 	return (uint32_t)g->len++;
 }
 
-static void us(char *buf, size_t len, uint64_t ns)
-{
-	snprintf(buf, len, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
-}
 
 /* Print @i and its children (largest total first), @prefix the tree drawing so far. */
 static void print_node(FILE *out, struct graph *g, uint32_t i, char *prefix, size_t plen, int last,
@@ -109,8 +106,8 @@ static void print_node(FILE *out, struct graph *g, uint32_t i, char *prefix, siz
 	uint32_t kids[4096];
 	size_t nk = 0;
 
-	us(t, sizeof(t), g->n[i].total);
-	us(s, sizeof(s), g->n[i].self);
+	fmt_us((int64_t)(g->n[i].total), 0, t, sizeof(t));
+	fmt_us((int64_t)(g->n[i].self), 0, s, sizeof(s));
 	fprintf(out, "%12s %12s %8" PRIu64 " : %s%s%s%s%s\n", t, s, g->n[i].calls, prefix,
 		root ? "" : "+-", cli_c_bold(), g->n[i].name, cli_c_reset());
 	for (uint32_t c = g->n[i].child; c != UINT32_MAX && nk < 4096; c = g->n[c].next)
@@ -142,7 +139,7 @@ static int run(int argc, char **argv)
 	};
 	struct cli_select sel;
 	struct ktr_trace *t = NULL;
-	struct kv_names *names = NULL;
+	struct ka_names *names = NULL;
 	struct ktr_ctree *ct = NULL;
 	struct ktr_callsort *cs = NULL;
 	struct graph g = { NULL, 0, 0 };
@@ -180,7 +177,7 @@ static int run(int argc, char **argv)
 	if (!t)
 		return 1;
 	cli_diags(CMD, t);
-	names = kv_names_new(t, sel.demangle);
+	names = ka_names_new(t, sel.demangle);
 	ct = ktr_ctree_new();
 	cs = ktr_callsort_new(0, KTR_SORT_THREAD);
 	if (!names || !ct || !cs) {
@@ -195,7 +192,7 @@ static int run(int argc, char **argv)
 		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL || !ktr_call_decode(t, &r, &call) ||
 		    !cli_select_call(&sel, &call))
 			continue;
-		name = kv_names_call(names, &call);
+		name = ka_names_call(names, &call);
 		memset(&e, 0, sizeof(e));
 		e.entry_ns = call.entry_ns;
 		e.dur_ns = call.dur_ns;
@@ -211,7 +208,7 @@ static int run(int argc, char **argv)
 	while ((rc = ktr_callsort_next(cs, &e)) > 0) {
 		uint64_t end = e.entry_ns + e.dur_ns;
 		struct ktr_call by_key = { .key = e.key };
-		const char *name = kv_names_call(names, &by_key); /* cached when read */
+		const char *name = ka_names_call(names, &by_key); /* cached when read */
 		uint32_t node = UINT32_MAX;
 
 		if (e.thread != cur) {
@@ -273,7 +270,7 @@ out:
 	free(st);
 	ktr_callsort_free(cs);
 	ktr_ctree_free(ct);
-	kv_names_free(names);
+	ka_names_free(names);
 	ktr_close(t);
 	cli_select_free(&sel);
 	return rc;

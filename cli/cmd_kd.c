@@ -4,21 +4,13 @@
  * average and local (self) time, sorted by time; or (-c) the nested call
  * traces, with signal-handler sections marked as kd marked interrupts.
  *
- * The trace is read once, in record order (by exit time per thread).
- * reader/calltree.c rebuilds each thread's call tree on the fly, giving
- * every call its local time (duration minus its children's durations) and
- * the caller -> callee edges that fields m and n need.  The table needs
- * memory per function and per open call only, so it works on traces of
- * any length.  Call traces list calls in entry order, which needs a sort:
- * reader/callsort.c sorts them in bounded memory (temporary files when
- * there are many), then levels are rebuilt from entry/exit times.
- *
- * With kernel events in the trace (`ktrace record --kernel`: DIR/kernel,
- * merged by time), reader/sched.c follows the program's threads through
- * their context switches: field o is the time a function's thread was off
- * CPU during its calls, Local becomes on-CPU self time (the seed's KFT
- * caveat: time scheduled out no longer counts as the function's own), and
- * -c shows each switch-out inside the calls, at its nesting level.
+ * The options and the output are here; the profile is analysis/profile.c
+ * (one pass over the trace, memory per function and per open call), the
+ * call traces analysis/calltrace.c over reader/callsort.c (calls in entry
+ * order, sorted in bounded memory).  With kernel events in the trace,
+ * field o is the time a function's thread was off CPU during its calls,
+ * Local becomes on-CPU self time, and -c shows each switch-out inside the
+ * calls, at its nesting level.
  *
  * Times are microseconds, with three decimals (ns resolution) unless -u
  * asks for KFT's whole microseconds.  Exit status: 0, 1 the trace had
@@ -33,11 +25,10 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "cli/kview.h"
+#include "formats/formats.h"
+#include "analysis/analysis.h"
 #include "cli/output.h"
-#include "cli/rows.h"
 #include "cli/select.h"
-#include "cli/progress.h"
 #include "reader/reader.h"
 #include "reader/sched.h"
 
@@ -58,48 +49,14 @@ struct kopts {
 	struct cli_select sel;
 };
 
-/* Per-function statistics. */
-struct fn {
-	uint64_t addr;      /* function address, 0 = unknown */
-	uint64_t count, time, local, max, unfinished;
-	uint64_t sum;       /* every call's duration (time counts recursion once) */
-	uint64_t wlocal, off; /* wall-clock local time; off-CPU time during the calls */
-	char *name;
-	uint32_t best;      /* most time-consuming child (fn index), if have_best */
-	uint64_t best_ns, best_count;
-	int have_best;
-};
-
-/* Open-addressing map from a 64-bit key to a 32-bit value. */
-struct map64 {
-	uint64_t *k;
-	uint32_t *v; /* value + 1, 0 = empty */
-	size_t n, cap;
-};
-
-struct edge {
-	uint32_t parent, child;
-	uint64_t ns, count;
-};
-
 struct kd {
 	struct kopts o;
 	struct ktr_trace *t;
-	struct ktr_syms *syms;
-	struct fn *fns;
-	size_t nfns, capfns;
-	struct map64 by_key, by_addr, by_edge;
-	struct edge *edges;
-	size_t nedges, capedges;
-	int want_edges;
-	uint64_t lost, overwritten, corrupt, calls, records;
-	uint64_t call_records; /* CALL records decoded, before --tid/--pid */
-	/* kernel context switches (reader/sched.c), when the trace has them */
-	struct ktr_sched *sched;
-	struct kv_tasks *tasks;
-	int offcpu;        /* switches were seen: o and on-CPU Local apply */
-	struct ktr_ctree *ct_on; /* call trees over on-CPU durations */
-	uint64_t klost;    /* kernel records lost */
+	struct ka_profile *p;
+	FILE *out;
+	uint64_t origin; /* -c -l: Entry times count from it */
+	int we, wd;      /* -c -l: column widths */
+	int first;       /* --format=json: no comma before the first row */
 };
 
 static void help(FILE *out)
@@ -155,333 +112,27 @@ static void help(FILE *out)
 		"calls were used) or output failed, 2 usage error.  See ktrace-kd(1).\n");
 }
 
-/* ------------------------------------------------------------------ */
-/* Small containers                                                    */
-/* ------------------------------------------------------------------ */
-
-static size_t hash64(uint64_t k, size_t mask)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return (size_t)k & mask;
-}
-
-/* The value of @k, or -1. */
-static long map_get(const struct map64 *m, uint64_t k)
-{
-	if (!m->cap)
-		return -1;
-	for (size_t i = hash64(k, m->cap - 1); m->v[i]; i = (i + 1) & (m->cap - 1))
-		if (m->k[i] == k)
-			return (long)m->v[i] - 1;
-	return -1;
-}
-
-/* Set @k to @v.  Return: 0 or -ENOMEM. */
-static int map_put(struct map64 *m, uint64_t k, uint32_t v)
-{
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 1024;
-		uint64_t *nk = malloc(cap * sizeof(*nk));
-		uint32_t *nv = calloc(cap, sizeof(*nv));
-
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return -ENOMEM;
-		}
-		for (size_t j = 0; j < m->cap; j++) {
-			if (!m->v[j])
-				continue;
-			for (i = hash64(m->k[j], cap - 1); nv[i]; i = (i + 1) & (cap - 1))
-				;
-			nk[i] = m->k[j];
-			nv[i] = m->v[j];
-		}
-		free(m->k);
-		free(m->v);
-		m->k = nk;
-		m->v = nv;
-		m->cap = cap;
-	}
-	for (i = hash64(k, m->cap - 1); m->v[i]; i = (i + 1) & (m->cap - 1))
-		if (m->k[i] == k) {
-			m->v[i] = v + 1;
-			return 0;
-		}
-	m->k[i] = k;
-	m->v[i] = v + 1;
-	m->n++;
-	return 0;
-}
-
-static void map_free(struct map64 *m)
-{
-	free(m->k);
-	free(m->v);
-	memset(m, 0, sizeof(*m));
-}
-
 /* Microseconds of @ns: "123.456", or "123" with -u. */
-static const char *us(const struct kopts *o, uint64_t ns, char *buf, size_t len)
+static const char *us(const struct kopts *o, int64_t ns, char *buf, size_t len)
 {
-	if (o->usec)
-		snprintf(buf, len, "%" PRIu64, ns / 1000);
-	else
-		snprintf(buf, len, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
-	return buf;
+	return fmt_us(ns, o->usec, buf, len);
 }
 
-/* A signed time relative to the origin, in microseconds. */
-static const char *us_rel(const struct kopts *o, uint64_t ns, uint64_t origin, char *buf,
-			  size_t len)
+static int want_call(void *arg, const struct ktr_call *c)
 {
-	if (ns >= origin)
-		return us(o, ns - origin, buf, len);
-	buf[0] = '-';
-	us(o, origin - ns, buf + 1, len - 1);
-	return buf;
+	return cli_select_call(arg, c);
 }
 
-/* ------------------------------------------------------------------ */
-/* Reading                                                             */
-/* ------------------------------------------------------------------ */
-
-/* The fn index of call @c (by its key, then by its function address). */
-static long fn_of(struct kd *k, const struct ktr_call *c)
+static int want_task(void *arg, uint32_t pid, uint32_t tid)
 {
-	long i = map_get(&k->by_key, c->key);
-	struct fn *f;
+	const struct cli_select *s = arg;
 
-	if (i >= 0)
-		return i;
-	i = map_get(&k->by_addr, c->func);
-	if (i < 0) {
-		if (k->nfns == k->capfns) {
-			size_t cap = k->capfns ? 2 * k->capfns : 256;
-			struct fn *n = realloc(k->fns, cap * sizeof(*n));
-
-			if (!n)
-				return -1;
-			k->fns = n;
-			k->capfns = cap;
-		}
-		f = &k->fns[k->nfns];
-		memset(f, 0, sizeof(*f));
-		f->addr = c->func;
-		i = (long)k->nfns++;
-		if (map_put(&k->by_addr, c->func, (uint32_t)i) < 0)
-			return -1;
-	}
-	if (map_put(&k->by_key, c->key, (uint32_t)i) < 0)
-		return -1;
-	return i;
-}
-
-static void on_child(void *arg, uintptr_t parent, uintptr_t child, uint64_t ns, uint64_t count)
-{
-	struct kd *k = arg;
-	uint64_t key = (uint64_t)parent << 32 | (uint32_t)child;
-	long i = map_get(&k->by_edge, key);
-
-	if (i < 0) {
-		if (k->nedges == k->capedges) {
-			size_t cap = k->capedges ? 2 * k->capedges : 1024;
-			struct edge *n = realloc(k->edges, cap * sizeof(*n));
-
-			if (!n)
-				return;
-			k->edges = n;
-			k->capedges = cap;
-		}
-		i = (long)k->nedges;
-		if (map_put(&k->by_edge, key, (uint32_t)i) < 0)
-			return;
-		k->edges[i].parent = (uint32_t)parent;
-		k->edges[i].child = (uint32_t)child;
-		k->edges[i].ns = 0;
-		k->edges[i].count = 0;
-		k->nedges++;
-	}
-	k->edges[i].ns += ns;
-	k->edges[i].count += count;
-}
-
-/* Read every record: statistics, and the calls into @sorter for -c.  Return: 0 or -errno. */
-static int read_trace(struct kd *k, struct ktr_callsort *sorter)
-{
-	struct ktr_ctree *ct = ktr_ctree_new();
-	struct ktr_outer *outer = ktr_outer_new();
-	struct cli_progress *prog = cli_progress_start(k->t, CMD, 0);
-	struct ktr_rec r;
-	struct ktr_call c;
-	int rc = 0;
-
-	k->ct_on = ktr_ctree_new();
-	if (!ct || !k->ct_on || !outer) {
-		cli_progress_end(prog);
-		ktr_ctree_free(ct);
-		ktr_outer_free(outer);
-		return -ENOMEM;
-	}
-	while (ktr_next(k->t, &r)) {
-		long fi;
-		uint64_t local, off = 0;
-		struct fn *f;
-
-		k->records++;
-		cli_progress_rec(prog, &r);
-		if (k->sched && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT)) {
-			/* a kernel event: only the context switches matter here */
-			kv_tasks_feed(k->tasks, &r);
-			ktr_sched_feed(k->sched, k->t, &r);
-			if (r.kind == KTR_GAP && r.gap != KTR_GAP_CORRUPT)
-				k->klost += r.count;
-			continue;
-		}
-		if (r.kind == KTR_GAP) {
-			if (r.gap == KTR_GAP_OVERWRITTEN)
-				k->overwritten += r.count;
-			else if (r.gap == KTR_GAP_CORRUPT)
-				k->corrupt++;
-			else
-				k->lost += r.count;
-			if (sorter && cli_idlist_has(&k->o.sel.tids, r.tid) && cli_idlist_has(&k->o.sel.pids, r.pid)) {
-				struct ktr_callent e = { 0 };
-
-				e.entry_ns = r.ns;
-				e.flags = KTR_CALLENT_GAP;
-				e.key = r.gap;
-				e.local_ns = r.count;
-				e.thread = ktr_callsort_thread(sorter, r.pid, r.tid);
-				e.cpu = (uint32_t)r.cpu;
-				if ((rc = ktr_callsort_add(sorter, &e)) < 0)
-					break;
-			}
-			continue;
-		}
-		if (!ktr_call_decode(k->t, &r, &c))
-			continue;
-		k->call_records++;
-		if (!cli_select_call(&k->o.sel, &c))
-			continue;
-		k->calls++;
-		fi = fn_of(k, &c);
-		if (fi < 0) {
-			rc = -ENOMEM;
-			break;
-		}
-		local = ktr_ctree_add(ct, &c, (uintptr_t)fi, k->want_edges ? on_child : NULL, k);
-		f = &k->fns[fi];
-		f->wlocal += local;
-		if (k->sched && ktr_sched_switches(k->sched)) {
-			/* on-CPU local time: the same call tree over on-CPU durations */
-			struct ktr_call on = c;
-
-			k->offcpu = 1;
-			off = ktr_sched_offcpu(k->sched, c.tid, c.entry_ns, c.exit_ns, NULL, NULL);
-			on.dur_ns = off < c.dur_ns ? c.dur_ns - off : 0;
-			local = ktr_ctree_add(k->ct_on, &on, (uintptr_t)fi, NULL, NULL);
-			f->off += off;
-		}
-		f->count++;
-		f->time += ktr_outer_add(outer, &c, (uint64_t)fi);
-		f->sum += c.dur_ns;
-		f->local += local;
-		if (c.dur_ns > f->max)
-			f->max = c.dur_ns;
-		if (c.flags & KTRACE_CALLF_UNFINISHED)
-			f->unfinished++;
-		if (sorter) {
-			struct ktr_callent e;
-
-			e.entry_ns = c.entry_ns;
-			e.dur_ns = c.dur_ns;
-			e.local_ns = local;
-			e.key = (uint32_t)fi;
-			e.thread = ktr_callsort_thread(sorter, c.pid, c.tid);
-			e.depth = (uint16_t)(c.depth > 0xffff ? 0xffff : c.depth);
-			e.sig = (uint8_t)c.sig;
-			e.flags = (uint8_t)c.flags;
-			e.cpu = (uint32_t)c.cpu;
-			if ((rc = ktr_callsort_add(sorter, &e)) < 0)
-				break;
-		}
-		if ((k->records & 0xffff) == 0)
-			cli_diags(CMD, k->t);
-	}
-	cli_progress_end(prog);
-	cli_diags(CMD, k->t);
-	ktr_ctree_free(ct);
-	ktr_outer_free(outer);
-	ktr_ctree_free(k->ct_on);
-	k->ct_on = NULL;
-	return rc;
-}
-
-/* Names for every function, from the symbolizer. */
-static void name_functions(struct kd *k)
-{
-	char buf[512];
-
-	for (size_t i = 0; i < k->nfns; i++) {
-		struct fn *f = &k->fns[i];
-		struct ktr_sym s;
-
-		if (!f->addr) {
-			f->name = strdup("?");
-			continue;
-		}
-		ktr_sym_lookup(k->syms, f->addr, 0, &s);
-		f->name = strdup(ktr_sym_format(&s, 1, buf, sizeof(buf)));
-	}
-	cli_diags(CMD, k->t);
+	return ka_ids_has(&s->tids, tid) && ka_ids_has(&s->pids, pid);
 }
 
 /* ------------------------------------------------------------------ */
 /* The table                                                           */
 /* ------------------------------------------------------------------ */
-
-static uint64_t field_value(const struct fn *f, char c)
-{
-	switch (c) {
-	case 'c': return f->count;
-	case 't': return f->time;
-	case 'a': return f->count ? f->sum / f->count : 0;
-	case 'l': return f->local;
-	case 's': return f->time > f->wlocal ? f->time - f->wlocal : 0;
-	case 'o': return f->off;
-	case 'x': return f->max;
-	case 'n': return f->have_best ? f->best_count : 0;
-	default: return 0;
-	}
-}
-
-static char sort_key;
-
-static int cmp_fn(const void *a, const void *b)
-{
-	const struct fn *x = *(const struct fn *const *)a, *y = *(const struct fn *const *)b;
-	uint64_t vx, vy;
-
-	if (sort_key == 'F') {
-		int c = strcmp(x->name ? x->name : "", y->name ? y->name : "");
-
-		if (c)
-			return c;
-		return x->addr < y->addr ? -1 : x->addr > y->addr;
-	}
-	vx = field_value(x, sort_key);
-	vy = field_value(y, sort_key);
-	if (vx != vy)
-		return vx > vy ? -1 : 1;
-	if (x->time != y->time)
-		return x->time > y->time ? -1 : 1;
-	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
-}
 
 static const char *header_of(char c)
 {
@@ -506,30 +157,30 @@ static int min_width(char c)
 	return c == 'F' ? 25 : c == 'c' ? 5 : c == 'm' ? 25 : (int)strlen(header_of(c)) > 8 ? (int)strlen(header_of(c)) : 8;
 }
 
-static const char *cell(const struct kd *k, const struct fn *f, char c, char *buf, size_t len)
+static const char *cell(const struct kd *k, const struct ka_fn *f, char c, char *buf, size_t len)
 {
 	switch (c) {
 	case 'F': return f->name ? f->name : "?";
-	case 'm': return f->have_best ? k->fns[f->best].name : "-";
+	case 'm': return f->have_best ? k->p->fns[f->best].name : "-";
 	case 'c':
 	case 'n':
-		snprintf(buf, len, "%" PRIu64, field_value(f, c));
+		snprintf(buf, len, "%" PRIu64, ka_fn_field(f, c));
 		return buf;
 	default:
-		return us(&k->o, field_value(f, c), buf, len);
+		return us(&k->o, (int64_t)ka_fn_field(f, c), buf, len);
 	}
 }
 
 /*
- * The table as CSV or JSON: every field, times in ns, the conventions of
- * cli/rows.h (docs/READING.md lists the columns).
+ * The table as CSV or JSON: every field, times in ns (docs/READING.md
+ * lists the columns).
  */
-static void write_table_rows(struct kd *k, FILE *out, struct fn **rows, size_t nrows)
+static void write_table_rows(struct kd *k, FILE *out, struct ka_fn **rows, size_t nrows)
 {
 	static const char *const cols[] = { "name", "count", "total_ns", "average_ns", "self_ns",
 					    "sub_ns", "max_ns", "unfinished", "top_child",
 					    "top_child_calls", "offcpu_ns" };
-	size_t ncols = sizeof(cols) / sizeof(cols[0]) - (k->offcpu ? 0 : 1);
+	size_t ncols = sizeof(cols) / sizeof(cols[0]) - (k->p->offcpu ? 0 : 1);
 
 	if (k->o.format == FMT_CSV) {
 		for (size_t j = 0; j < ncols; j++)
@@ -539,34 +190,34 @@ static void write_table_rows(struct kd *k, FILE *out, struct fn **rows, size_t n
 		fputs("{\"functions\":[", out);
 	}
 	for (size_t i = 0; i < nrows && !ferror(out); i++) {
-		const struct fn *f = rows[i];
-		uint64_t v[] = { f->count, f->time, field_value(f, 'a'), f->local, field_value(f, 's'),
+		const struct ka_fn *f = rows[i];
+		uint64_t v[] = { f->count, f->time, ka_fn_field(f, 'a'), f->local, ka_fn_field(f, 's'),
 				 f->max, f->unfinished };
-		const char *child = f->have_best ? k->fns[f->best].name : "";
+		const char *child = f->have_best ? k->p->fns[f->best].name : "";
 
 		if (k->o.format == FMT_CSV) {
-			cli_csv_str(out, f->name ? f->name : "?");
+			fmt_csv_str(out, f->name ? f->name : "?");
 			for (size_t j = 0; j < sizeof(v) / sizeof(v[0]); j++)
 				fprintf(out, ",%" PRIu64, v[j]);
 			fputc(',', out);
-			cli_csv_str(out, child);
+			fmt_csv_str(out, child);
 			fprintf(out, ",%" PRIu64, f->have_best ? f->best_count : 0);
-			if (k->offcpu)
+			if (k->p->offcpu)
 				fprintf(out, ",%" PRIu64, f->off);
 			fputc('\n', out);
 			continue;
 		}
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-		cli_json_str(out, f->name ? f->name : "?");
+		fmt_json_str(out, f->name ? f->name : "?");
 		for (size_t j = 0; j < sizeof(v) / sizeof(v[0]); j++)
 			fprintf(out, ",\"%s\":%" PRIu64, cols[j + 1], v[j]);
 		fputs(",\"top_child\":", out);
 		if (f->have_best)
-			cli_json_str(out, child);
+			fmt_json_str(out, child);
 		else
 			fputs("null", out);
 		fprintf(out, ",\"top_child_calls\":%" PRIu64, f->have_best ? f->best_count : 0);
-		if (k->offcpu)
+		if (k->p->offcpu)
 			fprintf(out, ",\"offcpu_ns\":%" PRIu64, f->off);
 		fputc('}', out);
 	}
@@ -574,38 +225,39 @@ static void write_table_rows(struct kd *k, FILE *out, struct fn **rows, size_t n
 		fputs("\n]}\n", out);
 }
 
+/* One line of the text table: the cells of @row, or the headers (@row NULL). */
+static void table_line(struct kd *k, FILE *out, const struct ka_fn *row, const int *w)
+{
+	const char *fl = k->o.fields;
+	size_t nf = strlen(fl);
+	char buf[64];
+
+	for (size_t j = 0; j < nf; j++) {
+		int left = fl[j] == 'F' || fl[j] == 'm';
+		const char *s = row ? cell(k, row, fl[j], buf, sizeof(buf)) : header_of(fl[j]);
+
+		if (left && j == nf - 1) /* no trailing blanks */
+			fprintf(out, "%s%s", j ? " " : "", s);
+		else
+			fprintf(out, "%s%*s", j ? " " : "", left ? -w[j] : w[j], s);
+	}
+}
+
 static int print_table(struct kd *k, FILE *out)
 {
 	const char *fl = k->o.fields;
 	size_t nf = strlen(fl), nrows = 0;
-	struct fn **rows = malloc((k->nfns ? k->nfns : 1) * sizeof(*rows));
+	struct ka_fn **rows;
 	int *w = calloc(nf, sizeof(*w));
 	char buf[64];
 
+	ka_profile_best(k->p); /* the m and n fields (edges collected if asked for) */
+	rows = ka_profile_sort(k->p, k->o.sort, k->o.have_min ? &k->o.min_ns : NULL, &nrows);
 	if (!rows || !w) {
 		free(rows);
 		free(w);
 		return -ENOMEM;
 	}
-	if (k->want_edges) {
-		for (size_t i = 0; i < k->nedges; i++) {
-			const struct edge *e = &k->edges[i];
-			struct fn *p = &k->fns[e->parent];
-
-			if (!p->have_best || e->ns > p->best_ns ||
-			    (e->ns == p->best_ns && e->count > p->best_count)) {
-				p->have_best = 1;
-				p->best = e->child;
-				p->best_ns = e->ns;
-				p->best_count = e->count;
-			}
-		}
-	}
-	for (size_t i = 0; i < k->nfns; i++)
-		if (!k->o.have_min || k->fns[i].time > k->o.min_ns)
-			rows[nrows++] = &k->fns[i];
-	sort_key = k->o.sort;
-	qsort(rows, nrows, sizeof(*rows), cmp_fn);
 	if (k->o.top >= 0 && (size_t)k->o.top < nrows)
 		nrows = (size_t)k->o.top;
 	if (k->o.format != FMT_TEXT) {
@@ -626,14 +278,7 @@ static int print_table(struct kd *k, FILE *out)
 		}
 	}
 	fputs(cli_c_bold(), out);
-	for (size_t j = 0; j < nf; j++) {
-		int left = fl[j] == 'F' || fl[j] == 'm';
-
-		if (left && j == nf - 1) /* no trailing blanks */
-			fprintf(out, "%s%s", j ? " " : "", header_of(fl[j]));
-		else
-			fprintf(out, "%s%*s", j ? " " : "", left ? -w[j] : w[j], header_of(fl[j]));
-	}
+	table_line(k, out, NULL, w);
 	fprintf(out, "%s\n", cli_c_reset());
 	for (size_t j = 0; j < nf; j++) {
 		fputs(j ? " " : "", out);
@@ -642,15 +287,7 @@ static int print_table(struct kd *k, FILE *out)
 	}
 	fputc('\n', out);
 	for (size_t i = 0; i < nrows && !ferror(out); i++) {
-		for (size_t j = 0; j < nf; j++) {
-			int left = fl[j] == 'F' || fl[j] == 'm';
-			const char *s = cell(k, rows[i], fl[j], buf, sizeof(buf));
-
-			if (left && j == nf - 1)
-				fprintf(out, "%s%s", j ? " " : "", s);
-			else
-				fprintf(out, "%s%*s", j ? " " : "", left ? -w[j] : w[j], s);
-		}
+		table_line(k, out, rows[i], w);
 		fputc('\n', out);
 	}
 	free(rows);
@@ -659,143 +296,98 @@ static int print_table(struct kd *k, FILE *out)
 }
 
 /* ------------------------------------------------------------------ */
-/* Call traces                                                         */
+/* Call traces (-c): the lines analysis/calltrace.c reports            */
 /* ------------------------------------------------------------------ */
 
-struct open_call {
-	uint64_t entry, exit;
-	unsigned depth;
-};
-
-/* Per-thread state while printing call traces. */
-struct tstate {
-	struct open_call *st;
-	size_t n, cap;
-	unsigned sig;
-	unsigned base[16]; /* level where the section of signal nesting i began */
-	uint64_t cursor;   /* context switches before this time are printed */
-	uint64_t max_exit; /* the latest exit of the thread's calls so far */
-	int used;
-};
-
-/* Printing the context switches of one thread among its calls (-c). */
-struct swprint {
-	struct kd *k;
-	FILE *out;
-	struct tstate *t;
-	uint64_t from, to, origin;
-	uint32_t tid;
-	int we, wd;
-};
-
-static void print_switch(void *arg, const struct ktr_offcpu *o)
+static void ct_thread(void *arg, uint32_t pid, uint32_t tid)
 {
-	struct swprint *x = arg;
-	struct tstate *t = x->t;
+	struct kd *k = arg;
+
+	fprintf(k->out, "----------- %s %" PRIu32 " (%s, process %" PRIu32 ") --------------\n",
+		k->o.interlace ? "switch to thread" : "thread", tid, ka_comm(k->t, tid), pid);
+}
+
+static void ct_section(void *arg, int start)
+{
+	struct kd *k = arg;
+
+	fprintf(k->out, "%s----------- !!!! %s%s\n", cli_c_magenta(),
+		start ? "start --------------" : "end ----------------", cli_c_reset());
+}
+
+static void ct_gap(void *arg, unsigned gap, uint64_t count)
+{
+	struct kd *k = arg;
+	const char *s = count == 1 ? "" : "s";
+
+	fprintf(k->out, "%s----------- ", cli_c_red());
+	switch (gap) {
+	case KTR_GAP_LOST: fprintf(k->out, "%" PRIu64 " record%s lost", count, s); break;
+	case KTR_GAP_OVERWRITTEN: fprintf(k->out, "%" PRIu64 " sub-buffer%s overwritten", count, s); break;
+	case KTR_GAP_DROPPED: fprintf(k->out, "%" PRIu64 " record%s dropped", count, s); break;
+	default: fputs("corrupt data skipped", k->out); break;
+	}
+	fprintf(k->out, " --------------%s\n", cli_c_reset());
+}
+
+static int ct_call(void *arg, const struct ktr_callent *e, uint32_t tid, unsigned marks)
+{
+	struct kd *k = arg;
 	char b1[32], b2[32], b3[32];
 
-	if (o->out_ns < x->from || o->out_ns >= x->to)
-		return;
-	/* its level: the calls still open when the thread left the CPU */
-	while (t->n && t->st[t->n - 1].exit <= o->out_ns)
-		t->n--;
-	if (x->k->o.longfmt)
-		fprintf(x->out, "%*s %*s %*s ", x->we,
-			us_rel(&x->k->o, o->out_ns, x->origin, b1, sizeof(b1)), x->wd,
-			o->in_ns == UINT64_MAX ? "-" : us(&x->k->o, o->in_ns - o->out_ns, b2, sizeof(b2)),
-			x->wd, "");
-	fprintf(x->out, "%7" PRIu32 " ", x->tid);
-	for (size_t i = 0; i < t->n; i++)
-		fputs("|  ", x->out);
+	if (k->o.longfmt)
+		fprintf(k->out, "%*s %*s %*s ", k->we, us(&k->o, (int64_t)(e->entry_ns - k->origin), b1, sizeof(b1)),
+			k->wd, us(&k->o, (int64_t)e->dur_ns, b2, sizeof(b2)), k->wd,
+			us(&k->o, (int64_t)e->local_ns, b3, sizeof(b3)));
+	fprintf(k->out, "%7" PRIu32 " ", tid);
+	for (unsigned i = 0; i < marks; i++)
+		fputs(e->sig ? "!  " : "|  ", k->out);
+	fputs(e->key < k->p->nfns && k->p->fns[e->key].name ? k->p->fns[e->key].name : "?", k->out);
+	if (e->flags & KTRACE_CALLF_UNFINISHED)
+		fputs(" [unfinished]", k->out);
+	if (e->flags & KTRACE_CALLF_WATCH)
+		fputs(" [watch]", k->out);
+	fputc('\n', k->out);
+	return ferror(k->out) ? -1 : 0;
+}
+
+static void ct_offcpu(void *arg, const struct ktr_offcpu *o, uint32_t tid, unsigned level)
+{
+	struct kd *k = arg;
+	char b1[32], b2[32], b3[32];
+
+	if (k->o.longfmt)
+		fprintf(k->out, "%*s %*s %*s ", k->we, us(&k->o, (int64_t)(o->out_ns - k->origin), b1, sizeof(b1)),
+			k->wd, o->in_ns == UINT64_MAX ? "-" : us(&k->o, (int64_t)(o->in_ns - o->out_ns), b2, sizeof(b2)),
+			k->wd, "");
+	fprintf(k->out, "%7" PRIu32 " ", tid);
+	for (unsigned i = 0; i < level; i++)
+		fputs("|  ", k->out);
 	if (o->in_ns == UINT64_MAX) {
-		fprintf(x->out, "<off CPU: %s, not back by the end of the trace>\n",
+		fprintf(k->out, "<off CPU: %s, not back by the end of the trace>\n",
 			o->blocked ? "blocked" : "preempted");
 		return;
 	}
-	fprintf(x->out, "<off CPU %s us: %s", us(&x->k->o, o->in_ns - o->out_ns, b1, sizeof(b1)),
+	fprintf(k->out, "<off CPU %s us: %s", us(&k->o, (int64_t)(o->in_ns - o->out_ns), b1, sizeof(b1)),
 		o->blocked ? "blocked" : "preempted");
 	if (o->blocked && o->wake_ns < o->in_ns)
-		fprintf(x->out, ", woken after %s us", us(&x->k->o, o->wake_ns - o->out_ns, b3, sizeof(b3)));
-	fprintf(x->out, ", CPU %d -> %d>\n", o->cpu_out, o->cpu_in);
+		fprintf(k->out, ", woken after %s us", us(&k->o, (int64_t)(o->wake_ns - o->out_ns), b3, sizeof(b3)));
+	fprintf(k->out, ", CPU %d -> %d>\n", o->cpu_out, o->cpu_in);
 }
 
-/* Print the switch-outs of thread @ord in [its cursor, @to). */
-static void flush_switches(struct kd *k, FILE *out, struct ktr_callsort *s, struct tstate *ts,
-			   uint32_t ord, uint64_t to, int we, int wd, uint64_t origin)
-{
-	struct swprint x = { k, out, &ts[ord], ts[ord].cursor, to, origin, 0, we, wd };
-	uint32_t pid = 0;
-
-	if (!k->offcpu || to <= ts[ord].cursor)
-		return;
-	ktr_callsort_thread_ids(s, ord, &pid, &x.tid);
-	ktr_sched_offcpu_each(k->sched, x.tid, x.from, to - 1, print_switch, &x);
-	ts[ord].cursor = to;
-}
-
-static const char *gap_words(unsigned gap, uint64_t count, char *buf, size_t len)
-{
-	switch (gap) {
-	case KTR_GAP_LOST:
-		snprintf(buf, len, "%" PRIu64 " record%s lost", count, count == 1 ? "" : "s");
-		break;
-	case KTR_GAP_OVERWRITTEN:
-		snprintf(buf, len, "%" PRIu64 " sub-buffer%s overwritten", count, count == 1 ? "" : "s");
-		break;
-	case KTR_GAP_DROPPED:
-		snprintf(buf, len, "%" PRIu64 " record%s dropped", count, count == 1 ? "" : "s");
-		break;
-	default:
-		snprintf(buf, len, "corrupt data skipped");
-		break;
-	}
-	return buf;
-}
-
-static void thread_line(struct kd *k, FILE *out, struct ktr_callsort *s, uint32_t ord,
-			const char *what)
-{
-	uint32_t pid = 0, tid = 0;
-	const char *comm = NULL;
-
-	ktr_callsort_thread_ids(s, ord, &pid, &tid);
-	ktr_thread(k->t, tid, NULL, &comm);
-	fprintf(out, "----------- %s %" PRIu32 " (%s, process %" PRIu32 ") --------------\n", what, tid,
-		comm && *comm ? comm : "?", pid);
-}
-
-/*
- * Bring thread @t's signal-handler sections to nesting @sig: "!!!! end"
- * for each one left, "!!!! start" for each one entered (which begins at
- * call level @level).
- */
-static void section_mark(FILE *out, struct tstate *t, unsigned sig, unsigned level)
-{
-	while (t->sig > sig) {
-		t->sig--;
-		fprintf(out, "%s----------- !!!! end ----------------%s\n", cli_c_magenta(), cli_c_reset());
-	}
-	while (t->sig < sig && t->sig < 15) {
-		t->sig++;
-		t->base[t->sig] = level;
-		fprintf(out, "%s----------- !!!! start --------------%s\n", cli_c_magenta(), cli_c_reset());
-	}
-}
-
-/* A call (or gap) of the sorter as a row of cli/rows.h (kd -c --format=csv|json). */
-static void call_row(struct kd *k, FILE *out, struct ktr_callsort *s, const struct ktr_callent *e,
-		     int first)
+/* A call (or gap) of the sorter as a row of formats/formats.h (kd -c --format=csv|json). */
+static void call_row(struct kd *k, FILE *out, struct ktr_callsort *s, const struct ktr_callent *e)
 {
 	char args[96], name[96];
 	uint32_t pid = 0, tid = 0;
-	struct cli_row row;
+	struct fmt_row row;
 
 	ktr_callsort_thread_ids(s, e->thread, &pid, &tid);
 	row.time_ns = e->entry_ns;
 	row.cpu = e->cpu == UINT32_MAX ? -1 : (int)e->cpu;
 	row.pid = pid;
 	row.tid = tid;
-	row.comm = kv_comm(k->t, tid);
+	row.comm = ka_comm(k->t, tid);
 	row.args = args;
 	if (e->flags & KTR_CALLENT_GAP) {
 		snprintf(name, sizeof(name), "[%s]", e->key == KTR_GAP_LOST ? "lost" :
@@ -810,181 +402,46 @@ static void call_row(struct kd *k, FILE *out, struct ktr_callsort *s, const stru
 		row.dur_ns = (int64_t)e->dur_ns;
 		row.self_ns = (int64_t)e->local_ns;
 		row.category = "call";
-		row.name = e->key < k->nfns && k->fns[e->key].name ? k->fns[e->key].name : "?";
+		row.name = e->key < k->p->nfns && k->p->fns[e->key].name ? k->p->fns[e->key].name : "?";
 	}
 	if (k->o.format == FMT_CSV) {
-		cli_row_csv(out, &row);
+		fmt_row_csv(out, &row);
 	} else {
-		fputs(first ? "\n" : ",\n", out);
-		cli_row_json(out, &row);
+		fputs(k->first ? "\n" : ",\n", out);
+		fmt_row_json(out, &row);
 	}
+	k->first = 0;
 }
 
 static int print_calls(struct kd *k, FILE *out, struct ktr_callsort *s)
 {
-	struct tstate *ts = NULL;
-	size_t nts = 0;
+	static const struct ka_ct_ops ops = { ct_thread, ct_section, ct_gap, ct_call, ct_offcpu };
 	struct ktr_callent e;
-	uint64_t origin = ktr_time_origin(k->t);
-	uint32_t cur = UINT32_MAX, tmp_pid, tmp_tid;
-	int rc, several = ktr_callsort_thread_ids(s, 1, &tmp_pid, &tmp_tid);
-	int we = k->o.usec ? 10 : 12, wd = k->o.usec ? 10 : 11;
+	int rc;
 
+	k->out = out;
 	if (k->o.format != FMT_TEXT) {
-		int first = 1;
-
-		fputs(k->o.format == FMT_CSV ? CLI_ROW_HEADER "\n" : "{\"calls\":[", out);
-		while ((rc = ktr_callsort_next(s, &e)) > 0 && !ferror(out)) {
-			call_row(k, out, s, &e, first);
-			first = 0;
-		}
+		k->first = 1;
+		fputs(k->o.format == FMT_CSV ? FMT_ROW_HEADER "\n" : "{\"calls\":[", out);
+		while ((rc = ktr_callsort_next(s, &e)) > 0 && !ferror(out))
+			call_row(k, out, s, &e);
 		if (k->o.format == FMT_JSON)
 			fputs("\n]}\n", out);
 		return rc < 0 ? rc : 0;
 	}
+	k->origin = ktr_time_origin(k->t);
+	k->we = k->o.usec ? 10 : 12;
+	k->wd = k->o.usec ? 10 : 11;
 	if (k->o.longfmt) {
-		fprintf(out, "%*s %*s %*s %7s %s\n", -we, " Entry", -wd, " Duration", -wd, " Local",
-			"Pid", "   Trace");
-		fprintf(out, "%.*s %.*s %.*s ------- ---------------------------------\n", we,
-			"------------", wd, "------------", wd, "------------");
+		fprintf(out, "%*s %*s %*s %7s %s\n", -k->we, " Entry", -k->wd, " Duration", -k->wd,
+			" Local", "Pid", "   Trace");
+		fprintf(out, "%.*s %.*s %.*s ------- ---------------------------------\n", k->we,
+			"------------", k->wd, "------------", k->wd, "------------");
 	} else {
 		fprintf(out, "%7s %s\n", "Pid", "   Trace");
 		fprintf(out, "------- ---------------------------------\n");
 	}
-	while ((rc = ktr_callsort_next(s, &e)) > 0) {
-		struct tstate *t;
-		unsigned level, marks;
-		char b1[32], b2[32], b3[32];
-		uint32_t pid = 0, tid = 0;
-
-		if (e.thread >= nts) {
-			size_t n = e.thread + 16;
-			struct tstate *nt = realloc(ts, n * sizeof(*nt));
-
-			if (!nt) {
-				rc = -ENOMEM;
-				break;
-			}
-			memset(nt + nts, 0, (n - nts) * sizeof(*nt));
-			ts = nt;
-			nts = n;
-		}
-		t = &ts[e.thread];
-		if (k->offcpu && !(e.flags & KTR_CALLENT_GAP)) {
-			/* context switches before this call, where they happened: the
-			 * previous thread's to its end; with -i every thread's so far */
-			if (!k->o.interlace && cur != UINT32_MAX && cur != e.thread)
-				flush_switches(k, out, s, ts, cur, ts[cur].max_exit, we, wd, origin);
-			for (uint32_t i = 0; k->o.interlace && i < nts; i++) {
-				uint32_t p = 0, id = 0;
-				uint64_t nsw = 0;
-
-				if (!ts[i].used || i == e.thread || e.entry_ns <= ts[i].cursor)
-					continue;
-				ktr_callsort_thread_ids(s, i, &p, &id);
-				ktr_sched_offcpu(k->sched, id, ts[i].cursor, e.entry_ns - 1, &nsw, NULL);
-				if (!nsw)
-					continue;
-				if (i != cur)
-					thread_line(k, out, s, i, "switch to thread");
-				cur = i;
-				flush_switches(k, out, s, ts, i, e.entry_ns, we, wd, origin);
-			}
-			if (!t->used)
-				t->cursor = e.entry_ns;
-			if (cur == e.thread)
-				flush_switches(k, out, s, ts, e.thread, e.entry_ns, we, wd, origin);
-			if (e.entry_ns + e.dur_ns > t->max_exit)
-				t->max_exit = e.entry_ns + e.dur_ns;
-			t->used = 1;
-		}
-		if (!k->o.interlace && cur != UINT32_MAX && cur != e.thread && cur < nts)
-			section_mark(out, &ts[cur], 0, 0); /* the previous thread's sections end */
-		if (several && e.thread != cur)
-			thread_line(k, out, s, e.thread, k->o.interlace ? "switch to thread" : "thread");
-		if (k->offcpu && several && e.thread != cur && !(e.flags & KTR_CALLENT_GAP))
-			flush_switches(k, out, s, ts, e.thread, e.entry_ns, we, wd, origin);
-		cur = e.thread;
-		if (e.flags & KTR_CALLENT_GAP) {
-			char g[96];
-
-			fprintf(out, "%s----------- %s --------------%s\n", cli_c_red(),
-				gap_words(e.key, e.local_ns, g, sizeof(g)), cli_c_reset());
-			continue;
-		}
-		/* level: recorded calls of this thread that are open around this one */
-		while (t->n) {
-			const struct open_call *a = &t->st[t->n - 1];
-
-			if (a->entry <= e.entry_ns && e.entry_ns + e.dur_ns <= a->exit && a->depth < e.depth)
-				break;
-			t->n--;
-		}
-		level = (unsigned)t->n;
-		if (t->n == t->cap) {
-			size_t cap = t->cap ? 2 * t->cap : 32;
-			struct open_call *n = realloc(t->st, cap * sizeof(*n));
-
-			if (n) {
-				t->st = n;
-				t->cap = cap;
-			}
-		}
-		if (t->n < t->cap) {
-			t->st[t->n].entry = e.entry_ns;
-			t->st[t->n].exit = e.entry_ns + e.dur_ns;
-			t->st[t->n].depth = e.depth;
-			t->n++;
-		}
-		/*
-		 * Signal-handler sections, marked as kd marked interrupts.  A
-		 * call at the section's own nesting that no call of the section
-		 * contains (its level is back at the section's base) began
-		 * another handler invocation: end the section, start a new one.
-		 */
-		if (e.sig && t->sig == e.sig && level <= t->base[t->sig])
-			section_mark(out, t, e.sig - 1, level);
-		section_mark(out, t, e.sig, level);
-		marks = e.sig ? level - (level >= t->base[t->sig] ? t->base[t->sig] : level) : level;
-		ktr_callsort_thread_ids(s, e.thread, &pid, &tid);
-		if (k->o.longfmt)
-			fprintf(out, "%*s %*s %*s ", we, us_rel(&k->o, e.entry_ns, origin, b1, sizeof(b1)),
-				wd, us(&k->o, e.dur_ns, b2, sizeof(b2)), wd,
-				us(&k->o, e.local_ns, b3, sizeof(b3)));
-		fprintf(out, "%7" PRIu32 " ", tid);
-		for (unsigned i = 0; i < marks; i++)
-			fputs(e.sig ? "!  " : "|  ", out);
-		fputs(e.key < k->nfns && k->fns[e.key].name ? k->fns[e.key].name : "?", out);
-		if (e.flags & KTRACE_CALLF_UNFINISHED)
-			fputs(" [unfinished]", out);
-		if (e.flags & KTRACE_CALLF_WATCH)
-			fputs(" [watch]", out);
-		fputc('\n', out);
-		if (ferror(out))
-			break;
-	}
-	/* the switches inside the last calls */
-	for (uint32_t i = 0; k->offcpu && rc >= 0 && i < nts; i++) {
-		uint32_t p = 0, id = 0;
-		uint64_t nsw = 0;
-
-		if (!ts[i].used || ts[i].max_exit <= ts[i].cursor)
-			continue;
-		ktr_callsort_thread_ids(s, i, &p, &id);
-		ktr_sched_offcpu(k->sched, id, ts[i].cursor, ts[i].max_exit - 1, &nsw, NULL);
-		if (!nsw)
-			continue;
-		if (several && i != cur)
-			thread_line(k, out, s, i, k->o.interlace ? "switch to thread" : "thread");
-		cur = i;
-		flush_switches(k, out, s, ts, i, ts[i].max_exit, we, wd, origin);
-	}
-	for (size_t i = 0; i < nts; i++) {
-		section_mark(out, &ts[i], 0, 0); /* sections still open at the end */
-		free(ts[i].st);
-	}
-	free(ts);
-	return rc < 0 ? rc : 0;
+	return ka_calltrace_walk(s, ka_profile_sched(k->p), k->o.interlace, &ops, k);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1014,6 +471,8 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct kd k;
+	struct ka_profile *p;
+	struct ktr_syms *syms = NULL;
 	struct ktr_callsort *sorter = NULL;
 	struct timespec t0, t1;
 	FILE *out = stdout;
@@ -1109,21 +568,12 @@ static int run(int argc, char **argv)
 	dir = cli_select_dir(CMD, argc, argv, optind);
 	if (!dir)
 		return 2;
-	k.want_edges = !k.o.calls && (k.o.format != FMT_TEXT || strchr(k.o.fields, 'm') ||
-				      strchr(k.o.fields, 'n'));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	k.t = cli_select_open(&k.o.sel, CMD, dir);
 	if (!k.t)
 		return 1;
 	cli_diags(CMD, k.t);
-	k.syms = cli_select_syms(&k.o.sel, k.t);
-	if (ktr_kernel(k.t)) {
-		/* follow the program's threads through their context switches */
-		k.tasks = kv_tasks_new(k.t, k.o.sel.tids.n || k.o.sel.pids.n, NULL, NULL);
-		k.sched = k.tasks ? ktr_sched_new(KTR_SCHED_OFFCPU, NULL, NULL) : NULL;
-		if (k.sched)
-			ktr_sched_follow(k.sched, kv_tasks_want, k.tasks);
-	}
+	syms = cli_select_syms(&k.o.sel, k.t);
 	if (k.o.calls) {
 		sorter = ktr_callsort_new(k.o.sort_mem,
 					  k.o.interlace ? KTR_SORT_ENTRY : KTR_SORT_THREAD);
@@ -1132,36 +582,48 @@ static int run(int argc, char **argv)
 			goto done;
 		}
 	}
-	if (!k.syms) {
+	{
+		struct ka_profile_opts po = {
+			.edges = !k.o.calls && (k.o.format != FMT_TEXT || strpbrk(k.o.fields, "mn")),
+			.all_tasks = k.o.sel.tids.n || k.o.sel.pids.n,
+			.want_call = want_call, .want_task = want_task, .arg = &k.o.sel,
+			.sorter = sorter, .cmd = CMD,
+		};
+
+		k.p = ka_profile_new(k.t, &po);
+	}
+	if (!syms || !k.p) {
 		rc = -ENOMEM;
 		goto done;
 	}
-	rc = read_trace(&k, sorter);
+	rc = ka_profile_read(k.p);
+	cli_diags(CMD, k.t);
 	if (rc < 0)
 		goto done;
-	if (!k.calls) {
+	p = k.p;
+	if (!p->calls) {
 		/* not an empty table: say why there is nothing */
-		cli_diags(CMD, k.t);
-		cli_no_calls(CMD, argv[optind], k.call_records);
+		cli_no_calls(CMD, argv[optind], p->call_records);
 		rc = 1;
 		goto done;
 	}
-	if (k.offcpu && !fields_given)
+	if (p->offcpu && !fields_given)
 		k.o.fields = "Fctalo";
-	if (k.klost)
+	if (p->klost)
 		cli_error(CMD, "warning: %" PRIu64 " kernel records lost: off-CPU times may be short",
-			  k.klost);
+			  p->klost);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (k.o.verbose) {
 		double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 
 		fprintf(stderr,
 			"ktrace kd: %" PRIu64 " records, %" PRIu64 " calls of %zu functions read in %.3f s (%.1f M records/s)%s%s\n",
-			k.records, k.calls, k.nfns, s, s > 0 ? (double)k.records / s / 1e6 : 0.0,
+			p->records, p->calls, p->nfns, s, s > 0 ? (double)p->records / s / 1e6 : 0.0,
 			sorter && ktr_callsort_runs(sorter) ? ", sorted on disk" : "",
-			k.lost || k.overwritten ? "" : "; no record lost");
+			p->lost || p->overwritten ? "" : "; no record lost");
 	}
-	name_functions(&k);
+	ka_profile_name(p, syms);
+	cli_diags(CMD, k.t);
 	cli_pager_start();
 	if (k.o.calls)
 		rc = print_calls(&k, out, sorter);
@@ -1184,26 +646,18 @@ done:
 			cli_error(CMD, "reading the trace: %s", strerror(-rc));
 		rc = 1;
 	}
-	if (k.lost || k.overwritten) {
+	if (k.p && (k.p->lost || k.p->overwritten)) {
 		cli_error(CMD, "warning: %" PRIu64 " records lost or dropped and %" PRIu64
 			       " sub-buffers overwritten: counts and times are lower bounds",
-			  k.lost, k.overwritten);
+			  k.p->lost, k.p->overwritten);
 		cli_losses(CMD, k.t);
 	}
 	if (!rc && ktr_error_count(k.t))
 		rc = 1;
-	for (size_t i = 0; i < k.nfns; i++)
-		free(k.fns[i].name);
-	free(k.fns);
-	free(k.edges);
-	map_free(&k.by_key);
-	map_free(&k.by_addr);
-	map_free(&k.by_edge);
+	ka_profile_free(k.p);
 	cli_select_free(&k.o.sel);
 	ktr_callsort_free(sorter);
-	ktr_syms_free(k.syms);
-	ktr_sched_free(k.sched);
-	kv_tasks_free(k.tasks);
+	ktr_syms_free(syms);
 	ktr_close(k.t);
 	return rc;
 }

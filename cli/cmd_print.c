@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "formats/formats.h"
 #include "cli/output.h"
 #include "cli/select.h"
 #include "reader/reader.h"
@@ -30,13 +31,13 @@ struct popts {
 	struct ktr_syms *syms; /* names of CALL records' functions, made on first use */
 	int csv, json, relative, hex;
 	struct cli_select sel;
-	struct cli_idlist cpus;
+	struct ka_ids cpus;
 	const char *specs[64];
 	int nspecs;
 	uint8_t *evmap; /* 65536 bytes when --event was given */
 	int64_t t0;
 	int have_t0;
-	int first_json;
+	struct fmt_te te; /* --json */
 };
 
 static void help(FILE *out)
@@ -82,7 +83,7 @@ static int wanted(struct ktr_trace *t, const struct popts *o, const struct ktr_r
 	} else if (!cli_select_rec(&o->sel, r)) {
 		return 0;
 	}
-	if (o->cpus.n && (r->cpu < 0 || !cli_idlist_has(&o->cpus, (uint64_t)r->cpu)))
+	if (o->cpus.n && (r->cpu < 0 || !ka_ids_has(&o->cpus, (uint64_t)r->cpu)))
 		return 0;
 	if (o->evmap) {
 		if (r->cls != KTRACE_CLASS_LOG2 && r->cls != KTRACE_CLASS_LOG4)
@@ -237,15 +238,15 @@ static void print_csv(FILE *out, const struct ktr_trace *t, const struct popts *
 	else
 		fputs(",", out);
 	fprintf(out, ",%" PRIu32 ",%" PRIu32 ",", r->pid, r->tid);
-	cli_csv_str(out, rec_name(t, o, r, name, sizeof(name)));
+	fmt_csv_str(out, rec_name(t, o, r, name, sizeof(name)));
 	fputc(',', out);
-	cli_csv_str(out, ktr_rec_category(t, r));
+	fmt_csv_str(out, ktr_rec_category(t, r));
 	if (r->kind == KTR_GAP) {
 		if (r->gap == KTR_GAP_CORRUPT) {
 			fputs(",file,", out);
-			cli_csv_str(out, r->file ? r->file : "");
+			fmt_csv_str(out, r->file ? r->file : "");
 			fprintf(out, ",offset,%" PRIu64 ",what,", r->offset);
-			cli_csv_str(out, r->what ? r->what : "");
+			fmt_csv_str(out, r->what ? r->what : "");
 		} else {
 			fprintf(out, ",count,%" PRIu64 ",stream,%u", r->count, r->stream);
 		}
@@ -255,79 +256,45 @@ static void print_csv(FILE *out, const struct ktr_trace *t, const struct popts *
 	n = ktr_rec_args(t, r, names, vals);
 	for (unsigned i = 0; i < n; i++) {
 		fputc(',', out);
-		cli_csv_str(out, names[i]);
+		fmt_csv_str(out, names[i]);
 		fputc(',', out);
 		put_value(out, o, vals[i]);
 	}
 	fputc('\n', out);
 }
 
-/* ts in microseconds with three decimals (trace-event "ts" unit). */
-static void json_ts(FILE *out, const struct popts *o, const struct ktr_rec *r)
+/* One record as a trace event (formats/json.c writes the document). */
+static void print_json(const struct ktr_trace *t, struct popts *o, const struct ktr_rec *r)
 {
-	int64_t v = o->relative ? (int64_t)r->ns - o->t0 : 0;
-	uint64_t u = o->relative ? (uint64_t)(v < 0 ? -v : v) : r->ns;
-
-	fprintf(out, "%s%" PRIu64 ".%03u", o->relative && v < 0 ? "-" : "", u / 1000,
-		(unsigned)(u % 1000));
-}
-
-static void json_value(FILE *out, const struct popts *o, uint64_t v)
-{
-	if (o->hex)
-		fprintf(out, "\"0x%" PRIx64 "\"", v);
-	else if (v > (1ull << 53)) /* beyond a double's exact integers */
-		fprintf(out, "\"%" PRIu64 "\"", v);
-	else
-		fprintf(out, "%" PRIu64, v);
-}
-
-static void json_sep(FILE *out, struct popts *o)
-{
-	fputs(o->first_json ? "\n" : ",\n", out);
-	o->first_json = 0;
-}
-
-static void print_json(FILE *out, const struct ktr_trace *t, struct popts *o,
-		       const struct ktr_rec *r)
-{
+	struct fmt_te *w = &o->te;
 	char name[128];
 	const char *names[KTRACE_MAX_WORDS], *ph = "i";
 	uint64_t vals[KTRACE_MAX_WORDS];
 	unsigned n;
 
-	json_sep(out, o);
+	w->t0 = o->t0;
 	if (r->kind == KTR_GAP) {
 		char text[256];
 
 		gap_text(t, r, text, sizeof(text));
-		fputs("{\"name\":", out);
-		cli_json_str(out, ktr_rec_name(t, r, name, sizeof(name)));
-		fputs(",\"cat\":\"ktrace\",\"ph\":\"i\",\"s\":\"g\",\"ts\":", out);
-		json_ts(out, o, r);
-		fprintf(out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{\"what\":", r->pid,
-			r->tid);
-		cli_json_str(out, text);
+		fmt_te_event(w, ktr_rec_name(t, r, name, sizeof(name)), "ktrace", "i", "g", r->ns, 0,
+			     r->pid, r->tid);
+		fmt_te_arg_str(w, "what", text);
 		if (r->gap != KTR_GAP_CORRUPT)
-			fprintf(out, ",\"count\":%" PRIu64, r->count);
-		fprintf(out, ",\"stream\":%u}}", r->stream);
+			fmt_te_arg_u64(w, "count", r->count);
+		fmt_te_arg_u64(w, "stream", r->stream);
+		fmt_te_end_event(w);
 		return;
 	}
 	rec_name(t, o, r, name, sizeof(name));
+	n = ktr_rec_args(t, r, names, vals);
 	if (r->cls == KTRACE_CLASS_CALL && r->nwords >= 1) {
-		/* a complete ("X") event: ts = entry, dur = duration, microseconds */
-		struct ktr_rec e = *r;
-
-		n = ktr_rec_args(t, r, names, vals);
-		e.ns = vals[0];
-		fputs("{\"name\":", out);
-		cli_json_str(out, name);
-		fputs(",\"cat\":\"call\",\"ph\":\"X\",\"ts\":", out);
-		json_ts(out, o, &e);
-		fprintf(out, ",\"dur\":%" PRIu64 ".%03u,\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
-			     ",\"args\":{\"depth\":%" PRIu64 ",\"sig\":%" PRIu64 ",\"flags\":%" PRIu64 "}}",
-			vals[1] / 1000, (unsigned)(vals[1] % 1000), r->pid, r->tid, vals[2], vals[3],
-			vals[4]);
+		/* a complete ("X") event: ts = entry, dur = duration */
+		fmt_te_event(w, name, "call", "X", NULL, vals[0], vals[1], r->pid, r->tid);
+		fmt_te_arg_u64(w, "depth", vals[2]);
+		fmt_te_arg_u64(w, "sig", vals[3]);
+		fmt_te_arg_u64(w, "flags", vals[4]);
+		fmt_te_end_event(w);
 		return;
 	}
 	if (r->cls == KTRACE_CLASS_LOG2 || r->cls == KTRACE_CLASS_LOG4) {
@@ -343,67 +310,40 @@ static void print_json(FILE *out, const struct ktr_trace *t, struct popts *o,
 				snprintf(name, sizeof(name), "F%u", func);
 		}
 	}
-	fputs("{\"name\":", out);
-	cli_json_str(out, name);
-	fputs(",\"cat\":", out);
-	cli_json_str(out, ktr_rec_category(t, r));
-	fprintf(out, ",\"ph\":\"%s\"%s,\"ts\":", ph, ph[0] == 'i' ? ",\"s\":\"t\"" : "");
-	json_ts(out, o, r);
-	fprintf(out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, r->pid, r->tid);
-	n = ktr_rec_args(t, r, names, vals);
-	fputs(",\"args\":{", out);
-	for (unsigned i = 0; i < n; i++) {
-		if (i)
-			fputc(',', out);
-		cli_json_str(out, names[i]);
-		fputc(':', out);
-		json_value(out, o, vals[i]);
-	}
+	fmt_te_event(w, name, ktr_rec_category(t, r), ph, ph[0] == 'i' ? "t" : NULL, r->ns, 0, r->pid,
+		     r->tid);
+	for (unsigned i = 0; i < n; i++)
+		fmt_te_arg_value(w, names[i], vals[i]);
 	if (r->cpu >= 0)
-		fprintf(out, "%s\"cpu\":%d", n ? "," : "", r->cpu);
+		fmt_te_arg_u64(w, "cpu", (uint64_t)r->cpu);
 	if (r->depth)
-		fprintf(out, "%s\"signal_depth\":%u", n || r->cpu >= 0 ? "," : "", r->depth);
-	fputs("}}", out);
+		fmt_te_arg_u64(w, "signal_depth", r->depth);
+	fmt_te_end_event(w);
 }
 
-/* process_name / thread_name metadata events for every known thread. */
+/* The document's start: process_name / thread_name for every known thread. */
 static void json_header(FILE *out, const struct ktr_trace *t, struct popts *o)
 {
 	const struct ktr_info *in = ktr_info(t);
 	uint32_t tid, pid;
 	const char *comm;
 
-	fputs("{\"traceEvents\":[", out);
-	o->first_json = 1;
-	if (in->pid) {
-		json_sep(out, o);
-		fprintf(out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRIu32
-			     ",\"tid\":%" PRIu32 ",\"args\":{\"name\":",
-			in->pid, in->pid);
-		cli_json_str(out, in->comm[0] ? in->comm : "?");
-		fputs("}}", out);
-	}
-	for (size_t i = 0; ktr_thread_at(t, i, &tid, &pid, &comm); i++) {
-		json_sep(out, o);
-		fprintf(out, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%" PRIu32
-			     ",\"tid\":%" PRIu32 ",\"args\":{\"name\":",
-			pid, tid);
-		cli_json_str(out, comm);
-		fputs("}}", out);
-	}
+	o->te.relative = o->relative;
+	o->te.hex = o->hex;
+	fmt_te_begin(&o->te, out);
+	if (in->pid)
+		fmt_te_meta(&o->te, "process_name", in->pid, in->pid, in->comm[0] ? in->comm : "?");
+	for (size_t i = 0; ktr_thread_at(t, i, &tid, &pid, &comm); i++)
+		fmt_te_meta(&o->te, "thread_name", pid, tid, comm);
 }
 
-static void json_footer(FILE *out, const struct ktr_trace *t)
+static void json_footer(const struct ktr_trace *t, struct popts *o)
 {
 	const struct ktr_info *in = ktr_info(t);
+	const char *kv[] = { "generator", "ktrace " KTRACE_VERSION, "clock", "CLOCK_MONOTONIC",
+			     "host",      in->host,                 "channel", in->channel };
 
-	fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"ktrace " KTRACE_VERSION
-	      "\",\"clock\":\"CLOCK_MONOTONIC\",\"host\":",
-	      out);
-	cli_json_str(out, in->host);
-	fputs(",\"channel\":", out);
-	cli_json_str(out, in->channel);
-	fputs("}}\n", out);
+	fmt_te_end(&o->te, kv, 4);
 }
 
 static int run(int argc, char **argv)
@@ -496,7 +436,7 @@ static int run(int argc, char **argv)
 		if (!o.syms && r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL)
 			o.syms = cli_select_syms(&o.sel, t);
 		if (o.json)
-			print_json(out, t, &o, &r);
+			print_json(t, &o, &r);
 		else if (o.csv)
 			print_csv(out, t, &o, &r);
 		else
@@ -506,7 +446,7 @@ static int run(int argc, char **argv)
 	}
 	cli_diags(CMD, t);
 	if (o.json)
-		json_footer(out, t);
+		json_footer(t, &o);
 	if (ktr_error_count(t))
 		rc = 1;
 out:

@@ -8,7 +8,7 @@
  * task; --mark FUNC draws the calls of a function (CALL records of the
  * application trace, same CLOCK_MONOTONIC time base) on the same lanes.
  *
- * The states come from reader/sched.c; the tasks shown from cli/kview.c
+ * The states come from reader/sched.c; the tasks shown from analysis/tasks.c
  * (the traced program and its children by default).  Intervals of the
  * shown tasks are kept in memory (about 40 bytes each) to lay the picture
  * out; the records themselves are streamed.
@@ -19,16 +19,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/kview.h"
+#include "formats/formats.h"
+#include "analysis/analysis.h"
 #include "cli/output.h"
 #include "cli/select.h"
-#include "cli/progress.h"
 #include "reader/reader.h"
 #include "reader/sched.h"
 
@@ -236,7 +235,7 @@ static void print_text(FILE *out, const struct tl *s, int summary)
 
 		fprintf(out, "%stask %" PRIu32 "/%" PRIu32 " %s: running %.3f ms, ready %.3f ms, blocked %.3f ms, "
 			     "%" PRIu64 " switch%s",
-			summary ? "" : "\n", l->pid, l->tid, kv_comm(s->t, l->tid),
+			summary ? "" : "\n", l->pid, l->tid, ka_comm(s->t, l->tid),
 			l->sum[KTR_TASK_RUNNING] / 1e6, l->sum[KTR_TASK_READY] / 1e6,
 			l->sum[KTR_TASK_BLOCKED] / 1e6, l->switches, l->switches == 1 ? "" : "es");
 		if (l->nmarks)
@@ -265,69 +264,13 @@ static const char *const state_colour[] = { "#cccccc", "#2ca02c", "#ff9f1c", "#4
 static const char *const mark_colour[MAX_MARKS] = { "#d62728", "#9467bd", "#8c564b", "#e377c2",
 						    "#17becf", "#bcbd22", "#7f7f7f", "#1f1f1f" };
 
-static void xml_text(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", out);
-		else if (*s == '>')
-			fputs("&gt;", out);
-		else if (*s == '&')
-			fputs("&amp;", out);
-		else if (*s == '"')
-			fputs("&quot;", out);
-		else if ((unsigned char)*s >= 0x20)
-			fputc(*s, out);
-	}
-}
-
-/* A tick step of 1, 2 or 5 x 10^k ms giving about @n ticks over @span ms. */
-static double tick_step(double span, int n)
-{
-	double raw = span / n, p = pow(10, floor(log10(raw > 0 ? raw : 1e-9))), m = raw / p;
-
-	return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
-}
-
-/*
- * A pending rectangle per lane and state: intervals that touch (within
- * half a pixel) are drawn as one, so a lane costs at most about one
- * rectangle per pixel column per state however many switches it has.
- */
-struct pend {
-	double x0, x1;
-	int on;
-};
-
-static void flush_rect(FILE *out, struct pend *p, double y, double h, const char *colour)
-{
-	if (!p->on)
-		return;
-	fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\"/>\n", p->x0,
-		y, p->x1 - p->x0 < 0.5 ? 0.5 : p->x1 - p->x0, h, colour);
-	p->on = 0;
-}
-
-static void add_rect(FILE *out, struct pend *p, double x0, double x1, double y, double h,
-		     const char *colour)
-{
-	if (p->on && x0 <= p->x1 + 0.5) {
-		if (x1 > p->x1)
-			p->x1 = x1;
-		return;
-	}
-	flush_rect(out, p, y, h, colour);
-	p->x0 = x0;
-	p->x1 = x1;
-	p->on = 1;
-}
-
 static int write_svg(const char *file, const struct tl *s, int width)
 {
 	const double left = 200, right = 20, top = 40, lane_h = 22, bar_h = 14;
 	double plot = width - left - right, span = (s->last - s->first) / 1e6, step;
 	double height = top + lane_h * (double)s->nlanes + 70;
 	struct cli_out o;
+	char title[4200];
 	FILE *out;
 
 	if (cli_out_open(CMD, &o, file))
@@ -335,20 +278,14 @@ static int write_svg(const char *file, const struct tl *s, int width)
 	out = o.f;
 	if (span <= 0)
 		span = 1e-3;
-	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
-		     "viewBox=\"0 0 %d %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
-		width, height, width, height);
-	fprintf(out, "<title>ktrace timeline ");
-	xml_text(out, ktr_dir(s->t));
-	fprintf(out, "</title>\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n",
-		width, height);
+	snprintf(title, sizeof(title), "ktrace timeline %s", ktr_dir(s->t));
+	fmt_svg_begin(out, width, height, title);
 	fprintf(out, "<text x=\"%.0f\" y=\"18\" font-size=\"13\" font-weight=\"bold\">Process states: ",
 		left);
-	xml_text(out, ktr_dir(s->t));
+	fmt_xml_text(out, ktr_dir(s->t));
 	fprintf(out, " (%.3f ms)</text>\n", span);
 	/* time axis: grid lines and labels in ms */
-	step = tick_step(span, 10);
+	step = fmt_tick_step(span, 10);
 	for (double t = 0; t <= span * 1.0001; t += step) {
 		double x = left + plot * t / span;
 
@@ -362,14 +299,14 @@ static int write_svg(const char *file, const struct tl *s, int width)
 	for (size_t i = 0; i < s->nlanes; i++) {
 		const struct lane *l = &s->lanes[i];
 		double y = top + lane_h * (double)i;
-		struct pend p[5] = { { 0, 0, 0 } };
+		struct fmt_svg_bar p[5] = { { 0, 0, 0 } };
 		char label[96];
 
-		snprintf(label, sizeof(label), "%s %" PRIu32 "/%" PRIu32, kv_comm(s->t, l->tid), l->pid,
+		snprintf(label, sizeof(label), "%s %" PRIu32 "/%" PRIu32, ka_comm(s->t, l->tid), l->pid,
 			 l->tid);
 		fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", left - 6,
 			y + lane_h / 2 + 4);
-		xml_text(out, label);
+		fmt_xml_text(out, label);
 		fprintf(out, "</text>\n<g>\n");
 		for (size_t k = 0; k < l->n; k++) {
 			const struct iv *v = &l->v[k];
@@ -377,11 +314,11 @@ static int write_svg(const char *file, const struct tl *s, int width)
 
 			if (v->state >= 100 || v->state > 4)
 				continue;
-			add_rect(out, &p[v->state], x0, x1, y + (lane_h - bar_h) / 2, bar_h,
+			fmt_svg_bar_add(out, &p[v->state], x0, x1, y + (lane_h - bar_h) / 2, bar_h,
 				 state_colour[v->state]);
 		}
 		for (int st = 0; st < 5; st++)
-			flush_rect(out, &p[st], y + (lane_h - bar_h) / 2, bar_h, state_colour[st]);
+			fmt_svg_bar_flush(out, &p[st], y + (lane_h - bar_h) / 2, bar_h, state_colour[st]);
 		/* marked calls: a bracket over the bar, with a tooltip */
 		for (size_t k = 0; k < l->n; k++) {
 			const struct iv *v = &l->v[k];
@@ -392,7 +329,7 @@ static int write_svg(const char *file, const struct tl *s, int width)
 			fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"4\" fill=\"%s\">"
 				     "<title>",
 				x0, y + 1, x1 - x0 < 1 ? 1 : x1 - x0, mark_colour[v->state - 100]);
-			xml_text(out, s->marks[v->state - 100]);
+			fmt_xml_text(out, s->marks[v->state - 100]);
 			fprintf(out, " %.3f ms</title></rect>\n", (v->end - v->start) / 1e6);
 		}
 		fprintf(out, "</g>\n");
@@ -411,11 +348,11 @@ static int write_svg(const char *file, const struct tl *s, int width)
 			fprintf(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"4\" fill=\"%s\"/>"
 				     "<text x=\"%.0f\" y=\"%.0f\">calls of ",
 				x, y + 3, mark_colour[i], x + 18, y + 9);
-			xml_text(out, s->marks[i]);
+			fmt_xml_text(out, s->marks[i]);
 			fprintf(out, "</text>\n");
 		}
 	}
-	fprintf(out, "</svg>\n");
+	fmt_svg_end(out);
 	return cli_out_close(CMD, &o);
 }
 
@@ -432,10 +369,10 @@ static int run(int argc, char **argv)
 	const char *svg = NULL, *dir;
 	int summary = 0, all = 0, width = 1200, c, rc = 0, r2;
 	struct tl s;
-	struct kv_tasks *tasks = NULL;
-	struct kv_names *names = NULL;
+	struct ka_tasks *tasks = NULL;
+	struct ka_names *names = NULL;
 	struct ktr_sched *sched = NULL;
-	struct cli_progress *prog;
+	struct ka_progress *prog;
 	struct ktr_rec r;
 	uint64_t v, kevents = 0;
 
@@ -486,19 +423,19 @@ static int run(int argc, char **argv)
 	if (!s.t)
 		return 1;
 	cli_diags(CMD, s.t);
-	tasks = kv_tasks_new(s.t, all, &s.sel.pids, &s.sel.tids);
+	tasks = ka_tasks_new(s.t, all, &s.sel.pids, &s.sel.tids);
 	sched = ktr_sched_new(0, on_interval, &s);
 	if (s.nmarks)
-		names = kv_names_new(s.t, s.sel.demangle);
+		names = ka_names_new(s.t, s.sel.demangle);
 	if (!tasks || !sched || (s.nmarks && !names)) {
 		cli_error(CMD, "out of memory");
 		rc = 1;
 		goto out;
 	}
-	ktr_sched_follow(sched, kv_tasks_want, tasks);
-	prog = cli_progress_start(s.t, CMD, 0);
+	ktr_sched_follow(sched, ka_tasks_want, tasks);
+	prog = ka_progress_start(s.t, CMD, 0);
 	while (ktr_next(s.t, &r)) {
-		cli_progress_rec(prog, &r);
+		ka_progress_rec(prog, &r);
 		cli_diags(CMD, s.t);
 		if (!s.have_first) {
 			s.first = r.ns;
@@ -508,14 +445,14 @@ static int run(int argc, char **argv)
 			s.last = r.ns;
 		if (r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_KEVENT)
 			kevents++;
-		kv_tasks_feed(tasks, &r);
+		ka_tasks_feed(tasks, &r);
 		ktr_sched_feed(sched, s.t, &r);
 		if (s.nmarks && r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL) {
 			struct ktr_call call;
 			int m;
 
 			if (ktr_call_decode(s.t, &r, &call) && cli_select_call(&s.sel, &call) &&
-			    (m = mark_of(&s, kv_names_call(names, &call), call.func)) >= 0) {
+			    (m = mark_of(&s, ka_names_call(names, &call), call.func)) >= 0) {
 				struct lane *l = lane_get(&s, call.tid, call.pid);
 
 				if (l) {
@@ -525,7 +462,7 @@ static int run(int argc, char **argv)
 			}
 		}
 	}
-	cli_progress_end(prog);
+	ka_progress_end(prog);
 	ktr_sched_finish(sched, s.last);
 	cli_diags(CMD, s.t);
 	if (!kevents)
@@ -567,8 +504,8 @@ out:
 	free(s.lanes);
 	free(s.hash);
 	ktr_sched_free(sched);
-	kv_tasks_free(tasks);
-	kv_names_free(names);
+	ka_tasks_free(tasks);
+	ka_names_free(names);
 	cli_select_free(&s.sel);
 	ktr_close(s.t);
 	return rc;

@@ -194,7 +194,7 @@ struct ktr_syms *cli_select_syms(const struct cli_select *s, struct ktr_trace *t
 
 int cli_select_call(const struct cli_select *s, const struct ktr_call *c)
 {
-	return cli_idlist_has(&s->tids, c->tid) && cli_idlist_has(&s->pids, c->pid) &&
+	return ka_ids_has(&s->tids, c->tid) && ka_ids_has(&s->pids, c->pid) &&
 	       c->entry_ns >= s->from && c->exit_ns <= s->to;
 }
 
@@ -202,6 +202,6 @@ int cli_select_rec(const struct cli_select *s, const struct ktr_rec *r)
 {
 	if (r->kind == KTR_GAP)
 		return 1;
-	return cli_idlist_has(&s->tids, r->tid) && cli_idlist_has(&s->pids, r->pid) &&
+	return ka_ids_has(&s->tids, r->tid) && ka_ids_has(&s->pids, r->pid) &&
 	       r->ns >= s->from && r->ns <= s->to;
 }

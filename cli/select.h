@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "cli/cli.h"
+#include "analysis/analysis.h"
 #include "reader/reader.h"
 
 /* Long-option values (above every short option). */
@@ -62,7 +63,7 @@ enum {
  * @demangle:      1 (default) or 0 (--no-demangle).
  */
 struct cli_select {
-	struct cli_idlist tids, pids;
+	struct ka_ids tids, pids;
 	uint64_t from, to;
 	int from_rel, to_rel; /* bounds given with a unit: relative to the origin */
 	int demangle;

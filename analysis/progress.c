@@ -1,6 +1,6 @@
 /*
- * cli/progress.c - the progress line of long reads and exports (API in
- * cli/progress.h).  Stream positions are kept in a small table indexed by
+ * analysis/progress.c - the progress line of long reads and exports (API in
+ * analysis/analysis.h).  Stream positions are kept in a small table indexed by
  * the stream's position in the trace (application streams first, then the
  * kernel sub-trace's), found from ktr_rec.stream by a lookup table.
  */
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/progress.h"
+#include "analysis/analysis.h"
 
 #define CHECK_EVERY 65536u
 
@@ -20,7 +20,7 @@ struct pstream {
 	uint64_t size, pos;
 };
 
-struct cli_progress {
+struct ka_progress {
 	const char *cmd;
 	struct pstream *s;
 	unsigned n;
@@ -38,7 +38,7 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void add_streams(struct cli_progress *p, const struct ktr_trace *t)
+static void add_streams(struct ka_progress *p, const struct ktr_trace *t)
 {
 	for (unsigned i = 0; i < ktr_info(t)->nstreams; i++) {
 		const struct ktr_stream_info *si = ktr_stream(t, i);
@@ -59,10 +59,10 @@ static void add_streams(struct cli_progress *p, const struct ktr_trace *t)
 	}
 }
 
-struct cli_progress *cli_progress_start(const struct ktr_trace *t, const char *cmd, int to_stdout)
+struct ka_progress *ka_progress_start(const struct ktr_trace *t, const char *cmd, int to_stdout)
 {
 	const char *env = getenv("KTRACE_PROGRESS");
-	struct cli_progress *p;
+	struct ka_progress *p;
 
 	if (env && *env == '0')
 		return NULL;
@@ -81,7 +81,7 @@ struct cli_progress *cli_progress_start(const struct ktr_trace *t, const char *c
 	return p;
 }
 
-static void show(struct cli_progress *p, double t)
+static void show(struct ka_progress *p, double t)
 {
 	uint64_t done = 0;
 	double rate = t > p->t0 ? p->recs / (t - p->t0) : 0;
@@ -94,7 +94,7 @@ static void show(struct cli_progress *p, double t)
 	p->shown = 1;
 }
 
-void cli_progress_rec(struct cli_progress *p, const struct ktr_rec *r)
+void ka_progress_rec(struct ka_progress *p, const struct ktr_rec *r)
 {
 	double t;
 
@@ -119,7 +119,7 @@ void cli_progress_rec(struct cli_progress *p, const struct ktr_rec *r)
 	}
 }
 
-void cli_progress_end(struct cli_progress *p)
+void ka_progress_end(struct ka_progress *p)
 {
 	if (!p)
 		return;

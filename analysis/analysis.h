@@ -1,0 +1,270 @@
+/*
+ * analysis/analysis.h - the analysis shared by ktrace's reading commands
+ * (libktrace-analysis.a): which tasks a view shows, the names of functions
+ * and tasks, the progress line of long reads, where the time went per
+ * function (the profile) and the nested call traces.  It works on the reader's
+ * records (reader/reader.h) and knows nothing of options or output
+ * formats: cli/ turns options into its arguments, formats/ writes what it
+ * computes.  The profile and call traces of `ktrace kd` are here too
+ * (analysis/profile.c, analysis/calltrace.c: their comments explain them).
+ *
+ * Task selection.  By default a view shows the traced program: the process
+ * whose trace it is (metadata `pid`) and every process and thread it forked
+ * (PROCESS_FORK events, followed as the records go by); a trace with no
+ * program (kernel only) shows every task.  --all shows every task; -p/-t
+ * lists pick processes (tgids) and threads.  The idle task (pid 0) is never
+ * a task here.
+ *
+ * Function names.  A CALL record names its function by address; names come
+ * from the trace's memory maps through the reader's symbolizer (elfutils),
+ * cached per call-site key, "0xADDR" when unknown.
+ *
+ * Progress: a progress line for long reads and exports: on a
+ * terminal (stderr is a tty) a line "ktrace CMD: 42% 12.3M records,
+ * 4.1M records/s" is redrawn at most twice a second; when stderr is not a
+ * terminal (piped, redirected, tests) nothing is printed at all, nor when
+ * the command's own output goes to that terminal.
+ *
+ * Progress is measured in bytes: the sum of the trace's stream file sizes
+ * (application streams and the kernel sub-trace's) against the byte offset
+ * of the latest record of each stream, so it is exact for one stream and
+ * close for a merge.  The per-record cost is a counter increment and, every
+ * 65536 records, a clock read.
+ *
+ * Not thread-safe: one user per object; one progress line per process at a
+ * time.  Memory: one entry per selected process and per distinct call site.
+ */
+#ifndef KTRACE_ANALYSIS_H
+#define KTRACE_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader/reader.h"
+
+/**
+ * struct ka_ids - a set of process or thread ids, as `--tid 12,15` gives
+ * (cli_idlist_parse()); an empty set selects every id.
+ */
+struct ka_ids {
+	uint64_t *v;
+	size_t n;
+};
+
+/** ka_ids_has() - 1 if @x is in @l or @l is empty, else 0. */
+int ka_ids_has(const struct ka_ids *l, uint64_t x);
+
+/* ---- tasks (analysis/tasks.c) ------------------------------------------------- */
+
+struct ka_tasks;
+
+/**
+ * ka_tasks_new() - the task selection for trace @t: @all, or the
+ * processes @pids and threads @tids (either may be empty), else the
+ * program and its descendants (see above).  Return: NULL on ENOMEM.
+ */
+struct ka_tasks *ka_tasks_new(const struct ktr_trace *t, int all, const struct ka_ids *pids,
+			      const struct ka_ids *tids);
+/** ka_tasks_feed() - follow forks: call for every record, in order. */
+void ka_tasks_feed(struct ka_tasks *k, const struct ktr_rec *r);
+/** ka_tasks_want() - 1 if task @tid of process @pid (0 = unknown) is shown (ktr_sched_follow()). */
+int ka_tasks_want(void *k, uint32_t tid, uint32_t pid);
+/** ka_tasks_free() - free @k (NULL allowed). */
+void ka_tasks_free(struct ka_tasks *k);
+
+/* ---- names (analysis/names.c) ------------------------------------------------- */
+
+struct ka_names;
+
+/**
+ * ka_names_new() - a name cache for the CALL records of @t, C++ names
+ * demangled when @demangle.  NULL on ENOMEM.
+ */
+struct ka_names *ka_names_new(struct ktr_trace *t, int demangle);
+/** ka_names_call() - the function name of call @c (owned by the cache). */
+const char *ka_names_call(struct ka_names *n, const struct ktr_call *c);
+/** ka_names_free() - free @n (NULL allowed). */
+void ka_names_free(struct ka_names *n);
+
+/** ka_comm() - the name of task @tid ("?" if unknown; owned by @t). */
+const char *ka_comm(const struct ktr_trace *t, uint32_t tid);
+
+/* ---- progress (analysis/progress.c) ------------------------------------------- */
+
+struct ka_progress;
+
+/**
+ * ka_progress_start() - begin a progress line for reading @t in command
+ * @cmd; @to_stdout: the command writes its output to standard output while
+ * reading (then a terminal there means no progress line).
+ * KTRACE_PROGRESS=1 in the environment forces it on (one line per update
+ * and a final "100%" line; for tests), KTRACE_PROGRESS=0 off.
+ * Return: the progress state, or NULL when it is off (all functions accept
+ * NULL).
+ */
+struct ka_progress *ka_progress_start(const struct ktr_trace *t, const char *cmd, int to_stdout);
+
+/** ka_progress_rec() - account record @r (call for every record or gap). */
+void ka_progress_rec(struct ka_progress *p, const struct ktr_rec *r);
+
+/** ka_progress_end() - erase the line (or end it) and free @p. */
+void ka_progress_end(struct ka_progress *p);
+
+/* ---- profile (analysis/profile.c) ---------------------------------------------- */
+
+/**
+ * struct ka_fn - one function's statistics (kd's table row).  Times in ns.
+ * @addr:       the function's address (0: unknown).
+ * @count:      calls; @unfinished: of them, calls whose exit was not seen.
+ * @time:       total time, a recursive function's outermost calls only.
+ * @sum:        every call's duration (for the average).
+ * @local:      self time (minus the callees'); on-CPU only with kernel
+ *              events (@wlocal is then the wall-clock self time).
+ * @max:        the longest call; @off: time scheduled out during the calls.
+ * @name:       after ka_profile_name() (malloc'ed; freed with the profile).
+ * @best, @best_ns, @best_count, @have_best: after ka_profile_best(), the
+ *              most time-consuming callee (an index of fns), its time and calls.
+ */
+struct ka_fn {
+	uint64_t addr;
+	uint64_t count, time, local, max, unfinished;
+	uint64_t sum, wlocal, off;
+	char *name;
+	uint32_t best;
+	uint64_t best_ns, best_count;
+	int have_best;
+};
+
+/**
+ * struct ka_profile_opts - what ka_profile_new() counts.
+ * @edges:      collect caller -> callee edges (ka_profile_best()).
+ * @all_tasks:  with kernel events, follow every task (a --pid/--tid
+ *              selection was given), else the program's (ka_tasks_new()).
+ * @want_call:  count call @c? (NULL: every call; the --pid/--tid/--time-range
+ *              selection), called with @arg.
+ * @want_task:  does a gap of thread (@pid, @tid) go to the sorter?
+ * @sorter:     if not NULL, every counted call and the selected gaps are
+ *              added (struct ktr_callent, key = the fns index; for a gap
+ *              key = the gap kind and local_ns = its count) for kd -c.
+ * @cmd:        the command, for the progress line.
+ */
+struct ka_profile_opts {
+	int edges, all_tasks;
+	int (*want_call)(void *arg, const struct ktr_call *c);
+	int (*want_task)(void *arg, uint32_t pid, uint32_t tid);
+	void *arg;
+	struct ktr_callsort *sorter;
+	const char *cmd;
+};
+
+/**
+ * struct ka_profile - a function trace's profile: @fns[@nfns] (in order of
+ * first call); @records read, @calls counted, @call_records decoded
+ * (before selection); @lost, @overwritten, @corrupt: the application's
+ * gaps (records, sub-buffers, areas); @klost: kernel records lost;
+ * @offcpu: context switches were seen (field o and on-CPU local time
+ * apply).  @priv: the library's.
+ */
+struct ka_profile {
+	struct ka_fn *fns;
+	size_t nfns;
+	uint64_t records, calls, call_records;
+	uint64_t lost, overwritten, corrupt, klost;
+	int offcpu;
+	struct ka_profile_priv *priv;
+};
+
+/** ka_profile_new() - an empty profile of trace @t.  Return: NULL on ENOMEM. */
+struct ka_profile *ka_profile_new(struct ktr_trace *t, const struct ka_profile_opts *o);
+
+/**
+ * ka_profile_read() - read every record of the trace once (the reader's
+ * diagnostics stay queued for the caller).  Return: 0, or -ENOMEM, or the
+ * sorter's -errno (a temporary file could not be written).
+ */
+int ka_profile_read(struct ka_profile *p);
+
+/** ka_profile_name() - give every function its (demangled) name from @syms. */
+void ka_profile_name(struct ka_profile *p, struct ktr_syms *syms);
+
+/** ka_profile_best() - each function's most time-consuming callee (needs @edges). */
+void ka_profile_best(struct ka_profile *p);
+
+/**
+ * ka_fn_field() - the value of kd's field letter @field (c count, t time,
+ * a average, l local, s sub-time, o off-CPU, x max, n calls of the top
+ * child); 0 for the others.
+ */
+uint64_t ka_fn_field(const struct ka_fn *f, char field);
+
+/**
+ * ka_profile_sort() - the functions whose time exceeds *@min_time (every
+ * one if NULL), sorted by field @key descending (F: by name ascending),
+ * then time, then name.  Return: a malloc'ed array of *@n pointers into
+ * fns, or NULL on ENOMEM.  Not thread-safe (qsort without an argument).
+ */
+struct ka_fn **ka_profile_sort(struct ka_profile *p, char key, const uint64_t *min_time, size_t *n);
+
+/** ka_profile_sched() - the context switches followed, or NULL without any. */
+struct ktr_sched *ka_profile_sched(const struct ka_profile *p);
+
+/** ka_profile_free() - free @p and its functions' names (NULL allowed). */
+void ka_profile_free(struct ka_profile *p);
+
+/* ---- call traces (analysis/calltrace.c) ---------------------------------------- */
+
+struct ktr_offcpu;
+struct ktr_sched;
+
+/**
+ * struct ka_ct_ops - what ka_calltrace_walk() reports, in output order.
+ * @thread:   the lines of thread @tid (of process @pid) begin (with several
+ *            threads; interlaced: a switch to that thread).
+ * @section:  a signal-handler section starts (@start 1) or ends (0).
+ * @gap:      records were lost here: @gap a KTR_GAP_* kind, @count.
+ * @call:     call @e of thread @tid, @marks levels deep ('|', or '!' inside
+ *            a signal-handler section: @e->sig).  Return < 0 to stop.
+ * @offcpu:   thread @tid left the CPU (@o) with @level of its calls open.
+ */
+struct ka_ct_ops {
+	void (*thread)(void *arg, uint32_t pid, uint32_t tid);
+	void (*section)(void *arg, int start);
+	void (*gap)(void *arg, unsigned gap, uint64_t count);
+	int (*call)(void *arg, const struct ktr_callent *e, uint32_t tid, unsigned marks);
+	void (*offcpu)(void *arg, const struct ktr_offcpu *o, uint32_t tid, unsigned level);
+};
+
+/**
+ * ka_calltrace_walk() - walk the calls of sorter @s (filled by
+ * ka_profile_read(), ordered by thread or, with @interlace, by entry time)
+ * as nested call traces, reporting to @ops; @sched (ka_profile_sched(),
+ * may be NULL) adds the switch-outs inside the calls.
+ * Return: 0, or -errno from the sorter or memory.
+ */
+int ka_calltrace_walk(struct ktr_callsort *s, struct ktr_sched *sched, int interlace,
+		      const struct ka_ct_ops *ops, void *arg);
+
+/* ---- folded stacks (analysis/folded.c) ----------------------------------------- */
+
+/**
+ * struct ka_folded_opts - what ka_folded() reads: calls @want_call keeps
+ * (NULL: all; with @arg), named through @names; @cmd for the progress line.
+ */
+struct ka_folded_opts {
+	int (*want_call)(void *arg, const struct ktr_call *c);
+	void *arg;
+	struct ka_names *names;
+	const char *cmd;
+};
+
+/**
+ * ka_folded() - the folded stacks of trace @t: @emit(@arg, path, ns) for
+ * each distinct path ("comm;f1;...;fn", ';' and newlines in names
+ * replaced) with its self time in ns (0 never emitted).  *@calls is
+ * incremented per call read.  Return: 0, or -errno (memory, or the
+ * sorter's temporary files).
+ */
+int ka_folded(struct ktr_trace *t, const struct ka_folded_opts *o,
+	      void (*emit)(void *arg, const char *path, uint64_t ns), void *arg, uint64_t *calls);
+
+#endif

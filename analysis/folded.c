@@ -1,0 +1,238 @@
+/*
+ * analysis/folded.c - folded stacks, the input of flamegraph.pl (Brendan
+ * Gregg's FlameGraph) and speedscope: one line "thread;f1;f2;...;fn NS"
+ * per distinct call path, NS the self time spent in fn on that path (API
+ * in analysis/analysis.h).
+ *
+ * Calls are sorted by thread and entry time (reader/callsort.c, bounded
+ * memory), the stack of each thread is rebuilt from entry/exit times and
+ * depths, and equal paths are summed in a hash table of at most
+ * FOLD_MAX paths (beyond it, what is there is written out and counting
+ * starts over: flamegraph.pl sums repeated lines, so the graph is the same).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+
+#define FOLD_MAX 1000000u
+
+struct fold_ent {
+	char *path;
+	uint64_t ns;
+	uint64_t hash;
+};
+
+struct fold {
+	struct fold_ent *v;
+	size_t size, n;
+	void (*emit)(void *arg, const char *path, uint64_t ns);
+	void *arg;
+};
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void fold_flush(struct fold *f)
+{
+	for (size_t i = 0; i < f->size; i++) {
+		if (!f->v[i].path)
+			continue;
+		f->emit(f->arg, f->v[i].path, f->v[i].ns);
+		free(f->v[i].path);
+		f->v[i].path = NULL;
+	}
+	f->n = 0;
+}
+
+static void fold_add(struct fold *f, const char *path, uint64_t ns)
+{
+	uint64_t h = fnv(path);
+	size_t i;
+
+	if (!ns)
+		return;
+	if (!f->size) {
+		f->size = 1u << 16;
+		f->v = calloc(f->size, sizeof(*f->v));
+		if (!f->v) {
+			f->size = 0;
+			f->emit(f->arg, path, ns);
+			return;
+		}
+	}
+	for (i = h & (f->size - 1); f->v[i].path; i = (i + 1) & (f->size - 1))
+		if (f->v[i].hash == h && !strcmp(f->v[i].path, path)) {
+			f->v[i].ns += ns;
+			return;
+		}
+	if ((f->n + 1) * 2 > f->size) {
+		size_t size = f->size * 2;
+		struct fold_ent *v = size <= 2 * FOLD_MAX ? calloc(size, sizeof(*v)) : NULL;
+
+		if (!v) {
+			fold_flush(f); /* bounded: write what we have and start over */
+		} else {
+			for (size_t k = 0; k < f->size; k++) {
+				size_t j;
+
+				if (!f->v[k].path)
+					continue;
+				for (j = f->v[k].hash & (size - 1); v[j].path; j = (j + 1) & (size - 1))
+					;
+				v[j] = f->v[k];
+			}
+			free(f->v);
+			f->v = v;
+			f->size = size;
+		}
+		for (i = h & (f->size - 1); f->v[i].path; i = (i + 1) & (f->size - 1))
+			;
+	}
+	f->v[i].path = strdup(path);
+	if (!f->v[i].path) {
+		f->emit(f->arg, path, ns);
+		return;
+	}
+	f->v[i].hash = h;
+	f->v[i].ns = ns;
+	f->n++;
+}
+
+/* A frame name for a folded line: ';' separates frames, so it becomes ':'. */
+static void frame(char *dst, size_t len, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len && name[i]; i++)
+		dst[i] = name[i] == ';' ? ':' : name[i] == '\n' ? ' ' : name[i];
+	dst[i] = 0;
+}
+
+struct fstack {
+	uint64_t end;
+	unsigned depth;
+	size_t len; /* path length before this frame */
+};
+
+int ka_folded(struct ktr_trace *t, const struct ka_folded_opts *o,
+	      void (*emit)(void *arg, const char *path, uint64_t ns), void *arg, uint64_t *calls)
+{
+	struct ktr_ctree *ct = ktr_ctree_new();
+	struct ktr_callsort *cs = ktr_callsort_new(0, KTR_SORT_THREAD);
+	struct ka_progress *prog = ka_progress_start(t, o->cmd, 0);
+	struct fold f = { NULL, 0, 0, emit, arg };
+	struct fstack *st = NULL;
+	size_t nst = 0, capst = 0, plen = 0;
+	char *path = NULL;
+	size_t pcap = 0;
+	uint32_t cur_thread = UINT32_MAX;
+	struct ktr_callent e;
+	struct ktr_rec r;
+	int rc = 0;
+
+	if (!ct || !cs) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	while (ktr_next(t, &r)) {
+		struct ktr_call c;
+
+		ka_progress_rec(prog, &r);
+		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL || !ktr_call_decode(t, &r, &c) ||
+		    (o->want_call && !o->want_call(o->arg, &c)))
+			continue;
+		memset(&e, 0, sizeof(e));
+		e.entry_ns = c.entry_ns;
+		e.dur_ns = c.dur_ns;
+		e.local_ns = ktr_ctree_add(ct, &c, c.key, NULL, NULL);
+		e.key = c.key;
+		e.thread = ktr_callsort_thread(cs, c.pid, c.tid);
+		e.depth = (uint16_t)(c.depth > 65535 ? 65535 : c.depth);
+		e.sig = (uint8_t)c.sig;
+		e.flags = (uint8_t)c.flags;
+		e.cpu = c.cpu >= 0 ? (uint32_t)c.cpu : 0xffffffffu;
+		if ((rc = ktr_callsort_add(cs, &e)) < 0)
+			goto out;
+		(*calls)++;
+	}
+	ka_progress_end(prog);
+	prog = NULL;
+	/* calls by thread, then entry time: rebuild each stack with a stack of frames */
+	while ((rc = ktr_callsort_next(cs, &e)) > 0) {
+		char fr[512];
+		struct ktr_call c;
+		size_t need;
+
+		if (e.thread != cur_thread) {
+			uint32_t pid = 0, tid = 0;
+
+			ktr_callsort_thread_ids(cs, e.thread, &pid, &tid);
+			cur_thread = e.thread;
+			nst = 0;
+			frame(fr, sizeof(fr), ka_comm(t, tid));
+			plen = strlen(fr);
+			if (plen + 1 > pcap) {
+				char *n = realloc(path, pcap = plen + 4096);
+
+				if (!n) {
+					rc = -ENOMEM;
+					goto out;
+				}
+				path = n;
+			}
+			memcpy(path, fr, plen + 1);
+		}
+		while (nst && (st[nst - 1].end <= e.entry_ns || st[nst - 1].depth >= e.depth)) {
+			plen = st[nst - 1].len;
+			nst--;
+		}
+		memset(&c, 0, sizeof(c));
+		c.key = e.key;
+		ktr_call_key_addrs(t, e.key, &c.func, &c.site);
+		frame(fr, sizeof(fr), ka_names_call(o->names, &c));
+		need = plen + 1 + strlen(fr) + 1;
+		if (need > pcap) {
+			char *n = realloc(path, pcap = need + 4096);
+
+			if (!n) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			path = n;
+		}
+		if (nst == capst) {
+			struct fstack *n = realloc(st, (capst = capst ? 2 * capst : 64) * sizeof(*n));
+
+			if (!n) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			st = n;
+		}
+		st[nst].end = e.entry_ns + e.dur_ns;
+		st[nst].depth = e.depth;
+		st[nst].len = plen;
+		nst++;
+		path[plen] = ';';
+		strcpy(path + plen + 1, fr);
+		plen = strlen(path);
+		fold_add(&f, path, e.local_ns);
+	}
+	fold_flush(&f);
+out:
+	ka_progress_end(prog);
+	free(f.v);
+	free(st);
+	free(path);
+	ktr_ctree_free(ct);
+	ktr_callsort_free(cs);
+	return rc < 0 ? rc : 0;
+}

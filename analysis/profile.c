@@ -1,0 +1,424 @@
+/*
+ * analysis/profile.c - where the time went, per function: the statistics
+ * of `ktrace kd`'s table (KFT's kd, seed 002), read from a function trace
+ * in one pass (API in analysis/analysis.h).
+ *
+ * The trace is read once, in record order (by exit time per thread).
+ * reader/calltree.c rebuilds each thread's call tree on the fly, giving
+ * every call its local time (duration minus its children's durations) and
+ * the caller -> callee edges of the "most time-consuming child" fields;
+ * reader/outer.c counts a recursive function's time once (its outermost
+ * active calls).  Memory is per function and per open call, so traces of
+ * any length work.  Calls are also handed to a sorter for kd -c (calls in
+ * entry order), with the gaps of the selected threads.
+ *
+ * With kernel events in the trace (`ktrace record --kernel`: DIR/kernel,
+ * merged by time), reader/sched.c follows the program's threads through
+ * their context switches: a function's off-CPU time is the time its
+ * thread was scheduled out during its calls, and local time becomes
+ * on-CPU self time (the seed's KFT caveat: time scheduled out no longer
+ * counts as the function's own).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "reader/sched.h"
+
+/* Open-addressing map from a 64-bit key to a 32-bit value. */
+struct map64 {
+	uint64_t *k;
+	uint32_t *v; /* value + 1, 0 = empty */
+	size_t n, cap;
+};
+
+struct edge {
+	uint32_t parent, child;
+	uint64_t ns, count;
+};
+
+struct ka_profile_priv {
+	struct ka_profile_opts o;
+	struct ktr_trace *t;
+	size_t capfns;
+	struct map64 by_key, by_addr, by_edge;
+	struct edge *edges;
+	size_t nedges, capedges;
+	struct ktr_sched *sched;
+	struct ka_tasks *tasks;
+};
+
+static size_t hash64(uint64_t k, size_t mask)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (size_t)k & mask;
+}
+
+/* The value of @k, or -1. */
+static long map_get(const struct map64 *m, uint64_t k)
+{
+	if (!m->cap)
+		return -1;
+	for (size_t i = hash64(k, m->cap - 1); m->v[i]; i = (i + 1) & (m->cap - 1))
+		if (m->k[i] == k)
+			return (long)m->v[i] - 1;
+	return -1;
+}
+
+/* Set @k to @v.  Return: 0 or -ENOMEM. */
+static int map_put(struct map64 *m, uint64_t k, uint32_t v)
+{
+	size_t i;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 1024;
+		uint64_t *nk = malloc(cap * sizeof(*nk));
+		uint32_t *nv = calloc(cap, sizeof(*nv));
+
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return -ENOMEM;
+		}
+		for (size_t j = 0; j < m->cap; j++) {
+			if (!m->v[j])
+				continue;
+			for (i = hash64(m->k[j], cap - 1); nv[i]; i = (i + 1) & (cap - 1))
+				;
+			nk[i] = m->k[j];
+			nv[i] = m->v[j];
+		}
+		free(m->k);
+		free(m->v);
+		m->k = nk;
+		m->v = nv;
+		m->cap = cap;
+	}
+	for (i = hash64(k, m->cap - 1); m->v[i]; i = (i + 1) & (m->cap - 1))
+		if (m->k[i] == k) {
+			m->v[i] = v + 1;
+			return 0;
+		}
+	m->k[i] = k;
+	m->v[i] = v + 1;
+	m->n++;
+	return 0;
+}
+
+static void map_free(struct map64 *m)
+{
+	free(m->k);
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+struct ka_profile *ka_profile_new(struct ktr_trace *t, const struct ka_profile_opts *o)
+{
+	struct ka_profile *p = calloc(1, sizeof(*p));
+	struct ka_profile_priv *q = calloc(1, sizeof(*q));
+
+	if (!p || !q) {
+		free(p);
+		free(q);
+		return NULL;
+	}
+	p->priv = q;
+	q->o = *o;
+	q->t = t;
+	if (ktr_kernel(t)) {
+		/* follow the program's threads through their context switches */
+		q->tasks = ka_tasks_new(t, o->all_tasks, NULL, NULL);
+		q->sched = q->tasks ? ktr_sched_new(KTR_SCHED_OFFCPU, NULL, NULL) : NULL;
+		if (!q->sched) {
+			ka_profile_free(p);
+			return NULL;
+		}
+		ktr_sched_follow(q->sched, ka_tasks_want, q->tasks);
+	}
+	return p;
+}
+
+struct ktr_sched *ka_profile_sched(const struct ka_profile *p)
+{
+	return p->offcpu ? p->priv->sched : NULL;
+}
+
+/* The fn index of call @c (by its key, then by its function address). */
+static long fn_of(struct ka_profile *p, const struct ktr_call *c)
+{
+	struct ka_profile_priv *q = p->priv;
+	long i = map_get(&q->by_key, c->key);
+
+	if (i >= 0)
+		return i;
+	i = map_get(&q->by_addr, c->func);
+	if (i < 0) {
+		if (p->nfns == q->capfns) {
+			size_t cap = q->capfns ? 2 * q->capfns : 256;
+			struct ka_fn *n = realloc(p->fns, cap * sizeof(*n));
+
+			if (!n)
+				return -1;
+			p->fns = n;
+			q->capfns = cap;
+		}
+		memset(&p->fns[p->nfns], 0, sizeof(p->fns[0]));
+		p->fns[p->nfns].addr = c->func;
+		i = (long)p->nfns++;
+		if (map_put(&q->by_addr, c->func, (uint32_t)i) < 0)
+			return -1;
+	}
+	if (map_put(&q->by_key, c->key, (uint32_t)i) < 0)
+		return -1;
+	return i;
+}
+
+static void on_child(void *arg, uintptr_t parent, uintptr_t child, uint64_t ns, uint64_t count)
+{
+	struct ka_profile_priv *q = arg;
+	uint64_t key = (uint64_t)parent << 32 | (uint32_t)child;
+	long i = map_get(&q->by_edge, key);
+
+	if (i < 0) {
+		if (q->nedges == q->capedges) {
+			size_t cap = q->capedges ? 2 * q->capedges : 1024;
+			struct edge *n = realloc(q->edges, cap * sizeof(*n));
+
+			if (!n)
+				return;
+			q->edges = n;
+			q->capedges = cap;
+		}
+		i = (long)q->nedges;
+		if (map_put(&q->by_edge, key, (uint32_t)i) < 0)
+			return;
+		q->edges[i] = (struct edge){ (uint32_t)parent, (uint32_t)child, 0, 0 };
+		q->nedges++;
+	}
+	q->edges[i].ns += ns;
+	q->edges[i].count += count;
+}
+
+/* A gap of a selected thread, in the sorter (kd -c shows it where it was). */
+static int sort_gap(struct ka_profile_priv *q, const struct ktr_rec *r)
+{
+	struct ktr_callent e = { 0 };
+
+	if (!q->o.sorter || !q->o.want_task || !q->o.want_task(q->o.arg, r->pid, r->tid))
+		return 0;
+	e.entry_ns = r->ns;
+	e.flags = KTR_CALLENT_GAP;
+	e.key = r->gap;
+	e.local_ns = r->count;
+	e.thread = ktr_callsort_thread(q->o.sorter, r->pid, r->tid);
+	e.cpu = (uint32_t)r->cpu;
+	return ktr_callsort_add(q->o.sorter, &e);
+}
+
+static int sort_call(struct ka_profile_priv *q, const struct ktr_call *c, uint64_t local, long fi)
+{
+	struct ktr_callent e;
+
+	if (!q->o.sorter)
+		return 0;
+	e.entry_ns = c->entry_ns;
+	e.dur_ns = c->dur_ns;
+	e.local_ns = local;
+	e.key = (uint32_t)fi;
+	e.thread = ktr_callsort_thread(q->o.sorter, c->pid, c->tid);
+	e.depth = (uint16_t)(c->depth > 0xffff ? 0xffff : c->depth);
+	e.sig = (uint8_t)c->sig;
+	e.flags = (uint8_t)c->flags;
+	e.cpu = (uint32_t)c->cpu;
+	return ktr_callsort_add(q->o.sorter, &e);
+}
+
+int ka_profile_read(struct ka_profile *p)
+{
+	struct ka_profile_priv *q = p->priv;
+	struct ktr_ctree *ct = ktr_ctree_new(), *ct_on = ktr_ctree_new();
+	struct ktr_outer *outer = ktr_outer_new();
+	struct ka_progress *prog = ka_progress_start(q->t, q->o.cmd, 0);
+	struct ktr_rec r;
+	struct ktr_call c;
+	int rc = 0;
+
+	if (!ct || !ct_on || !outer)
+		rc = -ENOMEM;
+	while (!rc && ktr_next(q->t, &r)) {
+		long fi;
+		uint64_t local, off = 0;
+		struct ka_fn *f;
+
+		p->records++;
+		ka_progress_rec(prog, &r);
+		if (q->sched && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT)) {
+			/* a kernel event: only the context switches matter here */
+			ka_tasks_feed(q->tasks, &r);
+			ktr_sched_feed(q->sched, q->t, &r);
+			if (r.kind == KTR_GAP && r.gap != KTR_GAP_CORRUPT)
+				p->klost += r.count;
+			continue;
+		}
+		if (r.kind == KTR_GAP) {
+			if (r.gap == KTR_GAP_OVERWRITTEN)
+				p->overwritten += r.count;
+			else if (r.gap == KTR_GAP_CORRUPT)
+				p->corrupt++;
+			else
+				p->lost += r.count;
+			rc = sort_gap(q, &r);
+			continue;
+		}
+		if (!ktr_call_decode(q->t, &r, &c))
+			continue;
+		p->call_records++;
+		if (q->o.want_call && !q->o.want_call(q->o.arg, &c))
+			continue;
+		p->calls++;
+		fi = fn_of(p, &c);
+		if (fi < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		local = ktr_ctree_add(ct, &c, (uintptr_t)fi, q->o.edges ? on_child : NULL, q);
+		f = &p->fns[fi];
+		f->wlocal += local;
+		if (q->sched && ktr_sched_switches(q->sched)) {
+			/* on-CPU local time: the same call tree over on-CPU durations */
+			struct ktr_call on = c;
+
+			p->offcpu = 1;
+			off = ktr_sched_offcpu(q->sched, c.tid, c.entry_ns, c.exit_ns, NULL, NULL);
+			on.dur_ns = off < c.dur_ns ? c.dur_ns - off : 0;
+			local = ktr_ctree_add(ct_on, &on, (uintptr_t)fi, NULL, NULL);
+			f->off += off;
+		}
+		f->count++;
+		f->time += ktr_outer_add(outer, &c, (uint64_t)fi);
+		f->sum += c.dur_ns;
+		f->local += local;
+		if (c.dur_ns > f->max)
+			f->max = c.dur_ns;
+		if (c.flags & KTRACE_CALLF_UNFINISHED)
+			f->unfinished++;
+		rc = sort_call(q, &c, local, fi);
+	}
+	ka_progress_end(prog);
+	ktr_ctree_free(ct);
+	ktr_ctree_free(ct_on);
+	ktr_outer_free(outer);
+	return rc;
+}
+
+void ka_profile_name(struct ka_profile *p, struct ktr_syms *syms)
+{
+	char buf[512];
+
+	for (size_t i = 0; i < p->nfns; i++) {
+		struct ka_fn *f = &p->fns[i];
+		struct ktr_sym s;
+
+		if (!f->addr) {
+			f->name = strdup("?");
+			continue;
+		}
+		ktr_sym_lookup(syms, f->addr, 0, &s);
+		f->name = strdup(ktr_sym_format(&s, 1, buf, sizeof(buf)));
+	}
+}
+
+void ka_profile_best(struct ka_profile *p)
+{
+	struct ka_profile_priv *q = p->priv;
+
+	for (size_t i = 0; i < q->nedges; i++) {
+		const struct edge *e = &q->edges[i];
+		struct ka_fn *f = &p->fns[e->parent];
+
+		if (!f->have_best || e->ns > f->best_ns || (e->ns == f->best_ns && e->count > f->best_count)) {
+			f->have_best = 1;
+			f->best = e->child;
+			f->best_ns = e->ns;
+			f->best_count = e->count;
+		}
+	}
+}
+
+uint64_t ka_fn_field(const struct ka_fn *f, char field)
+{
+	switch (field) {
+	case 'c': return f->count;
+	case 't': return f->time;
+	case 'a': return f->count ? f->sum / f->count : 0;
+	case 'l': return f->local;
+	case 's': return f->time > f->wlocal ? f->time - f->wlocal : 0;
+	case 'o': return f->off;
+	case 'x': return f->max;
+	case 'n': return f->have_best ? f->best_count : 0;
+	default: return 0;
+	}
+}
+
+static char sort_key; /* qsort() has no argument: set by ka_profile_sort() */
+
+static int cmp_fn(const void *a, const void *b)
+{
+	const struct ka_fn *x = *(const struct ka_fn *const *)a, *y = *(const struct ka_fn *const *)b;
+	uint64_t vx, vy;
+
+	if (sort_key == 'F') {
+		int c = strcmp(x->name ? x->name : "", y->name ? y->name : "");
+
+		if (c)
+			return c;
+		return x->addr < y->addr ? -1 : x->addr > y->addr;
+	}
+	vx = ka_fn_field(x, sort_key);
+	vy = ka_fn_field(y, sort_key);
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	if (x->time != y->time)
+		return x->time > y->time ? -1 : 1;
+	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
+}
+
+struct ka_fn **ka_profile_sort(struct ka_profile *p, char key, const uint64_t *min_time, size_t *n)
+{
+	struct ka_fn **rows = malloc((p->nfns ? p->nfns : 1) * sizeof(*rows));
+
+	*n = 0;
+	if (!rows)
+		return NULL;
+	for (size_t i = 0; i < p->nfns; i++)
+		if (!min_time || p->fns[i].time > *min_time)
+			rows[(*n)++] = &p->fns[i];
+	sort_key = key;
+	qsort(rows, *n, sizeof(*rows), cmp_fn);
+	return rows;
+}
+
+void ka_profile_free(struct ka_profile *p)
+{
+	struct ka_profile_priv *q;
+
+	if (!p)
+		return;
+	q = p->priv;
+	for (size_t i = 0; i < p->nfns; i++)
+		free(p->fns[i].name);
+	free(p->fns);
+	if (q) {
+		free(q->edges);
+		map_free(&q->by_key);
+		map_free(&q->by_addr);
+		map_free(&q->by_edge);
+		ktr_sched_free(q->sched);
+		ka_tasks_free(q->tasks);
+		free(q);
+	}
+	free(p);
+}

@@ -1,0 +1,49 @@
+/*
+ * formats/csv.c - CSV: RFC 4180 fields, and the rows of the schema that
+ * `kd --format=csv` and `export --format=csv` share (formats/formats.h).
+ */
+#include <string.h>
+
+#include "formats/formats.h"
+
+void fmt_csv_str(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs_unlocked(s, out);
+		return;
+	}
+	putc_unlocked('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			putc_unlocked('"', out);
+		putc_unlocked(*s, out);
+	}
+	putc_unlocked('"', out);
+}
+
+/* A number column, empty for a negative value (none). */
+static void num(FILE *out, int64_t v)
+{
+	if (v >= 0)
+		fmt_put_u64(out, (uint64_t)v);
+	putc_unlocked(',', out);
+}
+
+void fmt_row_csv(FILE *out, const struct fmt_row *r)
+{
+	fmt_put_u64(out, r->time_ns);
+	putc_unlocked(',', out);
+	num(out, r->dur_ns);
+	num(out, r->self_ns);
+	num(out, r->cpu);
+	num(out, r->pid);
+	num(out, r->tid);
+	fmt_csv_str(out, r->comm);
+	putc_unlocked(',', out);
+	fmt_csv_str(out, r->category);
+	putc_unlocked(',', out);
+	fmt_csv_str(out, r->name);
+	putc_unlocked(',', out);
+	fmt_csv_str(out, r->args);
+	putc_unlocked('\n', out);
+}
