@@ -1,0 +1,165 @@
+/*
+ * cli/kd_calls.c - the output of `ktrace kd -c`: nested call traces as KFT's
+ * kd printed them ('|' per level, signal-handler sections between "!!!!
+ * start" and "!!!! end"), with -l the Entry, Duration and Local columns,
+ * the switch-outs inside the calls when the trace has kernel events, and
+ * the gaps where records were lost; or one CSV/JSON row per call.  The
+ * walk is analysis/calltrace.c, which calls back here for each line.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/kd.h"
+#include "cli/output.h"
+#include "reader/sched.h"
+
+/* ------------------------------------------------------------------ */
+/* Call traces (-c): the lines analysis/calltrace.c reports            */
+/* ------------------------------------------------------------------ */
+
+static void ct_thread(void *arg, uint32_t pid, uint32_t tid)
+{
+	struct kd *k = arg;
+
+	fprintf(k->out, "----------- %s %" PRIu32 " (%s, process %" PRIu32 ") --------------\n",
+		k->o.interlace ? "switch to thread" : "thread", tid, ka_comm(k->t, tid), pid);
+}
+
+static void ct_section(void *arg, int start)
+{
+	struct kd *k = arg;
+
+	fprintf(k->out, "%s----------- !!!! %s%s\n", cli_c_magenta(),
+		start ? "start --------------" : "end ----------------", cli_c_reset());
+}
+
+static void ct_gap(void *arg, unsigned gap, uint64_t count)
+{
+	struct kd *k = arg;
+	const char *s = count == 1 ? "" : "s";
+
+	fprintf(k->out, "%s----------- ", cli_c_red());
+	switch (gap) {
+	case KTR_GAP_LOST: fprintf(k->out, "%" PRIu64 " record%s lost", count, s); break;
+	case KTR_GAP_OVERWRITTEN: fprintf(k->out, "%" PRIu64 " sub-buffer%s overwritten", count, s); break;
+	case KTR_GAP_DROPPED: fprintf(k->out, "%" PRIu64 " record%s dropped", count, s); break;
+	default: fputs("corrupt data skipped", k->out); break;
+	}
+	fprintf(k->out, " --------------%s\n", cli_c_reset());
+}
+
+static int ct_call(void *arg, const struct ktr_callent *e, uint32_t tid, unsigned marks)
+{
+	struct kd *k = arg;
+	char b1[32], b2[32], b3[32];
+
+	if (k->o.longfmt)
+		fprintf(k->out, "%*s %*s %*s ", k->we, kd_us(&k->o, (int64_t)(e->entry_ns - k->origin), b1, sizeof(b1)),
+			k->wd, kd_us(&k->o, (int64_t)e->dur_ns, b2, sizeof(b2)), k->wd,
+			kd_us(&k->o, (int64_t)e->local_ns, b3, sizeof(b3)));
+	fprintf(k->out, "%7" PRIu32 " ", tid);
+	for (unsigned i = 0; i < marks; i++)
+		fputs(e->sig ? "!  " : "|  ", k->out);
+	fputs(e->key < k->p->nfns && k->p->fns[e->key].name ? k->p->fns[e->key].name : "?", k->out);
+	if (e->flags & KTRACE_CALLF_UNFINISHED)
+		fputs(" [unfinished]", k->out);
+	if (e->flags & KTRACE_CALLF_WATCH)
+		fputs(" [watch]", k->out);
+	fputc('\n', k->out);
+	return ferror(k->out) ? -1 : 0;
+}
+
+static void ct_offcpu(void *arg, const struct ktr_offcpu *o, uint32_t tid, unsigned level)
+{
+	struct kd *k = arg;
+	char b1[32], b2[32], b3[32];
+
+	if (k->o.longfmt)
+		fprintf(k->out, "%*s %*s %*s ", k->we, kd_us(&k->o, (int64_t)(o->out_ns - k->origin), b1, sizeof(b1)),
+			k->wd, o->in_ns == UINT64_MAX ? "-" : kd_us(&k->o, (int64_t)(o->in_ns - o->out_ns), b2, sizeof(b2)),
+			k->wd, "");
+	fprintf(k->out, "%7" PRIu32 " ", tid);
+	for (unsigned i = 0; i < level; i++)
+		fputs("|  ", k->out);
+	if (o->in_ns == UINT64_MAX) {
+		fprintf(k->out, "<off CPU: %s, not back by the end of the trace>\n",
+			o->blocked ? "blocked" : "preempted");
+		return;
+	}
+	fprintf(k->out, "<off CPU %s us: %s", kd_us(&k->o, (int64_t)(o->in_ns - o->out_ns), b1, sizeof(b1)),
+		o->blocked ? "blocked" : "preempted");
+	if (o->blocked && o->wake_ns < o->in_ns)
+		fprintf(k->out, ", woken after %s us", kd_us(&k->o, (int64_t)(o->wake_ns - o->out_ns), b3, sizeof(b3)));
+	fprintf(k->out, ", CPU %d -> %d>\n", o->cpu_out, o->cpu_in);
+}
+
+/* A call (or gap) of the sorter as a row of formats/formats.h (kd -c --format=csv|json). */
+static void call_row(struct kd *k, FILE *out, struct ktr_callsort *s, const struct ktr_callent *e)
+{
+	char args[96], name[96];
+	uint32_t pid = 0, tid = 0;
+	struct fmt_row row;
+
+	ktr_callsort_thread_ids(s, e->thread, &pid, &tid);
+	row.time_ns = e->entry_ns;
+	row.cpu = e->cpu == UINT32_MAX ? -1 : (int)e->cpu;
+	row.pid = pid;
+	row.tid = tid;
+	row.comm = ka_comm(k->t, tid);
+	row.args = args;
+	if (e->flags & KTR_CALLENT_GAP) {
+		snprintf(name, sizeof(name), "[%s]", e->key == KTR_GAP_LOST ? "lost" :
+			 e->key == KTR_GAP_OVERWRITTEN ? "overwritten" :
+			 e->key == KTR_GAP_DROPPED ? "dropped" : "corrupt");
+		snprintf(args, sizeof(args), "count=%" PRIu64, e->local_ns);
+		row.dur_ns = row.self_ns = -1;
+		row.category = "ktrace";
+		row.name = name;
+	} else {
+		snprintf(args, sizeof(args), "depth=%u;sig=%u;flags=%u", e->depth, e->sig, e->flags);
+		row.dur_ns = (int64_t)e->dur_ns;
+		row.self_ns = (int64_t)e->local_ns;
+		row.category = "call";
+		row.name = e->key < k->p->nfns && k->p->fns[e->key].name ? k->p->fns[e->key].name : "?";
+	}
+	if (k->o.format == FMT_CSV) {
+		fmt_row_csv(out, &row);
+	} else {
+		fputs(k->first ? "\n" : ",\n", out);
+		fmt_row_json(out, &row);
+	}
+	k->first = 0;
+}
+
+int kd_print_calls(struct kd *k, FILE *out, struct ktr_callsort *s)
+{
+	static const struct ka_ct_ops ops = { ct_thread, ct_section, ct_gap, ct_call, ct_offcpu };
+	struct ktr_callent e;
+	int rc;
+
+	k->out = out;
+	if (k->o.format != FMT_TEXT) {
+		k->first = 1;
+		fputs(k->o.format == FMT_CSV ? FMT_ROW_HEADER "\n" : "{\"calls\":[", out);
+		while ((rc = ktr_callsort_next(s, &e)) > 0 && !ferror(out))
+			call_row(k, out, s, &e);
+		if (k->o.format == FMT_JSON)
+			fputs("\n]}\n", out);
+		return rc < 0 ? rc : 0;
+	}
+	k->origin = ktr_time_origin(k->t);
+	k->we = k->o.usec ? 10 : 12;
+	k->wd = k->o.usec ? 10 : 11;
+	if (k->o.longfmt) {
+		fprintf(out, "%*s %*s %*s %7s %s\n", -k->we, " Entry", -k->wd, " Duration", -k->wd,
+			" Local", "Pid", "   Trace");
+		fprintf(out, "%.*s %.*s %.*s ------- ---------------------------------\n", k->we,
+			"------------", k->wd, "------------", k->wd, "------------");
+	} else {
+		fprintf(out, "%7s %s\n", "Pid", "   Trace");
+		fprintf(out, "------- ---------------------------------\n");
+	}
+	return ka_calltrace_walk(s, ka_profile_sched(k->p), k->o.interlace, &ops, k);
+}
