@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,50 +93,8 @@ int kft_kdir_symbols(const char *dst, const char *kallsyms)
 	return 1;
 }
 
-struct text {
-	char *buf;
-	size_t len, cap;
-	int failed;
-};
-
-static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t->failed)
-		return;
-	for (;;) {
-		size_t cap;
-		char *p;
-
-		va_start(ap, fmt);
-		n = vsnprintf(t->buf ? t->buf + t->len : NULL, t->buf ? t->cap - t->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			t->failed = 1;
-			return;
-		}
-		if (t->buf && t->len + (size_t)n < t->cap) {
-			t->len += (size_t)n;
-			return;
-		}
-		cap = t->cap ? 2 * t->cap : 8192;
-		while (cap <= t->len + (size_t)n)
-			cap *= 2;
-		p = realloc(t->buf, cap);
-		if (!p) {
-			t->failed = 1;
-			return;
-		}
-		t->buf = p;
-		t->cap = cap;
-	}
-}
-
 /* `thread TID PID COMM` for every task listed in @procdir. */
-static void add_threads(struct text *t, const char *procdir)
+static void add_threads(struct kcl_text *t, const char *procdir)
 {
 	DIR *d = opendir(procdir);
 	struct dirent *p;
@@ -167,7 +124,7 @@ static void add_threads(struct text *t, const char *procdir)
 				continue;
 			if (fgets(comm, sizeof(comm), f)) {
 				comm[strcspn(comm, "\n")] = '\0';
-				add(t, "thread %s %s %s\n", q->d_name, p->d_name, comm[0] ? comm : "?");
+				kcl_text_add(t, "thread %s %s %s\n", q->d_name, p->d_name, comm[0] ? comm : "?");
 			}
 			fclose(f);
 		}
@@ -179,34 +136,28 @@ static void add_threads(struct text *t, const char *procdir)
 int kft_kdir_metadata(const char *dst, const char *source, uint32_t buf_size, int have_syms,
 		      const char *procdir)
 {
-	struct text t = { 0 };
-	struct utsname u;
+	struct kcl_text t = { 0 };
 	uint64_t mono = kcl_now_ns(CLOCK_MONOTONIC), real = kcl_now_ns(CLOCK_REALTIME);
 	int rc;
 
-	add(&t, "ktrace-format %d\n", KTRACE_FORMAT_VERSION);
-	add(&t, "# KFT kernel trace from %s (ktrace kft)\n", source);
-	add(&t, "clock mono\n");
-	add(&t, "calib %" PRIu64 " %" PRIu64 "\n", mono / 2, mono / 2);
-	add(&t, "calib %" PRIu64 " %" PRIu64 "\n", mono, mono);
-	if (uname(&u) == 0) {
-		add(&t, "host %s\n", u.nodename);
-		add(&t, "kernel %s\n", u.release);
-		add(&t, "machine %s\n", u.machine);
-	}
-	add(&t, "cpus %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
-	add(&t, "channel kft\n");
-	add(&t, "mode discard\n");
-	add(&t, "scope global\n");
-	add(&t, "buf-size %u\n", buf_size);
-	add(&t, "buf-nr 1\n");
-	add(&t, "layout packed\n");
-	add(&t, "stream 0 shared cpu0\n");
+	kcl_text_add(&t, "ktrace-format %d\n", KTRACE_FORMAT_VERSION);
+	kcl_text_add(&t, "# KFT kernel trace from %s (ktrace kft)\n", source);
+	kcl_text_add(&t, "clock mono\n");
+	kcl_text_add(&t, "calib %" PRIu64 " %" PRIu64 "\n", mono / 2, mono / 2);
+	kcl_text_add(&t, "calib %" PRIu64 " %" PRIu64 "\n", mono, mono);
+	kcl_text_host(&t);
+	kcl_text_add(&t, "channel kft\n");
+	kcl_text_add(&t, "mode discard\n");
+	kcl_text_add(&t, "scope global\n");
+	kcl_text_add(&t, "buf-size %u\n", buf_size);
+	kcl_text_add(&t, "buf-nr 1\n");
+	kcl_text_add(&t, "layout packed\n");
+	kcl_text_add(&t, "stream 0 shared cpu0\n");
 	/* KFT's times count from boot: CLOCK_MONOTONIC 0. */
-	add(&t, "created-ns 0\n");
-	add(&t, "realtime-ns %" PRIu64 "\n", real - mono);
+	kcl_text_add(&t, "created-ns 0\n");
+	kcl_text_add(&t, "realtime-ns %" PRIu64 "\n", real - mono);
 	if (have_syms)
-		add(&t, "# kernel function symbols: kallsyms (docs/FORMAT.md, \"Kernel traces\")\n");
+		kcl_text_add(&t, "# kernel function symbols: kallsyms (docs/FORMAT.md, \"Kernel traces\")\n");
 	add_threads(&t, procdir);
 	if (t.failed) {
 		free(t.buf);

@@ -309,6 +309,19 @@ struct coll {
 	int oom;
 };
 
+/* Double the array *@p of *@cap @size-byte elements (@first when empty). Return 0 or -1. */
+static int grow(void **p, size_t *cap, size_t size, size_t first)
+{
+	size_t n = *cap ? 2 * *cap : first;
+	void *q = realloc(*p, n * size);
+
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
 static int collect(struct tep_event *ev, struct tep_record *rec, int cpu, void *arg)
 {
 	struct coll *co = arg;
@@ -316,16 +329,9 @@ static int collect(struct tep_event *ev, struct tep_record *rec, int cpu, void *
 	int flags;
 
 	if (ev->id == co->ev_start || ev->id == co->ev_stop) {
-		if (co->nm == co->capm) {
-			size_t cap = co->capm ? 2 * co->capm : 64;
-			struct mark *p = realloc(co->m, cap * sizeof(*p));
-
-			if (!p) {
-				co->oom = 1;
-				return 0;
-			}
-			co->m = p;
-			co->capm = cap;
+		if (co->nm == co->capm && grow((void **)&co->m, &co->capm, sizeof(*co->m), 64) < 0) {
+			co->oom = 1;
+			return 0;
 		}
 		co->m[co->nm].ts = rec->ts;
 		co->m[co->nm].pid = (uint32_t)tep_data_pid(ev->tep, rec);
@@ -340,16 +346,9 @@ static int collect(struct tep_event *ev, struct tep_record *rec, int cpu, void *
 	    tep_read_number_field(co->f_call, rec->data, &calltime) ||
 	    tep_read_number_field(co->f_ret, rec->data, &rettime))
 		return 0;
-	if (co->n == co->cap) {
-		size_t cap = co->cap ? 2 * co->cap : 65536;
-		struct call *p = realloc(co->c, cap * sizeof(*p));
-
-		if (!p) {
-			co->oom = 1;
-			return 0;
-		}
-		co->c = p;
-		co->cap = cap;
+	if (co->n == co->cap && grow((void **)&co->c, &co->cap, sizeof(*co->c), 65536) < 0) {
+		co->oom = 1;
+		return 0;
 	}
 	flags = tep_data_flags(ev->tep, rec);
 	co->c[co->n] = (struct call){

@@ -58,7 +58,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -109,14 +108,6 @@ static void rr_on_signal(int sig)
 {
 	(void)sig;
 	rr_stop_signal = 1;
-}
-
-static uint64_t rr_now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Read a small text file into @buf (NUL-terminated).  Return length or -errno. */
@@ -295,35 +286,6 @@ static int rr_set_geometry(const char *src, struct rr_info *in, unsigned size, u
 	return rr_read_info(src, in, 0);
 }
 
-/* Append printf output to a growing string. */
-struct rr_text {
-	char *buf;
-	size_t len, cap;
-};
-
-static void rr_add(struct rr_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void rr_add(struct rr_text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		if (t->buf) {
-			va_start(ap, fmt);
-			n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-			va_end(ap);
-			if (n >= 0 && (size_t)n < t->cap - t->len) {
-				t->len += (size_t)n;
-				return;
-			}
-		}
-		t->cap = t->cap ? 2 * t->cap : 4096;
-		t->buf = realloc(t->buf, t->cap);
-		if (!t->buf)
-			abort(); /* small text: out of memory is fatal */
-	}
-}
-
 static int rr_write_atomic(const char *dst, const char *name, const char *text, size_t len)
 {
 	int ret = ksf_replace(dst, name, text, len);
@@ -359,33 +321,27 @@ static void rr_load_catalog(const char *src)
 static int rr_write_metadata(const char *src, const char *dst, const struct rr_info *in,
 			     const struct rr_stream *st, unsigned n, uint64_t calib0)
 {
-	struct rr_text t = { 0 };
-	struct utsname u;
-	uint64_t mono = rr_now(CLOCK_MONOTONIC), real = rr_now(CLOCK_REALTIME);
+	struct kcl_text t = { 0 };
+	uint64_t mono = kcl_now_ns(CLOCK_MONOTONIC), real = kcl_now_ns(CLOCK_REALTIME);
 	int ret;
 
-	rr_add(&t, "ktrace-format %d\n", KTRACE_FORMAT_VERSION);
-	rr_add(&t, "# copied from %s by ktrace read\n", src);
-	rr_add(&t, "clock mono\n");
-	rr_add(&t, "calib %llu %llu\n", (unsigned long long)calib0, (unsigned long long)calib0);
-	rr_add(&t, "calib %llu %llu\n", (unsigned long long)mono, (unsigned long long)mono);
-	if (uname(&u) == 0) {
-		rr_add(&t, "host %s\n", u.nodename);
-		rr_add(&t, "kernel %s\n", u.release);
-		rr_add(&t, "machine %s\n", u.machine);
-	}
-	rr_add(&t, "cpus %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
-	rr_add(&t, "channel %s\n", in->name[0] ? in->name : "kernel");
-	rr_add(&t, "mode %s\n", in->flight ? "flight" : "discard");
-	rr_add(&t, "scope %s\n", in->global ? "global" : "cpu");
-	rr_add(&t, "buf-size %u\n", in->buf_size);
-	rr_add(&t, "buf-nr %u\n", in->buf_nr);
-	rr_add(&t, "layout packed\n");
+	kcl_text_add(&t, "ktrace-format %d\n", KTRACE_FORMAT_VERSION);
+	kcl_text_add(&t, "# copied from %s by ktrace read\n", src);
+	kcl_text_add(&t, "clock mono\n");
+	kcl_text_add(&t, "calib %llu %llu\n", (unsigned long long)calib0, (unsigned long long)calib0);
+	kcl_text_add(&t, "calib %llu %llu\n", (unsigned long long)mono, (unsigned long long)mono);
+	kcl_text_host(&t);
+	kcl_text_add(&t, "channel %s\n", in->name[0] ? in->name : "kernel");
+	kcl_text_add(&t, "mode %s\n", in->flight ? "flight" : "discard");
+	kcl_text_add(&t, "scope %s\n", in->global ? "global" : "cpu");
+	kcl_text_add(&t, "buf-size %u\n", in->buf_size);
+	kcl_text_add(&t, "buf-nr %u\n", in->buf_nr);
+	kcl_text_add(&t, "layout packed\n");
 	for (unsigned i = 0; i < n; i++)
-		rr_add(&t, "stream %u %s cpu%u\n", st[i].idx, in->global ? "shared" : "cpu", st[i].idx);
+		kcl_text_add(&t, "stream %u %s cpu%u\n", st[i].idx, in->global ? "shared" : "cpu", st[i].idx);
 	if (in->created_ns) {
-		rr_add(&t, "created-ns %llu\n", (unsigned long long)in->created_ns);
-		rr_add(&t, "realtime-ns %llu\n",
+		kcl_text_add(&t, "created-ns %llu\n", (unsigned long long)in->created_ns);
+		kcl_text_add(&t, "realtime-ns %llu\n",
 		       (unsigned long long)(real - (mono - in->created_ns)));
 	}
 	rr_load_catalog(src);
@@ -396,8 +352,13 @@ static int rr_write_metadata(const char *src, const char *dst, const struct rr_i
 		     line = strtok_r(NULL, "\n", &save))
 			if (!strncmp(line, "func ", 5) || !strncmp(line, "event ", 6) ||
 			    !strncmp(line, "unavailable ", 12)) /* LKST events this kernel lacks */
-				rr_add(&t, "%s\n", line);
+				kcl_text_add(&t, "%s\n", line);
 		free(cat);
+	}
+	if (t.failed) {
+		free(t.buf);
+		kcl_error(CMD, "%s/metadata: out of memory", dst);
+		return -ENOMEM;
 	}
 	ret = rr_write_atomic(dst, "metadata", t.buf, t.len);
 	free(t.buf);
@@ -656,7 +617,7 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 		pfd[n].events = POLLIN;
 	}
 
-	calib0 = rr_now(CLOCK_MONOTONIC);
+	calib0 = kcl_now_ns(CLOCK_MONOTONIC);
 	if (rr_write_metadata(src, dst, in, st, n, calib0))
 		goto out_close;
 
@@ -725,15 +686,14 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 		if (st[i].failed)
 			rc = 1;
 	{
-		struct rr_text t = { 0 };
+		char text[32];
 		uint64_t lost = 0;
 
 		for (i = 0; i < n; i++)
 			lost += st[i].lost_sum;
-		rr_add(&t, "%llu\n", (unsigned long long)lost);
-		if (rr_write_atomic(dst, "dropped", t.buf, t.len))
+		snprintf(text, sizeof(text), "%llu\n", (unsigned long long)lost);
+		if (rr_write_atomic(dst, "dropped", text, strlen(text)))
 			rc = 1;
-		free(t.buf);
 	}
 	if (rr_write_metadata(src, dst, in, st, n, calib0))
 		rc = 1;
