@@ -306,6 +306,22 @@ static int export_json(struct ex *x)
 
 /* ---- CSV -------------------------------------------------------------------- */
 
+/*
+ * "depth=D;sig=S;flags=F;func=0xF;site=0xS" into @args (at least 128
+ * bytes), without printf: it is written for every call.
+ */
+static void call_args(char *args, const struct ktr_call *c)
+{
+	char *p = args;
+
+	p = fmt_u64_to(stpcpy(p, "depth="), c->depth);
+	p = fmt_u64_to(stpcpy(p, ";sig="), c->sig);
+	p = fmt_u64_to(stpcpy(p, ";flags="), c->flags);
+	p = fmt_hex_to(stpcpy(p, ";func="), c->func);
+	p = fmt_hex_to(stpcpy(p, ";site="), c->site);
+	*p = 0;
+}
+
 static int export_csv(struct ex *x)
 {
 	struct ka_progress *prog = ka_progress_start(x->t, CMD, x->out == stdout);
@@ -345,8 +361,7 @@ static int export_csv(struct ex *x)
 			row.comm = ka_comm(x->t, c.tid);
 			row.category = "call";
 			row.name = ka_names_call(x->names, &c);
-			snprintf(args, sizeof(args), "depth=%u;sig=%u;flags=%u;func=0x%" PRIx64 ";site=0x%" PRIx64,
-				 c.depth, c.sig, c.flags, c.func, c.site);
+			call_args(args, &c);
 		} else {
 			const char *names[KTRACE_MAX_WORDS];
 			uint64_t vals[KTRACE_MAX_WORDS];

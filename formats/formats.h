@@ -35,6 +35,14 @@ void fmt_put_u64(FILE *out, uint64_t v);
 void fmt_put_hex(FILE *out, uint64_t v);
 
 /**
+ * fmt_u64_to(), fmt_hex_to() - the same into the buffer at @p, which must
+ * have room for 20 (decimal) or 18 (hex) bytes; no NUL is written.
+ * Return: the end of what was written.
+ */
+char *fmt_u64_to(char *p, uint64_t v);
+char *fmt_hex_to(char *p, uint64_t v);
+
+/**
  * fmt_us() - @ns as microseconds into @buf (@len bytes): "123.456", or the
  * whole microseconds "123" if @whole (KFT's `-u`).  A negative @ns gets a
  * '-'.  Return: @buf.

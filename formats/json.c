@@ -6,6 +6,8 @@
  * displayTimeUnit and otherData), read by ui.perfetto.dev, chrome://tracing
  * and speedscope.
  */
+#include <string.h>
+
 #include "formats/formats.h"
 
 void fmt_json_str(FILE *out, const char *s)
@@ -13,19 +15,26 @@ void fmt_json_str(FILE *out, const char *s)
 	static const char hex[] = "0123456789abcdef";
 
 	putc_unlocked('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	for (;;) {
+		const char *run = s;
+		unsigned char c;
 
+		/* the bytes that need no escape, written in one go */
+		while ((c = (unsigned char)*s) >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+			s++;
+		if (s > run)
+			fwrite_unlocked(run, 1, (size_t)(s - run), out);
+		if (!c)
+			break;
 		if (c == '"' || c == '\\') {
 			putc_unlocked('\\', out);
 			putc_unlocked((char)c, out);
-		} else if (c < 0x20 || c == 0x7f) {
+		} else {
 			fputs_unlocked("\\u00", out);
 			putc_unlocked(hex[c >> 4], out);
 			putc_unlocked(hex[c & 15], out);
-		} else {
-			putc_unlocked((char)c, out);
 		}
+		s++;
 	}
 	putc_unlocked('"', out);
 }
@@ -62,25 +71,69 @@ void fmt_row_json(FILE *out, const struct fmt_row *r)
 
 /* ---- trace events ------------------------------------------------------------ */
 
-/* Microseconds with three decimals, signed. */
-static void us(FILE *out, int64_t ns)
+/* Microseconds with three decimals, signed, into @p (24 bytes); returns the end. */
+static char *us_to(char *p, int64_t ns)
 {
 	uint64_t u = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
 	unsigned f = (unsigned)(u % 1000);
 
 	if (ns < 0)
-		putc_unlocked('-', out);
-	fmt_put_u64(out, u / 1000);
-	putc_unlocked('.', out);
-	putc_unlocked((char)('0' + f / 100), out);
-	putc_unlocked((char)('0' + f / 10 % 10), out);
-	putc_unlocked((char)('0' + f % 10), out);
+		*p++ = '-';
+	p = fmt_u64_to(p, u / 1000);
+	*p++ = '.';
+	*p++ = (char)('0' + f / 100);
+	*p++ = (char)('0' + f / 10 % 10);
+	*p++ = (char)('0' + f % 10);
+	return p;
 }
 
 static void sep(struct fmt_te *w)
 {
 	fputs_unlocked(w->first_event ? "\n" : ",\n", w->out);
 	w->first_event = 0;
+}
+
+/*
+ * Every event and argument is built in a stack buffer and written with one
+ * fwrite: stdio's per-call cost, not the formatting, dominated exports.
+ * esc_to() writes @s as a JSON string at @p, or returns NULL if it might
+ * pass @end; str_to() then writes what the buffer holds and the string
+ * directly, and starts the buffer @b over.
+ */
+static char *esc_to(char *p, const char *end, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	*p++ = '"';
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (end - p < 8)
+			return NULL;
+		if (c == '"' || c == '\\') {
+			*p++ = '\\';
+			*p++ = (char)c;
+		} else if (c < 0x20 || c == 0x7f) {
+			p = stpcpy(p, "\\u00");
+			*p++ = hex[c >> 4];
+			*p++ = hex[c & 15];
+		} else {
+			*p++ = (char)c;
+		}
+	}
+	*p++ = '"';
+	return p;
+}
+
+static char *str_to(FILE *out, char *b, char *p, const char *end, const char *s)
+{
+	char *q = esc_to(p, end, s);
+
+	if (q)
+		return q;
+	fwrite_unlocked(b, 1, (size_t)(p - b), out);
+	fmt_json_str(out, s);
+	return b;
 }
 
 void fmt_te_begin(struct fmt_te *w, FILE *out)
@@ -93,58 +146,64 @@ void fmt_te_begin(struct fmt_te *w, FILE *out)
 void fmt_te_event(struct fmt_te *w, const char *name, const char *cat, const char *ph,
 		  const char *scope, uint64_t ts_ns, uint64_t dur_ns, uint32_t pid, uint32_t tid)
 {
-	FILE *out = w->out;
+	/* room after @end for the fixed parts and the numbers (< 200 bytes) */
+	char b[768], *p = b, *end = b + sizeof(b) - 256;
 
-	sep(w);
-	fputs_unlocked("{\"name\":", out);
-	fmt_json_str(out, name);
+	p = stpcpy(p, w->first_event ? "\n{\"name\":" : ",\n{\"name\":");
+	w->first_event = 0;
+	p = str_to(w->out, b, p, end, name);
 	if (cat) {
-		fputs_unlocked(",\"cat\":", out);
-		fmt_json_str(out, cat);
+		p = stpcpy(p, ",\"cat\":");
+		p = str_to(w->out, b, p, end, cat);
 	}
-	fputs_unlocked(",\"ph\":\"", out);
-	fputs_unlocked(ph, out);
-	putc_unlocked('"', out);
+	/* @ph and @scope are the format's one-letter codes */
+	p = stpcpy(p, ",\"ph\":\"");
+	p = mempcpy(p, ph, strnlen(ph, 2));
+	*p++ = '"';
 	if (scope) {
-		fputs_unlocked(",\"s\":\"", out);
-		fputs_unlocked(scope, out);
-		putc_unlocked('"', out);
+		p = stpcpy(p, ",\"s\":\"");
+		p = mempcpy(p, scope, strnlen(scope, 2));
+		*p++ = '"';
 	}
-	fputs_unlocked(",\"ts\":", out);
-	us(out, w->relative ? (int64_t)(ts_ns - (uint64_t)w->t0) : (int64_t)ts_ns);
-	if (ph[0] == 'X') {
-		fputs_unlocked(",\"dur\":", out);
-		us(out, (int64_t)dur_ns);
-	}
-	fputs_unlocked(",\"pid\":", out);
-	fmt_put_u64(out, pid);
-	fputs_unlocked(",\"tid\":", out);
-	fmt_put_u64(out, tid);
-	fputs_unlocked(",\"args\":{", out);
+	p = us_to(stpcpy(p, ",\"ts\":"), w->relative ? (int64_t)(ts_ns - (uint64_t)w->t0) : (int64_t)ts_ns);
+	if (ph[0] == 'X')
+		p = us_to(stpcpy(p, ",\"dur\":"), (int64_t)dur_ns);
+	p = fmt_u64_to(stpcpy(p, ",\"pid\":"), pid);
+	p = fmt_u64_to(stpcpy(p, ",\"tid\":"), tid);
+	p = stpcpy(p, ",\"args\":{");
+	fwrite_unlocked(b, 1, (size_t)(p - b), w->out);
 	w->first_arg = 1;
 }
 
-static void key(struct fmt_te *w, const char *k)
+/* ',"KEY":' (no comma before the first argument) into @b; returns the end. */
+static char *key_to(struct fmt_te *w, char *b, char *end, const char *k)
 {
+	char *p = b;
+
 	if (!w->first_arg)
-		putc_unlocked(',', w->out);
+		*p++ = ',';
 	w->first_arg = 0;
-	fmt_json_str(w->out, k);
-	putc_unlocked(':', w->out);
+	p = str_to(w->out, b, p, end, k);
+	*p++ = ':';
+	return p;
 }
 
 void fmt_te_arg_u64(struct fmt_te *w, const char *k, uint64_t v)
 {
-	key(w, k);
-	fmt_put_u64(w->out, v);
+	char b[256], *p = key_to(w, b, b + sizeof(b) - 32, k);
+
+	p = fmt_u64_to(p, v);
+	fwrite_unlocked(b, 1, (size_t)(p - b), w->out);
 }
 
 void fmt_te_arg_hex(struct fmt_te *w, const char *k, uint64_t v)
 {
-	key(w, k);
-	putc_unlocked('"', w->out);
-	fmt_put_hex(w->out, v);
-	putc_unlocked('"', w->out);
+	char b[256], *p = key_to(w, b, b + sizeof(b) - 32, k);
+
+	*p++ = '"';
+	p = fmt_hex_to(p, v);
+	*p++ = '"';
+	fwrite_unlocked(b, 1, (size_t)(p - b), w->out);
 }
 
 void fmt_te_arg_value(struct fmt_te *w, const char *k, uint64_t v)
@@ -157,14 +216,18 @@ void fmt_te_arg_value(struct fmt_te *w, const char *k, uint64_t v)
 
 void fmt_te_arg_str(struct fmt_te *w, const char *k, const char *s)
 {
-	key(w, k);
-	fmt_json_str(w->out, s);
+	char b[256], *p = key_to(w, b, b + sizeof(b) - 32, k);
+
+	p = str_to(w->out, b, p, b + sizeof(b) - 8, s);
+	fwrite_unlocked(b, 1, (size_t)(p - b), w->out);
 }
 
 void fmt_te_arg_true(struct fmt_te *w, const char *k)
 {
-	key(w, k);
-	fputs_unlocked("true", w->out);
+	char b[256], *p = key_to(w, b, b + sizeof(b) - 32, k);
+
+	p = stpcpy(p, "true");
+	fwrite_unlocked(b, 1, (size_t)(p - b), w->out);
 }
 
 void fmt_te_end_event(struct fmt_te *w)

@@ -4,33 +4,55 @@
  * three decimals as kd, addr2sym and graph show times (formats/formats.h).
  */
 #include <inttypes.h>
+#include <string.h>
 
 #include "formats/formats.h"
 
-void fmt_put_u64(FILE *out, uint64_t v)
+char *fmt_u64_to(char *p, uint64_t v)
 {
-	char t[24];
-	int i = 24;
+	char t[20];
+	int i = 20;
 
 	do {
 		t[--i] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	fwrite_unlocked(t + i, 1, (size_t)(24 - i), out);
+	memcpy(p, t + i, (size_t)(20 - i));
+	return p + 20 - i;
 }
 
-void fmt_put_hex(FILE *out, uint64_t v)
+char *fmt_hex_to(char *p, uint64_t v)
 {
-	char t[24];
-	int i = 24;
+	char t[16];
+	int i = 16;
 
 	do {
 		t[--i] = "0123456789abcdef"[v & 15];
 		v >>= 4;
 	} while (v);
-	t[--i] = 'x';
-	t[--i] = '0';
-	fwrite_unlocked(t + i, 1, (size_t)(24 - i), out);
+	*p++ = '0';
+	*p++ = 'x';
+	memcpy(p, t + i, (size_t)(16 - i));
+	return p + 16 - i;
+}
+
+void fmt_put_u64(FILE *out, uint64_t v)
+{
+	char t[20];
+	int i = 20;
+
+	do {
+		t[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	fwrite_unlocked(t + i, 1, (size_t)(20 - i), out);
+}
+
+void fmt_put_hex(FILE *out, uint64_t v)
+{
+	char t[18];
+
+	fwrite_unlocked(t, 1, (size_t)(fmt_hex_to(t, v) - t), out);
 }
 
 const char *fmt_us(int64_t ns, int whole, char *buf, size_t len)

@@ -180,7 +180,8 @@ fi
 
 export_row() { # FORMAT TRACE RECORDS
 	local out
-	/usr/bin/time -o "$W/time" -f "%e %U %S %M" "$KTRACE" export -f "$1" -o /dev/null "$2" 2>/dev/null
+	/usr/bin/time -o "$W/time" -f "%e %U %S %M" "$KTRACE" export --format="$1" -o /dev/null "$2" \
+		2>"$W/export.err" || die "export --format=$1 failed: $(head -c 300 "$W/export.err")"
 	out=$(tail -1 "$W/time")
 	awk -v f="$1" -v r="$3" -v o="$out" 'BEGIN { split(o, a, " "); cpu = a[2] + a[3];
 		printf "| %s | %d | %.1f | %.1f | %.2f | %.2f | %.0f |\n", f, r, a[1], cpu,

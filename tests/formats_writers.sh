@@ -1,0 +1,71 @@
+#!/bin/sh
+# tests/formats_writers.sh - the writers of formats/ (JSON strings, Chrome
+# trace events, CSV and JSON rows) read back by python3's json and csv
+# modules: strings with quotes, backslashes, control characters, UTF-8 and
+# lengths beyond the writers' stack buffers come back byte for byte;
+# numbers at the edges (2^53, 2^64-1, none, negative relative times) as the
+# schema says.  The expected values are decoded from hex by python, not
+# by ktrace's code.
+. "$KTRACE_SRC/tests/helpers/tap.sh"
+cd "$T" || exit 1
+cc -std=gnu11 -D_GNU_SOURCE -O1 -I"$KTRACE_SRC" -I"$KTRACE_SRC/include" -o gen \
+	"$KTRACE_SRC/tests/formats/gen.c" "$KTRACE_SRC"/formats/*.c -lm || exit 1
+run ./gen "$T"
+ok $rc "the generator ran"
+
+cat >check.py <<'PY'
+import csv, json, sys
+S = [bytes.fromhex(l.strip()).decode("utf-8") for l in open("strings.hex")]
+KEY = S.pop()
+N = len(S)
+def check(what, got, want):
+    print(("ok" if got == want else "FAIL") + " " + what + ("" if got == want else ": got %r, want %r" % (got, want)))
+
+d = json.load(open("te.json", encoding="utf-8"))
+ev = d["traceEvents"]
+check("te: event count", len(ev), N + 2)
+for i in range(N):
+    e, a = ev[i], ev[i]["args"]
+    check("te %d: name" % i, e["name"], S[i])
+    check("te %d: cat" % i, e["cat"], S[(i + 1) % N])
+    check("te %d: ph, scope" % i, (e["ph"], e.get("s")), ("X", None) if i % 2 else ("i", "t"))
+    check("te %d: ts (us)" % i, e["ts"], (1000000 * i + 1234) / 1000)
+    check("te %d: dur (us)" % i, e.get("dur"), 5.678 if i % 2 else None)
+    check("te %d: pid, tid" % i, (e["pid"], e["tid"]), (10 + i, 20 + i))
+    k = S[(i + 2) % N] or "empty"
+    check("te %d: arg keys" % i, list(a), ["n", k, "addr", KEY, "flag"])
+    check("te %d: value beyond 2^53 as hex, else a number" % i, a[k],
+          "0xffffffffffffffff" if i == N - 1 else 2 ** 53)
+    check("te %d: args" % i, (a["n"], a["addr"], a[KEY], a["flag"]), (i, "0xdeadbeef", S[i], True))
+check("te: relative time before t0", (ev[N]["ts"], ev[N]["s"], "cat" in ev[N]), (-0.5, "g", False))
+check("te: metadata", (ev[N + 1]["ph"], ev[N + 1]["args"]["name"]), ("M", S[1]))
+check("te: otherData", d["otherData"], {"generator": S[2], "long": S[5]})
+
+def rows(it):
+    out = []
+    for i, r in enumerate(it):
+        out.append(r)
+    return out
+want = []
+for i in range(N):
+    want.append({"time_ns": 2 ** 64 - 1 - i, "dur_ns": 100 + i if i % 3 else None,
+                 "self_ns": 7 if i % 2 else None, "cpu": i, "pid": 1000 + i, "tid": 2000 + i,
+                 "comm": S[i], "category": S[(i + 1) % N], "name": S[(i + 2) % N],
+                 "args": S[(i + 3) % N]})
+js = json.load(open("rows.json", encoding="utf-8"))["calls"]
+check("json rows", js, want)
+cs = list(csv.DictReader(open("rows.csv", encoding="utf-8", newline="")))
+num = lambda v: None if v == "" else int(v)
+cs = [dict(r, **{k: num(r[k]) for k in ("time_ns", "dur_ns", "self_ns", "cpu", "pid", "tid")}) for r in cs]
+check("csv rows", cs, want)
+PY
+python3 check.py >check.out 2>&1
+ok $? "python3 parsed the documents"
+while read -r res what; do
+	case $res in
+	ok) ok 0 "$what" ;;
+	FAIL) ok 1 "$what" ;;
+	*) ok 1 "python3: $res $what" ;;
+	esac
+done <check.out
+done_testing
