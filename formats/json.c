@@ -10,35 +10,6 @@
 
 #include "formats/formats.h"
 
-void fmt_json_str(FILE *out, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	putc_unlocked('"', out);
-	for (;;) {
-		const char *run = s;
-		unsigned char c;
-
-		/* the bytes that need no escape, written in one go */
-		while ((c = (unsigned char)*s) >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
-			s++;
-		if (s > run)
-			fwrite_unlocked(run, 1, (size_t)(s - run), out);
-		if (!c)
-			break;
-		if (c == '"' || c == '\\') {
-			putc_unlocked('\\', out);
-			putc_unlocked((char)c, out);
-		} else {
-			fputs_unlocked("\\u00", out);
-			putc_unlocked(hex[c >> 4], out);
-			putc_unlocked(hex[c & 15], out);
-		}
-		s++;
-	}
-	putc_unlocked('"', out);
-}
-
 /* ,"key":number or null for a negative value; @key carries its punctuation. */
 static void num(FILE *out, const char *key, int64_t v)
 {
@@ -94,22 +65,22 @@ static void sep(struct fmt_te *w)
 }
 
 /*
- * Every event and argument is built in a stack buffer and written with one
- * fwrite: stdio's per-call cost, not the formatting, dominated exports.
- * esc_to() writes @s as a JSON string at @p, or returns NULL if it might
- * pass @end; str_to() then writes what the buffer holds and the string
- * directly, and starts the buffer @b over.
+ * JSON strings are escaped into buffers: every event and argument is built
+ * in a stack buffer and written with one fwrite (stdio's per-call cost,
+ * not the formatting, dominated exports).
+ *
+ * esc_some() - escape bytes of *@s into @p until the string ends or fewer
+ * than 8 bytes (the longest escape, 6, and a closing quote) are left before
+ * @end; *@s moves past what was escaped.  Return: the new end of @p.
  */
-static char *esc_to(char *p, const char *end, const char *s)
+static char *esc_some(char *p, const char *end, const char **s)
 {
 	static const char hex[] = "0123456789abcdef";
+	const char *q = *s;
 
-	*p++ = '"';
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	for (; *q && end - p >= 8; q++) {
+		unsigned char c = (unsigned char)*q;
 
-		if (end - p < 8)
-			return NULL;
 		if (c == '"' || c == '\\') {
 			*p++ = '\\';
 			*p++ = (char)c;
@@ -121,19 +92,29 @@ static char *esc_to(char *p, const char *end, const char *s)
 			*p++ = (char)c;
 		}
 	}
+	*s = q;
+	return p;
+}
+
+/*
+ * str_to() - @s as a quoted JSON string at @p in buffer @b, whose strings
+ * must stay below @end; when it does not fit, what @b holds is written to
+ * @out and the buffer starts over.  Return: the new end of the buffer.
+ */
+static char *str_to(FILE *out, char *b, char *p, const char *end, const char *s)
+{
+	*p++ = '"';
+	for (p = esc_some(p, end, &s); *s; p = esc_some(b, end, &s))
+		fwrite_unlocked(b, 1, (size_t)(p - b), out);
 	*p++ = '"';
 	return p;
 }
 
-static char *str_to(FILE *out, char *b, char *p, const char *end, const char *s)
+void fmt_json_str(FILE *out, const char *s)
 {
-	char *q = esc_to(p, end, s);
+	char b[512], *p = str_to(out, b, b, b + sizeof(b), s);
 
-	if (q)
-		return q;
 	fwrite_unlocked(b, 1, (size_t)(p - b), out);
-	fmt_json_str(out, s);
-	return b;
 }
 
 void fmt_te_begin(struct fmt_te *w, FILE *out)
