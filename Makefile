@@ -6,7 +6,7 @@
 #   make SAN=asan test   the same tests built with ASan+UBSan (in build-asan/)
 #   make SAN=tsan test   the concurrency tests built with TSan (in build-tsan/)
 #   make fuzz            libFuzzer targets (clang), a short run of each
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   (make uninstall removes it all)
 #   make demo            the KFT demo on SQLite (downloads, see README.md)
 #   make kmod / test-kmod  the kernel module and its VM tests (bench-kmod: its benchmark)
 #
@@ -75,6 +75,7 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(TEST_HELPERS)
 
 LIBA := $(B)/libktrace.a
 LIBSO := $(B)/libktrace.so.0
+RECSO := $(B)/libktrace-record.so.0
 READERA := $(B)/libktrace-reader.a
 CONSUMERA := $(B)/libktrace-consumer.a
 KCLIENTA := $(B)/libktrace-kclient.a
@@ -82,8 +83,8 @@ FORMATSA := $(B)/libktrace-formats.a
 ANALYSISA := $(B)/libktrace-analysis.a
 KTRACE := $(B)/ktrace
 
-.PHONY: all test check bench fuzz install clean demo kmod test-kmod bench-kmod
-all: $(LIBA) $(B)/libktrace.so $(KTRACE) $(EXAMPLES)
+.PHONY: all test check bench fuzz install uninstall clean demo kmod test-kmod bench-kmod
+all: $(LIBA) $(B)/libktrace.so $(RECSO) $(KTRACE) $(EXAMPLES)
 
 # The runtime is never instrumented: it provides the instrumentation hooks.
 $(B)/pic/%.o: %.c
@@ -103,6 +104,9 @@ $(LIBSO): $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libktrace.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
 $(B)/libktrace.so: $(LIBSO)
 	ln -sf libktrace.so.0 $@
+# the shim `ktrace record` preloads: sigaction()/signal() of the traced program
+$(RECSO): $(B)/pic/lib/preload/signal.o $(LIBSO)
+	$(CC) -shared -Wl,-soname,libktrace-record.so.0 $(LDFLAGS) -o $@ $< $(LIBSO)
 $(READERA): $(READER_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -139,7 +143,7 @@ $(B)/tests/helpers/%: tests/helpers/%.c $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIBA) $(LDFLAGS) $(LDLIBS) -ldl
 
-TEST_ENV = KTRACE_BUILD=$(abspath $(B)) KTRACE_SRC=$(CURDIR)
+TEST_ENV = KTRACE_BUILD=$(abspath $(B)) KTRACE_SRC=$(CURDIR) KTRACE_SAN=$(SAN)
 test check: all $(TESTS) $(HELPER_BINS)
 	$(TEST_ENV) prove --exec '' $(if $(V),-v,) $(if $(T),$(T),$(sort $(TESTS)))
 
@@ -151,17 +155,51 @@ bench: all
 fuzz:
 	$(MAKE) -C fuzz SRC=$(CURDIR)
 
+# Installed files.  Outside the loader's default directories (/usr,
+# /usr/local) the pkg-config files carry an rpath, so a program built with
+# `pkg-config --libs ktrace` starts without LD_LIBRARY_PATH; inside them
+# `make install` runs ldconfig (when DESTDIR is empty and you are root).
+LIBDIR := $(PREFIX)/lib
+DOCDIR := $(PREFIX)/share/doc/ktrace
+MANDIR := $(PREFIX)/share/man
+PC_RPATH := $(if $(filter /usr /usr/local,$(PREFIX)),,-Wl,-rpath,$(LIBDIR))
+PUBLIC_H := $(wildcard include/ktrace/*.h)
+MAN_PAGES := $(wildcard docs/man/*.[135])
+DOCS := $(wildcard docs/*.md) README.md
+INSTALLED := $(addprefix $(LIBDIR)/,libktrace.a libktrace-reader.a libktrace.so.0 libktrace.so \
+		libktrace-record.so.0 pkgconfig/ktrace.pc pkgconfig/ktrace-reader.pc) \
+	$(addprefix $(PREFIX)/include/ktrace/,$(notdir $(PUBLIC_H)) reader.h) $(PREFIX)/bin/ktrace \
+	$(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
+	$(addprefix $(DOCDIR)/,$(notdir $(DOCS)))
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/ktrace $(DESTDIR)$(PREFIX)/bin \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
-	install -m 0644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
-	install -m 0755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libktrace.so.0 $(DESTDIR)$(PREFIX)/lib/libktrace.so
-	install -m 0644 include/ktrace/*.h $(DESTDIR)$(PREFIX)/include/ktrace/
+	install -d $(addprefix $(DESTDIR),$(LIBDIR)/pkgconfig $(PREFIX)/include/ktrace $(PREFIX)/bin \
+		$(MANDIR)/man1 $(MANDIR)/man3 $(MANDIR)/man5 $(DOCDIR))
+	install -m 0644 $(LIBA) $(READERA) $(DESTDIR)$(LIBDIR)/
+	install -m 0755 $(LIBSO) $(RECSO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libktrace.so.0 $(DESTDIR)$(LIBDIR)/libktrace.so
+	install -m 0644 $(PUBLIC_H) $(DESTDIR)$(PREFIX)/include/ktrace/
+	install -m 0644 reader/reader.h $(DESTDIR)$(PREFIX)/include/ktrace/reader.h
 	install -m 0755 $(KTRACE) $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' ktrace.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ktrace.pc
-	install -m 0644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 0644 docs/man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
+	for pc in ktrace ktrace-reader; do \
+		sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@RPATH@|$(PC_RPATH)|g' \
+			$$pc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/$$pc.pc || exit 1; \
+	done
+	for m in $(MAN_PAGES); do \
+		sed -e 's|docs/\([A-Z-]*\.md\)|$(DOCDIR)/\1|g' -e 's|@DOCDIR@|$(DOCDIR)|g' $$m \
+			> $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \
+	done
+	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	@if [ -z "$(DESTDIR)" ] && [ -z "$(PC_RPATH)" ] && [ "$$(id -u)" = 0 ]; then \
+		echo ldconfig; ldconfig; \
+	elif [ -z "$(PC_RPATH)" ]; then \
+		echo "make install: run ldconfig as root so programs find libktrace.so.0"; fi
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(addprefix $(DESTDIR),$(PREFIX)/include/ktrace $(DOCDIR)) 2>/dev/null
+	@if [ -z "$(DESTDIR)" ] && [ -z "$(PC_RPATH)" ] && [ "$$(id -u)" = 0 ]; then \
+		echo ldconfig; ldconfig; fi
 
 demo: all
 	./scripts/demo.sh $(B)

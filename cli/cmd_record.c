@@ -3,7 +3,9 @@
  * run a program built with -finstrument-functions under the function
  * tracer (KFT, seed 002) and write its calls to a trace directory.
  *
- * The program gets libktrace.so through LD_PRELOAD; its constructor
+ * The program gets libktrace.so through LD_PRELOAD, after the shim
+ * libktrace-record.so (its sigaction/signal, lib/preload/signal.c); the
+ * library's constructor
  * (lib/kft_setup.c) reads the environment set here (KTRACE_RECORD_DIR,
  * KTRACE_CONFIG, KTRACE_BUF_SIZE, KTRACE_BUF_NR, KTRACE_FLIGHT,
  * KTRACE_THREADS; and from cli/record_opts.c KTRACE_CONFIG_TEXT, the
@@ -69,7 +71,8 @@ static void help(FILE *out)
 		"Run PROG, built with -finstrument-functions, under the function tracer (KFT)\n"
 		"and record its calls in a trace directory: one record per completed call\n"
 		"with entry time, duration, function, call site, thread and depth.\n"
-		"libktrace.so is preloaded (LD_PRELOAD); PROG needs no other change.\n"
+		"libktrace.so and libktrace-record.so are preloaded (LD_PRELOAD); PROG needs\n"
+		"no other change.\n"
 		"\n"
 		"What to keep (as uftrace's options; FUNC may be a pattern: 'btree*'):\n"
 		"  -F, --filter FUNC     only calls of FUNC (repeatable): filter funclist\n"
@@ -256,7 +259,7 @@ static int run(int argc, char **argv)
 	size_t cfg_len = 0;
 	const char *config = NULL, *out = "ktrace.data", *bufsize = NULL, *bufnr = NULL,
 		   *threads = NULL;
-	char lib[PATH_MAX], dir[PATH_MAX], cfg_abs[PATH_MAX], preload[2 * PATH_MAX + 2];
+	char lib[PATH_MAX], dir[PATH_MAX], cfg_abs[PATH_MAX], preload[3 * PATH_MAX + 64];
 	int flight = 0, quiet = 0, c, status, kernel = 0;
 	struct krec_opts kopts = { NULL, 0, 0 };
 	struct krec *krec = NULL;
@@ -404,7 +407,19 @@ static int run(int argc, char **argv)
 		/* The user's preloads first: a sanitizer runtime must lead the list. */
 		const char *old = getenv("LD_PRELOAD");
 
-		snprintf(preload, sizeof(preload), "%s%s%s", old ? old : "", old && *old ? ":" : "", lib);
+		char shim[PATH_MAX + 32], *slash;
+
+		/* libktrace-record.so.0 (sigaction/signal for KFT's interrupt
+		 * context, lib/preload/signal.c) lives beside libktrace.so.0 */
+		snprintf(shim, sizeof(shim), "%s", lib);
+		slash = strrchr(shim, '/');
+		snprintf(slash ? slash + 1 : shim, sizeof(shim) - (size_t)(slash ? slash + 1 - shim : 0),
+			 "libktrace-record.so.0");
+		if (access(shim, R_OK) != 0) {
+			cli_error(CMD, "cannot find %s beside %s", shim, lib);
+			return 1;
+		}
+		snprintf(preload, sizeof(preload), "%s%s%s:%s", old ? old : "", old && *old ? ":" : "", shim, lib);
 	}
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;

@@ -19,6 +19,7 @@
 #ifndef KTRACE_LIB_KFT_RT_H
 #define KTRACE_LIB_KFT_RT_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "kft/runfile.h"
@@ -169,6 +170,13 @@ extern unsigned (*kft_shadow_depth_fn)(void);
 unsigned kft_sig_base(void);
 /* The hooks found the stack unwound below @depth: handlers entered above it are gone (siglongjmp). */
 void kft_sig_unwound(unsigned depth);
+/*
+ * sigaction() and signal() with the handler nesting counted: what the
+ * preloaded shim libktrace-record.so (lib/preload/signal.c) makes the
+ * program's calls; exported from libktrace.so for it alone, not an API.
+ */
+int ktrace_rt_sigaction(int sig, const struct sigaction *act, struct sigaction *oact);
+sighandler_t ktrace_rt_signal(int sig, sighandler_t handler);
 
 /* kft_hooks.c */
 unsigned kft_shadow_depth(void); /* frames on the calling thread's shadow stack */

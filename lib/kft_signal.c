@@ -3,11 +3,17 @@
  *
  * KFT's `filter noints` / `filter onlyints` and kd's interrupt sections
  * need to know whether a call ran in "interrupt context".  In a program
- * that is a signal handler.  libktrace interposes sigaction() and signal():
- * a handler the program installs is recorded in a table and the kernel is
- * given a trampoline instead, which counts the nesting in thread-local
- * storage around the real handler.  Asking for the current disposition
- * returns the program's own handler, so the program sees no difference.
+ * that is a signal handler.  Under `ktrace record` the program's sigaction()
+ * and signal() are interposed by the preloaded shim libktrace-record.so
+ * (lib/preload/signal.c), which calls ktrace_rt_sigaction() and
+ * ktrace_rt_signal() here; libktrace itself never defines sigaction or
+ * signal, so a program that links it keeps libc's.  A handler the program
+ * installs is recorded in a table and the kernel is given a trampoline
+ * instead, which counts the nesting in thread-local storage around the real
+ * handler.  Asking for the current disposition returns the program's own
+ * handler, so the program sees no difference.  Without the shim (a program
+ * linked with libktrace and run on its own) signal handlers are not told
+ * apart: `filter noints`/`onlyints` then see no interrupt context.
  *
  * A handler that leaves by siglongjmp() never returns to the trampoline;
  * the hooks notice the unwound shadow stack and call kft_sig_unwound(),
@@ -17,7 +23,6 @@
  * sigaction() and signal() are as thread-safe as libc's (the table entry is
  * stored atomically before the kernel is told).
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -33,26 +38,12 @@ static __thread unsigned kft_sig_bases[KFT_SIG_MAX] __attribute__((tls_model("in
 static void *kft_user_handler[_NSIG];
 static int kft_user_flags[_NSIG];
 
-/*
- * Set by the hooks when a thread starts tracing.  A function pointer, not a
- * call: a program that links libktrace.a and calls sigaction() (the ktrace
- * command itself) gets the wrapper without the hooks and their constructor.
- */
+/* Set by the hooks when a thread starts tracing (a function pointer: the
+ * wrappers also work in a process whose hooks never ran). */
 unsigned (*kft_shadow_depth_fn)(void);
 
-typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-static sigaction_fn real_sigaction_p;
-
-static sigaction_fn real_sigaction(void)
-{
-	sigaction_fn f = __atomic_load_n(&real_sigaction_p, __ATOMIC_ACQUIRE);
-
-	if (!f) {
-		f = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
-		__atomic_store_n(&real_sigaction_p, f, __ATOMIC_RELEASE);
-	}
-	return f;
-}
+/* glibc's own sigaction under its internal name: never an interposer's */
+extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *oact);
 
 unsigned kft_sig_base(void)
 {
@@ -107,18 +98,13 @@ static void kft_user_view(int sig, struct sigaction *k)
 	}
 }
 
-KT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
+KT_EXPORT int ktrace_rt_sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 {
-	sigaction_fn real = real_sigaction();
 	struct sigaction k;
 	int rc;
 
-	if (!real) {
-		errno = ENOSYS;
-		return -1;
-	}
 	if (!act || sig <= 0 || sig >= _NSIG) {
-		rc = real(sig, act, oact);
+		rc = __sigaction(sig, act, oact);
 		if (rc == 0 && oact && sig > 0 && sig < _NSIG)
 			kft_user_view(sig, oact);
 		return rc;
@@ -134,7 +120,7 @@ KT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		__atomic_store_n(&kft_user_handler[sig], h, __ATOMIC_RELEASE);
 		k.sa_flags |= SA_SIGINFO;
 		k.sa_sigaction = kft_trampoline;
-		rc = real(sig, &k, oact);
+		rc = __sigaction(sig, &k, oact);
 		if (rc == 0 && oact) {
 			/* The old disposition, as the program had set it. */
 			if ((oact->sa_flags & SA_SIGINFO) && oact->sa_sigaction == kft_trampoline) {
@@ -148,14 +134,14 @@ KT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		}
 		return rc;
 	}
-	rc = real(sig, act, oact);
+	rc = __sigaction(sig, act, oact);
 	if (rc == 0 && oact)
 		kft_user_view(sig, oact);
 	return rc;
 }
 
 /* signal(): BSD semantics as glibc's (SA_RESTART, handler stays installed). */
-KT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+KT_EXPORT sighandler_t ktrace_rt_signal(int sig, sighandler_t handler)
 {
 	struct sigaction act, old;
 
@@ -165,7 +151,7 @@ KT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	sigemptyset(&act.sa_mask);
 	if (sig > 0 && sig < _NSIG)
 		sigaddset(&act.sa_mask, sig);
-	if (sigaction(sig, &act, &old) < 0)
+	if (ktrace_rt_sigaction(sig, &act, &old) < 0)
 		return SIG_ERR;
 	return old.sa_handler;
 }
