@@ -8,15 +8,23 @@
 
 #include "formats/formats.h"
 
-char *fmt_u64_to(char *p, uint64_t v)
+/* The decimal digits of @v at the end of @t[20]; returns where they start. */
+static inline int digits(char t[20], uint64_t v)
 {
-	char t[20];
 	int i = 20;
 
 	do {
 		t[--i] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
+	return i;
+}
+
+char *fmt_u64_to(char *p, uint64_t v)
+{
+	char t[20];
+	int i = digits(t, v);
+
 	memcpy(p, t + i, (size_t)(20 - i));
 	return p + 20 - i;
 }
@@ -39,12 +47,8 @@ char *fmt_hex_to(char *p, uint64_t v)
 void fmt_put_u64(FILE *out, uint64_t v)
 {
 	char t[20];
-	int i = 20;
+	int i = digits(t, v);
 
-	do {
-		t[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
 	fwrite_unlocked(t + i, 1, (size_t)(20 - i), out);
 }
 

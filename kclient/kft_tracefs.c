@@ -599,31 +599,11 @@ static int write_stream(const char *dst, const struct call *c, size_t n, uint64_
 							      : KTRACE_CALL_WORDS;
 		size_t need = 8 * (2 + words);
 		uint64_t w[6] = { 0 };
+		int new_sb = !sb || KTRACE_SUBBUF_HDR_SIZE + sb->used + need > SUBBUF ||
+			     c[i].exit - sb->first_ts >= (KTRACE_TS_WINDOW >> 1);
 
-		if (!sb || KTRACE_SUBBUF_HDR_SIZE + sb->used + need > SUBBUF ||
-		    c[i].exit - sb->first_ts >= (KTRACE_TS_WINDOW >> 1)) {
-			if (len + KTRACE_SUBBUF_HDR_SIZE + need > cap) {
-				uint8_t *p = realloc(buf, cap * 2);
-
-				if (!p) {
-					free(buf);
-					return -ENOMEM;
-				}
-				memset(p + cap, 0, cap);
-				buf = p;
-				cap *= 2;
-			}
-			hdr = len;
-			sb = (struct ktrace_subbuf *)(buf + hdr);
-			sb->magic = KTRACE_SUBBUF_MAGIC;
-			sb->hdr_size = KTRACE_SUBBUF_HDR_SIZE;
-			sb->flags = KTRACE_SBF_CTX | KTRACE_SBF_CLOSED;
-			sb->seq = seq++;
-			sb->first_ts = sb->first_ns = c[i].exit;
-			sb->cpu = 0xffff;
-			len += KTRACE_SUBBUF_HDR_SIZE;
-		}
-		if (len + need > cap) {
+		/* room for the record, and a sub-buffer header before it if one starts */
+		if (len + need + (new_sb ? KTRACE_SUBBUF_HDR_SIZE : 0) > cap) {
 			uint8_t *p = realloc(buf, cap * 2);
 
 			if (!p) {
@@ -633,7 +613,18 @@ static int write_stream(const char *dst, const struct call *c, size_t n, uint64_
 			memset(p + cap, 0, cap);
 			buf = p;
 			cap *= 2;
+			sb = sb ? (struct ktrace_subbuf *)(buf + hdr) : NULL;
+		}
+		if (new_sb) {
+			hdr = len;
 			sb = (struct ktrace_subbuf *)(buf + hdr);
+			sb->magic = KTRACE_SUBBUF_MAGIC;
+			sb->hdr_size = KTRACE_SUBBUF_HDR_SIZE;
+			sb->flags = KTRACE_SBF_CTX | KTRACE_SBF_CLOSED;
+			sb->seq = seq++;
+			sb->first_ts = sb->first_ns = c[i].exit;
+			sb->cpu = 0xffff;
+			len += KTRACE_SUBBUF_HDR_SIZE;
 		}
 		w[0] = KTRACE_REC_HDR(c[i].exit, KTRACE_CLASS_CALL, words, KTRACE_CALL_ID(idx));
 		w[1] = KTRACE_CTX(c[i].pid, c[i].cpu, c[i].sig);
