@@ -267,4 +267,32 @@ struct ka_folded_opts {
 int ka_folded(struct ktr_trace *t, const struct ka_folded_opts *o,
 	      void (*emit)(void *arg, const char *path, uint64_t ns), void *arg, uint64_t *calls);
 
+/* ---- rows of the shared CSV/JSON schema (analysis/rows.c) --------------------- */
+
+struct fmt_row;
+struct ka_rows;
+
+/**
+ * ka_rows_new() - a converter of @t's records into rows of the schema of
+ * formats/formats.h (struct fmt_row), naming calls through @names; @hex:
+ * event argument values in hex.  Feed it every call of the trace, in
+ * order, even those not written: self times need the whole call tree.
+ * Return: the converter, or NULL (ENOMEM).  Not thread-safe.
+ */
+struct ka_rows *ka_rows_new(struct ktr_trace *t, struct ka_names *names, int hex);
+void ka_rows_free(struct ka_rows *x);
+
+enum { KA_ROW_NONE, KA_ROW_GAP, KA_ROW_CALL, KA_ROW_EVENT };
+
+/**
+ * ka_rows_of() - @r as a row: a gap ("[lost]" and the like, category
+ * "ktrace", args "count=N;stream=S"), a call (time_ns its entry, dur_ns,
+ * self_ns, category "call", args "depth=D;sig=S;flags=F;func=0x..;site=0x..";
+ * *@c receives the decoded call, for selection) or an event (args
+ * "name=value;...").  The row's strings stay valid until the next call.
+ * Return: KA_ROW_GAP, KA_ROW_CALL or KA_ROW_EVENT, or KA_ROW_NONE for a
+ * call record that does not decode (no row).
+ */
+int ka_rows_of(struct ka_rows *x, const struct ktr_rec *r, struct fmt_row *row, struct ktr_call *c);
+
 #endif

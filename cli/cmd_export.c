@@ -306,83 +306,35 @@ static int export_json(struct ex *x)
 
 /* ---- CSV -------------------------------------------------------------------- */
 
-/*
- * "depth=D;sig=S;flags=F;func=0xF;site=0xS" into @args (at least 128
- * bytes), without printf: it is written for every call.
- */
-static void call_args(char *args, const struct ktr_call *c)
-{
-	char *p = args;
-
-	p = fmt_u64_to(stpcpy(p, "depth="), c->depth);
-	p = fmt_u64_to(stpcpy(p, ";sig="), c->sig);
-	p = fmt_u64_to(stpcpy(p, ";flags="), c->flags);
-	p = fmt_hex_to(stpcpy(p, ";func="), c->func);
-	p = fmt_hex_to(stpcpy(p, ";site="), c->site);
-	*p = 0;
-}
-
 static int export_csv(struct ex *x)
 {
 	struct ka_progress *prog = ka_progress_start(x->t, CMD, x->out == stdout);
-	struct ktr_ctree *ct = ktr_ctree_new();
+	struct ka_rows *rows = ka_rows_new(x->t, x->names, 0);
 	struct ktr_rec r;
-	char name[128], args[1024];
 
-	if (!ct)
+	if (!rows)
 		return -ENOMEM;
 	fputs(FMT_ROW_HEADER "\n", x->out);
 	while (ktr_next(x->t, &r)) {
-		struct fmt_row row = { r.ns, -1, -1, r.cpu, r.pid, r.tid, "", "", name, args };
-		size_t len = 0;
+		struct fmt_row row;
+		struct ktr_call c;
+		int kind;
 
 		ka_progress_rec(prog, &r);
 		cli_diags(CMD, x->t);
 		if (x->no_kernel && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT))
 			continue;
-		args[0] = 0;
-		if (r.kind == KTR_GAP) {
-			ktr_rec_name(x->t, &r, name, sizeof(name));
-			snprintf(args, sizeof(args), "count=%" PRIu64 ";stream=%u%s%s", r.count, r.stream,
-				 r.what ? ";what=" : "", r.what ? r.what : "");
-			row.category = "ktrace";
-		} else if (r.cls == KTRACE_CLASS_CALL) {
-			struct ktr_call c;
-			uint64_t self;
-
-			if (!ktr_call_decode(x->t, &r, &c))
-				continue;
-			self = ktr_ctree_add(ct, &c, 0, NULL, NULL);
-			if (!cli_select_call(&x->sel, &c))
-				continue;
-			row.time_ns = c.entry_ns;
-			row.dur_ns = (int64_t)c.dur_ns;
-			row.self_ns = (int64_t)self;
-			row.comm = ka_comm(x->t, c.tid);
-			row.category = "call";
-			row.name = ka_names_call(x->names, &c);
-			call_args(args, &c);
-		} else {
-			const char *names[KTRACE_MAX_WORDS];
-			uint64_t vals[KTRACE_MAX_WORDS];
-			unsigned n = ktr_rec_args(x->t, &r, names, vals);
-
-			if (!cli_select_rec(&x->sel, &r))
-				continue;
-			ktr_rec_name(x->t, &r, name, sizeof(name));
-			for (unsigned i = 0; i < n && len < sizeof(args) - 64; i++)
-				len += (size_t)snprintf(args + len, sizeof(args) - len, "%s%s=%" PRIu64,
-							i ? ";" : "", names[i], vals[i]);
-			row.comm = ka_comm(x->t, r.tid);
-			row.category = ktr_rec_category(x->t, &r);
-		}
+		kind = ka_rows_of(rows, &r, &row, &c);
+		if (kind == KA_ROW_NONE || (kind == KA_ROW_CALL && !cli_select_call(&x->sel, &c)) ||
+		    (kind == KA_ROW_EVENT && !cli_select_rec(&x->sel, &r)))
+			continue;
 		fmt_row_csv(x->out, &row);
 		x->events++;
 		if (ferror(x->out))
 			break;
 	}
 	ka_progress_end(prog);
-	ktr_ctree_free(ct);
+	ka_rows_free(rows);
 	return 0;
 }
 

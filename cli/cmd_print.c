@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "formats/formats.h"
 #include "cli/output.h"
@@ -29,6 +30,8 @@
 
 struct popts {
 	struct ktr_syms *syms; /* names of CALL records' functions, made on first use */
+	struct ka_names *names; /* -C: the rows' names and rows (analysis/rows.c), on first use */
+	struct ka_rows *rows;
 	int csv, json, relative, hex;
 	struct cli_select sel;
 	struct ka_ids cpus;
@@ -224,43 +227,28 @@ static void print_text(FILE *out, const struct ktr_trace *t, const struct popts 
 	fputc('\n', out);
 }
 
-static void print_csv(FILE *out, const struct ktr_trace *t, const struct popts *o,
-		      const struct ktr_rec *r)
+/*
+ * One record as a row of the schema export --format=csv and kd -c
+ * --format=csv share (analysis/rows.c); -r makes time_ns relative.
+ */
+static void print_csv(FILE *out, struct ktr_trace *t, struct popts *o, const struct ktr_rec *r)
 {
-	char name[128];
-	const char *names[KTRACE_MAX_WORDS];
-	uint64_t vals[KTRACE_MAX_WORDS];
-	unsigned n;
+	struct fmt_row row;
+	struct ktr_call c;
 
-	put_time(out, o, r, 0);
-	if (r->cpu >= 0)
-		fprintf(out, ",%d", r->cpu);
-	else
-		fputs(",", out);
-	fprintf(out, ",%" PRIu32 ",%" PRIu32 ",", r->pid, r->tid);
-	fmt_csv_str(out, rec_name(t, o, r, name, sizeof(name)));
-	fputc(',', out);
-	fmt_csv_str(out, ktr_rec_category(t, r));
-	if (r->kind == KTR_GAP) {
-		if (r->gap == KTR_GAP_CORRUPT) {
-			fputs(",file,", out);
-			fmt_csv_str(out, r->file ? r->file : "");
-			fprintf(out, ",offset,%" PRIu64 ",what,", r->offset);
-			fmt_csv_str(out, r->what ? r->what : "");
-		} else {
-			fprintf(out, ",count,%" PRIu64 ",stream,%u", r->count, r->stream);
+	if (!o->rows) {
+		o->names = ka_names_new(t, o->sel.demangle);
+		o->rows = o->names ? ka_rows_new(t, o->names, o->hex) : NULL;
+		if (!o->rows) {
+			cli_error(CMD, "out of memory");
+			exit(1);
 		}
-		fputc('\n', out);
+	}
+	if (ka_rows_of(o->rows, r, &row, &c) == KA_ROW_NONE)
 		return;
-	}
-	n = ktr_rec_args(t, r, names, vals);
-	for (unsigned i = 0; i < n; i++) {
-		fputc(',', out);
-		fmt_csv_str(out, names[i]);
-		fputc(',', out);
-		put_value(out, o, vals[i]);
-	}
-	fputc('\n', out);
+	if (o->relative)
+		row.time_ns -= o->t0;
+	fmt_row_csv(out, &row);
 }
 
 /* One record as a trace event (formats/json.c writes the document). */
@@ -423,8 +411,7 @@ static int run(int argc, char **argv)
 	if (o.json)
 		json_header(out, t, &o);
 	else if (o.csv)
-		fputs("time_ns,cpu,pid,tid,event,category,arg1,value1,arg2,value2,arg3,value3,arg4,value4\n",
-		      out);
+		fputs(FMT_ROW_HEADER "\n", out);
 	while (ktr_next(t, &r)) {
 		cli_diags(CMD, t);
 		if (!o.have_t0) {
@@ -451,6 +438,8 @@ static int run(int argc, char **argv)
 		rc = 1;
 out:
 	ktr_syms_free(o.syms);
+	ka_rows_free(o.rows);
+	ka_names_free(o.names);
 	free(o.evmap);
 	cli_select_free(&o.sel);
 	cli_idlist_free(&o.cpus);

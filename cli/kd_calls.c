@@ -103,7 +103,7 @@ static void call_row(struct kd *k, FILE *out, struct ktr_callsort *s, const stru
 	struct fmt_row row;
 
 	ktr_callsort_thread_ids(s, e->thread, &pid, &tid);
-	row.time_ns = e->entry_ns;
+	row.time_ns = (int64_t)e->entry_ns;
 	row.cpu = e->cpu == UINT32_MAX ? -1 : (int)e->cpu;
 	row.pid = pid;
 	row.tid = tid;

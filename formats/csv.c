@@ -31,7 +31,9 @@ static void num(FILE *out, int64_t v)
 
 void fmt_row_csv(FILE *out, const struct fmt_row *r)
 {
-	fmt_put_u64(out, r->time_ns);
+	if (r->time_ns < 0)
+		putc_unlocked('-', out);
+	fmt_put_u64(out, r->time_ns < 0 ? -(uint64_t)r->time_ns : (uint64_t)r->time_ns);
 	putc_unlocked(',', out);
 	num(out, r->dur_ns);
 	num(out, r->self_ns);

@@ -65,7 +65,7 @@ void fmt_csv_str(FILE *out, const char *s);
  *            "key=value;key=value".
  */
 struct fmt_row {
-	uint64_t time_ns;
+	int64_t time_ns; /* ns; negative only for times relative to a later origin (print -C -r) */
 	int64_t dur_ns, self_ns;
 	int cpu;
 	uint32_t pid, tid;

@@ -23,7 +23,9 @@ static void num(FILE *out, const char *key, int64_t v)
 void fmt_row_json(FILE *out, const struct fmt_row *r)
 {
 	fputs_unlocked("{\"time_ns\":", out);
-	fmt_put_u64(out, r->time_ns);
+	if (r->time_ns < 0)
+		putc_unlocked('-', out);
+	fmt_put_u64(out, r->time_ns < 0 ? -(uint64_t)r->time_ns : (uint64_t)r->time_ns);
 	num(out, ",\"dur_ns\":", r->dur_ns);
 	num(out, ",\"self_ns\":", r->self_ns);
 	num(out, ",\"cpu\":", r->cpu);

@@ -25,11 +25,17 @@ run "$KTRACE" print -x "$D"
 like "$T/out" ' request +len=0x0 seq=0x6$' "-x: hexadecimal arguments"
 
 run "$KTRACE" print -C -r "$D"
-is "$(head -1 "$T/out")" "time_ns,cpu,pid,tid,event,category,arg1,value1,arg2,value2,arg3,value3,arg4,value4" \
-	"-C: header line"
-is "$(sed -n 2p "$T/out")" "0,0,999,1000,parse:entry,default,a,0,b,0" "-C: first row"
-like "$T/out" '^6000,0,999,1000,request,net,len,0,seq,6$' "-C: catalogue row"
+is "$(head -1 "$T/out")" "time_ns,dur_ns,self_ns,cpu,pid,tid,comm,category,name,args" \
+	"-C: header line (the row schema of export --format=csv and kd -c --format=csv)"
+is "$(sed -n 2p "$T/out")" "0,,,0,999,1000,worker0,default,parse:entry,a=0;b=0" "-C: first row"
+like "$T/out" '^6000,,,0,999,1000,worker0,net,request,len=0;seq=6$' "-C: catalogue row"
 is "$(lines "$T/out")" 201 "-C: header plus one row per record"
+python3 -c '
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+bad = [r for r in rows[1:] if len(r) != len(rows[0]) or not r[0].lstrip("-").isdigit()]
+print(len(rows) - 1, len(bad))' "$T/out" >"$T/csvcheck"
+is "$(cat "$T/csvcheck")" "200 0" "-C: python3 csv reads 200 rows, each with the header's 10 fields and an integer time"
 
 run "$KTRACE" print --json "$D"
 is "$rc" 0 "--json: exit 0"
@@ -85,7 +91,7 @@ $MKTRACE -s 1 -r 400 --lost 0:0:5 "$T/lost" >/dev/null
 run "$KTRACE" print "$T/lost"
 is "$(grep -n 'lost\]' "$T/out" | cut -d: -f1)" 169 "lost records shown right after their sub-buffer"
 run "$KTRACE" print -C "$T/lost"
-like "$T/out" '^[0-9]+,0,999,1000,\[lost\],ktrace,count,5,stream,0$' "-C: gap row"
+like "$T/out" '^[0-9]+,,,0,999,1000,,ktrace,\[lost\],count=5;stream=0$' "-C: gap row"
 run "$KTRACE" print --json "$T/lost"
 like "$T/out" '"name":"\[lost\]","cat":"ktrace","ph":"i"' "--json: gap as an instant event"
 

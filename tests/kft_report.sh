@@ -103,6 +103,18 @@ is "$(grep -c '!!!! end' "$T/out")" 23 "kd -c: 23 '!!!! end' lines"
 "$KTRACE" kd --format=csv sig >kd.csv
 is "$(count kd.csv handler_work)" 23 "kd: 23 calls of handler_work"
 
+# print -C on a function trace: the shared row schema, every row as wide as the header
+"$KTRACE" print -C sig >print.csv
+python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+calls = [r for r in rows if r["category"] == "call"]
+bad = [r for r in rows if None in r or None in r.values() or not r["time_ns"].isdigit()]
+print(len(bad), sum(r["name"] == "handler_work" for r in calls), all(r["dur_ns"].isdigit() for r in calls))' \
+	print.csv >print.check
+is "$(cat print.check)" "0 23 True" \
+	"print -C on a function trace: python3 csv reads every row with the header's columns, 23 handler_work calls with durations"
+
 # record's uftrace-style options
 run "$KTRACE" record -q -F fib -o F ./shapes fib 12
 "$KTRACE" kd --format=csv F >kd.csv

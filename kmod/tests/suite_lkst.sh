@@ -144,7 +144,7 @@ grep -q '^event 1 kevent PROCESS_CONTEXTSWITCH process prev_pid,next_pid,prev_st
 ok $? "the metadata carries the kevent catalogue and the unavailable events"
 ktrace print -C /tmp/pt > /tmp/pt.csv 2> /tmp/pt.perr
 ok $? "ktrace print -C (lkstbuf print -C)"
-is "$(grep -c ',PROCESS_CONTEXTSWITCH,process,prev_pid,' /tmp/pt.csv)" "$sw" \
+is "$(grep -c ',process,PROCESS_CONTEXTSWITCH,prev_pid=' /tmp/pt.csv)" "$sw" \
 	"CSV: one row per context switch, named from the catalogue, arguments by name"
 diag "$(grep -m 1 ',PROCESS_CONTEXTSWITCH,' /tmp/pt.csv)"
 ktrace timeline --summary --tid $pp /tmp/pt > /tmp/pt.tl 2> /tmp/pt.tlerr

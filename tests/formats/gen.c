@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 		else
 			fputs(FMT_ROW_HEADER "\n", f);
 		for (int i = 0; i < NSTR; i++) {
-			struct fmt_row r = { UINT64_MAX - (unsigned)i, i % 3 ? 100 + i : -1, i % 2 ? 7 : -1,
+			struct fmt_row r = { i == NSTR - 1 ? -1234 : INT64_MAX - i, i % 3 ? 100 + i : -1, i % 2 ? 7 : -1,
 					     i, 1000 + i, 2000 + i, str[i], str[(i + 1) % NSTR],
 					     str[(i + 2) % NSTR], str[(i + 3) % NSTR] };
 
