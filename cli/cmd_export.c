@@ -170,9 +170,10 @@ static void json_args(struct ex *x, const struct ktr_rec *r, int with_task)
 	for (unsigned i = 0; i < n; i++)
 		fmt_te_arg_value(&x->te, names[i], vals[i]);
 	if (with_task) {
-		fmt_te_arg_u64(&x->te, "pid", r->pid);
-		fmt_te_arg_u64(&x->te, "tid", r->tid);
-		fmt_te_arg_str(&x->te, "comm", ka_comm(x->t, r->tid));
+		/* the task the event happened in (its own arguments may name others) */
+		fmt_te_arg_u64(&x->te, "task_pid", r->pid);
+		fmt_te_arg_u64(&x->te, "task_tid", r->tid);
+		fmt_te_arg_str(&x->te, "task_comm", ka_comm(x->t, r->tid));
 	}
 	fmt_te_end_event(&x->te);
 }

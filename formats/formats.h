@@ -99,6 +99,9 @@ struct fmt_te {
 	int64_t t0;
 	int relative, hex;
 	int first_event, first_arg;
+	/* the current event's argument keys, kept unique (fmt_te_arg_*) */
+	const char *keys[16];
+	unsigned nkeys;
 };
 
 /** fmt_te_begin() - '{"traceEvents":[' on @out; @w's options stay as set. */
@@ -114,6 +117,12 @@ void fmt_te_begin(struct fmt_te *w, FILE *out);
 void fmt_te_event(struct fmt_te *w, const char *name, const char *cat, const char *ph,
 		  const char *scope, uint64_t ts_ns, uint64_t dur_ns, uint32_t pid, uint32_t tid);
 
+/*
+ * Argument keys are unique within an event, as JSON readers need: a key
+ * already used by one of the event's first 16 arguments is written as
+ * "KEY#2", "KEY#3", ... (a record whose catalogue repeats a name, or whose
+ * argument is named like a key the caller adds).
+ */
 /** fmt_te_arg_u64() - one argument, an exact number. */
 void fmt_te_arg_u64(struct fmt_te *w, const char *key, uint64_t v);
 

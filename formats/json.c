@@ -156,13 +156,26 @@ void fmt_te_event(struct fmt_te *w, const char *name, const char *cat, const cha
 	p = stpcpy(p, ",\"args\":{");
 	fwrite_unlocked(b, 1, (size_t)(p - b), w->out);
 	w->first_arg = 1;
+	w->nkeys = 0;
 }
 
-/* ',"KEY":' (no comma before the first argument) into @b; returns the end. */
+/*
+ * ',"KEY":' (no comma before the first argument) into @b, KEY made unique
+ * in the event ("KEY#N" for the N-th use); returns the end.
+ */
 static char *key_to(struct fmt_te *w, char *b, char *end, const char *k)
 {
-	char *p = b;
+	char *p = b, dup[320];
+	unsigned n = 1;
 
+	for (unsigned i = 0; i < w->nkeys; i++)
+		n += !strcmp(w->keys[i], k);
+	if (w->nkeys < sizeof(w->keys) / sizeof(w->keys[0]))
+		w->keys[w->nkeys++] = k;
+	if (n > 1) {
+		snprintf(dup, sizeof(dup), "%.300s#%u", k, n);
+		k = dup;
+	}
 	if (!w->first_arg)
 		*p++ = ',';
 	w->first_arg = 0;

@@ -21,7 +21,14 @@ N = len(S)
 def check(what, got, want):
     print(("ok" if got == want else "FAIL") + " " + what + ("" if got == want else ": got %r, want %r" % (got, want)))
 
-d = json.load(open("te.json", encoding="utf-8"))
+dups = []
+def pairs(kv):
+    keys = [k for k, _ in kv]
+    if len(set(keys)) != len(keys):
+        dups.append(keys)
+    return dict(kv)
+d = json.load(open("te.json", encoding="utf-8"), object_pairs_hook=pairs)
+check("te: no object has a key twice", dups, [])
 ev = d["traceEvents"]
 check("te: event count", len(ev), N + 2)
 for i in range(N):
@@ -38,6 +45,7 @@ for i in range(N):
           "0xffffffffffffffff" if i == N - 1 else 2 ** 53)
     check("te %d: args" % i, (a["n"], a["addr"], a[KEY], a["flag"]), (i, "0xdeadbeef", S[i], True))
 check("te: relative time before t0", (ev[N]["ts"], ev[N]["s"], "cat" in ev[N]), (-0.5, "g", False))
+check("te: a repeated key made unique", ev[N]["args"], {"pid": 1, "pid#2": 2, "pid#3": "three"})
 check("te: metadata", (ev[N + 1]["ph"], ev[N + 1]["args"]["name"]), ("M", S[1]))
 check("te: otherData", d["otherData"], {"generator": S[2], "long": S[5]})
 

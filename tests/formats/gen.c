@@ -82,6 +82,10 @@ int main(int argc, char **argv)
 	w.relative = 1;
 	w.t0 = 2000;
 	fmt_te_event(&w, "before", NULL, "i", "g", 1500, 0, 1, 1);
+	/* the same key three times: made unique */
+	fmt_te_arg_u64(&w, "pid", 1);
+	fmt_te_arg_u64(&w, "pid", 2);
+	fmt_te_arg_str(&w, "pid", "three");
 	fmt_te_end_event(&w);
 	fmt_te_meta(&w, "thread_name", 1, 2, str[1]);
 	{

@@ -11,15 +11,25 @@
 # numeric dur >= 0; i has s in g/p/t; M is process_name, thread_name or
 # process_sort_index with the matching args; args is an object; X slices on
 # one thread nest properly (a slice starting inside another ends inside it,
-# to the ns), as Perfetto requires; B/E balance per thread.
+# to the ns), as Perfetto requires; B/E balance per thread; no object has a
+# key twice (JSON readers keep one of them).
 import json
 import sys
 from collections import defaultdict
 
 def main(path):
     errors = []
+    dups = []
+
+    def pairs(kv):
+        keys = [k for k, _ in kv]
+        if len(set(keys)) != len(keys) and len(dups) < 5:
+            dups.append(sorted(k for k in set(keys) if keys.count(k) > 1))
+        return dict(kv)
     with open(path) as f:
-        d = json.load(f)
+        d = json.load(f, object_pairs_hook=pairs)
+    for k in dups:
+        errors.append("duplicate keys in an object: %r" % (k,))
     if not isinstance(d, dict) or not isinstance(d.get("traceEvents"), list):
         print("error: no traceEvents array")
         return 1
