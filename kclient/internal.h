@@ -1,7 +1,7 @@
 /*
  * kclient/internal.h - what the files of libktrace-kclient share and
  * nothing else may use: the error reporting behind kcl_set_report(),
- * whole-file reading, text building, the clock, the event catalogue as a table, the steps
+ * whole-file reading, the machine's metadata lines, the clock, the event catalogue as a table, the steps
  * of a tracefs recording, the KFT kernel trace directory.
  * Only files in kclient/ include it; the library's API is kclient.h.
  */
@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "kclient/kclient.h"
@@ -36,26 +37,11 @@ char *kcl_slurp(const char *path, size_t *len, size_t max);
 char *kcl_slurp_fd(int fd, size_t *len, size_t max);
 
 /**
- * struct kcl_text - a growing NUL-terminated text (kclient/text.c): @buf
- * (malloc'ed, NULL while empty; the caller frees it), @len bytes used of
- * @cap; @failed: out of memory or a format error, the text is incomplete
- * and further additions do nothing.  Zero-initialise it.  Not thread-safe.
+ * kcl_md_machine() - the metadata lines that describe this machine
+ * (docs/FORMAT.md), written to @f: `host`, `kernel`, `machine` (uname(2))
+ * and `cpus` @cpus (kclient/metadata.c).
  */
-struct kcl_text {
-	char *buf;
-	size_t len, cap;
-	int failed;
-};
-
-/** kcl_text_add() - append printf(@fmt, ...) to @t. */
-void kcl_text_add(struct kcl_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/**
- * kcl_text_host() - append the metadata lines that describe this machine
- * (docs/FORMAT.md): `host`, `kernel`, `machine` (from uname(2)) and `cpus`
- * (online CPUs).
- */
-void kcl_text_host(struct kcl_text *t);
+void kcl_md_machine(FILE *f, long cpus);
 
 /** kcl_now_ns() - the clock @c in ns. */
 static inline uint64_t kcl_now_ns(clockid_t c)

@@ -94,7 +94,7 @@ int kft_kdir_symbols(const char *dst, const char *kallsyms)
 }
 
 /* `thread TID PID COMM` for every task listed in @procdir. */
-static void add_threads(struct kcl_text *t, const char *procdir)
+static void add_threads(FILE *t, const char *procdir)
 {
 	DIR *d = opendir(procdir);
 	struct dirent *p;
@@ -124,7 +124,7 @@ static void add_threads(struct kcl_text *t, const char *procdir)
 				continue;
 			if (fgets(comm, sizeof(comm), f)) {
 				comm[strcspn(comm, "\n")] = '\0';
-				kcl_text_add(t, "thread %s %s %s\n", q->d_name, p->d_name, comm[0] ? comm : "?");
+				fprintf(t, "thread %s %s %s\n", q->d_name, p->d_name, comm[0] ? comm : "?");
 			}
 			fclose(f);
 		}
@@ -136,36 +136,37 @@ static void add_threads(struct kcl_text *t, const char *procdir)
 int kft_kdir_metadata(const char *dst, const char *source, uint32_t buf_size, int have_syms,
 		      const char *procdir)
 {
-	struct kcl_text t = { 0 };
 	uint64_t mono = kcl_now_ns(CLOCK_MONOTONIC), real = kcl_now_ns(CLOCK_REALTIME);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 	int rc;
 
-	kcl_text_add(&t, "ktrace-format %d\n", KTRACE_FORMAT_VERSION);
-	kcl_text_add(&t, "# KFT kernel trace from %s (ktrace kft)\n", source);
-	kcl_text_add(&t, "clock mono\n");
-	kcl_text_add(&t, "calib %" PRIu64 " %" PRIu64 "\n", mono / 2, mono / 2);
-	kcl_text_add(&t, "calib %" PRIu64 " %" PRIu64 "\n", mono, mono);
-	kcl_text_host(&t);
-	kcl_text_add(&t, "channel kft\n");
-	kcl_text_add(&t, "mode discard\n");
-	kcl_text_add(&t, "scope global\n");
-	kcl_text_add(&t, "buf-size %u\n", buf_size);
-	kcl_text_add(&t, "buf-nr 1\n");
-	kcl_text_add(&t, "layout packed\n");
-	kcl_text_add(&t, "stream 0 shared cpu0\n");
-	/* KFT's times count from boot: CLOCK_MONOTONIC 0. */
-	kcl_text_add(&t, "created-ns 0\n");
-	kcl_text_add(&t, "realtime-ns %" PRIu64 "\n", real - mono);
-	if (have_syms)
-		kcl_text_add(&t, "# kernel function symbols: kallsyms (docs/FORMAT.md, \"Kernel traces\")\n");
-	add_threads(&t, procdir);
-	if (t.failed) {
-		free(t.buf);
+	if (!f) {
 		kcl_error(CMD, "%s/metadata: out of memory", dst);
 		return -1;
 	}
-	rc = ksf_replace(dst, "metadata", t.buf, t.len);
-	free(t.buf);
+	fprintf(f, "ktrace-format %d\n", KTRACE_FORMAT_VERSION);
+	fprintf(f, "# KFT kernel trace from %s (ktrace kft)\n", source);
+	fprintf(f, "clock mono\n");
+	fprintf(f, "calib %" PRIu64 " %" PRIu64 "\n", mono / 2, mono / 2);
+	fprintf(f, "calib %" PRIu64 " %" PRIu64 "\n", mono, mono);
+	kcl_md_machine(f, sysconf(_SC_NPROCESSORS_ONLN));
+	fprintf(f, "channel kft\nmode discard\nscope global\nbuf-size %u\nbuf-nr 1\nlayout packed\n", buf_size);
+	fprintf(f, "stream 0 shared cpu0\n");
+	/* KFT's times count from boot: CLOCK_MONOTONIC 0. */
+	fprintf(f, "created-ns 0\n");
+	fprintf(f, "realtime-ns %" PRIu64 "\n", real - mono);
+	if (have_syms)
+		fprintf(f, "# kernel function symbols: kallsyms (docs/FORMAT.md, \"Kernel traces\")\n");
+	add_threads(f, procdir);
+	if (fclose(f) != 0) {
+		free(buf);
+		kcl_error(CMD, "%s/metadata: out of memory", dst);
+		return -1;
+	}
+	rc = ksf_replace(dst, "metadata", buf, len);
+	free(buf);
 	if (rc < 0) {
 		kcl_error(CMD, "%s/metadata: %s", dst, strerror(-rc));
 		return -1;

@@ -763,6 +763,24 @@ static int add_filter(const char *file, const char *name)
 	return 0;
 }
 
+/*
+ * The kernel function a function trigger (@what: "start" or "stop") names,
+ * in *@name (NULL for a time trigger or none).  Return: 0, or -1 if the
+ * address starts no kernel function (reported).
+ */
+static int trigger_function(const struct ksyms *syms, const struct kft_trigger *t, const char *what,
+			    const char *cfg_path, const char **name)
+{
+	if (t->kind != KFT_TRIG_ENTRY && t->kind != KFT_TRIG_EXIT)
+		return 0;
+	*name = ksym_name(syms, t->arg);
+	if (*name)
+		return 0;
+	kcl_error(CMD, "%s: %s function 0x%" PRIx64 " is no kernel function start", cfg_path, what,
+		  (uint64_t)t->arg);
+	return -1;
+}
+
 int kft_fgraph_run(const struct kft_fgraph_opts *o, struct kft_fgraph_stats *stats)
 {
 	const char *cfg_path = o->config, *dst = o->dir;
@@ -809,22 +827,9 @@ int kft_fgraph_run(const struct kft_fgraph_opts *o, struct kft_fgraph_stats *sta
 			  cfg_path, cfg.watch == KFT_WATCH_STACK ? "stack" : "worst-stack");
 		goto out;
 	}
-	if (cfg.start.kind == KFT_TRIG_ENTRY || cfg.start.kind == KFT_TRIG_EXIT) {
-		fstart = ksym_name(&syms, cfg.start.arg);
-		if (!fstart) {
-			kcl_error(CMD, "%s: start function 0x%" PRIx64 " is no kernel function start",
-				  cfg_path, (uint64_t)cfg.start.arg);
-			goto out;
-		}
-	}
-	if (cfg.stop.kind == KFT_TRIG_ENTRY || cfg.stop.kind == KFT_TRIG_EXIT) {
-		fstop = ksym_name(&syms, cfg.stop.arg);
-		if (!fstop) {
-			kcl_error(CMD, "%s: stop function 0x%" PRIx64 " is no kernel function start",
-				  cfg_path, (uint64_t)cfg.stop.arg);
-			goto out;
-		}
-	}
+	if (trigger_function(&syms, &cfg.start, "start", cfg_path, &fstart) < 0 ||
+	    trigger_function(&syms, &cfg.stop, "stop", cfg_path, &fstop) < 0)
+		goto out;
 	r.cfg = &cfg;
 	r.graph = cfg.start.kind == KFT_TRIG_ENTRY && cfg.stop.kind == KFT_TRIG_EXIT &&
 		  cfg.start.arg == cfg.stop.arg;

@@ -321,27 +321,33 @@ static void rr_load_catalog(const char *src)
 static int rr_write_metadata(const char *src, const char *dst, const struct rr_info *in,
 			     const struct rr_stream *st, unsigned n, uint64_t calib0)
 {
-	struct kcl_text t = { 0 };
 	uint64_t mono = kcl_now_ns(CLOCK_MONOTONIC), real = kcl_now_ns(CLOCK_REALTIME);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 	int ret;
 
-	kcl_text_add(&t, "ktrace-format %d\n", KTRACE_FORMAT_VERSION);
-	kcl_text_add(&t, "# copied from %s by ktrace read\n", src);
-	kcl_text_add(&t, "clock mono\n");
-	kcl_text_add(&t, "calib %llu %llu\n", (unsigned long long)calib0, (unsigned long long)calib0);
-	kcl_text_add(&t, "calib %llu %llu\n", (unsigned long long)mono, (unsigned long long)mono);
-	kcl_text_host(&t);
-	kcl_text_add(&t, "channel %s\n", in->name[0] ? in->name : "kernel");
-	kcl_text_add(&t, "mode %s\n", in->flight ? "flight" : "discard");
-	kcl_text_add(&t, "scope %s\n", in->global ? "global" : "cpu");
-	kcl_text_add(&t, "buf-size %u\n", in->buf_size);
-	kcl_text_add(&t, "buf-nr %u\n", in->buf_nr);
-	kcl_text_add(&t, "layout packed\n");
+	if (!f) {
+		kcl_error(CMD, "%s/metadata: out of memory", dst);
+		return -ENOMEM;
+	}
+	fprintf(f, "ktrace-format %d\n", KTRACE_FORMAT_VERSION);
+	fprintf(f, "# copied from %s by ktrace read\n", src);
+	fprintf(f, "clock mono\n");
+	fprintf(f, "calib %llu %llu\n", (unsigned long long)calib0, (unsigned long long)calib0);
+	fprintf(f, "calib %llu %llu\n", (unsigned long long)mono, (unsigned long long)mono);
+	kcl_md_machine(f, sysconf(_SC_NPROCESSORS_ONLN));
+	fprintf(f, "channel %s\n", in->name[0] ? in->name : "kernel");
+	fprintf(f, "mode %s\n", in->flight ? "flight" : "discard");
+	fprintf(f, "scope %s\n", in->global ? "global" : "cpu");
+	fprintf(f, "buf-size %u\n", in->buf_size);
+	fprintf(f, "buf-nr %u\n", in->buf_nr);
+	fprintf(f, "layout packed\n");
 	for (unsigned i = 0; i < n; i++)
-		kcl_text_add(&t, "stream %u %s cpu%u\n", st[i].idx, in->global ? "shared" : "cpu", st[i].idx);
+		fprintf(f, "stream %u %s cpu%u\n", st[i].idx, in->global ? "shared" : "cpu", st[i].idx);
 	if (in->created_ns) {
-		kcl_text_add(&t, "created-ns %llu\n", (unsigned long long)in->created_ns);
-		kcl_text_add(&t, "realtime-ns %llu\n",
+		fprintf(f, "created-ns %llu\n", (unsigned long long)in->created_ns);
+		fprintf(f, "realtime-ns %llu\n",
 		       (unsigned long long)(real - (mono - in->created_ns)));
 	}
 	rr_load_catalog(src);
@@ -352,16 +358,16 @@ static int rr_write_metadata(const char *src, const char *dst, const struct rr_i
 		     line = strtok_r(NULL, "\n", &save))
 			if (!strncmp(line, "func ", 5) || !strncmp(line, "event ", 6) ||
 			    !strncmp(line, "unavailable ", 12)) /* LKST events this kernel lacks */
-				kcl_text_add(&t, "%s\n", line);
+				fprintf(f, "%s\n", line);
 		free(cat);
 	}
-	if (t.failed) {
-		free(t.buf);
+	if (fclose(f) != 0) {
+		free(buf);
 		kcl_error(CMD, "%s/metadata: out of memory", dst);
 		return -ENOMEM;
 	}
-	ret = rr_write_atomic(dst, "metadata", t.buf, t.len);
-	free(t.buf);
+	ret = rr_write_atomic(dst, "metadata", buf, len);
+	free(buf);
 	return ret;
 }
 

@@ -63,7 +63,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -780,17 +779,14 @@ static char *metadata_text(struct krec *k, int final, const struct krec_stats *s
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct utsname u;
-	char host[256] = "";
 
 	if (!f)
 		return NULL;
-	uname(&u);
-	gethostname(host, sizeof(host) - 1);
 	fprintf(f, "ktrace-format %d\n", KTRACE_FORMAT_VERSION);
 	fprintf(f, "# kernel events recorded through tracefs by `ktrace record --kernel`\n");
-	fprintf(f, "clock mono\nhost %s\nkernel %s\nmachine %s\ncpus %u\npid %d\ncomm ktrace\n",
-		host, u.release, u.machine, k->ncpu, (int)getpid());
+	fprintf(f, "clock mono\n");
+	kcl_md_machine(f, k->ncpu);
+	fprintf(f, "pid %d\ncomm ktrace\n", (int)getpid());
 	fprintf(f, "channel kernel\nmode discard\nscope cpu\nlayout packed\nbuf-size %u\n", OUT_SUBBUF);
 	fprintf(f, "created-ns %" PRIu64 "\nrealtime-ns %" PRIu64 "\n", k->created_ns, k->realtime_ns);
 	fprintf(f, "source tracefs %s\nmaskset %s\n", k->name, k->maskset);

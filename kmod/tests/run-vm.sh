@@ -110,7 +110,7 @@ if [ -z "$KTRACE_BIN" ]; then
 	KTRACE_BIN=$B/ktrace
 fi
 CFLAGS_HELPER="-std=gnu11 -O2 -Wall -Wextra ${CI:+-Werror} -static -I$SRC/include -I$SRC"
-cc $CFLAGS_HELPER -o "$W/kthelper" "$SRC/kmod/tests/kthelper.c" "$SRC/kclient/relay.c" "$SRC/kclient/report.c" "$SRC/kclient/text.c" "$SRC/lib/safefile.c"
+cc $CFLAGS_HELPER -o "$W/kthelper" "$SRC/kmod/tests/kthelper.c" "$SRC/kclient/relay.c" "$SRC/kclient/report.c" "$SRC/kclient/metadata.c" "$SRC/lib/safefile.c"
 cc $CFLAGS_HELPER -o "$W/pingpong" "$SRC/kmod/bench/pingpong.c"
 # LKST: the KEVENT checker and the syscall-heavy bench load
 cc $CFLAGS_HELPER -o "$W/lkstcheck" "$SRC/kmod/tests/lkstcheck.c"
