@@ -420,7 +420,8 @@ static int run(int argc, char **argv)
 		}
 		if (!wanted(t, &o, &r))
 			continue;
-		if (!o.syms && r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL)
+		/* text and JSON name calls here; -C's rows have their own names (print_csv) */
+		if (!o.csv && !o.syms && r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL)
 			o.syms = cli_select_syms(&o.sel, t);
 		if (o.json)
 			print_json(t, &o, &r);
