@@ -49,6 +49,10 @@ DW_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -libe
 TRACEFS_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent 2>/dev/null || echo -I/usr/include/tracefs -I/usr/include/traceevent)
 TRACEFS_LIBS := $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || echo -ltracefs -ltraceevent)
 
+# yajl writes every JSON document (formats/json.c): it validates UTF-8
+JSON_CFLAGS := $(shell pkg-config --cflags yajl 2>/dev/null)
+JSON_LIBS := $(shell pkg-config --libs yajl 2>/dev/null || echo -lyajl)
+
 LIB_SRC := $(wildcard lib/*.c) $(wildcard kft/*.c)
 READER_SRC := $(wildcard reader/*.c)
 CLI_SRC := $(wildcard cli/*.c)
@@ -124,7 +128,7 @@ $(ANALYSISA): $(ANALYSIS_OBJ)
 	ar rcs $@ $^
 
 $(KTRACE): $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(LDLIBS) -ldl -lm
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(JSON_LIBS) $(LDLIBS) -ldl -lm
 $(B)/obj/kclient/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 
 $(B)/examples/%: examples/%.c $(LIBA)

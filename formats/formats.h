@@ -49,6 +49,25 @@ char *fmt_hex_to(char *p, uint64_t v);
  */
 const char *fmt_us(int64_t ns, int whole, char *buf, size_t len);
 
+/* ---- UTF-8 (formats/utf8.c) ------------------------------------------------ */
+
+/**
+ * fmt_utf8_seq() - the length (1-4 bytes) of the well-formed UTF-8
+ * sequence (RFC 3629) that begins at @s, or 0 if none does.  Reads at most
+ * up to the first byte that breaks the sequence, so a NUL ends it safely.
+ */
+size_t fmt_utf8_seq(const unsigned char *s);
+
+/**
+ * fmt_utf8() - @s (NUL-terminated bytes) as valid UTF-8: @s itself if it
+ * is (no copy), else a copy in @buf (@len bytes, truncated at a character
+ * boundary, NUL-terminated) where every byte that begins no well-formed
+ * sequence is the four characters "\xNN".  Process names are any bytes
+ * (prctl(PR_SET_NAME)); JSON, XML and protobuf strings must be UTF-8.
+ * Return: @s or @buf ("" if @len is 0).
+ */
+const char *fmt_utf8(const char *s, char *buf, size_t len);
+
 /* ---- CSV (formats/csv.c) --------------------------------------------------- */
 
 /** fmt_csv_str() - @s as one CSV field: quoted (and '"' doubled) if it holds , " CR or LF. */

@@ -3,14 +3,20 @@
 # test, fuzz and benchmark.  Idempotent and quick when everything is there;
 # must run as root (or with sudo) when something is missing.
 #
-#   scripts/deps.sh            build + test dependencies (librsvg2-bin: the
-#                              timeline test renders its SVG with rsvg-convert)
+#   scripts/deps.sh            build + test dependencies: the libraries ktrace
+#                              links (elfutils, libiberty, libtracefs,
+#                              libtraceevent, libtracecmd, yajl, protobuf-c,
+#                              libbabeltrace2) and the third-party readers the
+#                              tests run on its output (trace-cmd, babeltrace2,
+#                              protoc, rsvg-convert, python3)
 #   scripts/deps.sh --bench    also LTTng, uftrace and perf (the benchmarks' peers)
 #   scripts/deps.sh --kmod     also the kernel image/headers, qemu, busybox
 set -eu
 
 pkgs="build-essential pkg-config perl libelf-dev libdw-dev elfutils clang libclang-rt-dev
-      libtracefs-dev libtraceevent-dev libiberty-dev python3 xz-utils curl ca-certificates librsvg2-bin"
+      libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd libiberty-dev libyajl-dev
+      libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libbabeltrace2-dev babeltrace2
+      python3 xz-utils curl ca-certificates librsvg2-bin"
 for arg in "$@"; do
 	case "$arg" in
 	--bench) pkgs="$pkgs liblttng-ust-dev lttng-tools uftrace linux-perf time" ;;
