@@ -89,6 +89,15 @@ void ka_names_free(struct ka_names *n);
 /** ka_comm() - the name of task @tid ("?" if unknown; owned by @t). */
 const char *ka_comm(const struct ktr_trace *t, uint32_t tid);
 
+/**
+ * ka_static_slice() - whether static event @r is a function's entry or
+ * exit (klog's codes 1 and 2, seed 000): then @name (@len bytes) is the
+ * function's name from the catalogue ("F<n>" if it has none) and the
+ * return is 'B' (entry) or 'E' (exit), the trace-event phases; else 0 and
+ * @name is untouched.
+ */
+int ka_static_slice(const struct ktr_trace *t, const struct ktr_rec *r, char *name, size_t len);
+
 /* ---- progress (analysis/progress.c) ------------------------------------------- */
 
 struct ka_progress;

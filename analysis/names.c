@@ -112,3 +112,19 @@ const char *ka_comm(const struct ktr_trace *t, uint32_t tid)
 		return comm;
 	return "?";
 }
+
+int ka_static_slice(const struct ktr_trace *t, const struct ktr_rec *r, char *name, size_t len)
+{
+	unsigned code = KTRACE_EVENT_CODE(r->id), func = KTRACE_EVENT_FUNC(r->id);
+	const char *fn;
+
+	if (r->kind != KTR_RECORD || (r->cls != KTRACE_CLASS_LOG2 && r->cls != KTRACE_CLASS_LOG4) ||
+	    (code != 1 && code != 2))
+		return 0;
+	fn = ktr_func_name(t, func);
+	if (fn)
+		snprintf(name, len, "%s", fn);
+	else
+		snprintf(name, len, "F%u", func);
+	return code == 1 ? 'B' : 'E';
+}

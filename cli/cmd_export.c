@@ -212,11 +212,14 @@ static void json_gap(struct ex *x, const struct ktr_rec *r)
 static void json_call(struct ex *x, const struct ktr_call *c)
 {
 	json_thread(x, c->pid, c->tid);
+	/*
+	 * Only arguments that are the same on every call of a function, and
+	 * the exceptions: flame-graph importers (speedscope) tell frames
+	 * apart by name and arguments, so a depth or CPU here would split
+	 * one function into many frames (the nesting shows the depth).
+	 */
 	fmt_te_event(&x->te, ka_names_call(x->names, c), "call", "X", NULL, c->entry_ns, c->dur_ns,
 		     c->pid, c->tid);
-	fmt_te_arg_u64(&x->te, "depth", c->depth);
-	if (c->cpu >= 0)
-		fmt_te_arg_u64(&x->te, "cpu", (uint64_t)c->cpu);
 	if (c->sig)
 		fmt_te_arg_u64(&x->te, "signal_depth", c->sig);
 	if (c->flags & KTRACE_CALLF_UNFINISHED)
@@ -251,17 +254,9 @@ static void json_record(struct ex *x, const struct ktr_rec *r)
 		return;
 	}
 	/* static events (LOG2/LOG4) and unknown classes: on their thread */
-	if (r->cls == KTRACE_CLASS_LOG2 || r->cls == KTRACE_CLASS_LOG4) {
-		unsigned code = KTRACE_EVENT_CODE(r->id), func = KTRACE_EVENT_FUNC(r->id);
-		const char *fn = ktr_func_name(x->t, func);
-
-		if (code == 1 || code == 2) {
-			ph = code == 1 ? "B" : "E";
-			if (fn)
-				snprintf(name, sizeof(name), "%s", fn);
-			else
-				snprintf(name, sizeof(name), "F%u", func);
-		}
+	switch (ka_static_slice(x->t, r, name, sizeof(name))) {
+	case 'B': ph = "B"; break;
+	case 'E': ph = "E"; break;
 	}
 	json_thread(x, r->pid, r->tid);
 	fmt_te_event(&x->te, name, ktr_rec_category(x->t, r), ph, ph[0] == 'i' ? "t" : NULL, r->ns, 0,
@@ -279,7 +274,11 @@ static int export_json(struct ex *x)
 	struct ktr_rec r;
 	uint64_t last = 0;
 
-	fmt_te_begin(&x->te, x->out);
+	if (fmt_te_begin(&x->te, x->out)) {
+		ktr_sched_free(sched);
+		ka_progress_end(prog);
+		return -ENOMEM;
+	}
 	while (ktr_next(x->t, &r)) {
 		ka_progress_rec(prog, &r);
 		cli_diags(CMD, x->t);
@@ -301,7 +300,10 @@ static int export_json(struct ex *x)
 		ktr_sched_free(sched);
 	}
 	ka_progress_end(prog);
-	fmt_te_end(&x->te, kv, 5);
+	if (fmt_te_end(&x->te, kv, 5)) {
+		cli_error(CMD, "the JSON generator refused the document (a bug: please report)");
+		return 1;
+	}
 	return 0;
 }
 

@@ -147,19 +147,25 @@ static const char *cell(const struct kd *k, const struct ka_fn *f, char c, char 
  * The table as CSV or JSON: every field, times in ns (docs/READING.md
  * lists the columns).
  */
-static void write_table_rows(struct kd *k, FILE *out, struct ka_fn **rows, size_t nrows)
+static int write_table_rows(struct kd *k, FILE *out, struct ka_fn **rows, size_t nrows)
 {
 	static const char *const cols[] = { "name", "count", "total_ns", "average_ns", "self_ns",
 					    "sub_ns", "max_ns", "unfinished", "top_child",
 					    "top_child_calls", "offcpu_ns" };
 	size_t ncols = sizeof(cols) / sizeof(cols[0]) - (k->p->offcpu ? 0 : 1);
+	struct fmt_json *j = NULL;
+	int rc;
 
 	if (k->o.format == FMT_CSV) {
-		for (size_t j = 0; j < ncols; j++)
-			fprintf(out, "%s%s", j ? "," : "", cols[j]);
+		for (size_t c = 0; c < ncols; c++)
+			fprintf(out, "%s%s", c ? "," : "", cols[c]);
 		fputc('\n', out);
 	} else {
-		fputs("{\"functions\":[", out);
+		if (!(j = fmt_json_new(out)))
+			return -ENOMEM;
+		fmt_json_map(j);
+		fmt_json_str(j, "functions");
+		fmt_json_array(j);
 	}
 	for (size_t i = 0; i < nrows && !ferror(out); i++) {
 		const struct ka_fn *f = rows[i];
@@ -169,8 +175,8 @@ static void write_table_rows(struct kd *k, FILE *out, struct ka_fn **rows, size_
 
 		if (k->o.format == FMT_CSV) {
 			fmt_csv_str(out, f->name ? f->name : "?");
-			for (size_t j = 0; j < sizeof(v) / sizeof(v[0]); j++)
-				fprintf(out, ",%" PRIu64, v[j]);
+			for (size_t c = 0; c < sizeof(v) / sizeof(v[0]); c++)
+				fprintf(out, ",%" PRIu64, v[c]);
 			fputc(',', out);
 			fmt_csv_str(out, child);
 			fprintf(out, ",%" PRIu64, f->have_best ? f->best_count : 0);
@@ -179,22 +185,35 @@ static void write_table_rows(struct kd *k, FILE *out, struct ka_fn **rows, size_
 			fputc('\n', out);
 			continue;
 		}
-		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-		fmt_json_str(out, f->name ? f->name : "?");
-		for (size_t j = 0; j < sizeof(v) / sizeof(v[0]); j++)
-			fprintf(out, ",\"%s\":%" PRIu64, cols[j + 1], v[j]);
-		fputs(",\"top_child\":", out);
+		fmt_json_newline(j);
+		fmt_json_map(j);
+		fmt_json_str(j, "name");
+		fmt_json_str(j, f->name ? f->name : "?");
+		for (size_t c = 0; c < sizeof(v) / sizeof(v[0]); c++) {
+			fmt_json_str(j, cols[c + 1]);
+			fmt_json_u64(j, v[c]);
+		}
+		fmt_json_str(j, "top_child");
 		if (f->have_best)
-			fmt_json_str(out, child);
+			fmt_json_str(j, child);
 		else
-			fputs("null", out);
-		fprintf(out, ",\"top_child_calls\":%" PRIu64, f->have_best ? f->best_count : 0);
-		if (k->p->offcpu)
-			fprintf(out, ",\"offcpu_ns\":%" PRIu64, f->off);
-		fputc('}', out);
+			fmt_json_null(j);
+		fmt_json_str(j, "top_child_calls");
+		fmt_json_u64(j, f->have_best ? f->best_count : 0);
+		if (k->p->offcpu) {
+			fmt_json_str(j, "offcpu_ns");
+			fmt_json_u64(j, f->off);
+		}
+		fmt_json_end_map(j);
 	}
-	if (k->o.format == FMT_JSON)
-		fputs("\n]}\n", out);
+	if (!j)
+		return 0;
+	fmt_json_newline(j);
+	fmt_json_end_array(j);
+	fmt_json_end_map(j);
+	rc = fmt_json_free(j); /* flushes: the newline comes after */
+	fputc('\n', out);
+	return rc;
 }
 
 /* One line of the text table: the cells of @row, or the headers (@row NULL). */
@@ -233,10 +252,11 @@ static int print_table(struct kd *k, FILE *out)
 	if (k->o.top >= 0 && (size_t)k->o.top < nrows)
 		nrows = (size_t)k->o.top;
 	if (k->o.format != FMT_TEXT) {
-		write_table_rows(k, out, rows, nrows);
+		int rc = write_table_rows(k, out, rows, nrows);
+
 		free(rows);
 		free(w);
-		return 0;
+		return rc;
 	}
 	for (size_t j = 0; j < nf; j++) {
 		w[j] = min_width(fl[j]);

@@ -277,40 +277,40 @@ static void print_json(const struct ktr_trace *t, struct popts *o, const struct 
 	rec_name(t, o, r, name, sizeof(name));
 	n = ktr_rec_args(t, r, names, vals);
 	if (r->cls == KTRACE_CLASS_CALL && r->nwords >= 1) {
-		/* a complete ("X") event: ts = entry, dur = duration */
+		/*
+		 * A complete ("X") event: ts = entry, dur = duration.  Only
+		 * arguments that are the same on every call of a function and
+		 * the exceptions: flame-graph importers (speedscope) tell
+		 * frames apart by name and arguments, so a depth or CPU here
+		 * would split one function into many frames.
+		 */
 		fmt_te_event(w, name, "call", "X", NULL, vals[0], vals[1], r->pid, r->tid);
-		fmt_te_arg_u64(w, "depth", vals[2]);
-		fmt_te_arg_u64(w, "sig", vals[3]);
-		fmt_te_arg_u64(w, "flags", vals[4]);
+		if (vals[3])
+			fmt_te_arg_u64(w, "signal_depth", vals[3]);
+		if (vals[4] & KTRACE_CALLF_UNFINISHED)
+			fmt_te_arg_true(w, "unfinished");
 		fmt_te_end_event(w);
 		return;
 	}
-	if (r->cls == KTRACE_CLASS_LOG2 || r->cls == KTRACE_CLASS_LOG4) {
-		unsigned code = KTRACE_EVENT_CODE(r->id), func = KTRACE_EVENT_FUNC(r->id);
-
-		if (code == 1 || code == 2) {
-			const char *fn = ktr_func_name(t, func);
-
-			ph = code == 1 ? "B" : "E";
-			if (fn)
-				snprintf(name, sizeof(name), "%s", fn);
-			else
-				snprintf(name, sizeof(name), "F%u", func);
-		}
+	switch (ka_static_slice(t, r, name, sizeof(name))) {
+	case 'B': ph = "B"; break;
+	case 'E': ph = "E"; break;
 	}
 	fmt_te_event(w, name, ktr_rec_category(t, r), ph, ph[0] == 'i' ? "t" : NULL, r->ns, 0, r->pid,
 		     r->tid);
 	for (unsigned i = 0; i < n; i++)
 		fmt_te_arg_value(w, names[i], vals[i]);
-	if (r->cpu >= 0)
-		fmt_te_arg_u64(w, "cpu", (uint64_t)r->cpu);
-	if (r->depth)
-		fmt_te_arg_u64(w, "signal_depth", r->depth);
+	if (ph[0] == 'i') { /* not on slices: see the calls above */
+		if (r->cpu >= 0)
+			fmt_te_arg_u64(w, "cpu", (uint64_t)r->cpu);
+		if (r->depth)
+			fmt_te_arg_u64(w, "signal_depth", r->depth);
+	}
 	fmt_te_end_event(w);
 }
 
 /* The document's start: process_name / thread_name for every known thread. */
-static void json_header(FILE *out, const struct ktr_trace *t, struct popts *o)
+static int json_header(FILE *out, const struct ktr_trace *t, struct popts *o)
 {
 	const struct ktr_info *in = ktr_info(t);
 	uint32_t tid, pid;
@@ -318,20 +318,22 @@ static void json_header(FILE *out, const struct ktr_trace *t, struct popts *o)
 
 	o->te.relative = o->relative;
 	o->te.hex = o->hex;
-	fmt_te_begin(&o->te, out);
+	if (fmt_te_begin(&o->te, out))
+		return -ENOMEM;
 	if (in->pid)
 		fmt_te_meta(&o->te, "process_name", in->pid, in->pid, in->comm[0] ? in->comm : "?");
 	for (size_t i = 0; ktr_thread_at(t, i, &tid, &pid, &comm); i++)
 		fmt_te_meta(&o->te, "thread_name", pid, tid, comm);
+	return 0;
 }
 
-static void json_footer(const struct ktr_trace *t, struct popts *o)
+static int json_footer(const struct ktr_trace *t, struct popts *o)
 {
 	const struct ktr_info *in = ktr_info(t);
 	const char *kv[] = { "generator", "ktrace " KTRACE_VERSION, "clock", "CLOCK_MONOTONIC",
 			     "host",      in->host,                 "channel", in->channel };
 
-	fmt_te_end(&o->te, kv, 4);
+	return fmt_te_end(&o->te, kv, 4);
 }
 
 static int run(int argc, char **argv)
@@ -408,9 +410,11 @@ static int run(int argc, char **argv)
 	}
 	cli_diags(CMD, t);
 	cli_pager_start();
-	if (o.json)
-		json_header(out, t, &o);
-	else if (o.csv)
+	if (o.json && json_header(out, t, &o)) {
+		cli_error(CMD, "out of memory");
+		rc = 1;
+		goto out;
+	} else if (o.csv)
 		fputs(FMT_ROW_HEADER "\n", out);
 	while (ktr_next(t, &r)) {
 		cli_diags(CMD, t);
@@ -433,8 +437,10 @@ static int run(int argc, char **argv)
 			break;
 	}
 	cli_diags(CMD, t);
-	if (o.json)
-		json_footer(t, &o);
+	if (o.json && json_footer(t, &o)) {
+		cli_error(CMD, "--json: the JSON generator refused the document (a bug: please report)");
+		rc = 1;
+	}
 	if (ktr_error_count(t))
 		rc = 1;
 out:

@@ -35,7 +35,7 @@ struct kd {
 	FILE *out;
 	uint64_t origin; /* -c -l: Entry times count from it */
 	int we, wd;      /* -c -l: column widths */
-	int first;       /* --format=json: no comma before the first row */
+	struct fmt_json *json; /* --format=json (formats/formats.h) */
 };
 
 /* Microseconds of @ns: "123.456", or "123" with -u (fmt_us()). */

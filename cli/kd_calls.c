@@ -6,6 +6,7 @@
  * the gaps where records were lost; or one CSV/JSON row per call.  The
  * walk is analysis/calltrace.c, which calls back here for each line.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -124,13 +125,10 @@ static void call_row(struct kd *k, FILE *out, struct ktr_callsort *s, const stru
 		row.category = "call";
 		row.name = e->key < k->p->nfns && k->p->fns[e->key].name ? k->p->fns[e->key].name : "?";
 	}
-	if (k->o.format == FMT_CSV) {
+	if (k->o.format == FMT_CSV)
 		fmt_row_csv(out, &row);
-	} else {
-		fputs(k->first ? "\n" : ",\n", out);
-		fmt_row_json(out, &row);
-	}
-	k->first = 0;
+	else
+		fmt_row_json(k->json, &row);
 }
 
 int kd_print_calls(struct kd *k, FILE *out, struct ktr_callsort *s)
@@ -140,14 +138,29 @@ int kd_print_calls(struct kd *k, FILE *out, struct ktr_callsort *s)
 	int rc;
 
 	k->out = out;
-	if (k->o.format != FMT_TEXT) {
-		k->first = 1;
-		fputs(k->o.format == FMT_CSV ? FMT_ROW_HEADER "\n" : "{\"calls\":[", out);
+	if (k->o.format == FMT_CSV) {
+		fputs(FMT_ROW_HEADER "\n", out);
 		while ((rc = ktr_callsort_next(s, &e)) > 0 && !ferror(out))
 			call_row(k, out, s, &e);
-		if (k->o.format == FMT_JSON)
-			fputs("\n]}\n", out);
 		return rc < 0 ? rc : 0;
+	}
+	if (k->o.format == FMT_JSON) { /* {"calls":[ row, ... ]} */
+		int jrc;
+
+		if (!(k->json = fmt_json_new(out)))
+			return -ENOMEM;
+		fmt_json_map(k->json);
+		fmt_json_str(k->json, "calls");
+		fmt_json_array(k->json);
+		while ((rc = ktr_callsort_next(s, &e)) > 0 && !ferror(out))
+			call_row(k, out, s, &e);
+		fmt_json_newline(k->json);
+		fmt_json_end_array(k->json);
+		fmt_json_end_map(k->json);
+		jrc = fmt_json_free(k->json);
+		k->json = NULL;
+		fputc('\n', out);
+		return rc < 0 ? rc : jrc;
 	}
 	k->origin = ktr_time_origin(k->t);
 	k->we = k->o.usec ? 10 : 12;

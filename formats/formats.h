@@ -6,16 +6,19 @@
  *          microseconds with three decimals as kd and addr2sym show them;
  *   CSV    RFC 4180 quoting, and the one row schema that `kd --format=csv`
  *          and `export --format=csv` share (fmt_row);
- *   JSON   string escaping, the same rows as JSON objects, and the Chrome
- *          trace-event document ("JSON Object Format") that `print --json`
- *          and `export --format=chrome` write (struct fmt_te);
+ *   UTF-8  names made valid UTF-8 for the formats that require it;
+ *   JSON   every JSON document, with yajl's generator: the same rows as
+ *          JSON objects, and the Chrome trace-event document ("JSON
+ *          Object Format") that `print --json` and `export
+ *          --format=chrome` write (struct fmt_te);
  *   SVG    XML escaping, the document frame, bars whose touching intervals
  *          are merged into one rectangle, axis steps (`timeline --svg`).
  *
  * The writers know nothing of traces: they take numbers and strings (the
  * commands and analysis/ turn records into those).  Every function writes
  * to a stdio stream the caller owns and checks (ferror() at the end, as
- * cli/output.c does for standard output); none allocates.  Not
+ * cli/output.c does for standard output); only the JSON writer allocates
+ * (its generator and buffer).  Not
  * thread-safe per stream (the *_unlocked stdio calls are used); no
  * function is async-signal-safe.
  */
@@ -98,33 +101,78 @@ void fmt_row_csv(FILE *out, const struct fmt_row *r);
 
 /* ---- JSON (formats/json.c) ------------------------------------------------- */
 
-/** fmt_json_str() - @s as a JSON string: '"' and '\' escaped, control bytes as \u00XX. */
-void fmt_json_str(FILE *out, const char *s);
+/*
+ * struct fmt_json - a JSON document being written with yajl's generator
+ * (libyajl): well-formed by construction (yajl places the separators and
+ * refuses a value where none may go) and valid UTF-8 (every string passes
+ * fmt_utf8(), and yajl validates it).  Every function below appends one
+ * token; the first error is remembered and returned by fmt_json_free().
+ * Not thread-safe; allocates only in fmt_json_new() and for a repaired
+ * string longer than 255 bytes.
+ */
+struct fmt_json;
 
-/** fmt_row_json() - @r as one JSON object (no separator, no newline); null for -1. */
-void fmt_row_json(FILE *out, const struct fmt_row *r);
+/** fmt_json_new() - a document on @out (buffered: fmt_json_free() flushes). NULL: no memory. */
+struct fmt_json *fmt_json_new(FILE *out);
+
+/**
+ * fmt_json_free() - flush what is buffered to the stream and free @j.
+ * Return: 0, or -EINVAL if a token was refused (a programming error: the
+ * document is then cut where it went wrong).  The stream's own errors are
+ * the caller's (ferror()).
+ */
+int fmt_json_free(struct fmt_json *j);
+
+/** fmt_json_map(), fmt_json_end_map(), fmt_json_array(), fmt_json_end_array() - { } [ ]. */
+void fmt_json_map(struct fmt_json *j);
+void fmt_json_end_map(struct fmt_json *j);
+void fmt_json_array(struct fmt_json *j);
+void fmt_json_end_array(struct fmt_json *j);
+
+/** fmt_json_str() - a string (or a key, inside a map): made valid UTF-8 by fmt_utf8(). */
+void fmt_json_str(struct fmt_json *j, const char *s);
+
+/** fmt_json_u64(), fmt_json_i64() - an exact integer (no rounding through a double). */
+void fmt_json_u64(struct fmt_json *j, uint64_t v);
+void fmt_json_i64(struct fmt_json *j, int64_t v);
+
+/** fmt_json_number() - a number already formatted as JSON (@len bytes of @text). */
+void fmt_json_number(struct fmt_json *j, const char *text, size_t len);
+
+/** fmt_json_null(), fmt_json_bool() - the literals. */
+void fmt_json_null(struct fmt_json *j);
+void fmt_json_bool(struct fmt_json *j, int v);
+
+/** fmt_json_newline() - start a new line before the next value (one record per line). */
+void fmt_json_newline(struct fmt_json *j);
+
+/** fmt_row_json() - @r as one JSON object on a line of its own; null for -1. */
+void fmt_row_json(struct fmt_json *j, const struct fmt_row *r);
 
 /**
  * struct fmt_te - a Chrome trace-event document being written: {"traceEvents":
- * [ event, ... ], ...}.  Times ("ts", "dur") are microseconds with three
- * decimals, as the format wants.
- * @out:      the stream.
+ * [ event, ... ], ...}, with fmt_json underneath.  Times ("ts", "dur") are
+ * microseconds with three decimals, as the format wants.
  * @t0:       with @relative, "ts" is written relative to it (may be negative).
  * @hex:      argument values as "0x..." strings (print -x).
- * The rest is the writer's state.
+ * @begins_lost: "E" events whose "B" is not in the trace (see fmt_te_event()).
+ * The rest is the writer's state; zero the struct before fmt_te_begin().
  */
 struct fmt_te {
-	FILE *out;
+	struct fmt_json *j;
 	int64_t t0;
 	int relative, hex;
-	int first_event, first_arg;
+	uint64_t begins_lost;
 	/* the current event's argument keys, kept unique (fmt_te_arg_*) */
 	const char *keys[16];
 	unsigned nkeys;
+	/* per thread: earliest time written, open "B" slices */
+	struct te_thread *threads;
+	size_t nthreads, capthreads;
 };
 
-/** fmt_te_begin() - '{"traceEvents":[' on @out; @w's options stay as set. */
-void fmt_te_begin(struct fmt_te *w, FILE *out);
+/** fmt_te_begin() - '{"traceEvents":[' on @out.  Return: 0, -ENOMEM. */
+int fmt_te_begin(struct fmt_te *w, FILE *out);
 
 /**
  * fmt_te_event() - start an event: '{"name":N,"cat":C,"ph":P' plus the
@@ -132,6 +180,13 @@ void fmt_te_begin(struct fmt_te *w, FILE *out);
  * '"ts":T' (@ts_ns, see @relative), '"dur":D' if @ph is "X", '"pid":P,
  * "tid":T'.  Then its arguments (fmt_te_arg_*) and fmt_te_end_event().
  * @cat may be NULL (no "cat").
+ *
+ * "B" and "E" are paired per thread.  An "E" with no open "B" (a flight
+ * recorder overwrote the entry) is written as a complete "X" slice from
+ * the earliest time written for that thread to @ts_ns, with the argument
+ * "begin_lost": true, and counted in @begins_lost: the function was
+ * running since before the thread's first record, so everything written
+ * for the thread meanwhile nests inside it, and viewers do not drop it.
  */
 void fmt_te_event(struct fmt_te *w, const char *name, const char *cat, const char *ph,
 		  const char *scope, uint64_t ts_ns, uint64_t dur_ns, uint32_t pid, uint32_t tid);
@@ -176,13 +231,18 @@ void fmt_te_sort_index(struct fmt_te *w, uint32_t pid, int index);
 /**
  * fmt_te_end() - close the event list and write '"displayTimeUnit":"ns",
  * "otherData":{K:V,...}}' with the @n (key, value) string pairs of @kv
- * (kv[2i], kv[2i+1]), then a newline.
+ * (kv[2i], kv[2i+1]) and "begins_lost" if any, then a newline; frees the
+ * writer's state.  Return: fmt_json_free()'s.
  */
-void fmt_te_end(struct fmt_te *w, const char *const *kv, size_t n);
+int fmt_te_end(struct fmt_te *w, const char *const *kv, size_t n);
 
 /* ---- SVG (formats/svg.c) --------------------------------------------------- */
 
-/** fmt_xml_text() - @s as XML character data: < > & " escaped, control bytes dropped. */
+/**
+ * fmt_xml_text() - @s as XML 1.0 character data: < > & " escaped, control
+ * bytes dropped, bytes that are not UTF-8 (and U+FFFE, U+FFFF) written as
+ * the text "\xNN" as fmt_utf8() does, so the document stays well formed.
+ */
 void fmt_xml_text(FILE *out, const char *s);
 
 /**

@@ -9,17 +9,28 @@
 
 void fmt_xml_text(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '<')
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = fmt_utf8_seq(p);
+
+		if (n == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] >= 0xbe)
+			n = 0; /* U+FFFE and U+FFFF are not XML characters */
+		if (!n) { /* not UTF-8: as fmt_utf8() shows it */
+			fprintf(out, "\\x%02x", *p++);
+			continue;
+		}
+		if (*p == '<')
 			fputs_unlocked("&lt;", out);
-		else if (*s == '>')
+		else if (*p == '>')
 			fputs_unlocked("&gt;", out);
-		else if (*s == '&')
+		else if (*p == '&')
 			fputs_unlocked("&amp;", out);
-		else if (*s == '"')
+		else if (*p == '"')
 			fputs_unlocked("&quot;", out);
-		else if ((unsigned char)*s >= 0x20)
-			putc_unlocked(*s, out);
+		else if (*p >= 0x20 || n > 1)
+			fwrite_unlocked(p, 1, n, out);
+		p += n; /* control characters (not XML 1.0 characters) are dropped */
 	}
 }
 

@@ -66,6 +66,36 @@ cs = list(csv.DictReader(open("rows.csv", encoding="utf-8", newline="")))
 num = lambda v: None if v == "" else int(v)
 cs = [dict(r, **{k: num(r[k]) for k in ("time_ns", "dur_ns", "self_ns", "cpu", "pid", "tid")}) for r in cs]
 check("csv rows", cs, want)
+
+# names that are not UTF-8: python's own decoder says what each must become
+# (each byte it cannot decode as the text \xNN: errors="backslashreplace")
+B = [bytes.fromhex(l.strip()) for l in open("bad.hex")]
+W = [b.decode("utf-8", "backslashreplace") for b in B]
+NB = len(B)
+check("bad names: the test strings are not all UTF-8", sum(1 for b in B if b.decode("utf-8", "replace").encode() != b), NB - 1)
+raw = open("bad.json", "rb").read()
+check("bad.json: valid UTF-8", raw.decode("utf-8", "replace").encode() == raw, True)
+d = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs)
+ev = d["traceEvents"]
+for i in range(NB):
+    m, e = ev[2 * i], ev[2 * i + 1]
+    check("bad %d: thread name" % i, m["args"]["name"], W[i])
+    check("bad %d: event name, category" % i, (e["name"], e["cat"]), (W[i], W[(i + 1) % NB]))
+    check("bad %d: argument key and value" % i, e["args"], {W[(i + 2) % NB]: W[(i + 3) % NB]})
+t7 = [e for e in ev if e.get("tid") == 7]
+check("E without B: written as a complete slice from the thread's first event",
+      [(e["name"], e["ph"], e["ts"], e.get("dur"), e["args"]) for e in t7],
+      [("first", "i", 2.0, None, {}), ("lost_entry", "X", 2.0, 7.0, {"begin_lost": True}),
+       ("pair", "B", 10.0, None, {}), ("pair", "E", 11.0, None, {})])
+check("E without B: counted in otherData", d["otherData"], {"begins_lost": 1})
+rs = json.load(open("badrows.json", encoding="utf-8"))
+check("bad rows", [(r["comm"], r["category"], r["name"], r["args"]) for r in rs],
+      [(W[i], W[(i + 1) % NB], W[(i + 2) % NB], W[(i + 3) % NB]) for i in range(NB)])
+import xml.etree.ElementTree as ET
+root = ET.parse("bad.svg").getroot()
+ns = "{http://www.w3.org/2000/svg}"
+check("bad.svg: well-formed, title", root.find(ns + "title").text, W[0])
+check("bad.svg: texts", [t.text for t in root.findall(ns + "text")], W)
 PY
 python3 check.py >check.out 2>&1
 ok $? "python3 parsed the documents"

@@ -3,7 +3,10 @@
  * tests/formats_writers.sh: OUT/te.json (a Chrome trace-event document),
  * OUT/rows.csv and OUT/rows.json (the shared row schema), and
  * OUT/strings.hex, the test strings as hex bytes, one per line, which the
- * test's Python decodes without any of ktrace's code.
+ * test's Python decodes without any of ktrace's code; OUT/bad.json,
+ * OUT/badrows.json and OUT/bad.svg carry the byte strings of OUT/bad.hex,
+ * which are not UTF-8, as names, and bad.json an exit ("E") whose entry
+ * is not in the trace.
  *
  *   gen OUT
  */
@@ -25,6 +28,17 @@ static const char *str[NSTR] = {
 	"csv, comma and \"quotes\"",
 	s_long,
 	"",
+};
+
+#define NBAD 7
+static const char *bad[NBAD] = {
+	"bad\xff\xfe\x80name",         /* bytes never valid */
+	"thr\xc3\x28\xff",               /* a lead byte without its continuation */
+	"surrogate \xed\xa0\x80",        /* U+D800 */
+	"overlong \xc0\xaf \xe0\x80\xaf", /* '/' in two and three bytes */
+	"above \xf4\x90\x80\x80",       /* U+110000 */
+	"cut \xe2\x82",                 /* a sequence cut by the end */
+	"ok \xc3\xa9 \xf0\x9f\x94\xa5 <&>", /* valid, with XML specials */
 };
 
 static FILE *open_out(const char *dir, const char *name)
@@ -91,32 +105,95 @@ int main(int argc, char **argv)
 	{
 		const char *kv[] = { "generator", str[2], "long", str[5] };
 
-		fmt_te_end(&w, kv, 2);
+		if (fmt_te_end(&w, kv, 2))
+			return 1;
 	}
 	fclose(f);
 
 	/* rows i: comm str[i], category str[i+1], name str[i+2], args str[i+3] */
 	for (int j = 0; j < 2; j++) {
+		struct fmt_json *js = NULL;
+
 		f = open_out(argv[1], j ? "rows.json" : "rows.csv");
-		if (j)
-			fputs("{\"calls\":[", f);
-		else
+		if (j) {
+			js = fmt_json_new(f);
+			fmt_json_map(js);
+			fmt_json_str(js, "calls");
+			fmt_json_array(js);
+		} else {
 			fputs(FMT_ROW_HEADER "\n", f);
+		}
 		for (int i = 0; i < NSTR; i++) {
 			struct fmt_row r = { i == NSTR - 1 ? -1234 : INT64_MAX - i, i % 3 ? 100 + i : -1, i % 2 ? 7 : -1,
 					     i, 1000 + i, 2000 + i, str[i], str[(i + 1) % NSTR],
 					     str[(i + 2) % NSTR], str[(i + 3) % NSTR] };
 
-			if (j) {
-				fputs(i ? ",\n" : "\n", f);
-				fmt_row_json(f, &r);
-			} else {
+			if (j)
+				fmt_row_json(js, &r);
+			else
 				fmt_row_csv(f, &r);
-			}
 		}
-		if (j)
-			fputs("\n]}\n", f);
+		if (j) {
+			fmt_json_end_array(js);
+			fmt_json_end_map(js);
+			if (fmt_json_free(js))
+				return 1;
+		}
 		fclose(f);
 	}
+	/* names that are not UTF-8 */
+	f = open_out(argv[1], "bad.hex");
+	for (int i = 0; i < NBAD; i++) {
+		for (const unsigned char *p = (const unsigned char *)bad[i]; *p; p++)
+			fprintf(f, "%02x", *p);
+		fputc('\n', f);
+	}
+	fclose(f);
+	f = open_out(argv[1], "bad.json");
+	memset(&w, 0, sizeof(w));
+	fmt_te_begin(&w, f);
+	for (int i = 0; i < NBAD; i++) {
+		fmt_te_meta(&w, "thread_name", 1, 100 + (unsigned)i, bad[i]);
+		fmt_te_event(&w, bad[i], bad[(i + 1) % NBAD], "i", "t", 1000, 0, 1, 100 + (unsigned)i);
+		fmt_te_arg_str(&w, bad[(i + 2) % NBAD], bad[(i + 3) % NBAD]);
+		fmt_te_end_event(&w);
+	}
+	/* thread 7: first seen at 2 us; an E with no B at 9 us, then a B/E pair */
+	fmt_te_event(&w, "first", NULL, "i", "t", 2000, 0, 1, 7);
+	fmt_te_end_event(&w);
+	fmt_te_event(&w, "lost_entry", NULL, "E", NULL, 9000, 0, 1, 7);
+	fmt_te_end_event(&w);
+	fmt_te_event(&w, "pair", NULL, "B", NULL, 10000, 0, 1, 7);
+	fmt_te_end_event(&w);
+	fmt_te_event(&w, "pair", NULL, "E", NULL, 11000, 0, 1, 7);
+	fmt_te_end_event(&w);
+	if (fmt_te_end(&w, NULL, 0))
+		return 1;
+	fclose(f);
+	f = open_out(argv[1], "badrows.json");
+	{
+		struct fmt_json *js = fmt_json_new(f);
+
+		fmt_json_array(js);
+		for (int i = 0; i < NBAD; i++) {
+			struct fmt_row r = { i, -1, -1, -1, 1, 1, bad[i], bad[(i + 1) % NBAD],
+					     bad[(i + 2) % NBAD], bad[(i + 3) % NBAD] };
+
+			fmt_row_json(js, &r);
+		}
+		fmt_json_end_array(js);
+		if (fmt_json_free(js))
+			return 1;
+	}
+	fclose(f);
+	f = open_out(argv[1], "bad.svg");
+	fmt_svg_begin(f, 100, 100, bad[0]);
+	for (int i = 0; i < NBAD; i++) {
+		fputs("<text>", f);
+		fmt_xml_text(f, bad[i]);
+		fputs("</text>\n", f);
+	}
+	fmt_svg_end(f);
+	fclose(f);
 	return 0;
 }
