@@ -7,6 +7,9 @@
  * the same KEVENT records), as text or as an SVG picture with a lane per
  * task; --mark FUNC draws the calls of a function (CALL records of the
  * application trace, same CLOCK_MONOTONIC time base) on the same lanes.
+ * Above the tasks, a lane per CPU shows which of them ran there; both
+ * show per-CPU time in the text form.  A task is "comm pid/tid", or "comm
+ * tid" for a main thread or a task whose process is unknown.
  *
  * The states come from reader/sched.c; the tasks shown from analysis/tasks.c
  * (the traced program and its children by default).  Intervals of the
@@ -223,6 +226,58 @@ static double ms(const struct tl *s, uint64_t ns)
 	return ns >= s->first ? (ns - s->first) / 1e6 : -((s->first - ns) / 1e6);
 }
 
+/*
+ * A task's label: "comm pid/tid", or "comm tid" for a process's main
+ * thread or when its process is unknown (no placeholder pid 0).
+ */
+static const char *task_label(const struct tl *s, const struct lane *l, char *buf, size_t len)
+{
+	if (l->pid && l->pid != l->tid)
+		snprintf(buf, len, "%s %" PRIu32 "/%" PRIu32, ka_comm(s->t, l->tid), l->pid, l->tid);
+	else
+		snprintf(buf, len, "%s %" PRIu32, ka_comm(s->t, l->tid), l->tid);
+	return buf;
+}
+
+/* The highest CPU a shown task ran on, or -1. */
+static int max_cpu(const struct tl *s)
+{
+	int m = -1;
+
+	for (size_t i = 0; i < s->nlanes; i++)
+		for (size_t k = 0; k < s->lanes[i].n; k++)
+			if (s->lanes[i].v[k].state == KTR_TASK_RUNNING && s->lanes[i].v[k].cpu > m)
+				m = s->lanes[i].v[k].cpu;
+	return m;
+}
+
+/* Per CPU: how long the shown tasks ran there and how many of them did. */
+static void print_cpus(FILE *out, const struct tl *s)
+{
+	int ncpu = max_cpu(s) + 1;
+
+	for (int c = 0; c < ncpu; c++) {
+		uint64_t busy = 0;
+		size_t tasks = 0;
+
+		for (size_t i = 0; i < s->nlanes; i++) {
+			uint64_t t = 0;
+
+			for (size_t k = 0; k < s->lanes[i].n; k++) {
+				const struct iv *v = &s->lanes[i].v[k];
+
+				if (v->state == KTR_TASK_RUNNING && v->cpu == c)
+					t += v->end - v->start;
+			}
+			busy += t;
+			tasks += t > 0;
+		}
+		fprintf(out, "cpu %d: the tasks shown ran %.3f ms (%.1f%%), %zu task%s\n", c, busy / 1e6,
+			s->last > s->first ? 100.0 * (double)busy / (double)(s->last - s->first) : 0.0,
+			tasks, tasks == 1 ? "" : "s");
+	}
+}
+
 static void print_text(FILE *out, const struct tl *s, int summary)
 {
 	fprintf(out, "# ktrace timeline %s: %zu task%s, %.3f ms from %" PRIu64 " ns (CLOCK_MONOTONIC)\n",
@@ -230,12 +285,18 @@ static void print_text(FILE *out, const struct tl *s, int summary)
 		s->first);
 	if (!summary)
 		fprintf(out, "# per task: start and end in ms from then, duration in us, state, CPU\n");
+	print_cpus(out, s);
 	for (size_t i = 0; i < s->nlanes; i++) {
 		const struct lane *l = &s->lanes[i];
+		char id[32];
 
-		fprintf(out, "%stask %" PRIu32 "/%" PRIu32 " %s: running %.3f ms, ready %.3f ms, blocked %.3f ms, "
+		if (l->pid && l->pid != l->tid)
+			snprintf(id, sizeof(id), "%" PRIu32 "/%" PRIu32, l->pid, l->tid);
+		else
+			snprintf(id, sizeof(id), "%" PRIu32, l->tid);
+		fprintf(out, "%stask %s %s: running %.3f ms, ready %.3f ms, blocked %.3f ms, "
 			     "%" PRIu64 " switch%s",
-			summary ? "" : "\n", l->pid, l->tid, ka_comm(s->t, l->tid),
+			summary ? "" : "\n", id, ka_comm(s->t, l->tid),
 			l->sum[KTR_TASK_RUNNING] / 1e6, l->sum[KTR_TASK_READY] / 1e6,
 			l->sum[KTR_TASK_BLOCKED] / 1e6, l->switches, l->switches == 1 ? "" : "es");
 		if (l->nmarks)
@@ -264,13 +325,42 @@ static const char *const state_colour[] = { "#cccccc", "#2ca02c", "#ff9f1c", "#4
 static const char *const mark_colour[MAX_MARKS] = { "#d62728", "#9467bd", "#8c564b", "#e377c2",
 						    "#17becf", "#bcbd22", "#7f7f7f", "#1f1f1f" };
 
+/*
+ * A task's colour on the CPU lanes: ColorBrewer's Set3, pastel hues that
+ * differ from the states' and the marks' colours.
+ */
+static const char *task_colour(uint32_t tid)
+{
+	static const char *const c[] = { "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3",
+					 "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd" };
+
+	return c[(tid * 2654435761u >> 16) % (sizeof(c) / sizeof(c[0]))];
+}
+
+/* The time axis: tick labels in ms at @y (above the lanes and below them). */
+static void axis_labels(FILE *out, double left, double plot, double span, double step, double y)
+{
+	for (double t = 0; t <= span * 1.0001; t += step)
+		fprintf(out, "<text x=\"%.2f\" y=\"%.0f\" text-anchor=\"middle\">%g</text>\n",
+			left + plot * t / span, y, t);
+}
+
+/*
+ * The picture, top to bottom: the title; the time axis (ms); a lane per CPU
+ * showing which of the shown tasks ran there (a colour per task, its name
+ * as the tooltip); a lane per task with its states and marked calls; the
+ * time axis again; the legend.  Grid lines cross all lanes.
+ */
 static int write_svg(const char *file, const struct tl *s, int width)
 {
-	const double left = 200, right = 20, top = 40, lane_h = 22, bar_h = 14;
+	const double left = 200, right = 20, top = 52, lane_h = 22, bar_h = 14, gap = 12;
 	double plot = width - left - right, span = (s->last - s->first) / 1e6, step;
-	double height = top + lane_h * (double)s->nlanes + 70;
+	int ncpu = max_cpu(s) + 1;
+	double tasks_y = top + lane_h * ncpu + (ncpu ? gap : 0);
+	double bottom = tasks_y + lane_h * (double)s->nlanes;
+	double height = bottom + 70;
 	struct cli_out o;
-	char title[4200];
+	char title[4200], label[128];
 	FILE *out;
 
 	if (cli_out_open(CMD, &o, file))
@@ -284,30 +374,64 @@ static int write_svg(const char *file, const struct tl *s, int width)
 		left);
 	fmt_xml_text(out, ktr_dir(s->t));
 	fprintf(out, " (%.3f ms)</text>\n", span);
-	/* time axis: grid lines and labels in ms */
+	/* time axis: grid lines, labels in ms above and below the lanes */
 	step = fmt_tick_step(span, 10);
 	for (double t = 0; t <= span * 1.0001; t += step) {
 		double x = left + plot * t / span;
 
 		fprintf(out, "<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" stroke=\"#e0e0e0\"/>\n",
-			x, top - 4, x, top + lane_h * (double)s->nlanes);
-		fprintf(out, "<text x=\"%.2f\" y=\"%.0f\" text-anchor=\"middle\">%g</text>\n", x,
-			top + lane_h * (double)s->nlanes + 14, t);
+			x, top - 4, x, bottom);
 	}
-	fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">time (ms)</text>\n",
-		left + plot / 2, top + lane_h * (double)s->nlanes + 28);
+	fprintf(out, "<g class=\"axis-top\">\n");
+	axis_labels(out, left, plot, span, step, top - 8);
+	fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">time (ms)</text>\n</g>\n",
+		left - 6, top - 8);
+	/* CPU lanes: what ran where */
+	for (int c = 0; c < ncpu; c++) {
+		double y = top + lane_h * c;
+
+		fprintf(out, "<g class=\"cpu\">\n<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">CPU %d</text>\n",
+			left - 6, y + lane_h / 2 + 4, c);
+		for (size_t i = 0; i < s->nlanes; i++) {
+			const struct lane *l = &s->lanes[i];
+			struct fmt_svg_bar p = { 0, 0, 0 };
+			const char *colour = task_colour(l->tid);
+			int any = 0;
+
+			for (size_t k = 0; k < l->n; k++) {
+				const struct iv *v = &l->v[k];
+
+				if (v->state != KTR_TASK_RUNNING || v->cpu != c)
+					continue;
+				if (!any) {
+					fprintf(out, "<g><title>");
+					fmt_xml_text(out, task_label(s, l, label, sizeof(label)));
+					fprintf(out, "</title>\n");
+					any = 1;
+				}
+				fmt_svg_bar_add(out, &p, left + plot * ms(s, v->start) / span,
+						left + plot * ms(s, v->end) / span, y + (lane_h - bar_h) / 2, bar_h,
+						colour);
+			}
+			if (any) {
+				fmt_svg_bar_flush(out, &p, y + (lane_h - bar_h) / 2, bar_h, colour);
+				fprintf(out, "</g>\n");
+			}
+		}
+		fprintf(out, "</g>\n");
+	}
+	if (ncpu)
+		fprintf(out, "<line x1=\"0\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#999999\"/>\n",
+			tasks_y - gap / 2, width, tasks_y - gap / 2);
 	for (size_t i = 0; i < s->nlanes; i++) {
 		const struct lane *l = &s->lanes[i];
-		double y = top + lane_h * (double)i;
+		double y = tasks_y + lane_h * (double)i;
 		struct fmt_svg_bar p[5] = { { 0, 0, 0 } };
-		char label[96];
 
-		snprintf(label, sizeof(label), "%s %" PRIu32 "/%" PRIu32, ka_comm(s->t, l->tid), l->pid,
-			 l->tid);
-		fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", left - 6,
+		fprintf(out, "<g class=\"task\">\n<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", left - 6,
 			y + lane_h / 2 + 4);
-		fmt_xml_text(out, label);
-		fprintf(out, "</text>\n<g>\n");
+		fmt_xml_text(out, task_label(s, l, label, sizeof(label)));
+		fprintf(out, "</text>\n");
 		for (size_t k = 0; k < l->n; k++) {
 			const struct iv *v = &l->v[k];
 			double x0 = left + plot * ms(s, v->start) / span, x1 = left + plot * ms(s, v->end) / span;
@@ -334,9 +458,13 @@ static int write_svg(const char *file, const struct tl *s, int width)
 		}
 		fprintf(out, "</g>\n");
 	}
+	fprintf(out, "<g class=\"axis-bottom\">\n");
+	axis_labels(out, left, plot, span, step, bottom + 14);
+	fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">time (ms)</text>\n</g>\n",
+		left + plot / 2, bottom + 28);
 	/* legend */
 	{
-		double y = top + lane_h * (double)s->nlanes + 44, x = left;
+		double y = bottom + 44, x = left;
 		static const int order[] = { KTR_TASK_RUNNING, KTR_TASK_READY, KTR_TASK_BLOCKED };
 
 		for (int i = 0; i < 3; i++, x += 110) {
@@ -351,6 +479,10 @@ static int write_svg(const char *file, const struct tl *s, int width)
 			fmt_xml_text(out, s->marks[i]);
 			fprintf(out, "</text>\n");
 		}
+		if (ncpu)
+			fprintf(out, "<text x=\"%.0f\" y=\"%.0f\">CPU lanes: a colour per task (its name "
+				     "in the tooltip)</text>\n",
+				x, y + 9);
 	}
 	fmt_svg_end(out);
 	return cli_out_close(CMD, &o);

@@ -1,24 +1,30 @@
 /*
  * formats/csv.c - CSV: RFC 4180 fields, and the rows of the schema that
- * `kd --format=csv` and `export --format=csv` share (formats/formats.h).
+ * `kd --format=csv` and `export --format=csv` share (formats/formats.h);
+ * fields are valid UTF-8 (fmt_utf8()), as pandas and python's csv expect.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "formats/formats.h"
 
 void fmt_csv_str(FILE *out, const char *s)
 {
+	char small[1024], *heap;
+
+	s = fmt_utf8_any(s, small, sizeof(small), &heap);
 	if (!strpbrk(s, ",\"\r\n")) {
 		fputs_unlocked(s, out);
-		return;
+	} else {
+		putc_unlocked('"', out);
+		for (const char *p = s; *p; p++) {
+			if (*p == '"')
+				putc_unlocked('"', out);
+			putc_unlocked(*p, out);
+		}
+		putc_unlocked('"', out);
 	}
-	putc_unlocked('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			putc_unlocked('"', out);
-		putc_unlocked(*s, out);
-	}
-	putc_unlocked('"', out);
+	free(heap);
 }
 
 /* A number column, empty for a negative value (none). */

@@ -17,8 +17,9 @@
  * The writers know nothing of traces: they take numbers and strings (the
  * commands and analysis/ turn records into those).  Every function writes
  * to a stdio stream the caller owns and checks (ferror() at the end, as
- * cli/output.c does for standard output); only the JSON writer allocates
- * (its generator and buffer).  Not
+ * cli/output.c does for standard output); the JSON writer allocates its
+ * generator and buffer, and a name longer than 255 bytes that is not
+ * UTF-8 is repaired in allocated memory (fmt_utf8_any()).  Not
  * thread-safe per stream (the *_unlocked stdio calls are used); no
  * function is async-signal-safe.
  */
@@ -71,9 +72,20 @@ size_t fmt_utf8_seq(const unsigned char *s);
  */
 const char *fmt_utf8(const char *s, char *buf, size_t len);
 
+/**
+ * fmt_utf8_any() - fmt_utf8() without truncation: into @small (@len bytes)
+ * when the repaired name fits, else into memory it allocates and returns
+ * in *@heap, which the caller frees (NULL when none was needed; on ENOMEM
+ * the name is truncated to @small instead).
+ */
+const char *fmt_utf8_any(const char *s, char *small, size_t len, char **heap);
+
 /* ---- CSV (formats/csv.c) --------------------------------------------------- */
 
-/** fmt_csv_str() - @s as one CSV field: quoted (and '"' doubled) if it holds , " CR or LF. */
+/**
+ * fmt_csv_str() - @s as one CSV field: valid UTF-8 (fmt_utf8()), quoted
+ * (and '"' doubled) if it holds , " CR or LF.
+ */
 void fmt_csv_str(FILE *out, const char *s);
 
 /**

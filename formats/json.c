@@ -151,7 +151,7 @@ static int ascii(const char *s, size_t n)
 
 void fmt_json_str(struct fmt_json *j, const char *s)
 {
-	char small[1024], *heap = NULL;
+	char small[1024], *heap;
 	size_t n = strlen(s);
 	const char *v;
 
@@ -159,11 +159,7 @@ void fmt_json_str(struct fmt_json *j, const char *s)
 		check(j, yajl_gen_string(j->g, (const unsigned char *)s, n));
 		return;
 	}
-	v = fmt_utf8(s, small, sizeof(small));
-	if (v != s && n * 4 + 1 > sizeof(small)) { /* repaired, and too long for @small */
-		heap = malloc(n * 4 + 1);
-		v = heap ? fmt_utf8(s, heap, n * 4 + 1) : v;
-	}
+	v = fmt_utf8_any(s, small, sizeof(small), &heap);
 	check(j, yajl_gen_string(j->g, (const unsigned char *)v, strlen(v)));
 	free(heap);
 }

@@ -10,6 +10,7 @@
  * digits), as `ps` and systemd show such names: readable, and the bytes can
  * be told apart.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "formats/formats.h"
@@ -71,4 +72,16 @@ const char *fmt_utf8(const char *s, char *buf, size_t len)
 	}
 	buf[o] = 0;
 	return buf;
+}
+
+const char *fmt_utf8_any(const char *s, char *small, size_t len, char **heap)
+{
+	const char *v = fmt_utf8(s, small, len);
+	size_t need;
+
+	*heap = NULL;
+	if (v == s || (need = strlen(s) * 4 + 1) <= len)
+		return v;
+	*heap = malloc(need); /* repaired, and too long for @small */
+	return *heap ? fmt_utf8(s, *heap, need) : v;
 }
