@@ -8,6 +8,8 @@
 # python from the bytes the program gave prctl() (every byte that is not
 # UTF-8 as the text \xNN: errors="backslashreplace"), not by ktrace.
 #
+# A flight-recorder trace (tests/helpers/mktrace) checks that exits whose
+# entry was overwritten still make slices viewers keep (no lone "E").
 # The timeline is checked for what a reader of a many-task picture needs:
 # a lane per CPU showing which task ran there, the time axis above and
 # below the lanes, and task labels without a placeholder pid.  As another
@@ -54,6 +56,13 @@ is "$rc" 0 "timeline --svg: exit 0"
 run "$KTRACE" timeline --all --summary d
 is "$rc" 0 "timeline --summary: exit 0"
 cp "$T/out" summary.txt
+
+# a flight-recorder trace whose oldest entries were overwritten: exits
+# without their entry (klog's codes 2 without 1); mktrace's records are
+# predictable (tests/helpers/mktrace.c), so python knows which
+"$KTRACE_BUILD/tests/helpers/mktrace" --flight -s 2 -r 1000 fl >mk.out
+run "$KTRACE" export --format=chrome -o fl.json fl
+is "$rc" 0 "export of a flight-recorder trace: exit 0"
 
 cat >check.py <<'PY'
 import csv, json, re, sys
@@ -103,6 +112,36 @@ for f in ("p.csv", "e.csv"):
     work = [r for r in rows if r["category"] == "call" and r["name"] == "work"]
     check(f + ": work() rows", len(work), 150)
     check(f + ": their comms", sorted({r["comm"] for r in work}), sorted([MAIN, THR]))
+
+# every E closes a B of its thread (viewers drop an E they cannot pair)
+d = json.loads(strict("fl.json"))
+ev = sorted((e for e in d["traceEvents"] if e["ph"] in "BEX"), key=lambda e: (e["ts"], e["ph"] != "X"))
+open_b, unpaired = {}, 0
+for e in ev:
+    if e["ph"] == "B":
+        open_b[e["tid"]] = open_b.get(e["tid"], 0) + 1
+    elif e["ph"] == "E":
+        if open_b.get(e["tid"], 0):
+            open_b[e["tid"]] -= 1
+        else:
+            unpaired += 1
+lost = sorted((e for e in ev if e["ph"] == "X" and e["args"].get("begin_lost")), key=lambda e: e["tid"])
+check("flight: no E without its B", unpaired, 0)
+# mktrace: "records N kept K"; record i of stream s (tid 1000+s, S streams) is
+# global g = i*S+s at 1e12 + 1000*g ns, an entry if i%10 == 0, an exit if 9
+f = open("mk.out").read().split()
+S, R, K = 2, int(f[1]) // 2, int(f[3])  # records and kept over all streams
+i0 = R - K // S
+want = []
+for s in range(S):
+    if i0 % 10:
+        i = i0 + (9 - i0 % 10)
+        want.append((1000 + s, (10**12 + 1000 * (i * S + s)) / 1000))
+check("flight: exits whose entry was overwritten became X slices ending at the exit",
+      [(e["tid"], round(e["ts"] + e["dur"], 3)) for e in lost], want)
+check("flight: ... counted in otherData", d["otherData"].get("begins_lost"), len(want))
+check("flight: ... starting at their thread's first event",
+      [e["ts"] for e in lost], [min(x["ts"] for x in d["traceEvents"] if x["ph"] != "M" and x.get("tid") == e["tid"]) for e in lost])
 
 svg = ET.parse("t.svg").getroot()
 ns = "{http://www.w3.org/2000/svg}"
