@@ -323,6 +323,17 @@ static void code(struct fmt_json *j, const char *key, const char *c)
 	check(j, yajl_gen_string(j->g, (const unsigned char *)c, 1));
 }
 
+/* An event's last members: "pid":P,"tid":T,"args":{  (the caller writes the arguments) */
+static void ids_args(struct fmt_json *j, uint32_t pid, uint32_t tid)
+{
+	LIT(j, "pid");
+	fmt_json_u64(j, pid);
+	LIT(j, "tid");
+	fmt_json_u64(j, tid);
+	LIT(j, "args");
+	fmt_json_map(j);
+}
+
 void fmt_te_event(struct fmt_te *w, const char *name, const char *cat, const char *ph,
 		  const char *scope, uint64_t ts_ns, uint64_t dur_ns, uint32_t pid, uint32_t tid)
 {
@@ -361,12 +372,7 @@ void fmt_te_event(struct fmt_te *w, const char *name, const char *cat, const cha
 		LIT(j, "dur");
 		us(j, (int64_t)dur_ns);
 	}
-	LIT(j, "pid");
-	fmt_json_u64(j, pid);
-	LIT(j, "tid");
-	fmt_json_u64(j, tid);
-	LIT(j, "args");
-	fmt_json_map(j);
+	ids_args(j, pid, tid);
 	w->nkeys = 0;
 	if (lost_begin)
 		fmt_te_arg_true(w, "begin_lost");
@@ -440,12 +446,7 @@ static void meta(struct fmt_te *w, const char *what, uint32_t pid, uint32_t tid,
 	LIT(j, "name");
 	fmt_json_str(j, what);
 	code(j, "ph", "M");
-	LIT(j, "pid");
-	fmt_json_u64(j, pid);
-	LIT(j, "tid");
-	fmt_json_u64(j, tid);
-	LIT(j, "args");
-	fmt_json_map(j);
+	ids_args(j, pid, tid);
 	fmt_json_str(j, k);
 }
 
