@@ -99,7 +99,8 @@ static void help(FILE *out)
 		"\n"
 		"      --format FORMAT    one of the above (required)\n"
 		"  -o, --output FILE      write to FILE, mode 0600 (a temporary renamed into\n"
-		"                         place; default, or -: standard output)\n"
+		"                         place; default, or -: standard output); ctf: the\n"
+		"                         directory OUTDIR\n"
 		"  -K, --no-kernel        leave the kernel events out\n"
 		CLI_SELECT_HELP
 		"  -h, --help             this text\n"
