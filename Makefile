@@ -52,6 +52,9 @@ TRACEFS_LIBS := $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null |
 # yajl writes every JSON document (formats/json.c): it validates UTF-8
 JSON_CFLAGS := $(shell pkg-config --cflags yajl 2>/dev/null)
 JSON_LIBS := $(shell pkg-config --libs yajl 2>/dev/null || echo -lyajl)
+# libbabeltrace2 writes CTF (cli/export_ctf.c: its sink.ctf.fs component)
+BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
+BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltrace2)
 
 LIB_SRC := $(wildcard lib/*.c) $(wildcard kft/*.c)
 READER_SRC := $(wildcard reader/*.c)
@@ -128,8 +131,9 @@ $(ANALYSISA): $(ANALYSIS_OBJ)
 	ar rcs $@ $^
 
 $(KTRACE): $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(JSON_LIBS) $(LDLIBS) -ldl -lm
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(JSON_LIBS) $(BT2_LIBS) $(LDLIBS) -ldl -lm
 $(B)/obj/kclient/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
+$(B)/obj/cli/export_ctf.o: CPPFLAGS += $(BT2_CFLAGS)
 
 $(B)/examples/%: examples/%.c $(LIBA)
 	@mkdir -p $(dir $@)

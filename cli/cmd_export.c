@@ -20,6 +20,12 @@
  *                     and depths.
  *   csv               one row per record: time_ns, dur_ns, cpu, pid, tid,
  *                     comm, category, name, args ("k=v;k=v").
+ *   ctf               a CTF 1.8 trace directory (-o OUTDIR, required) for
+ *                     babeltrace2 and Trace Compass, written by
+ *                     libbabeltrace2's sink.ctf.fs (cli/export_ctf.c: calls
+ *                     as LTTng-UST func_entry/func_exit events, every other
+ *                     record as an event of its own class, gaps as
+ *                     ktrace:lost events).
  *
  * Memory is bounded however large the trace: JSON and CSV stream record by
  * record (metadata events for threads are written when a thread is first
@@ -27,6 +33,9 @@
  * spill to temporary files) and aggregates at most 1M distinct stacks at a
  * time (a stack may then appear on several lines; flame-graph tools sum
  * them).  Long exports show progress on a terminal (analysis/progress.c).
+ *
+ * CTF reads the trace twice (calls sorted by entry time first, bounded
+ * memory: cli/export_ctf.c).
  *
  * Exit status: 0, 1 the trace has errors (everything readable was
  * exported) or the output failed, 2 usage error.
@@ -44,6 +53,7 @@
 #include "formats/formats.h"
 #include "analysis/analysis.h"
 #include "cli/output.h"
+#include "cli/export_ctf.h"
 #include "cli/select.h"
 #include "reader/reader.h"
 #include "reader/sched.h"
@@ -51,7 +61,7 @@
 #define CMD "export"
 #define KPID 1000000000u /* the kernel's pseudo process in JSON; CPU n is KPID + 1 + n */
 
-enum fmt { F_NONE, F_JSON, F_FOLDED, F_CSV };
+enum fmt { F_NONE, F_JSON, F_FOLDED, F_CSV, F_CTF };
 
 struct ex {
 	struct ktr_trace *t;
@@ -81,11 +91,16 @@ static void help(FILE *out)
 		"  csv                one row per record with a header line: time_ns, dur_ns,\n"
 		"                     self_ns, cpu, pid, tid, comm, category, name, args (the\n"
 		"                     columns of kd -c --format=csv)\n"
+		"  ctf                a CTF 1.8 trace in the directory -o OUTDIR (required; created\n"
+		"                     mode 0700, or empty) for babeltrace2 and Trace Compass: calls\n"
+		"                     as LTTng-UST func_entry/func_exit events, one stream per\n"
+		"                     thread and per kernel CPU, gaps as ktrace:lost events\n"
 		"DIR defaults to ./ktrace.data.\n"
 		"\n"
 		"      --format FORMAT    one of the above (required)\n"
 		"  -o, --output FILE      write to FILE, mode 0600 (a temporary renamed into\n"
-		"                         place; default, or -: standard output)\n"
+		"                         place; default, or -: standard output); ctf: the\n"
+		"                         directory OUTDIR\n"
 		"  -K, --no-kernel        leave the kernel events out\n"
 		CLI_SELECT_HELP
 		"  -h, --help             this text\n"
@@ -395,9 +410,11 @@ static int run(int argc, char **argv)
 				fmt = F_FOLDED;
 			else if (!strcmp(optarg, "csv"))
 				fmt = F_CSV;
+			else if (!strcmp(optarg, "ctf"))
+				fmt = F_CTF;
 			else {
 				cli_error(CMD, "option '--format': unknown format '%s' (perfetto, chrome, "
-					       "folded or csv)", optarg);
+					       "folded, csv or ctf)", optarg);
 				return 2;
 			}
 			break;
@@ -415,7 +432,11 @@ static int run(int argc, char **argv)
 		}
 	}
 	if (fmt == F_NONE) {
-		cli_error(CMD, "missing --format (perfetto, chrome, folded or csv; see ktrace export --help)");
+		cli_error(CMD, "missing --format (perfetto, chrome, folded, csv or ctf; see ktrace export --help)");
+		return 2;
+	}
+	if (fmt == F_CTF && (!outfile || !strcmp(outfile, "-"))) {
+		cli_error(CMD, "--format=ctf writes a directory: give it with -o OUTDIR");
 		return 2;
 	}
 	dir = cli_select_dir(CMD, argc, argv, optind);
@@ -430,6 +451,13 @@ static int run(int argc, char **argv)
 		cli_error(CMD, "out of memory");
 		ktr_close(x.t);
 		return 1;
+	}
+	if (fmt == F_CTF) {
+		rc = export_ctf(x.t, x.names, &x.sel, x.no_kernel, outfile, &x.events);
+		cli_diags(CMD, x.t);
+		if (!rc && ktr_error_count(x.t))
+			rc = 1;
+		goto out;
 	}
 	if (cli_out_open(CMD, &o, outfile)) {
 		rc = 1;
@@ -459,4 +487,4 @@ out:
 	return rc;
 }
 
-KTRACE_COMMAND(export, "export a trace as Perfetto/Chrome JSON, folded stacks or CSV", run, help);
+KTRACE_COMMAND(export, "export a trace as Perfetto/Chrome JSON, folded stacks, CSV or CTF", run, help);
