@@ -3,7 +3,17 @@
  * [-o FILE]`: a trace (application and kernel sub-trace merged by time) in
  * formats other tools read:
  *
- *   chrome, perfetto  Chrome trace-event JSON ("JSON Object Format"; opens in
+ *   perfetto          Perfetto's protobuf trace (formats/perfetto.c): calls
+ *                     as slice begin/end on their thread's track, written
+ *                     after the other records in entry order (the reader's
+ *                     external sort; the pending ends in a heap) so slices
+ *                     nest and each packet sequence's times only grow;
+ *                     static events as instants (klog entry/exit as
+ *                     slices); context switches and wakeups as ftrace
+ *                     sched_switch/sched_wakeup (Perfetto's CPU lanes),
+ *                     other kernel events as instants on per-CPU tracks;
+ *                     gaps as instants on a track of their own.
+ *   chrome, json      Chrome trace-event JSON ("JSON Object Format"; opens in
  *                     ui.perfetto.dev and chrome://tracing): function calls
  *                     as complete events ("ph":"X") on their thread with the
  *                     function's name, static events as instants (or B/E
@@ -23,7 +33,8 @@
  *
  * Memory is bounded however large the trace: JSON and CSV stream record by
  * record (metadata events for threads are written when a thread is first
- * seen); folded sorts the calls with the reader's external sort (runs
+ * seen); perfetto streams packet by packet and sorts the calls as folded
+ * does; folded sorts the calls with the reader's external sort (runs
  * spill to temporary files) and aggregates at most 1M distinct stacks at a
  * time (a stack may then appear on several lines; flame-graph tools sum
  * them).  Long exports show progress on a terminal (analysis/progress.c).
@@ -72,7 +83,11 @@ static void help(FILE *out)
 		"usage: ktrace export --format=FORMAT [options] [DIR]\n"
 		"\n"
 		"Write the trace in DIR (with its kernel events, merged by time) for other tools:\n"
-		"  perfetto, chrome   Chrome trace-event JSON: open it in ui.perfetto.dev or\n"
+		"  perfetto           Perfetto's protobuf trace (ui.perfetto.dev, trace_processor):\n"
+		"                     calls as slices on their thread, static events as\n"
+		"                     instants, context switches as ftrace sched_switch\n"
+		"                     (CPU tracks), other kernel events as instants per CPU\n"
+		"  chrome, json       Chrome trace-event JSON: open it in ui.perfetto.dev or\n"
 		"                     chrome://tracing.  Function calls are slices on their\n"
 		"                     thread, the kernel is a process with a track per CPU\n"
 		"                     (what ran there, and every kernel event as an instant)\n"
@@ -816,4 +831,4 @@ out:
 	return rc;
 }
 
-KTRACE_COMMAND(export, "export a trace as Perfetto/Chrome JSON, folded stacks or CSV", run, help);
+KTRACE_COMMAND(export, "export a trace as Perfetto protobuf, Chrome JSON, folded stacks or CSV", run, help);
