@@ -55,6 +55,15 @@ JSON_LIBS := $(shell pkg-config --libs yajl 2>/dev/null || echo -lyajl)
 # libbabeltrace2 writes CTF (cli/export_ctf.c: its sink.ctf.fs component)
 BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
 BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltrace2)
+# protobuf-c packs Perfetto's trace messages (formats/perfetto.c); protoc-c
+# turns the vendored .proto files (third_party/perfetto, a subset of
+# upstream's) into C in $(B)/gen at build time
+PROTOC_C ?= protoc-c
+PB_CFLAGS := $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
+PB_LIBS := $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
+PB_DIR := third_party/perfetto
+PB_PROTOS := $(patsubst $(PB_DIR)/%,%,$(shell find $(PB_DIR)/protos -name '*.proto' | sort))
+PB_OBJ := $(patsubst %.proto,$(B)/gen/%.pb-c.o,$(PB_PROTOS))
 
 LIB_SRC := $(wildcard lib/*.c) $(wildcard kft/*.c)
 READER_SRC := $(wildcard reader/*.c)
@@ -123,7 +132,7 @@ $(CONSUMERA): $(CONSUMER_OBJ)
 $(KCLIENTA): $(KCLIENT_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
-$(FORMATSA): $(FORMATS_OBJ)
+$(FORMATSA): $(FORMATS_OBJ) $(PB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 $(ANALYSISA): $(ANALYSIS_OBJ)
@@ -131,9 +140,20 @@ $(ANALYSISA): $(ANALYSIS_OBJ)
 	ar rcs $@ $^
 
 $(KTRACE): $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(JSON_LIBS) $(BT2_LIBS) $(LDLIBS) -ldl -lm
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(JSON_LIBS) $(BT2_LIBS) $(PB_LIBS) $(LDLIBS) -ldl -lm
 $(B)/obj/kclient/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 $(B)/obj/cli/export_ctf.o: CPPFLAGS += $(BT2_CFLAGS)
+
+$(B)/gen/.stamp: $(addprefix $(PB_DIR)/,$(PB_PROTOS))
+	@mkdir -p $(dir $@)
+	$(PROTOC_C) --c_out=$(B)/gen -I$(PB_DIR) $(PB_PROTOS)
+	@touch $@
+$(B)/gen/%.pb-c.c: $(B)/gen/.stamp
+	@test -f $@
+$(B)/gen/%.pb-c.o: $(B)/gen/%.pb-c.c
+	$(CC) $(CPPFLAGS) -I$(B)/gen $(PB_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+$(B)/obj/formats/perfetto.o: CPPFLAGS += -I$(B)/gen $(PB_CFLAGS)
+$(B)/obj/formats/perfetto.o: $(B)/gen/.stamp
 
 $(B)/examples/%: examples/%.c $(LIBA)
 	@mkdir -p $(dir $@)

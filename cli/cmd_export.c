@@ -1,9 +1,19 @@
 /*
- * cli/cmd_export.c - `ktrace export DIR --format=perfetto|chrome|folded|csv
+ * cli/cmd_export.c - `ktrace export DIR --format=perfetto|chrome|folded|csv|ctf
  * [-o FILE]`: a trace (application and kernel sub-trace merged by time) in
  * formats other tools read:
  *
- *   chrome, perfetto  Chrome trace-event JSON ("JSON Object Format"; opens in
+ *   perfetto          Perfetto's protobuf trace (formats/perfetto.c): calls
+ *                     as slice begin/end on their thread's track, written
+ *                     after the other records in entry order (the reader's
+ *                     external sort; the pending ends in a heap) so slices
+ *                     nest and each packet sequence's times only grow;
+ *                     static events as instants (klog entry/exit as
+ *                     slices); context switches and wakeups as ftrace
+ *                     sched_switch/sched_wakeup (Perfetto's CPU lanes),
+ *                     other kernel events as instants on per-CPU tracks;
+ *                     gaps as instants on a track of their own.
+ *   chrome, json      Chrome trace-event JSON ("JSON Object Format"; opens in
  *                     ui.perfetto.dev and chrome://tracing): function calls
  *                     as complete events ("ph":"X") on their thread with the
  *                     function's name, static events as instants (or B/E
@@ -29,7 +39,8 @@
  *
  * Memory is bounded however large the trace: JSON and CSV stream record by
  * record (metadata events for threads are written when a thread is first
- * seen); folded sorts the calls with the reader's external sort (runs
+ * seen); perfetto streams packet by packet and sorts the calls as folded
+ * does; folded sorts the calls with the reader's external sort (runs
  * spill to temporary files) and aggregates at most 1M distinct stacks at a
  * time (a stack may then appear on several lines; flame-graph tools sum
  * them).  Long exports show progress on a terminal (analysis/progress.c).
@@ -61,7 +72,7 @@
 #define CMD "export"
 #define KPID 1000000000u /* the kernel's pseudo process in JSON; CPU n is KPID + 1 + n */
 
-enum fmt { F_NONE, F_JSON, F_FOLDED, F_CSV, F_CTF };
+enum fmt { F_NONE, F_JSON, F_FOLDED, F_CSV, F_CTF, F_PERFETTO };
 
 struct ex {
 	struct ktr_trace *t;
@@ -82,7 +93,11 @@ static void help(FILE *out)
 		"usage: ktrace export --format=FORMAT [options] [DIR]\n"
 		"\n"
 		"Write the trace in DIR (with its kernel events, merged by time) for other tools:\n"
-		"  perfetto, chrome   Chrome trace-event JSON: open it in ui.perfetto.dev or\n"
+		"  perfetto           Perfetto's protobuf trace (ui.perfetto.dev, trace_processor):\n"
+		"                     calls as slices on their thread, static events as\n"
+		"                     instants, context switches as ftrace sched_switch\n"
+		"                     (CPU tracks), other kernel events as instants per CPU\n"
+		"  chrome, json       Chrome trace-event JSON: open it in ui.perfetto.dev or\n"
 		"                     chrome://tracing.  Function calls are slices on their\n"
 		"                     thread, the kernel is a process with a track per CPU\n"
 		"                     (what ran there, and every kernel event as an instant)\n"
@@ -322,6 +337,362 @@ static int export_json(struct ex *x)
 	return 0;
 }
 
+/* ---- Perfetto protobuf (formats/perfetto.c) ---------------------------------- */
+
+/*
+ * Packet sequences: application and kernel events in record order, calls
+ * in entry order (rebuilt after the records with the reader's external
+ * sort), ftrace scheduling events.  Each is in time order.
+ */
+#define PF_SEQ_EVENTS 1
+#define PF_SEQ_CALLS 2
+#define PF_SEQ_FTRACE 3
+
+/* a slice end still to write: call exit time, its depth, its track */
+struct pf_end {
+	uint64_t ns;
+	uint64_t uuid;
+	unsigned depth;
+};
+
+struct pf {
+	struct ex *x;
+	struct fmt_pf w;
+	struct fmt_pf_seq ev, calls;
+	/* track uuids by key (pid << 32 | tid, + 1), open addressing */
+	struct pf_track {
+		uint64_t key, uuid;
+	} *tracks;
+	size_t ntracks, captracks;
+	uint64_t next_uuid;
+	uint64_t *ord_uuid; /* call sorter's thread ordinal -> track uuid (0: none yet) */
+	size_t nord;
+	struct pf_end *heap; /* min-heap by (ns, deeper first) */
+	size_t nheap, capheap;
+	int enomem;
+};
+
+/* *@uuid: the uuid of track @key.  Return: 1 if it was known, 0 if new (to declare). */
+static int pf_uuid(struct pf *p, uint64_t key, uint64_t *uuid)
+{
+	size_t i;
+
+	key++;
+	if ((p->ntracks + 1) * 2 > p->captracks) {
+		size_t cap = p->captracks ? 2 * p->captracks : 256;
+		struct pf_track *n = calloc(cap, sizeof(*n));
+
+		if (!n) {
+			p->enomem = 1;
+			*uuid = UINT64_MAX - 1; /* one shared track: still a valid trace */
+			return 1;
+		}
+		for (size_t k = 0; k < p->captracks; k++) {
+			if (!p->tracks[k].key)
+				continue;
+			for (i = (size_t)(p->tracks[k].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+			     n[i].key; i = (i + 1) & (cap - 1))
+				;
+			n[i] = p->tracks[k];
+		}
+		free(p->tracks);
+		p->tracks = n;
+		p->captracks = cap;
+	}
+	for (i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (p->captracks - 1); p->tracks[i].key;
+	     i = (i + 1) & (p->captracks - 1))
+		if (p->tracks[i].key == key) {
+			*uuid = p->tracks[i].uuid;
+			return 1;
+		}
+	p->tracks[i].key = key;
+	p->tracks[i].uuid = *uuid = ++p->next_uuid;
+	p->ntracks++;
+	return 0;
+}
+
+/* The track of thread @tid of process @pid, declared (with its process) on first use. */
+static uint64_t pf_thread(struct pf *p, struct fmt_pf_seq *s, uint32_t pid, uint32_t tid)
+{
+	uint64_t uuid, puuid;
+
+	if (pf_uuid(p, (uint64_t)pid << 32 | tid, &uuid))
+		return uuid;
+	if (!pf_uuid(p, (uint64_t)pid << 32 | 0xffffffffu, &puuid))
+		fmt_pf_process(&p->w, s, puuid, pid, ka_comm(p->x->t, pid));
+	fmt_pf_thread(&p->w, s, uuid, pid, tid, ka_comm(p->x->t, tid));
+	return uuid;
+}
+
+/* The kernel's track for CPU @cpu (-1: unknown), under a "kernel" track. */
+static uint64_t pf_cpu(struct pf *p, int cpu)
+{
+	uint64_t uuid, root;
+	char name[32];
+
+	if (pf_uuid(p, (uint64_t)KPID << 32 | cpu_tid(cpu), &uuid))
+		return uuid;
+	if (!pf_uuid(p, (uint64_t)KPID << 32 | KPID, &root))
+		fmt_pf_track(&p->w, &p->ev, root, 0, "kernel");
+	if (cpu >= 0)
+		snprintf(name, sizeof(name), "CPU %d", cpu);
+	else
+		snprintf(name, sizeof(name), "CPU ?");
+	fmt_pf_track(&p->w, &p->ev, uuid, root, name);
+	return uuid;
+}
+
+/* A record's arguments; with @task the task it happened in (kernel events). */
+static unsigned pf_args(struct pf *p, const struct ktr_rec *r, int task, struct fmt_pf_arg *a)
+{
+	const char *names[KTRACE_MAX_WORDS];
+	uint64_t vals[KTRACE_MAX_WORDS];
+	unsigned n = ktr_rec_args(p->x->t, r, names, vals), k = 0;
+
+	for (unsigned i = 0; i < n && k < FMT_PF_MAX_ARGS - 3; i++)
+		a[k++] = (struct fmt_pf_arg){ names[i], FMT_PF_UINT, vals[i], NULL };
+	if (task) {
+		a[k++] = (struct fmt_pf_arg){ "task_pid", FMT_PF_UINT, r->pid, NULL };
+		a[k++] = (struct fmt_pf_arg){ "task_tid", FMT_PF_UINT, r->tid, NULL };
+		a[k++] = (struct fmt_pf_arg){ "task_comm", FMT_PF_STR, 0, ka_comm(p->x->t, r->tid) };
+	}
+	return k;
+}
+
+/* A record other than a call: an event on its sequence. */
+static void pf_record(struct pf *p, const struct ktr_rec *r)
+{
+	struct ktr_trace *t = p->x->t;
+	struct fmt_pf_arg a[FMT_PF_MAX_ARGS];
+	char name[128];
+	int type = FMT_PF_INSTANT;
+	unsigned n;
+
+	if (r->kind == KTR_GAP) {
+		uint64_t uuid;
+
+		if (!pf_uuid(p, (uint64_t)KPID << 32, &uuid))
+			fmt_pf_track(&p->w, &p->ev, uuid, 0, "ktrace gaps");
+		n = 0;
+		a[n++] = (struct fmt_pf_arg){ "count", FMT_PF_UINT, r->count, NULL };
+		a[n++] = (struct fmt_pf_arg){ "stream", FMT_PF_UINT, r->stream, NULL };
+		if (r->what)
+			a[n++] = (struct fmt_pf_arg){ "what", FMT_PF_STR, 0, r->what };
+		fmt_pf_event(&p->w, &p->ev, FMT_PF_INSTANT, r->ns, uuid, ktr_rec_name(t, r, name, sizeof(name)),
+			     "ktrace", a, n);
+		return;
+	}
+	if (r->cls == KTRACE_CLASS_KEVENT) {
+		if (r->id == KTRACE_LKST_PROCESS_CONTEXTSWITCH && r->nwords >= 4) {
+			uint32_t prev = (uint32_t)r->w[1], next = (uint32_t)r->w[2];
+
+			fmt_pf_sched_switch(&p->w, PF_SEQ_FTRACE, r->cpu, r->ns, ka_comm(t, prev), prev,
+					    r->w[3], ka_comm(t, next), next);
+			return;
+		}
+		if ((r->id == KTRACE_LKST_PROCESS_WAKEUP || r->id == KTRACE_LKST_PROCESS_WAKEUP_NEW) &&
+		    r->nwords >= 2) {
+			fmt_pf_sched_wakeup(&p->w, PF_SEQ_FTRACE, r->cpu, r->ns, r->tid,
+					    ka_comm(t, (uint32_t)r->w[1]), (uint32_t)r->w[1]);
+			return;
+		}
+		n = pf_args(p, r, 1, a);
+		fmt_pf_event(&p->w, &p->ev, FMT_PF_INSTANT, r->ns, pf_cpu(p, r->cpu),
+			     ktr_rec_name(t, r, name, sizeof(name)), ktr_rec_category(t, r), a, n);
+		return;
+	}
+	/* static events (LOG2/LOG4; klog's entry/exit codes 1/2 as slices) and unknown classes */
+	ktr_rec_name(t, r, name, sizeof(name));
+	if (r->cls == KTRACE_CLASS_LOG2 || r->cls == KTRACE_CLASS_LOG4) {
+		unsigned code = KTRACE_EVENT_CODE(r->id), func = KTRACE_EVENT_FUNC(r->id);
+		const char *fn = ktr_func_name(t, func);
+
+		if (code == 1 || code == 2) {
+			type = code == 1 ? FMT_PF_SLICE_BEGIN : FMT_PF_SLICE_END;
+			if (fn)
+				snprintf(name, sizeof(name), "%s", fn);
+			else
+				snprintf(name, sizeof(name), "F%u", func);
+		}
+	}
+	n = pf_args(p, r, 0, a);
+	fmt_pf_event(&p->w, &p->ev, type, r->ns, pf_thread(p, &p->ev, r->pid, r->tid),
+		     type == FMT_PF_SLICE_END ? NULL : name, ktr_rec_category(t, r), a, n);
+}
+
+static int pf_end_before(const struct pf_end *a, const struct pf_end *b)
+{
+	return a->ns < b->ns || (a->ns == b->ns && a->depth > b->depth);
+}
+
+static int pf_push(struct pf *p, const struct pf_end *e)
+{
+	size_t i;
+
+	if (p->nheap == p->capheap) {
+		size_t cap = p->capheap ? 2 * p->capheap : 256;
+		struct pf_end *n = realloc(p->heap, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->heap = n;
+		p->capheap = cap;
+	}
+	for (i = p->nheap++; i && pf_end_before(e, &p->heap[(i - 1) / 2]); i = (i - 1) / 2)
+		p->heap[i] = p->heap[(i - 1) / 2];
+	p->heap[i] = *e;
+	return 0;
+}
+
+/* Write the earliest pending slice end. */
+static void pf_pop(struct pf *p)
+{
+	struct pf_end top = p->heap[0], last = p->heap[--p->nheap];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < p->nheap) {
+		if (c + 1 < p->nheap && pf_end_before(&p->heap[c + 1], &p->heap[c]))
+			c++;
+		if (!pf_end_before(&p->heap[c], &last))
+			break;
+		p->heap[i] = p->heap[c];
+		i = c;
+	}
+	p->heap[i] = last;
+	fmt_pf_event(&p->w, &p->calls, FMT_PF_SLICE_END, top.ns, top.uuid, NULL, NULL, NULL, 0);
+}
+
+/*
+ * The calls, sorted by entry time (callers first): each a slice begin on
+ * its thread's track, its end written when no later-entered call is left
+ * before it, so every track's slices nest and every time only grows.
+ */
+static int pf_calls(struct pf *p, struct ktr_callsort *cs)
+{
+	struct ktr_callent e;
+	int rc;
+
+	while ((rc = ktr_callsort_next(cs, &e)) > 0) {
+		struct fmt_pf_arg a[2];
+		struct pf_end end;
+		struct ktr_call c;
+		unsigned n = 0;
+
+		if (e.thread >= p->nord) {
+			size_t nord = e.thread + 256;
+			uint64_t *o = realloc(p->ord_uuid, nord * sizeof(*o));
+
+			if (!o)
+				return -ENOMEM;
+			memset(o + p->nord, 0, (nord - p->nord) * sizeof(*o));
+			p->ord_uuid = o;
+			p->nord = nord;
+		}
+		if (!p->ord_uuid[e.thread]) {
+			uint32_t pid = 0, tid = 0;
+
+			ktr_callsort_thread_ids(cs, e.thread, &pid, &tid);
+			p->ord_uuid[e.thread] = pf_thread(p, &p->calls, pid, tid);
+		}
+		while (p->nheap && p->heap[0].ns <= e.entry_ns)
+			pf_pop(p);
+		memset(&c, 0, sizeof(c));
+		c.key = e.key;
+		ktr_call_key_addrs(p->x->t, e.key, &c.func, &c.site);
+		if (e.sig)
+			a[n++] = (struct fmt_pf_arg){ "signal_depth", FMT_PF_UINT, e.sig, NULL };
+		if (e.flags & KTRACE_CALLF_UNFINISHED)
+			a[n++] = (struct fmt_pf_arg){ "unfinished", FMT_PF_BOOL, 1, NULL };
+		fmt_pf_event(&p->w, &p->calls, FMT_PF_SLICE_BEGIN, e.entry_ns, p->ord_uuid[e.thread],
+			     ka_names_call(p->x->names, &c), NULL, a, n);
+		end.ns = e.entry_ns + e.dur_ns;
+		end.uuid = p->ord_uuid[e.thread];
+		end.depth = e.depth;
+		if (pf_push(p, &end) < 0)
+			return -ENOMEM;
+		if (ferror(p->x->out))
+			return 0;
+	}
+	while (p->nheap)
+		pf_pop(p);
+	return rc;
+}
+
+static int export_perfetto(struct ex *x)
+{
+	struct ka_progress *prog = ka_progress_start(x->t, CMD, x->out == stdout);
+	struct ktr_callsort *cs = ktr_callsort_new(0, KTR_SORT_ENTRY);
+	const struct ktr_info *in = ktr_info(x->t);
+	struct pf p;
+	struct ktr_rec r;
+	int rc = 0;
+
+	memset(&p, 0, sizeof(p));
+	p.x = x;
+	fmt_pf_seq_init(&p.ev, PF_SEQ_EVENTS);
+	fmt_pf_seq_init(&p.calls, PF_SEQ_CALLS);
+	if (!cs || fmt_pf_begin(&p.w, x->out, in->created_ns, in->created_ns ? in->realtime_ns : 0)) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	while (ktr_next(x->t, &r)) {
+		ka_progress_rec(prog, &r);
+		cli_diags(CMD, x->t);
+		if (x->no_kernel && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT))
+			continue;
+		if (r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL) {
+			struct ktr_callent e;
+			struct ktr_call c;
+
+			if (!ktr_call_decode(x->t, &r, &c) || !cli_select_call(&x->sel, &c))
+				continue;
+			memset(&e, 0, sizeof(e));
+			e.entry_ns = c.entry_ns;
+			e.dur_ns = c.dur_ns;
+			e.key = c.key;
+			e.thread = ktr_callsort_thread(cs, c.pid, c.tid);
+			e.depth = (uint16_t)(c.depth > 65535 ? 65535 : c.depth);
+			e.sig = (uint8_t)c.sig;
+			e.flags = (uint8_t)c.flags;
+			e.cpu = c.cpu >= 0 ? (uint32_t)c.cpu : 0xffffffffu;
+			if ((rc = ktr_callsort_add(cs, &e)) < 0) {
+				cli_error(CMD, "sorting the calls: %s (temporary files in $TMPDIR or /tmp)",
+					  strerror(-rc));
+				rc = 1;
+				goto out;
+			}
+			x->events++;
+			continue;
+		}
+		if (!cli_select_rec(&x->sel, &r))
+			continue;
+		pf_record(&p, &r);
+		x->events++;
+		if (ferror(x->out))
+			break;
+	}
+	ka_progress_end(prog);
+	prog = NULL;
+	if (!ferror(x->out) && (rc = pf_calls(&p, cs)) < 0) {
+		if (rc != -ENOMEM) {
+			cli_error(CMD, "sorting the calls: %s (temporary files in $TMPDIR or /tmp)",
+				  strerror(-rc));
+			rc = 1;
+		}
+	}
+out:
+	ka_progress_end(prog);
+	if (fmt_pf_end(&p.w) < 0 || p.enomem)
+		rc = -ENOMEM;
+	fmt_pf_seq_free(&p.ev);
+	fmt_pf_seq_free(&p.calls);
+	ktr_callsort_free(cs);
+	free(p.tracks);
+	free(p.ord_uuid);
+	free(p.heap);
+	return rc;
+}
+
 /* ---- CSV -------------------------------------------------------------------- */
 
 static int export_csv(struct ex *x)
@@ -403,8 +774,9 @@ static int run(int argc, char **argv)
 		}
 		switch (c) {
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "perfetto") || !strcmp(optarg, "chrome") ||
-			    !strcmp(optarg, "json"))
+			if (!strcmp(optarg, "perfetto"))
+				fmt = F_PERFETTO;
+			else if (!strcmp(optarg, "chrome") || !strcmp(optarg, "json"))
 				fmt = F_JSON;
 			else if (!strcmp(optarg, "folded"))
 				fmt = F_FOLDED;
@@ -466,6 +838,8 @@ static int run(int argc, char **argv)
 	x.out = o.f;
 	if (fmt == F_JSON)
 		rc = export_json(&x);
+	else if (fmt == F_PERFETTO)
+		rc = export_perfetto(&x);
 	else if (fmt == F_CSV)
 		rc = export_csv(&x);
 	else
@@ -487,4 +861,5 @@ out:
 	return rc;
 }
 
-KTRACE_COMMAND(export, "export a trace as Perfetto/Chrome JSON, folded stacks, CSV or CTF", run, help);
+KTRACE_COMMAND(export, "export a trace as Perfetto protobuf, Chrome JSON, folded stacks, CSV or CTF", run,
+	       help);

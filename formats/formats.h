@@ -13,13 +13,16 @@
  *          --format=chrome` write (struct fmt_te);
  *   SVG    XML escaping, the document frame, bars whose touching intervals
  *          are merged into one rectangle, axis steps (`timeline --svg`).
+ *   Perfetto  Perfetto's native protobuf trace (`export --format=perfetto`,
+ *          struct fmt_pf; protobuf-c, messages in third_party/perfetto/).
  *
  * The writers know nothing of traces: they take numbers and strings (the
  * commands and analysis/ turn records into those).  Every function writes
  * to a stdio stream the caller owns and checks (ferror() at the end, as
  * cli/output.c does for standard output); the JSON writer allocates its
- * generator and buffer, and a name longer than 255 bytes that is not
- * UTF-8 is repaired in allocated memory (fmt_utf8_any()).  Not
+ * generator and buffer, the Perfetto writer its packet buffer and its
+ * interned strings, and a name longer than 255 bytes that is not UTF-8 is
+ * repaired in allocated memory (fmt_utf8_any()).  Not
  * thread-safe per stream (the *_unlocked stdio calls are used); no
  * function is async-signal-safe.
  */
@@ -283,5 +286,119 @@ void fmt_svg_bar_flush(FILE *out, struct fmt_svg_bar *b, double y, double h, con
 
 /** fmt_tick_step() - an axis step of 1, 2 or 5 x 10^k giving about @n ticks over @span. */
 double fmt_tick_step(double span, int n);
+
+/* ---- Perfetto protobuf trace (formats/perfetto.c) ------------------------------- */
+
+/*
+ * The document is a perfetto.protos.Trace (protos/perfetto/trace/trace.proto
+ * upstream; ui.perfetto.dev and trace_processor read it): a series of
+ * TracePacket, each written as soon as it is made.  Times are
+ * CLOCK_MONOTONIC ns.  Events are TrackEvents on tracks the caller
+ * declares first (fmt_pf_process/thread/track, each with a caller-chosen
+ * uuid, unique in the document, never 0), on a sequence (struct
+ * fmt_pf_seq) whose timestamps should not decrease: within a sequence
+ * times are written as deltas, names interned.  A time earlier than the
+ * sequence's last is still written, absolute (counted in @unordered).
+ * Scheduling is ftrace's (fmt_pf_sched_*).  Every string is written as
+ * valid UTF-8 (fmt_utf8(); names beyond 1 KiB, string arguments beyond
+ * 512 bytes are truncated).  Not thread-safe; one writer per stream.
+ */
+struct fmt_pf_tab;
+
+/**
+ * struct fmt_pf_seq - one packet sequence (trusted_packet_sequence_id
+ * @id, not 0, unique per document) with its incremental state: the last
+ * timestamp and the interned event names, categories and argument names.
+ * fmt_pf_seq_init() before use, fmt_pf_seq_free() after.
+ */
+struct fmt_pf_seq {
+	uint32_t id;
+	int started;
+	uint64_t last_ns;
+	struct fmt_pf_tab *names, *cats, *keys;
+};
+
+/**
+ * struct fmt_pf - a Perfetto trace being written.
+ * @out:       the stream.
+ * @packets, @bytes: packets written and their bytes (with the framing).
+ * @unordered: events written with a time before their sequence's last.
+ * @enomem:    set when memory ran out (a packet was lost, or a string was
+ *             written inline instead of interned); fmt_pf_end() reports it.
+ */
+struct fmt_pf {
+	FILE *out;
+	uint8_t *buf;
+	size_t cap;
+	uint64_t packets, bytes, unordered;
+	int enomem;
+};
+
+/* TrackEvent types (TrackEvent.Type) */
+#define FMT_PF_SLICE_BEGIN 1
+#define FMT_PF_SLICE_END 2
+#define FMT_PF_INSTANT 3
+
+#define FMT_PF_MAX_ARGS 16 /* arguments of one event (more are left out) */
+
+/** An event's argument (a DebugAnnotation): @name and a value of @kind. */
+struct fmt_pf_arg {
+	const char *name;
+	enum { FMT_PF_UINT, FMT_PF_PTR, FMT_PF_BOOL, FMT_PF_STR } kind;
+	uint64_t u;    /* UINT (uint_value), PTR (pointer_value, shown hex), BOOL (0/1) */
+	const char *s; /* STR */
+};
+
+/**
+ * fmt_pf_begin() - start a document on @out: a ClockSnapshot that makes
+ * CLOCK_MONOTONIC the trace clock, with BOOTTIME equal to it at @mono_ns
+ * (ktrace records one clock; ftrace events are read as BOOTTIME) and, if
+ * @realtime_ns is not 0, CLOCK_REALTIME @realtime_ns at the same moment.
+ * Return: 0, -ENOMEM.
+ */
+int fmt_pf_begin(struct fmt_pf *w, FILE *out, uint64_t mono_ns, uint64_t realtime_ns);
+
+/** fmt_pf_seq_init() - a sequence numbered @id; fmt_pf_seq_free() frees its interned names. */
+void fmt_pf_seq_init(struct fmt_pf_seq *s, uint32_t id);
+void fmt_pf_seq_free(struct fmt_pf_seq *s);
+
+/** fmt_pf_process() - a process track @uuid (ProcessDescriptor: @pid, @name). */
+void fmt_pf_process(struct fmt_pf *w, struct fmt_pf_seq *s, uint64_t uuid, uint32_t pid,
+		    const char *name);
+
+/** fmt_pf_thread() - a thread track @uuid (ThreadDescriptor: @pid, @tid, @name). */
+void fmt_pf_thread(struct fmt_pf *w, struct fmt_pf_seq *s, uint64_t uuid, uint32_t pid, uint32_t tid,
+		   const char *name);
+
+/** fmt_pf_track() - a named track @uuid, under track @parent (0: at the top). */
+void fmt_pf_track(struct fmt_pf *w, struct fmt_pf_seq *s, uint64_t uuid, uint64_t parent,
+		  const char *name);
+
+/**
+ * fmt_pf_event() - a TrackEvent of @type (FMT_PF_*) at @ts_ns on track
+ * @track, named @name (NULL: none, as slice ends need), in category @cat
+ * (NULL: none), with @nargs arguments (at most FMT_PF_MAX_ARGS).  Slice
+ * begins and ends on a track must nest (Perfetto closes the innermost
+ * open slice at an end).
+ */
+void fmt_pf_event(struct fmt_pf *w, struct fmt_pf_seq *s, int type, uint64_t ts_ns, uint64_t track,
+		  const char *name, const char *cat, const struct fmt_pf_arg *args, unsigned nargs);
+
+/**
+ * fmt_pf_sched_switch() - an ftrace sched_switch on @cpu at @ts_ns, in its
+ * own FtraceEventBundle, on packet sequence @seq (no state): @prev_pid
+ * (named @prev_comm) left the CPU in @prev_state (the kernel's TASK_REPORT
+ * bits, as the tracepoint has them), @next_pid (@next_comm) runs.
+ */
+void fmt_pf_sched_switch(struct fmt_pf *w, uint32_t seq, int cpu, uint64_t ts_ns,
+			 const char *prev_comm, uint32_t prev_pid, uint64_t prev_state,
+			 const char *next_comm, uint32_t next_pid);
+
+/** fmt_pf_sched_wakeup() - an ftrace sched_wakeup of @pid (@comm) by @cur_pid on @cpu. */
+void fmt_pf_sched_wakeup(struct fmt_pf *w, uint32_t seq, int cpu, uint64_t ts_ns, uint32_t cur_pid,
+			 const char *comm, uint32_t pid);
+
+/** fmt_pf_end() - free the writer's buffer.  Return: 0, or -ENOMEM if @enomem was set. */
+int fmt_pf_end(struct fmt_pf *w);
 
 #endif

@@ -9,7 +9,7 @@
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
 cc -std=gnu11 -D_GNU_SOURCE -O1 -I"$KTRACE_SRC" -I"$KTRACE_SRC/include" -o gen \
-	"$KTRACE_SRC/tests/formats/gen.c" "$KTRACE_SRC"/formats/*.c -lyajl -lm || exit 1
+	"$KTRACE_SRC/tests/formats/gen.c" $(ls "$KTRACE_SRC"/formats/*.c | grep -v /perfetto.c) -lyajl -lm || exit 1
 run ./gen "$T"
 ok $rc "the generator ran"
 

@@ -271,8 +271,8 @@ like "$T/t.svg" "<text [^>]*>time \(ms\)</text>" "SVG: time axis in ms"
 like "$T/t.svg" ">blocked</text>" "SVG: legend"
 
 # ---- export -----------------------------------------------------------------
-run "$KTRACE" export --format=perfetto -o "$T/k.json" "$D"
-is "$rc" 0 "export perfetto: exit 0"
+run "$KTRACE" export --format=chrome -o "$T/k.json" "$D"
+is "$rc" 0 "export chrome: exit 0"
 python3 "$K/check_chrome.py" "$T/k.json" >"$T/chk"
 ok $? "Chrome JSON validates against the trace-event format"
 like "$T/chk" "^summary .* badnest=0 " "Chrome JSON: slices nest per thread"
