@@ -149,17 +149,7 @@ int ka_folded(struct ktr_trace *t, const struct ka_folded_opts *o,
 		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL || !ktr_call_decode(t, &r, &c) ||
 		    (o->want_call && !o->want_call(o->arg, &c)))
 			continue;
-		memset(&e, 0, sizeof(e));
-		e.entry_ns = c.entry_ns;
-		e.dur_ns = c.dur_ns;
-		e.local_ns = ktr_ctree_add(ct, &c, c.key, NULL, NULL);
-		e.key = c.key;
-		e.thread = ktr_callsort_thread(cs, c.pid, c.tid);
-		e.depth = (uint16_t)(c.depth > 65535 ? 65535 : c.depth);
-		e.sig = (uint8_t)c.sig;
-		e.flags = (uint8_t)c.flags;
-		e.cpu = c.cpu >= 0 ? (uint32_t)c.cpu : 0xffffffffu;
-		if ((rc = ktr_callsort_add(cs, &e)) < 0)
+		if ((rc = ktr_callsort_add_call(cs, &c, c.key, ktr_ctree_add(ct, &c, c.key, NULL, NULL))) < 0)
 			goto out;
 		(*calls)++;
 	}

@@ -220,20 +220,9 @@ static int sort_gap(struct ka_profile_priv *q, const struct ktr_rec *r)
 
 static int sort_call(struct ka_profile_priv *q, const struct ktr_call *c, uint64_t local, long fi)
 {
-	struct ktr_callent e;
-
 	if (!q->o.sorter)
 		return 0;
-	e.entry_ns = c->entry_ns;
-	e.dur_ns = c->dur_ns;
-	e.local_ns = local;
-	e.key = (uint32_t)fi;
-	e.thread = ktr_callsort_thread(q->o.sorter, c->pid, c->tid);
-	e.depth = (uint16_t)(c->depth > 0xffff ? 0xffff : c->depth);
-	e.sig = (uint8_t)c->sig;
-	e.flags = (uint8_t)c->flags;
-	e.cpu = (uint32_t)c->cpu;
-	return ktr_callsort_add(q->o.sorter, &e);
+	return ktr_callsort_add_call(q->o.sorter, c, (uint32_t)fi, local);
 }
 
 int ka_profile_read(struct ka_profile *p)

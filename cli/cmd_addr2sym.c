@@ -454,18 +454,7 @@ static int run(int argc, char **argv)
 			if (ferror(out))
 				break;
 		} else {
-			struct ktr_callent e;
-
-			e.entry_ns = c.entry_ns;
-			e.dur_ns = c.dur_ns;
-			e.local_ns = 0;
-			e.key = c.key;
-			e.thread = ktr_callsort_thread(sorter, c.pid, c.tid);
-			e.depth = (uint16_t)(c.depth > 0xffff ? 0xffff : c.depth);
-			e.sig = (uint8_t)c.sig;
-			e.flags = (uint8_t)c.flags;
-			e.cpu = (uint32_t)c.cpu;
-			if ((rc = ktr_callsort_add(sorter, &e)) < 0)
+			if ((rc = ktr_callsort_add_call(sorter, &c, c.key, 0)) < 0)
 				goto done;
 		}
 	}

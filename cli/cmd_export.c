@@ -348,13 +348,6 @@ static int export_json(struct ex *x)
 #define PF_SEQ_CALLS 2
 #define PF_SEQ_FTRACE 3
 
-/* a slice end still to write: call exit time, its depth, its track */
-struct pf_end {
-	uint64_t ns;
-	uint64_t uuid;
-	unsigned depth;
-};
-
 struct pf {
 	struct ex *x;
 	struct fmt_pf w;
@@ -367,8 +360,7 @@ struct pf {
 	uint64_t next_uuid;
 	uint64_t *ord_uuid; /* call sorter's thread ordinal -> track uuid (0: none yet) */
 	size_t nord;
-	struct pf_end *heap; /* min-heap by (ns, deeper first) */
-	size_t nheap, capheap;
+	struct ktr_exits exits; /* the calls whose slice end is still to write */
 	int enomem;
 };
 
@@ -520,46 +512,14 @@ static void pf_record(struct pf *p, const struct ktr_rec *r)
 		     type == FMT_PF_SLICE_END ? NULL : name, ktr_rec_category(t, r), a, n);
 }
 
-static int pf_end_before(const struct pf_end *a, const struct pf_end *b)
-{
-	return a->ns < b->ns || (a->ns == b->ns && a->depth > b->depth);
-}
-
-static int pf_push(struct pf *p, const struct pf_end *e)
-{
-	size_t i;
-
-	if (p->nheap == p->capheap) {
-		size_t cap = p->capheap ? 2 * p->capheap : 256;
-		struct pf_end *n = realloc(p->heap, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		p->heap = n;
-		p->capheap = cap;
-	}
-	for (i = p->nheap++; i && pf_end_before(e, &p->heap[(i - 1) / 2]); i = (i - 1) / 2)
-		p->heap[i] = p->heap[(i - 1) / 2];
-	p->heap[i] = *e;
-	return 0;
-}
-
 /* Write the earliest pending slice end. */
 static void pf_pop(struct pf *p)
 {
-	struct pf_end top = p->heap[0], last = p->heap[--p->nheap];
-	size_t i = 0, c;
+	const struct ktr_callent *e = ktr_exits_top(&p->exits);
 
-	while ((c = 2 * i + 1) < p->nheap) {
-		if (c + 1 < p->nheap && pf_end_before(&p->heap[c + 1], &p->heap[c]))
-			c++;
-		if (!pf_end_before(&p->heap[c], &last))
-			break;
-		p->heap[i] = p->heap[c];
-		i = c;
-	}
-	p->heap[i] = last;
-	fmt_pf_event(&p->w, &p->calls, FMT_PF_SLICE_END, top.ns, top.uuid, NULL, NULL, NULL, 0);
+	fmt_pf_event(&p->w, &p->calls, FMT_PF_SLICE_END, e->entry_ns + e->dur_ns, p->ord_uuid[e->thread],
+		     NULL, NULL, NULL, 0);
+	ktr_exits_pop(&p->exits);
 }
 
 /*
@@ -573,8 +533,8 @@ static int pf_calls(struct pf *p, struct ktr_callsort *cs)
 	int rc;
 
 	while ((rc = ktr_callsort_next(cs, &e)) > 0) {
+		const struct ktr_callent *top;
 		struct fmt_pf_arg a[2];
-		struct pf_end end;
 		struct ktr_call c;
 		unsigned n = 0;
 
@@ -594,7 +554,7 @@ static int pf_calls(struct pf *p, struct ktr_callsort *cs)
 			ktr_callsort_thread_ids(cs, e.thread, &pid, &tid);
 			p->ord_uuid[e.thread] = pf_thread(p, &p->calls, pid, tid);
 		}
-		while (p->nheap && p->heap[0].ns <= e.entry_ns)
+		while ((top = ktr_exits_top(&p->exits)) && top->entry_ns + top->dur_ns <= e.entry_ns)
 			pf_pop(p);
 		memset(&c, 0, sizeof(c));
 		c.key = e.key;
@@ -605,15 +565,12 @@ static int pf_calls(struct pf *p, struct ktr_callsort *cs)
 			a[n++] = (struct fmt_pf_arg){ "unfinished", FMT_PF_BOOL, 1, NULL };
 		fmt_pf_event(&p->w, &p->calls, FMT_PF_SLICE_BEGIN, e.entry_ns, p->ord_uuid[e.thread],
 			     ka_names_call(p->x->names, &c), NULL, a, n);
-		end.ns = e.entry_ns + e.dur_ns;
-		end.uuid = p->ord_uuid[e.thread];
-		end.depth = e.depth;
-		if (pf_push(p, &end) < 0)
+		if (ktr_exits_push(&p->exits, &e) < 0)
 			return -ENOMEM;
 		if (ferror(p->x->out))
 			return 0;
 	}
-	while (p->nheap)
+	while (p->exits.n)
 		pf_pop(p);
 	return rc;
 }
@@ -641,21 +598,11 @@ static int export_perfetto(struct ex *x)
 		if (x->no_kernel && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT))
 			continue;
 		if (r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL) {
-			struct ktr_callent e;
 			struct ktr_call c;
 
 			if (!ktr_call_decode(x->t, &r, &c) || !cli_select_call(&x->sel, &c))
 				continue;
-			memset(&e, 0, sizeof(e));
-			e.entry_ns = c.entry_ns;
-			e.dur_ns = c.dur_ns;
-			e.key = c.key;
-			e.thread = ktr_callsort_thread(cs, c.pid, c.tid);
-			e.depth = (uint16_t)(c.depth > 65535 ? 65535 : c.depth);
-			e.sig = (uint8_t)c.sig;
-			e.flags = (uint8_t)c.flags;
-			e.cpu = c.cpu >= 0 ? (uint32_t)c.cpu : 0xffffffffu;
-			if ((rc = ktr_callsort_add(cs, &e)) < 0) {
+			if ((rc = ktr_callsort_add_call(cs, &c, c.key, 0)) < 0) {
 				cli_error(CMD, "sorting the calls: %s (temporary files in $TMPDIR or /tmp)",
 					  strerror(-rc));
 				rc = 1;
@@ -689,7 +636,7 @@ out:
 	ktr_callsort_free(cs);
 	free(p.tracks);
 	free(p.ord_uuid);
-	free(p.heap);
+	ktr_exits_free(&p.exits);
 	return rc;
 }
 

@@ -193,15 +193,8 @@ static int run(int argc, char **argv)
 		    !cli_select_call(&sel, &call))
 			continue;
 		name = ka_names_call(names, &call);
-		memset(&e, 0, sizeof(e));
-		e.entry_ns = call.entry_ns;
-		e.dur_ns = call.dur_ns;
-		e.local_ns = ktr_ctree_add(ct, &call, 0, NULL, NULL);
-		e.thread = ktr_callsort_thread(cs, call.pid, call.tid);
-		e.depth = (uint16_t)(call.depth > 0xffff ? 0xffff : call.depth);
 		(void)name; /* named now, so the cache knows the key below */
-		e.key = call.key;
-		if ((rc = ktr_callsort_add(cs, &e)) < 0)
+		if ((rc = ktr_callsort_add_call(cs, &call, call.key, ktr_ctree_add(ct, &call, 0, NULL, NULL))) < 0)
 			goto out;
 	}
 	cli_diags(CMD, t);

@@ -93,14 +93,6 @@ struct ctf_ec {
 	bt_event_class *ec;
 };
 
-/* A call whose exit is still to come (heap on exit time, deeper first). */
-struct ctf_pend {
-	uint64_t exit_ns, dur_ns;
-	uint32_t key, thread, cpu;
-	uint16_t depth;
-	uint8_t flags, pad;
-};
-
 struct ctf_stream {
 	bt_stream *s;
 	int begun;
@@ -131,8 +123,7 @@ struct ctf {
 	int have_rec, recs_done;
 	struct ktr_callent call;
 	int have_call, calls_done;
-	struct ctf_pend *heap;
-	size_t nheap, capheap;
+	struct ktr_exits exits; /* the calls entered, their exits still to come */
 	size_t ending; /* stream end messages: next stream to end (th then kc) */
 	int done;
 
@@ -537,13 +528,12 @@ static int rec_msg(struct ctf *x, bt_self_message_iterator *it, const struct ktr
 }
 
 /* The entry (@pe NULL: x->call) or exit (@pe) of a call.  Return as event_msg(). */
-static int call_msg(struct ctf *x, bt_self_message_iterator *it, const struct ctf_pend *pe,
+static int call_msg(struct ctf *x, bt_self_message_iterator *it, const struct ktr_callent *pe,
 		    bt_message_array_const msgs, uint64_t cap, uint64_t *count)
 {
-	const struct ktr_callent *ce = &x->call;
-	uint32_t thread = pe ? pe->thread : ce->thread, key = pe ? pe->key : ce->key;
-	uint32_t cpu32 = pe ? pe->cpu : ce->cpu;
-	int cpu = cpu32 == 0xffffffffu ? -1 : (int)cpu32;
+	const struct ktr_callent *ce = pe ? pe : &x->call;
+	uint32_t thread = ce->thread, key = ce->key;
+	int cpu = ce->cpu == 0xffffffffu ? -1 : (int)ce->cpu;
 	struct ctf_stream *s = stream_of(x, thread, 0);
 	struct ktr_call c;
 	bt_field *p;
@@ -555,17 +545,17 @@ static int call_msg(struct ctf *x, bt_self_message_iterator *it, const struct ct
 	c.key = key;
 	ktr_callsort_thread_ids(x->cs, thread, &c.pid, &c.tid);
 	ktr_call_key_addrs(x->t, key, &c.func, &c.site);
-	rc = event_msg(x, it, s, pe ? x->ec_exit : x->ec_entry, pe ? pe->exit_ns : ce->entry_ns, cpu,
+	rc = event_msg(x, it, s, pe ? x->ec_exit : x->ec_entry, ce->entry_ns + (pe ? ce->dur_ns : 0), cpu,
 		       c.pid, c.tid, msgs, cap, count, &p);
 	if (rc <= 0)
 		return rc;
 	set_u(p, 0, c.func);
 	set_u(p, 1, c.site);
-	set_u(p, 2, pe ? pe->depth : ce->depth);
+	set_u(p, 2, ce->depth);
 	if (pe) {
-		set_u(p, 3, pe->dur_ns);
+		set_u(p, 3, ce->dur_ns);
 		bt_field_bool_set_value(bt_field_structure_borrow_member_field_by_index(p, 4),
-					(pe->flags & KTRACE_CALLF_UNFINISHED) ? BT_TRUE : BT_FALSE);
+					(ce->flags & KTRACE_CALLF_UNFINISHED) ? BT_TRUE : BT_FALSE);
 		return 1;
 	} else {
 		char ubuf[512];
@@ -574,50 +564,6 @@ static int call_msg(struct ctf *x, bt_self_message_iterator *it, const struct ct
 		return set_s(p, 3, fmt_utf8(ka_names_call(x->names, &c), ubuf, sizeof(ubuf))) < 0 ? -1
 												      : 1;
 	}
-}
-
-/* ---- the heap of exits ------------------------------------------------------------ */
-
-/* 1 if @a's exit comes before @b's: earlier, or deeper at the same time. */
-static int pend_before(const struct ctf_pend *a, const struct ctf_pend *b)
-{
-	return a->exit_ns < b->exit_ns || (a->exit_ns == b->exit_ns && a->depth > b->depth);
-}
-
-static int heap_push(struct ctf *x, const struct ctf_pend *p)
-{
-	size_t i;
-
-	if (x->nheap == x->capheap) {
-		size_t cap = x->capheap ? 2 * x->capheap : 256;
-		struct ctf_pend *h = realloc(x->heap, cap * sizeof(*h));
-
-		if (!h)
-			return -1;
-		x->heap = h;
-		x->capheap = cap;
-	}
-	for (i = x->nheap++; i > 0 && pend_before(p, &x->heap[(i - 1) / 2]); i = (i - 1) / 2)
-		x->heap[i] = x->heap[(i - 1) / 2];
-	x->heap[i] = *p;
-	return 0;
-}
-
-static void heap_pop(struct ctf *x)
-{
-	struct ctf_pend last = x->heap[--x->nheap];
-	size_t i = 0, c;
-
-	while ((c = 2 * i + 1) < x->nheap) {
-		if (c + 1 < x->nheap && pend_before(&x->heap[c + 1], &x->heap[c]))
-			c++;
-		if (!pend_before(&x->heap[c], &last))
-			break;
-		x->heap[i] = x->heap[c];
-		i = c;
-	}
-	if (x->nheap)
-		x->heap[i] = last;
 }
 
 /* ---- the source component ---------------------------------------------------------- */
@@ -698,14 +644,15 @@ src_next(bt_self_message_iterator *it, bt_message_array_const msgs, uint64_t cap
 	if (x->done)
 		return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_END;
 	while (*count < cap) {
-		const struct ctf_pend *top;
+		const struct ktr_callent *top;
 		int pick; /* 0 record, 1 entry, 2 exit */
-		uint64_t t;
+		uint64_t t, top_exit;
 
 		next_rec(x);
 		if (next_call(x) < 0)
 			goto fail;
-		top = x->nheap ? &x->heap[0] : NULL;
+		top = ktr_exits_top(&x->exits);
+		top_exit = top ? top->entry_ns + top->dur_ns : 0;
 		if (!x->have_rec && !x->have_call && !top) {
 			rc = end_streams(x, it, msgs, cap, count);
 			if (rc < 0)
@@ -722,9 +669,9 @@ src_next(bt_self_message_iterator *it, bt_message_array_const msgs, uint64_t cap
 			t = x->rec.ns;
 		if (x->have_call && x->call.entry_ns < t)
 			t = x->call.entry_ns;
-		if (top && top->exit_ns < t)
-			t = top->exit_ns;
-		if (top && top->exit_ns == t &&
+		if (top && top_exit < t)
+			t = top_exit;
+		if (top && top_exit == t &&
 		    !(x->have_call && x->call.entry_ns == t && x->call.depth > top->depth))
 			pick = 2;
 		else if (x->have_call && x->call.entry_ns == t)
@@ -732,28 +679,17 @@ src_next(bt_self_message_iterator *it, bt_message_array_const msgs, uint64_t cap
 		else
 			pick = 0;
 		if (pick == 2) {
-			struct ctf_pend p = *top;
-
-			rc = call_msg(x, it, &p, msgs, cap, count);
+			rc = call_msg(x, it, top, msgs, cap, count);
 			if (rc > 0)
-				heap_pop(x);
+				ktr_exits_pop(&x->exits);
 		} else if (pick == 1) {
-			struct ctf_pend p = { x->call.entry_ns + x->call.dur_ns,
-					      x->call.dur_ns,
-					      x->call.key,
-					      x->call.thread,
-					      x->call.cpu,
-					      x->call.depth,
-					      x->call.flags,
-					      0 };
-
 			if (x->call.flags & KTR_CALLENT_GAP) { /* not ours; never added */
 				x->have_call = 0;
 				continue;
 			}
 			rc = call_msg(x, it, NULL, msgs, cap, count);
 			if (rc > 0) {
-				if (heap_push(x, &p) < 0) {
+				if (ktr_exits_push(&x->exits, &x->call) < 0) {
 					ctf_fail(x, "out of memory");
 					goto fail;
 				}
@@ -991,7 +927,6 @@ static int sort_calls(struct ctf *x)
 
 	while (ktr_next(x->t, &r)) {
 		struct ktr_call c;
-		struct ktr_callent e;
 
 		ka_progress_rec(prog, &r);
 		cli_diags(CMD, x->t);
@@ -999,16 +934,7 @@ static int sort_calls(struct ctf *x)
 			continue;
 		if (!ktr_call_decode(x->t, &r, &c) || !cli_select_call(x->sel, &c))
 			continue;
-		memset(&e, 0, sizeof(e));
-		e.entry_ns = c.entry_ns;
-		e.dur_ns = c.dur_ns;
-		e.key = c.key;
-		e.thread = ktr_callsort_thread(x->cs, c.pid, c.tid);
-		e.depth = c.depth > 65535 ? 65535 : (uint16_t)c.depth;
-		e.sig = (uint8_t)c.sig;
-		e.flags = (uint8_t)(c.flags & ~KTR_CALLENT_GAP);
-		e.cpu = c.cpu < 0 ? 0xffffffffu : (uint32_t)c.cpu;
-		if ((rc = ktr_callsort_add(x->cs, &e)) < 0) {
+		if ((rc = ktr_callsort_add_call(x->cs, &c, c.key, 0)) < 0) {
 			cli_error(CMD, "sorting the calls: %s (temporary files in $TMPDIR or /tmp)",
 				  strerror(-rc));
 			break;
@@ -1131,7 +1057,7 @@ out:
 	free(x.th);
 	free(x.kc);
 	free(x.ecs);
-	free(x.heap);
+	ktr_exits_free(&x.exits);
 	bt_event_class_put_ref(x.ec_entry);
 	bt_event_class_put_ref(x.ec_exit);
 	bt_event_class_put_ref(x.ec_lost);

@@ -317,6 +317,81 @@ static int spill(struct ktr_callsort *s)
 	return 0;
 }
 
+int ktr_callsort_add_call(struct ktr_callsort *s, const struct ktr_call *c, uint32_t key,
+			  uint64_t local_ns)
+{
+	struct ktr_callent e;
+
+	memset(&e, 0, sizeof(e));
+	e.entry_ns = c->entry_ns;
+	e.dur_ns = c->dur_ns;
+	e.local_ns = local_ns;
+	e.key = key;
+	e.thread = ktr_callsort_thread(s, c->pid, c->tid);
+	e.depth = (uint16_t)(c->depth > 0xffff ? 0xffff : c->depth);
+	e.sig = (uint8_t)c->sig;
+	e.flags = (uint8_t)(c->flags & ~KTR_CALLENT_GAP);
+	e.cpu = c->cpu >= 0 ? (uint32_t)c->cpu : 0xffffffffu;
+	return ktr_callsort_add(s, &e);
+}
+
+/* ---- exits of the calls entered: a min-heap ------------------------------------------ */
+
+/* 1 if @a leaves before @b: earlier, or deeper at the same time. */
+static int exits_before(const struct ktr_callent *a, const struct ktr_callent *b)
+{
+	uint64_t xa = a->entry_ns + a->dur_ns, xb = b->entry_ns + b->dur_ns;
+
+	return xa < xb || (xa == xb && a->depth > b->depth);
+}
+
+int ktr_exits_push(struct ktr_exits *h, const struct ktr_callent *e)
+{
+	size_t i;
+
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 256;
+		struct ktr_callent *v = realloc(h->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		h->v = v;
+		h->cap = cap;
+	}
+	for (i = h->n++; i && exits_before(e, &h->v[(i - 1) / 2]); i = (i - 1) / 2)
+		h->v[i] = h->v[(i - 1) / 2];
+	h->v[i] = *e;
+	return 0;
+}
+
+const struct ktr_callent *ktr_exits_top(const struct ktr_exits *h)
+{
+	return h->n ? &h->v[0] : NULL;
+}
+
+void ktr_exits_pop(struct ktr_exits *h)
+{
+	struct ktr_callent last = h->v[--h->n];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < h->n) {
+		if (c + 1 < h->n && exits_before(&h->v[c + 1], &h->v[c]))
+			c++;
+		if (!exits_before(&h->v[c], &last))
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = last;
+}
+
+void ktr_exits_free(struct ktr_exits *h)
+{
+	free(h->v);
+	memset(h, 0, sizeof(*h));
+}
+
 int ktr_callsort_add(struct ktr_callsort *s, const struct ktr_callent *e)
 {
 	if (s->reading)

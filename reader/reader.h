@@ -826,6 +826,36 @@ int ktr_callsort_next(struct ktr_callsort *s, struct ktr_callent *e);
  */
 uint32_t ktr_callsort_thread(struct ktr_callsort *s, uint32_t pid, uint32_t tid);
 
+/**
+ * ktr_callsort_add_call() - add call @c as an entry: its times, depth
+ * (at most 65535), signal depth, flags, CPU (0xffffffff unknown) and its
+ * thread's ordinal, with @key and @local_ns (the caller's: a call key, a
+ * function index, a self time).  Return: as ktr_callsort_add().
+ */
+int ktr_callsort_add_call(struct ktr_callsort *s, const struct ktr_call *c, uint32_t key,
+			  uint64_t local_ns);
+
+/**
+ * struct ktr_exits - the calls entered but not yet left, while sorted
+ * calls (KTR_SORT_ENTRY) are turned into entry and exit events in time
+ * order (Perfetto slices, CTF func_entry/func_exit): a min-heap on exit
+ * time (entry_ns + dur_ns), the deeper call first at the same time, so
+ * exits nest.  Zero it to start; ktr_exits_free() at the end.
+ */
+struct ktr_exits {
+	struct ktr_callent *v;
+	size_t n, cap;
+};
+
+/** ktr_exits_push() - add the call @e.  Return: 0, -ENOMEM. */
+int ktr_exits_push(struct ktr_exits *h, const struct ktr_callent *e);
+/** ktr_exits_top() - the call whose exit comes first, or NULL if none is open. */
+const struct ktr_callent *ktr_exits_top(const struct ktr_exits *h);
+/** ktr_exits_pop() - remove the top call (there must be one). */
+void ktr_exits_pop(struct ktr_exits *h);
+/** ktr_exits_free() - free the heap's memory; @h is empty after. */
+void ktr_exits_free(struct ktr_exits *h);
+
 /** ktr_callsort_thread_ids() - the ids behind ordinal @ord.  Return: 1, or 0 if unknown. */
 int ktr_callsort_thread_ids(const struct ktr_callsort *s, uint32_t ord, uint32_t *pid,
 			    uint32_t *tid);
