@@ -13,7 +13,10 @@
  * kclient/tracedat.c):
  *
  *   ftrace/events/header_page, ftrace/events/header_event
- *   ftrace/events/SYS/NAME/format    every enabled event's
+ *   ftrace/events/SYS/NAME/format    every enabled event's, and every
+ *                                    ftrace/NAME's (the tracer's own record
+ *                                    types: print, function, ...; libtracecmd's
+ *                                    writer fails without them)
  *   ftrace/printk_formats            (addresses of the kernel's constant strings)
  *   ftrace/trace_clock               the instance's ("[mono]")
  *   ftrace/set_event                 the enabled events, "SYS:NAME" a line
@@ -190,12 +193,31 @@ static int copy_file(struct tracefs_instance *inst, const char *file, int dfd, c
 	return 0;
 }
 
+/* Copy events/@sys/@name/format into @kdir/ftrace/events/@sys/@name/. */
+static int copy_format(const char *kdir, const char *sys, const char *name, char *msg, size_t len)
+{
+	char path[PATH_MAX], file[512];
+	int sfd, rc;
+
+	if (snprintf(path, sizeof(path), "%s/ftrace/events/%s/%s", kdir, sys, name) >= (int)sizeof(path)) {
+		snprintf(msg, len, "%s: path too long", kdir);
+		return -1;
+	}
+	sfd = ksf_dir_open(path, KSF_CREATE, msg, len);
+	if (sfd < 0)
+		return -1;
+	snprintf(file, sizeof(file), "events/%s/%s/format", sys, name);
+	rc = copy_file(NULL, file, sfd, "format", path, msg, len);
+	close(sfd);
+	return rc;
+}
+
 int krec_ftrace_begin(const char *kdir, struct tracefs_instance *inst, const struct krec_evlist *l,
 		      char *msg, size_t len)
 {
 	char path[PATH_MAX], *list = NULL;
 	size_t llen = 0;
-	int fd, efd, sfd;
+	int fd, efd;
 	FILE *f;
 
 	if (snprintf(path, sizeof(path), "%s/ftrace/events", kdir) >= (int)sizeof(path)) {
@@ -227,27 +249,22 @@ int krec_ftrace_begin(const char *kdir, struct tracefs_instance *inst, const str
 		goto fail;
 	}
 	for (size_t i = 0; i < l->n; i++) {
-		char file[512];
-
 		fprintf(f, "%s:%s\n", l->sys[i], l->name[i]);
-		if (snprintf(path, sizeof(path), "%s/ftrace/events/%s/%s", kdir, l->sys[i], l->name[i]) >=
-		    (int)sizeof(path)) {
-			snprintf(msg, len, "%s: path too long", kdir);
+		if (copy_format(kdir, l->sys[i], l->name[i], msg, len) < 0) {
 			fclose(f);
 			goto fail;
 		}
-		sfd = ksf_dir_open(path, KSF_CREATE, msg, len);
-		if (sfd < 0) {
-			fclose(f);
-			goto fail;
-		}
-		snprintf(file, sizeof(file), "events/%s/%s/format", l->sys[i], l->name[i]);
-		if (copy_file(NULL, file, sfd, "format", path, msg, len) < 0) {
-			close(sfd);
-			fclose(f);
-			goto fail;
-		}
-		close(sfd);
+	}
+	{
+		char **evs = tracefs_system_events(NULL, "ftrace");
+
+		for (size_t j = 0; evs && evs[j]; j++)
+			if (plain_name(evs[j]) && copy_format(kdir, "ftrace", evs[j], msg, len) < 0) {
+				tracefs_list_free(evs);
+				fclose(f);
+				goto fail;
+			}
+		tracefs_list_free(evs);
 	}
 	if (fclose(f) != 0) {
 		snprintf(msg, len, "out of memory");

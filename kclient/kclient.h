@@ -175,6 +175,35 @@ int krec_end_program(struct krec *k, const char *dir, int keep, int quiet);
  */
 int krec_record_system(const char *dir, const struct krec_opts *o, int quiet);
 
+/* ---- trace-cmd's trace.dat (kclient/tracedat.c) -------------------------- */
+
+/** struct krec_tracedat_info - what krec_tracedat_write() wrote. */
+struct krec_tracedat_info {
+	unsigned cpus;   /* CPUs (ftrace/cpuN files) */
+	uint64_t pages;  /* ring-buffer pages copied */
+	int kallsyms;    /* 1: DIR/kallsyms was included */
+};
+
+/**
+ * krec_tracedat_write() - write the raw ftrace copy of the trace @dir
+ * (DIR/kernel/ftrace, see "Raw copy" above) to @fd as a trace-cmd trace.dat,
+ * file format version 6 (man 5 trace-cmd.dat.v6), through libtracecmd:
+ * header_page/header_event, every event format of the copy, an empty
+ * kallsyms section (or DIR/kallsyms if the trace holds one), printk_formats,
+ * saved_cmdlines, the trace_clock, then each CPU's pages unchanged.
+ * `trace-cmd report FILE` and KernelShark read it.
+ * @fd:   a seekable file open for writing, empty (the caller keeps and
+ *        closes it; a duplicate is written through).
+ * @info: receives the counts.
+ * @msg, @len: on failure, one line: "DIR: no raw ftrace copy (...); record
+ *        one with `ktrace record --kernel`", a bad cpuN size, libtracecmd's
+ *        own message, or (a ktrace built without libtracecmd 1.3) that the
+ *        format was left out.
+ * Return: 0, or -1 (what was written to @fd is incomplete: discard it).
+ * Not thread-safe (libtracecmd's warnings are caught in a global).
+ */
+int krec_tracedat_write(const char *dir, int fd, struct krec_tracedat_info *info, char *msg, size_t len);
+
 /* ---- ktrace.ko's relay channels (kclient/relay.c) ----------------------- */
 
 /**
