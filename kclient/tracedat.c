@@ -59,6 +59,19 @@ void tracecmd_warning(const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * libtracecmd 1.3.1's tracecmd_output_free() never frees the path that
+ * tracecmd_output_set_kallsyms() copied (trace-cmd 3.1.6's trace-output.c;
+ * later versions only free it on a second call): a few bytes once per
+ * export, which LeakSanitizer must not report as ktrace's (asan builds;
+ * unused otherwise).
+ */
+const char *__lsan_default_suppressions(void) __attribute__((used));
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:tracecmd_output_set_kallsyms\n";
+}
+
 /* The data size of a page from header_page's "field: char data; offset:O; size:S;". */
 static long header_page_size(const char *ftdir)
 {

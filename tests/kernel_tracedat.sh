@@ -19,6 +19,14 @@
 # As another user than root only the checks that need no tracefs run.
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
+# An ASan/UBSan build of libktrace.so needs its runtime first in the
+# uninstrumented program (as tests/kernel_record.sh does).
+san=$(ldd "$KTRACE_BUILD/libktrace.so.0" 2>/dev/null | awk '$1 ~ /lib(asan|ubsan)/ { printf "%s%s", sep, $3; sep = ":" }')
+if [ -n "$san" ]; then
+	export LD_PRELOAD="$san"
+	export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
+fi
+
 # ---- usage errors, no tracefs needed ------------------------------------------
 run "$KTRACE" record -q --kernel -e 'sched:' -o "$T/syn" -- true
 is "$rc" 2 "-e 'sched:': usage error"
