@@ -49,6 +49,17 @@ DW_LIBS := $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -libe
 TRACEFS_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent 2>/dev/null || echo -I/usr/include/tracefs -I/usr/include/traceevent)
 TRACEFS_LIBS := $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || echo -ltracefs -ltraceevent)
 
+# libtracecmd writes trace.dat (kclient/tracedat.c) through functions its
+# 1.3.x exports but declares privately (kclient/tracecmd_output.h): another
+# version leaves `export --format=trace.dat` out (it then says so)
+TRACECMD_VERSION := $(shell pkg-config --modversion libtracecmd 2>/dev/null)
+ifneq ($(filter 1.3.%,$(TRACECMD_VERSION)),)
+TRACECMD_CFLAGS := -DKTRACE_HAVE_TRACECMD=1
+TRACECMD_LIBS := -ltracecmd
+else
+$(warning libtracecmd 1.3.x not found (pkg-config: '$(TRACECMD_VERSION)'): ktrace export --format=trace.dat is left out; install libtracecmd-dev 3.1.6 (scripts/deps.sh))
+endif
+
 # yajl writes every JSON document (formats/json.c): it validates UTF-8
 JSON_CFLAGS := $(shell pkg-config --cflags yajl 2>/dev/null)
 JSON_LIBS := $(shell pkg-config --libs yajl 2>/dev/null || echo -lyajl)
@@ -140,8 +151,9 @@ $(ANALYSISA): $(ANALYSIS_OBJ)
 	ar rcs $@ $^
 
 $(KTRACE): $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACEFS_LIBS) $(JSON_LIBS) $(BT2_LIBS) $(PB_LIBS) $(LDLIBS) -ldl -lm
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACECMD_LIBS) $(TRACEFS_LIBS) $(JSON_LIBS) $(BT2_LIBS) $(PB_LIBS) $(LDLIBS) -ldl -lm
 $(B)/obj/kclient/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
+$(B)/obj/kclient/tracedat.o: CPPFLAGS += $(TRACECMD_CFLAGS)
 $(B)/obj/cli/export_ctf.o: CPPFLAGS += $(BT2_CFLAGS)
 
 $(B)/gen/.stamp: $(addprefix $(PB_DIR)/,$(PB_PROTOS))

@@ -130,6 +130,13 @@ int cli_out_open(const char *cmd, struct cli_out *o, const char *path);
 int cli_out_close(const char *cmd, struct cli_out *o);
 
 /**
+ * cli_out_abort() - close @o after a failure that was already reported:
+ * the temporary is removed and @path left as it was (standard output or a
+ * device is just flushed).
+ */
+void cli_out_abort(struct cli_out *o);
+
+/**
  * cli_parse_size() - parse a size in bytes: a decimal or 0x-hex number with
  * an optional binary suffix K, M or G (either case).  Range checks are the
  * caller's.  Return: 0, or -1 (not a size, a sign, trailing garbage,

@@ -202,6 +202,22 @@ int cli_out_close(const char *cmd, struct cli_out *o)
 	return 0;
 }
 
+void cli_out_abort(struct cli_out *o)
+{
+	if (!o->f)
+		return;
+	if (o->f == stdout)
+		fflush(stdout);
+	else
+		fclose(o->f);
+	o->f = NULL;
+	if (o->dirfd >= 0) {
+		unlinkat(o->dirfd, o->tmp, 0);
+		close(o->dirfd);
+		o->dirfd = -1;
+	}
+}
+
 void cli_getopt_reset(void)
 {
 	optind = 0; /* glibc: 0 also reinitialises the scanner */

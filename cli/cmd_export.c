@@ -1,5 +1,5 @@
 /*
- * cli/cmd_export.c - `ktrace export DIR --format=perfetto|chrome|folded|csv|ctf
+ * cli/cmd_export.c - `ktrace export DIR --format=perfetto|chrome|folded|csv|ctf|trace.dat
  * [-o FILE]`: a trace (application and kernel sub-trace merged by time) in
  * formats other tools read:
  *
@@ -36,6 +36,11 @@
  *                     as LTTng-UST func_entry/func_exit events, every other
  *                     record as an event of its own class, gaps as
  *                     ktrace:lost events).
+ *   trace.dat         trace-cmd's file (`trace-cmd report`, KernelShark) of
+ *                     the kernel sub-trace's raw ftrace copy, every
+ *                     tracepoint with all its fields; written by
+ *                     kclient/tracedat.c (libtracecmd); needs -o FILE (the
+ *                     writer seeks); the application's calls are not in it.
  *
  * Memory is bounded however large the trace: JSON and CSV stream record by
  * record (metadata events for threads are written when a thread is first
@@ -66,13 +71,14 @@
 #include "cli/output.h"
 #include "cli/export_ctf.h"
 #include "cli/select.h"
+#include "kclient/kclient.h"
 #include "reader/reader.h"
 #include "reader/sched.h"
 
 #define CMD "export"
 #define KPID 1000000000u /* the kernel's pseudo process in JSON; CPU n is KPID + 1 + n */
 
-enum fmt { F_NONE, F_JSON, F_FOLDED, F_CSV, F_CTF, F_PERFETTO };
+enum fmt { F_NONE, F_JSON, F_FOLDED, F_CSV, F_CTF, F_PERFETTO, F_TRACEDAT };
 
 struct ex {
 	struct ktr_trace *t;
@@ -110,6 +116,9 @@ static void help(FILE *out)
 		"                     mode 0700, or empty) for babeltrace2 and Trace Compass: calls\n"
 		"                     as LTTng-UST func_entry/func_exit events, one stream per\n"
 		"                     thread and per kernel CPU, gaps as ktrace:lost events\n"
+		"  trace.dat          trace-cmd's trace.dat (version 6) of the kernel events\n"
+		"                     (`ktrace record --kernel`, every tracepoint and field):\n"
+		"                     trace-cmd report FILE, KernelShark; needs -o FILE\n"
 		"DIR defaults to ./ktrace.data.\n"
 		"\n"
 		"      --format FORMAT    one of the above (required)\n"
@@ -696,6 +705,28 @@ static int export_folded(struct ex *x)
 	return rc < 0;
 }
 
+/* ---- trace.dat (kclient/tracedat.c) ------------------------------------------- */
+
+static int export_tracedat(const char *dir, const char *outfile)
+{
+	struct krec_tracedat_info info;
+	struct cli_out o;
+	char msg[1024];
+
+	if (!outfile || !strcmp(outfile, "-")) {
+		cli_error(CMD, "--format=trace.dat needs -o FILE (the file is written with seeks, not to a pipe)");
+		return 2;
+	}
+	if (cli_out_open(CMD, &o, outfile))
+		return 1;
+	if (krec_tracedat_write(dir, fileno(o.f), &info, msg, sizeof(msg)) < 0) {
+		cli_error(CMD, "%s", msg);
+		cli_out_abort(&o);
+		return 1;
+	}
+	return cli_out_close(CMD, &o);
+}
+
 static int run(int argc, char **argv)
 {
 	enum { OPT_FORMAT = CLI_OPT_SELECT_END };
@@ -731,9 +762,11 @@ static int run(int argc, char **argv)
 				fmt = F_CSV;
 			else if (!strcmp(optarg, "ctf"))
 				fmt = F_CTF;
+			else if (!strcmp(optarg, "trace.dat") || !strcmp(optarg, "tracedat"))
+				fmt = F_TRACEDAT;
 			else {
 				cli_error(CMD, "option '--format': unknown format '%s' (perfetto, chrome, "
-					       "folded, csv or ctf)", optarg);
+					       "folded, csv, ctf or trace.dat)", optarg);
 				return 2;
 			}
 			break;
@@ -751,7 +784,7 @@ static int run(int argc, char **argv)
 		}
 	}
 	if (fmt == F_NONE) {
-		cli_error(CMD, "missing --format (perfetto, chrome, folded, csv or ctf; see ktrace export --help)");
+		cli_error(CMD, "missing --format (perfetto, chrome, folded, csv, ctf or trace.dat; see ktrace export --help)");
 		return 2;
 	}
 	if (fmt == F_CTF && (!outfile || !strcmp(outfile, "-"))) {
@@ -761,6 +794,8 @@ static int run(int argc, char **argv)
 	dir = cli_select_dir(CMD, argc, argv, optind);
 	if (!dir)
 		return 2;
+	if (fmt == F_TRACEDAT)
+		return export_tracedat(dir, outfile);
 	x.t = cli_select_open(&x.sel, CMD, dir);
 	if (!x.t)
 		return 1;
@@ -808,5 +843,5 @@ out:
 	return rc;
 }
 
-KTRACE_COMMAND(export, "export a trace as Perfetto protobuf, Chrome JSON, folded stacks, CSV or CTF", run,
-	       help);
+KTRACE_COMMAND(export, "export a trace as Perfetto protobuf, Chrome JSON, folded stacks, CSV, CTF or trace.dat",
+	       run, help);

@@ -34,6 +34,8 @@
  * With --kernel[=MASKSET], kernel events (LKST catalogue) are recorded
  * through tracefs while the program runs, into DIR/kernel
  * (kclient/tracefs_record.c); without a program, the whole system until Ctrl-C.
+ * -e SYS:NAME (repeatable) enables more tracepoints, kept in the raw copy
+ * DIR/kernel/ftrace only; an unknown one is a usage error (exit 2).
  *
  * Exit status: the program's (128 + signal if it was killed); 1 if the
  * configuration is bad, the program cannot be started or was not traced;
@@ -66,7 +68,7 @@ static void help(FILE *out)
 {
 	fprintf(out,
 		"usage: ktrace record [OPTIONS] [--] PROG [ARGS...]\n"
-		"       ktrace record --kernel[=MASKSET] [-o DIR]    (whole system until Ctrl-C)\n"
+		"       ktrace record --kernel[=MASKSET] [-e SYS:NAME]... [-o DIR]   (whole system until Ctrl-C)\n"
 		"\n"
 		"Run PROG, built with -finstrument-functions, under the function tracer (KFT)\n"
 		"and record its calls in a trace directory: one record per completed call\n"
@@ -108,6 +110,10 @@ static void help(FILE *out)
 		"                        RALL, RNOTHING, or a comma list of LKST mnemonics\n"
 		"                        and categories; written to DIR/kernel\n"
 		"      --kernel-buffer SIZE  kernel ring buffer per CPU (default 4M)\n"
+		"  -e, --event SYS:NAME  with --kernel: also enable this tracepoint (repeatable;\n"
+		"                        'block:*', 'sched' = 'sched:*'); every event is kept\n"
+		"                        raw in DIR/kernel/ftrace for `ktrace export\n"
+		"                        --format=trace.dat` (trace-cmd, KernelShark)\n"
 		"  -h, --help            this text\n"
 		"\n"
 		"While PROG runs: ktrace kft DIR status|start|stop|prime|load FILE.\n"
@@ -251,6 +257,7 @@ static int run(int argc, char **argv)
 		{ "depth", required_argument, NULL, 'D' },   { "time-filter", required_argument, NULL, 't' },
 		{ "trigger", required_argument, NULL, 'T' },
 		{ "block-timeout", required_argument, NULL, OPT_BLOCK },
+		{ "event", required_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_opts ro = { NULL, 0, 0, 0, 0, 0 };
@@ -261,7 +268,8 @@ static int run(int argc, char **argv)
 		   *threads = NULL;
 	char lib[PATH_MAX], dir[PATH_MAX], cfg_abs[PATH_MAX], preload[3 * PATH_MAX + 64];
 	int flight = 0, quiet = 0, c, status, kernel = 0;
-	struct krec_opts kopts = { NULL, 0, 0 };
+	struct krec_opts kopts = { NULL, 0, 0, NULL, 0 };
+	static const char *events[64]; /* -e: pointers into argv */
 	struct krec *krec = NULL;
 	uint64_t v, end, block_ns = 100000000; /* 100 ms */
 	pid_t pid;
@@ -269,7 +277,7 @@ static int run(int argc, char **argv)
 	struct kc_session *sess;
 
 	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+:o:b:n:qhF:N:D:t:T:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:b:n:qhF:N:D:t:T:e:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 		case 'N':
@@ -334,6 +342,15 @@ static int run(int argc, char **argv)
 			kopts.maskset = optarg;
 			break;
 		}
+		case 'e':
+			if (kopts.nevents == sizeof(events) / sizeof(events[0])) {
+				cli_error(CMD, "option '-e': at most %zu (use patterns: 'block:*')",
+					  sizeof(events) / sizeof(events[0]));
+				return 2;
+			}
+			events[kopts.nevents++] = optarg;
+			kopts.events = events;
+			break;
 		case 'B': {
 			uint64_t b;
 
@@ -347,6 +364,18 @@ static int run(int argc, char **argv)
 		}
 		default:
 			return cli_bad_option(CMD, c, argc, argv);
+		}
+	}
+	if (kopts.nevents) {
+		char msg[512];
+
+		if (!kernel) {
+			cli_error(CMD, "option '-e' needs --kernel (kernel tracepoints are recorded with it)");
+			return 2;
+		}
+		if (krec_check_events(kopts.events, kopts.nevents, msg, sizeof(msg)) < 0) {
+			cli_error(CMD, "option '-e': %s", msg);
+			return 2;
 		}
 	}
 	if (optind >= argc && kernel) {

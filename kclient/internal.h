@@ -87,10 +87,13 @@ const struct lkst_def *krec_catalogue(size_t *n);
  * @enabled:     tracepoints enabled; @unavailable: selected events this
  *               kernel could not give.
  * @cpus:        per-CPU streams.
+ * @raw_pages, @raw_enabled: the raw copy (kclient/ftrace_copy.c).
  */
 struct krec_stats {
 	uint64_t events, lost, bytes;
 	unsigned enabled, unavailable, cpus;
+	uint64_t raw_pages;   /* pages in the raw copy, DIR/kernel/ftrace/cpuN */
+	unsigned raw_enabled; /* tracepoints enabled in the instance (ftrace/set_event) */
 };
 
 /**
@@ -120,6 +123,51 @@ int krec_stop(struct krec *k, struct krec_stats *st);
  * Return: instances removed.
  */
 int krec_remove_stale(void);
+
+/* ---- the raw ftrace copy and -e tracepoints (kclient/ftrace_copy.c) ---- */
+
+struct tracefs_instance;
+
+/**
+ * struct krec_evlist - tracepoints, "SYS" and "NAME" pairs (malloc'ed),
+ * without duplicates.  Zero-initialise; krec_evlist_free() releases.
+ */
+struct krec_evlist {
+	char **sys, **name;
+	size_t n, cap;
+};
+
+/** krec_evlist_add() - add @sys:@name unless present.  Return: 0 or -ENOMEM. */
+int krec_evlist_add(struct krec_evlist *l, const char *sys, const char *name);
+void krec_evlist_free(struct krec_evlist *l);
+
+/**
+ * krec_events_match() - add to @l the tracepoints of the live tracefs
+ * (its top level) that the @n patterns "SYS:NAME" / "SYS/NAME" / "SYS"
+ * (fnmatch(3) patterns, "SYS" = "SYS:*") name.
+ * Return: 0, or -1 with @msg ("unknown tracepoint 'nosuch:event' (no
+ * /sys/kernel/tracing/events/nosuch/event)") when a pattern matches
+ * nothing or tracefs cannot be listed.
+ */
+int krec_events_match(const char *const *pats, size_t n, struct krec_evlist *l, char *msg, size_t len);
+
+/**
+ * krec_ftrace_begin() - create @kdir/ftrace/ and copy into it, from tracefs
+ * (@inst for trace_clock), events/header_page, events/header_event, the
+ * format of every event of @l, printk_formats, trace_clock, and write
+ * set_event (@l, "SYS:NAME" a line).  Return: a descriptor of
+ * @kdir/ftrace (the caller creates cpuN in it and closes it), or -1 with
+ * @msg ("PATH: what").
+ */
+int krec_ftrace_begin(const char *kdir, struct tracefs_instance *inst, const struct krec_evlist *l,
+		      char *msg, size_t len);
+
+/**
+ * krec_ftrace_end() - copy tracefs's saved_cmdlines (pid -> comm of the
+ * tasks the kernel saw) into the ftrace directory @fd (@kdir/ftrace).
+ * Return: 0, or -1 with @msg.
+ */
+int krec_ftrace_end(int fd, const char *kdir, char *msg, size_t len);
 
 /* ---- the trace directory of a KFT kernel run (kclient/kdir.c) ---------- */
 

@@ -82,6 +82,19 @@ int krec_parse_maskset(const char *spec, uint8_t *sel, char *err, size_t len);
  * cannot give, `thread` lines for every task seen (docs/FORMAT.md, "The
  * kernel sub-trace").
  *
+ * Raw copy.  Besides the KEVENT records, every ring-buffer page read is
+ * appended unmodified to DIR/kernel/ftrace/cpuN (one page, usually 4096
+ * bytes, per read of trace_pipe_raw), and the files a reader of those
+ * pages needs are copied from tracefs into DIR/kernel/ftrace laid out as
+ * tracefs is: events/header_page, events/header_event,
+ * events/SYS/NAME/format of every enabled event, printk_formats,
+ * trace_clock, set_event (the enabled events, "SYS:NAME" a line) and, at
+ * the end, saved_cmdlines (docs/FORMAT.md, "The raw ftrace copy").  Files
+ * 0600, directories 0700.  So tracepoints outside the catalogue
+ * (krec_opts.events) are kept with all their fields, and `ktrace export
+ * --format=trace.dat` (krec_tracedat_write()) hands them to trace-cmd and
+ * KernelShark.
+ *
  * Libraries: libtracefs (instance, event enabling, tracing directory) and
  * libtraceevent (event formats, tep_kbuffer() page parsing), Debian's
  * packages; mirrors what trace-cmd's `record` does with the same libraries,
@@ -105,7 +118,26 @@ struct krec_opts {
 	const char *maskset;
 	unsigned buf_kb;
 	int progress;
+	const char *const *events; /* @nevents patterns of `-e`, see krec_check_events() */
+	size_t nevents;
 };
+
+/**
+ * krec_check_events() - check `ktrace record --kernel -e` arguments before
+ * recording: each of the @n @events is "SYS:NAME", "SYS/NAME" or "SYS"
+ * (all of its events), SYS and NAME fnmatch(3) patterns ('block:*',
+ * 'syscalls:sys_enter_open*'), and must name at least one tracepoint of
+ * the running kernel.  Those tracepoints are enabled in the recording's
+ * instance besides the maskset's; the ones outside the catalogue are kept
+ * in the raw copy only (DIR/kernel/ftrace), not as KEVENT records.
+ * @msg, @len: on failure, one line: "unknown tracepoint 'nosuch:event' (no
+ *             /sys/kernel/tracing/events/nosuch/event)" or "'x:' is not a
+ *             tracepoint: SYS:NAME, SYS:* or SYS".
+ * Return: 0 valid, -1 invalid (@msg), 1 tracefs cannot be read here (not
+ * root, not mounted): only the syntax was checked; recording will say why
+ * it cannot start.
+ */
+int krec_check_events(const char *const *events, size_t n, char *msg, size_t len);
 
 /* A recording in progress (opaque; kclient/tracefs_record.c). */
 struct krec;
@@ -142,6 +174,35 @@ int krec_end_program(struct krec *k, const char *dir, int keep, int quiet);
  * Return: the exit status (0, or 1 with a message).
  */
 int krec_record_system(const char *dir, const struct krec_opts *o, int quiet);
+
+/* ---- trace-cmd's trace.dat (kclient/tracedat.c) -------------------------- */
+
+/** struct krec_tracedat_info - what krec_tracedat_write() wrote. */
+struct krec_tracedat_info {
+	unsigned cpus;   /* CPUs (ftrace/cpuN files) */
+	uint64_t pages;  /* ring-buffer pages copied */
+	int kallsyms;    /* 1: DIR/kallsyms was included */
+};
+
+/**
+ * krec_tracedat_write() - write the raw ftrace copy of the trace @dir
+ * (DIR/kernel/ftrace, see "Raw copy" above) to @fd as a trace-cmd trace.dat,
+ * file format version 6 (man 5 trace-cmd.dat.v6), through libtracecmd:
+ * header_page/header_event, every event format of the copy, an empty
+ * kallsyms section (or DIR/kallsyms if the trace holds one), printk_formats,
+ * saved_cmdlines, the trace_clock, then each CPU's pages unchanged.
+ * `trace-cmd report FILE` and KernelShark read it.
+ * @fd:   a seekable file open for writing, empty (the caller keeps and
+ *        closes it; a duplicate is written through).
+ * @info: receives the counts.
+ * @msg, @len: on failure, one line: "DIR: no raw ftrace copy (...); record
+ *        one with `ktrace record --kernel`", a bad cpuN size, libtracecmd's
+ *        own message, or (a ktrace built without libtracecmd 1.3) that the
+ *        format was left out.
+ * Return: 0, or -1 (what was written to @fd is incomplete: discard it).
+ * Not thread-safe (libtracecmd's warnings are caught in a global).
+ */
+int krec_tracedat_write(const char *dir, int fd, struct krec_tracedat_info *info, char *msg, size_t len);
 
 /* ---- ktrace.ko's relay channels (kclient/relay.c) ----------------------- */
 

@@ -243,6 +243,11 @@ struct krec {
 	uint64_t created_ns, realtime_ns;
 	int werr; /* a write error was reported */
 	uint64_t reader_ns; /* CPU time of the reader thread (user + system) */
+	/* the raw copy, DIR/kernel/ftrace (kclient/ftrace_copy.c) */
+	struct krec_evlist evl; /* the instance's enabled events */
+	int ftfd;               /* DIR/kernel/ftrace, -1: none */
+	int *rawfd;             /* ftrace/cpuN, -1: none (or a write failed) */
+	uint64_t raw_pages;
 };
 
 /* For the atexit/fatal-signal cleanup: the live recording, if any. */
@@ -529,6 +534,30 @@ static void convert_page(struct krec *k, struct kout *o, void *page)
 		convert_event(k, o, ts, data, kbuffer_event_size(k->kbuf));
 }
 
+/*
+ * Append the page just read (@r bytes; a short read is padded with zeros
+ * to a whole page, as trace-cmd's readers expect) to ftrace/cpu@i.
+ */
+static void raw_page(struct krec *k, unsigned i, size_t r)
+{
+	int err;
+
+	if (!k->rawfd || k->rawfd[i] < 0)
+		return;
+	if (r < (size_t)k->pagesize)
+		memset(k->page + r, 0, (size_t)k->pagesize - r);
+	err = write_all(k->rawfd[i], k->page, (size_t)k->pagesize);
+	if (err < 0) {
+		kcl_error(CMD, "%s/ftrace/cpu%u: write: %s; the raw copy of CPU %u ends here", k->dir, i,
+			  strerror(-err), i);
+		close(k->rawfd[i]);
+		k->rawfd[i] = -1;
+		k->werr = 1;
+		return;
+	}
+	k->raw_pages++;
+}
+
 /* Read every page available on CPU @i now.  Return: pages read. */
 static unsigned drain_cpu(struct krec *k, unsigned i)
 {
@@ -543,6 +572,7 @@ static unsigned drain_cpu(struct krec *k, unsigned i)
 			continue;
 		if (r <= 0)
 			break;
+		raw_page(k, i, (size_t)r);
 		convert_page(k, &k->out[i], k->page);
 		n++;
 	}
@@ -819,6 +849,9 @@ static char *metadata_text(struct krec *k, int final, const struct krec_stats *s
 			fprintf(f, "# events %" PRIu64 " lost %" PRIu64 " bytes %" PRIu64
 				   " reader-cpu-ns %" PRIu64 "\n",
 				st->events, st->lost, st->bytes, k->reader_ns);
+		fprintf(f, "# ftrace pages %" PRIu64 " of %d bytes in ftrace/cpuN, %zu events enabled "
+			   "(ftrace/set_event)\n",
+			k->raw_pages, k->pagesize, k->evl.n);
 	}
 	if (fclose(f) != 0) {
 		free(buf);
@@ -849,6 +882,14 @@ static void destroy(struct krec *k)
 {
 	if (live == k)
 		live = NULL;
+	if (k->rawfd)
+		for (unsigned i = 0; i < k->ncpu; i++)
+			if (k->rawfd[i] >= 0)
+				close(k->rawfd[i]);
+	free(k->rawfd);
+	if (k->ftfd >= 0)
+		close(k->ftfd);
+	krec_evlist_free(&k->evl);
 	if (k->fds)
 		for (unsigned i = 0; i < k->ncpu; i++)
 			if (k->fds[i] >= 0)
@@ -934,6 +975,82 @@ static void krec_clear_dir(const char *dir)
 	}
 }
 
+/*
+ * Enable the tracepoints of `-e` (@o->events) in the instance, besides the
+ * catalogue's: events/SYS/NAME/enable, one exact event each.  Those
+ * outside the catalogue have no KEVENT conversion (convert_event() skips
+ * a type it does not know): they are kept in the raw copy only.
+ */
+static int enable_extra(struct krec *k, const struct krec_opts *o, char *msg, size_t len)
+{
+	struct krec_evlist l = { 0 };
+	int rc = 0;
+
+	if (!o->nevents)
+		return 0;
+	if (krec_events_match(o->events, o->nevents, &l, msg, len) < 0)
+		return -1;
+	for (size_t i = 0; i < l.n && !rc; i++) {
+		char file[600];
+
+		snprintf(file, sizeof(file), "events/%s/%s/enable", l.sys[i], l.name[i]);
+		if (tracefs_instance_file_write(k->inst, file, "1") < 0) {
+			snprintf(msg, len, "cannot enable the tracepoint %s:%s in %s: %s", l.sys[i],
+				 l.name[i], k->inst_path, strerror(errno ? errno : EINVAL));
+			rc = -1;
+		}
+	}
+	krec_evlist_free(&l);
+	return rc;
+}
+
+/*
+ * Start the raw copy (kclient/ftrace_copy.c): the instance's enabled
+ * events as its set_event file lists them (what the ring buffer will hold,
+ * whatever matched), the tracefs files, and ftrace/cpuN open for append.
+ */
+static int start_raw_copy(struct krec *k, char *msg, size_t len)
+{
+	char *text = tracefs_instance_file_read(k->inst, "set_event", NULL), *save = NULL, *line;
+
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		char *colon = strchr(line, ':');
+
+		if (!colon)
+			continue;
+		*colon = 0;
+		if (krec_evlist_add(&k->evl, line, colon + 1) < 0) {
+			free(text);
+			snprintf(msg, len, "out of memory");
+			return -1;
+		}
+	}
+	free(text);
+	k->ftfd = krec_ftrace_begin(k->dir, k->inst, &k->evl, msg, len);
+	if (k->ftfd < 0)
+		return -1;
+	k->rawfd = malloc(k->ncpu * sizeof(*k->rawfd));
+	if (!k->rawfd) {
+		snprintf(msg, len, "out of memory");
+		return -1;
+	}
+	for (unsigned i = 0; i < k->ncpu; i++)
+		k->rawfd[i] = -1;
+	for (unsigned i = 0; i < k->ncpu; i++) {
+		char file[32];
+
+		snprintf(file, sizeof(file), "cpu%u", i);
+		k->rawfd[i] = ksf_create_at(k->ftfd, file, O_WRONLY | O_APPEND);
+		if (k->rawfd[i] < 0) {
+			snprintf(msg, len, "%s/ftrace/%s: cannot create: %s", k->dir, file,
+				 strerror(-k->rawfd[i]));
+			k->rawfd[i] = -1;
+			return -1;
+		}
+	}
+	return 0;
+}
+
 struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg, size_t len)
 {
 	struct krec *k = calloc(1, sizeof(*k));
@@ -947,7 +1064,7 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 		return NULL;
 	}
 	lkst_defs = krec_catalogue(&NDEFS);
-	k->wake[0] = k->wake[1] = k->dirfd = -1;
+	k->wake[0] = k->wake[1] = k->dirfd = k->ftfd = -1;
 	k->progress = o->progress;
 	snprintf(k->maskset, sizeof(k->maskset), "%s", o->maskset && *o->maskset ? o->maskset : "RDEFAULT");
 	if (krec_parse_maskset(k->maskset, k->sel, err, sizeof(err)) < 0) {
@@ -1018,6 +1135,8 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 		snprintf(msg, len, "libtraceevent: no kbuffer for this kernel's ring-buffer pages");
 		goto fail;
 	}
+	if (enable_extra(k, o, msg, len) < 0)
+		goto fail;
 	{
 		long nc = sysconf(_SC_NPROCESSORS_CONF);
 		char *sub = tracefs_instance_file_read(k->inst, "buffer_subbuf_size_kb", NULL);
@@ -1047,6 +1166,8 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 	if (k->dirfd < 0)
 		goto fail;
 	created_dir = 1;
+	if (start_raw_copy(k, msg, len) < 0)
+		goto fail;
 	for (unsigned i = 0; i < k->ncpu; i++) {
 		char file[64];
 		char *p;
@@ -1136,8 +1257,23 @@ int krec_stop(struct krec *k, struct krec_stats *st)
 			write_err(k, o, errno);
 		}
 	}
+	if (k->ftfd >= 0) {
+		char m[512];
+
+		for (unsigned i = 0; i < k->ncpu; i++)
+			if (k->rawfd[i] >= 0 && fsync(k->rawfd[i]) < 0 && errno != EINVAL) {
+				kcl_error(CMD, "%s/ftrace/cpu%u: fsync: %s", k->dir, i, strerror(errno));
+				k->werr = 1;
+			}
+		if (krec_ftrace_end(k->ftfd, k->dir, m, sizeof(m)) < 0) {
+			kcl_error(CMD, "%s", m);
+			k->werr = 1;
+		}
+	}
 	s.events = k->events;
 	s.bytes = k->bytes;
+	s.raw_pages = k->raw_pages;
+	s.raw_enabled = (unsigned)k->evl.n;
 	s.enabled = k->enabled;
 	s.unavailable = k->nunavail;
 	s.cpus = k->ncpu;
@@ -1178,6 +1314,8 @@ static void summary(const char *where, const struct krec_stats *st)
 	if (st->unavailable)
 		fprintf(stderr, "; %u selected event%s unavailable (see %s/metadata)", st->unavailable,
 			st->unavailable == 1 ? "" : "s", where);
+	fprintf(stderr, "; raw: %" PRIu64 " pages of %u tracepoint%s in %s/ftrace", st->raw_pages,
+		st->raw_enabled, st->raw_enabled == 1 ? "" : "s", where);
 	fputc('\n', stderr);
 }
 

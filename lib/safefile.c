@@ -196,8 +196,54 @@ int ksf_trace_name(const char *name, int top)
 }
 
 /*
+ * Remove everything in the directory @fd: files, links (not followed) and
+ * directories down to @depth levels (the raw ftrace copy of a kernel
+ * sub-trace, ftrace/, laid out as tracefs: events/SYS/NAME/format).
+ * Return: 0 or -errno.
+ */
+static int clear_tree(int fd, int depth)
+{
+	int dfd = dup(fd), err = 0;
+	struct dirent *e;
+	DIR *d;
+
+	d = dfd < 0 ? NULL : fdopendir(dfd);
+	if (!d) {
+		err = -errno;
+		if (dfd >= 0)
+			close(dfd);
+		return err;
+	}
+	while (!err && (e = readdir(d))) {
+		const char *n = e->d_name;
+		int sub;
+
+		if (!strcmp(n, ".") || !strcmp(n, ".."))
+			continue;
+		if (unlinkat(fd, n, 0) == 0 || errno == ENOENT)
+			continue;
+		if ((errno != EISDIR && errno != EPERM) || depth <= 0) {
+			err = -errno;
+			break;
+		}
+		sub = openat(fd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			err = -errno;
+			break;
+		}
+		err = clear_tree(sub, depth - 1);
+		close(sub);
+		if (!err && unlinkat(fd, n, AT_REMOVEDIR) < 0)
+			err = -errno;
+	}
+	closedir(d);
+	return err;
+}
+
+/*
  * Check that the directory @fd (@path in messages) holds only a trace
- * (@top: a kernel/ sub-trace allowed); with @clear remove it.
+ * (@top: a kernel/ sub-trace allowed; ftrace/, the raw copy of a kernel
+ * sub-trace's ring buffer, allowed at either level); with @clear remove it.
  * Return: 0 or -errno (@msg set).
  */
 static int trace_dir(int fd, const char *path, int top, int clear, char *msg, size_t len)
@@ -217,7 +263,7 @@ static int trace_dir(int fd, const char *path, int top, int clear, char *msg, si
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (!ksf_trace_name(e->d_name, top)) {
+		if (!ksf_trace_name(e->d_name, top) && strcmp(e->d_name, "ftrace")) {
 			say(msg, len, "%s: exists and holds '%s', not a ktrace trace (choose another directory)",
 			    path, e->d_name);
 			closedir(d);
@@ -233,8 +279,10 @@ static int trace_dir(int fd, const char *path, int top, int clear, char *msg, si
 			continue;
 		kfd = top && !strcmp(n, "kernel") ?
 			      openat(fd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		if (kfd < 0 && !strcmp(n, "ftrace"))
+			kfd = openat(fd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (kfd >= 0) {
-			err = trace_dir(kfd, path, 0, 1, msg, len);
+			err = strcmp(n, "ftrace") ? trace_dir(kfd, path, 0, 1, msg, len) : clear_tree(kfd, 3);
 			close(kfd);
 			if (!err && unlinkat(fd, n, AT_REMOVEDIR) < 0)
 				err = -errno;

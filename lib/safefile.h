@@ -46,7 +46,7 @@
 /* ksf_dir_open() flags */
 #define KSF_CREATE 1u /* create the directory and missing parents (mode 0700) */
 #define KSF_TRACE 2u  /* an existing directory must be empty or hold only a trace */
-#define KSF_CLEAR 4u  /* with KSF_TRACE: remove that trace's files (and its kernel/) */
+#define KSF_CLEAR 4u  /* with KSF_TRACE: remove that trace's files (and its kernel/, kernel/ftrace/) */
 
 /* Length of a temporary name's random part (hex digits). */
 #define KSF_TMP_DIGITS 16

@@ -118,8 +118,8 @@ like "$D/kernel/metadata" "^event 1 kevent PROCESS_CONTEXTSWITCH process prev_pi
 inst=$(sed -n 's/^source tracefs //p' "$D/kernel/metadata")
 ok "$([ -n "$inst" ] && [ ! -e "/sys/kernel/tracing/instances/$inst" ]; echo $?)" \
 	"its tracefs instance ($inst) is removed at the end"
-ok "$(ls "$D/kernel" | grep -qv '^\(cpu[0-9]*\|metadata\)$'; [ $? -ne 0 ]; echo $?)" \
-	"kernel/ holds metadata and cpuN streams only"
+ok "$(ls "$D/kernel" | grep -qv '^\(cpu[0-9]*\|metadata\|ftrace\)$'; [ $? -ne 0 ]; echo $?)" \
+	"kernel/ holds metadata, cpuN streams and the raw copy ftrace/ only"
 ok "$(stat -c %a "$D/kernel" | grep -q '^700$'; echo $?)" "kernel/ is mode 0700"
 
 run "$KTRACE" print "$D"

@@ -1,0 +1,218 @@
+/*
+ * kclient/tracedat.c - `ktrace export --format=trace.dat`: the raw ftrace
+ * copy of a kernel sub-trace (DIR/kernel/ftrace, kclient/ftrace_copy.c)
+ * written as a trace-cmd trace.dat, file format version 6 (trace-cmd's
+ * trace-cmd.dat.v6(5)), which `trace-cmd report` and KernelShark open.
+ *
+ * libtracecmd writes the file (kclient/tracecmd_output.h: its writer is
+ * exported but declared in a private header of trace-cmd 3.1.6, so the
+ * Makefile builds this only against libtracecmd 1.3.x).  The copy is laid
+ * out as tracefs is, so tracecmd_output_set_trace_dir() points the writer
+ * at it: events/header_page and header_event, every events/SYS/NAME/format,
+ * printk_formats, saved_cmdlines and trace_clock come from there, the ring
+ * buffer pages from ftrace/cpuN, unchanged.  Version 6 is chosen because
+ * every trace-cmd since 2.x and KernelShark 1.x and 2.x read it; nothing
+ * is compressed.
+ *
+ * Kernel symbols: the file gets DIR/kallsyms if the trace already holds
+ * one (a kernel function trace, recorded by root), else none, never the
+ * live /proc/kallsyms (no kernel address is added to what the trace held;
+ * libtracecmd is given a path that does not exist, which it writes as an
+ * empty kallsyms section, and so never touches kptr_restrict).
+ *
+ * libtracecmd's own warnings ("error in size of file ...") are caught by
+ * the tracecmd_warning() below, which overrides the library's weak
+ * definition, and returned as the error message.  Not thread-safe.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kclient/kclient.h"
+
+#ifdef KTRACE_HAVE_TRACECMD
+#include "kclient/tracecmd_output.h"
+
+#define TRACEDAT_VERSION 6
+#define MAX_CPUS 4096
+
+static char *warn_buf; /* the first warning of libtracecmd while writing, or NULL */
+static size_t warn_len;
+
+/* Overrides libtracecmd's weak tracecmd_warning() (trace-cmd 3.1.6,
+ * lib/trace-cmd/trace-util.c): keep the first message. */
+void tracecmd_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tracecmd_warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!warn_buf || warn_buf[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(warn_buf, warn_len, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * libtracecmd 1.3.1's tracecmd_output_free() never frees the path that
+ * tracecmd_output_set_kallsyms() copied (trace-cmd 3.1.6's trace-output.c;
+ * later versions only free it on a second call): a few bytes once per
+ * export, which LeakSanitizer must not report as ktrace's (asan builds;
+ * unused otherwise).
+ */
+const char *__lsan_default_suppressions(void) __attribute__((used));
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:tracecmd_output_set_kallsyms\n";
+}
+
+/* The data size of a page from header_page's "field: char data; offset:O; size:S;". */
+static long header_page_size(const char *ftdir)
+{
+	char path[PATH_MAX + 32], line[256];
+	long page = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/events/header_page", ftdir);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		const char *o = strstr(line, "offset:"), *s = strstr(line, "size:");
+
+		if (strstr(line, " data;") && o && s)
+			page = strtol(o + 7, NULL, 10) + strtol(s + 5, NULL, 10);
+	}
+	fclose(f);
+	return page;
+}
+
+int krec_tracedat_write(const char *dir, int fd, struct krec_tracedat_info *info, char *msg, size_t len)
+{
+	char ftdir[PATH_MAX], path[PATH_MAX + 32], kallsyms[PATH_MAX + 16], lib_msg[512];
+	char **files = NULL;
+	struct tracecmd_output *h = NULL;
+	struct stat st;
+	long page, sys_page = sysconf(_SC_PAGESIZE);
+	int ncpu = 0, rc = -1, wfd;
+
+	memset(info, 0, sizeof(*info));
+	if (snprintf(ftdir, sizeof(ftdir), "%s/kernel/ftrace", dir) >= (int)sizeof(ftdir)) {
+		snprintf(msg, len, "%s: path too long", dir);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/set_event", ftdir);
+	if (stat(path, &st) < 0) {
+		snprintf(msg, len, "%s: no raw ftrace copy (%s: %s); record one with `ktrace record --kernel`",
+			 dir, path, strerror(errno));
+		return -1;
+	}
+	page = header_page_size(ftdir);
+	if (page <= 0) {
+		snprintf(msg, len, "%s/events/header_page: missing or without its data field", ftdir);
+		return -1;
+	}
+	if (page != sys_page) {
+		/* libtracecmd 1.3 lays the data out in pages of this system's size */
+		snprintf(msg, len, "%s: ring-buffer pages of %ld bytes; libtracecmd writes pages of %ld here",
+			 ftdir, page, sys_page);
+		return -1;
+	}
+	files = calloc(MAX_CPUS, sizeof(*files));
+	if (!files) {
+		snprintf(msg, len, "out of memory");
+		return -1;
+	}
+	for (ncpu = 0; ncpu < MAX_CPUS; ncpu++) {
+		snprintf(path, sizeof(path), "%s/cpu%d", ftdir, ncpu);
+		if (stat(path, &st) < 0)
+			break;
+		if (!S_ISREG(st.st_mode) || st.st_size % page) {
+			snprintf(msg, len, "%s: %s", path,
+				 S_ISREG(st.st_mode) ? "not a whole number of ring-buffer pages" : "not a file");
+			goto out;
+		}
+		info->pages += (uint64_t)st.st_size / (uint64_t)page;
+		files[ncpu] = strdup(path);
+		if (!files[ncpu]) {
+			snprintf(msg, len, "out of memory");
+			goto out;
+		}
+	}
+	if (!ncpu) {
+		snprintf(msg, len, "%s: no cpu0 (no raw ring-buffer pages)", ftdir);
+		goto out;
+	}
+	info->cpus = (unsigned)ncpu;
+	/* kernel symbols only if the trace has them (DIR/kallsyms), else a missing file: none */
+	snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", dir);
+	if (stat(kallsyms, &st) < 0 || !S_ISREG(st.st_mode))
+		snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", ftdir);
+	else
+		info->kallsyms = 1;
+	wfd = dup(fd);
+	if (wfd < 0) {
+		snprintf(msg, len, "dup: %s", strerror(errno));
+		goto out;
+	}
+	lib_msg[0] = 0;
+	warn_buf = lib_msg;
+	warn_len = sizeof(lib_msg);
+	h = tracecmd_output_create_fd(wfd);
+	if (!h) {
+		close(wfd);
+		snprintf(msg, len, "libtracecmd: cannot start the output: %s", lib_msg[0] ? lib_msg : strerror(errno ? errno : ENOMEM));
+		goto out;
+	}
+	tracecmd_set_quiet(h, true);
+	errno = 0;
+	if (tracecmd_output_set_version(h, TRACEDAT_VERSION) < 0 ||
+	    tracecmd_output_set_trace_dir(h, ftdir) < 0 || tracecmd_output_set_kallsyms(h, kallsyms) < 0) {
+		snprintf(msg, len, "libtracecmd: cannot set up the output: %s", lib_msg[0] ? lib_msg : strerror(errno ? errno : EINVAL));
+		goto out;
+	}
+	if (tracecmd_output_write_headers(h, NULL) < 0) {
+		snprintf(msg, len, "libtracecmd: writing the headers from %s: %s", ftdir,
+			 lib_msg[0] ? lib_msg : strerror(errno ? errno : EIO));
+		goto out;
+	}
+	if (tracecmd_write_cmdlines(h) < 0) {
+		snprintf(msg, len, "libtracecmd: writing %s/saved_cmdlines: %s", ftdir,
+			 lib_msg[0] ? lib_msg : strerror(errno ? errno : EIO));
+		goto out;
+	}
+	if (tracecmd_append_cpu_data(h, ncpu, files) < 0) {
+		snprintf(msg, len, "libtracecmd: writing the ring-buffer pages of %s: %s", ftdir,
+			 lib_msg[0] ? lib_msg : strerror(errno ? errno : EIO));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (h)
+		tracecmd_output_close(h);
+	warn_buf = NULL;
+	for (int i = 0; files && i < ncpu; i++)
+		free(files[i]);
+	free(files);
+	return rc;
+}
+
+#else /* !KTRACE_HAVE_TRACECMD */
+
+int krec_tracedat_write(const char *dir, int fd, struct krec_tracedat_info *info, char *msg, size_t len)
+{
+	(void)dir;
+	(void)fd;
+	memset(info, 0, sizeof(*info));
+	snprintf(msg, len, "this ktrace was built without libtracecmd 1.3 (Debian's libtracecmd-dev "
+			   "3.1.6), which writes trace.dat: trace.dat export is left out");
+	return -1;
+}
+
+#endif
