@@ -54,6 +54,32 @@ struct ka_ids {
 /** ka_ids_has() - 1 if @x is in @l or @l is empty, else 0. */
 int ka_ids_has(const struct ka_ids *l, uint64_t x);
 
+/* ---- a hash map (analysis/map64.c) --------------------------------------------- */
+
+/**
+ * struct ka_map64 - a map from a 64-bit key to a 32-bit value, usually the
+ * index of the key's entry in the caller's own array (functions, call
+ * edges, threads, tracks, event classes).  Zero it to start;
+ * ka_map64_free() at the end.  About 24 bytes per key; not thread-safe.
+ */
+struct ka_map64 {
+	uint64_t *k;
+	uint32_t *v; /* value + 1, 0 = empty */
+	size_t n, cap;
+};
+
+/** ka_map64_get() - the value of @k, or -1 if @k is not in @m. */
+long ka_map64_get(const struct ka_map64 *m, uint64_t k);
+
+/**
+ * ka_map64_put() - set @k to @v (at most UINT32_MAX - 1), adding @k or
+ * replacing its value.  Return: 0, or -ENOMEM (@m is unchanged).
+ */
+int ka_map64_put(struct ka_map64 *m, uint64_t k, uint32_t v);
+
+/** ka_map64_free() - free @m's memory; it is empty (and reusable) after. */
+void ka_map64_free(struct ka_map64 *m);
+
 /* ---- tasks (analysis/tasks.c) ------------------------------------------------- */
 
 struct ka_tasks;

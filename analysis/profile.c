@@ -26,13 +26,6 @@
 #include "analysis/analysis.h"
 #include "reader/sched.h"
 
-/* Open-addressing map from a 64-bit key to a 32-bit value. */
-struct map64 {
-	uint64_t *k;
-	uint32_t *v; /* value + 1, 0 = empty */
-	size_t n, cap;
-};
-
 struct edge {
 	uint32_t parent, child;
 	uint64_t ns, count;
@@ -42,78 +35,12 @@ struct ka_profile_priv {
 	struct ka_profile_opts o;
 	struct ktr_trace *t;
 	size_t capfns;
-	struct map64 by_key, by_addr, by_edge;
+	struct ka_map64 by_key, by_addr, by_edge;
 	struct edge *edges;
 	size_t nedges, capedges;
 	struct ktr_sched *sched;
 	struct ka_tasks *tasks;
 };
-
-static size_t hash64(uint64_t k, size_t mask)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return (size_t)k & mask;
-}
-
-/* The value of @k, or -1. */
-static long map_get(const struct map64 *m, uint64_t k)
-{
-	if (!m->cap)
-		return -1;
-	for (size_t i = hash64(k, m->cap - 1); m->v[i]; i = (i + 1) & (m->cap - 1))
-		if (m->k[i] == k)
-			return (long)m->v[i] - 1;
-	return -1;
-}
-
-/* Set @k to @v.  Return: 0 or -ENOMEM. */
-static int map_put(struct map64 *m, uint64_t k, uint32_t v)
-{
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 1024;
-		uint64_t *nk = malloc(cap * sizeof(*nk));
-		uint32_t *nv = calloc(cap, sizeof(*nv));
-
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return -ENOMEM;
-		}
-		for (size_t j = 0; j < m->cap; j++) {
-			if (!m->v[j])
-				continue;
-			for (i = hash64(m->k[j], cap - 1); nv[i]; i = (i + 1) & (cap - 1))
-				;
-			nk[i] = m->k[j];
-			nv[i] = m->v[j];
-		}
-		free(m->k);
-		free(m->v);
-		m->k = nk;
-		m->v = nv;
-		m->cap = cap;
-	}
-	for (i = hash64(k, m->cap - 1); m->v[i]; i = (i + 1) & (m->cap - 1))
-		if (m->k[i] == k) {
-			m->v[i] = v + 1;
-			return 0;
-		}
-	m->k[i] = k;
-	m->v[i] = v + 1;
-	m->n++;
-	return 0;
-}
-
-static void map_free(struct map64 *m)
-{
-	free(m->k);
-	free(m->v);
-	memset(m, 0, sizeof(*m));
-}
 
 struct ka_profile *ka_profile_new(struct ktr_trace *t, const struct ka_profile_opts *o)
 {
@@ -150,11 +77,11 @@ struct ktr_sched *ka_profile_sched(const struct ka_profile *p)
 static long fn_of(struct ka_profile *p, const struct ktr_call *c)
 {
 	struct ka_profile_priv *q = p->priv;
-	long i = map_get(&q->by_key, c->key);
+	long i = ka_map64_get(&q->by_key, c->key);
 
 	if (i >= 0)
 		return i;
-	i = map_get(&q->by_addr, c->func);
+	i = ka_map64_get(&q->by_addr, c->func);
 	if (i < 0) {
 		if (p->nfns == q->capfns) {
 			size_t cap = q->capfns ? 2 * q->capfns : 256;
@@ -168,10 +95,10 @@ static long fn_of(struct ka_profile *p, const struct ktr_call *c)
 		memset(&p->fns[p->nfns], 0, sizeof(p->fns[0]));
 		p->fns[p->nfns].addr = c->func;
 		i = (long)p->nfns++;
-		if (map_put(&q->by_addr, c->func, (uint32_t)i) < 0)
+		if (ka_map64_put(&q->by_addr, c->func, (uint32_t)i) < 0)
 			return -1;
 	}
-	if (map_put(&q->by_key, c->key, (uint32_t)i) < 0)
+	if (ka_map64_put(&q->by_key, c->key, (uint32_t)i) < 0)
 		return -1;
 	return i;
 }
@@ -180,7 +107,7 @@ static void on_child(void *arg, uintptr_t parent, uintptr_t child, uint64_t ns, 
 {
 	struct ka_profile_priv *q = arg;
 	uint64_t key = (uint64_t)parent << 32 | (uint32_t)child;
-	long i = map_get(&q->by_edge, key);
+	long i = ka_map64_get(&q->by_edge, key);
 
 	if (i < 0) {
 		if (q->nedges == q->capedges) {
@@ -193,7 +120,7 @@ static void on_child(void *arg, uintptr_t parent, uintptr_t child, uint64_t ns, 
 			q->capedges = cap;
 		}
 		i = (long)q->nedges;
-		if (map_put(&q->by_edge, key, (uint32_t)i) < 0)
+		if (ka_map64_put(&q->by_edge, key, (uint32_t)i) < 0)
 			return;
 		q->edges[i] = (struct edge){ (uint32_t)parent, (uint32_t)child, 0, 0 };
 		q->nedges++;
@@ -402,9 +329,9 @@ void ka_profile_free(struct ka_profile *p)
 	free(p->fns);
 	if (q) {
 		free(q->edges);
-		map_free(&q->by_key);
-		map_free(&q->by_addr);
-		map_free(&q->by_edge);
+		ka_map64_free(&q->by_key);
+		ka_map64_free(&q->by_addr);
+		ka_map64_free(&q->by_edge);
 		ktr_sched_free(q->sched);
 		ka_tasks_free(q->tasks);
 		free(q);

@@ -87,9 +87,7 @@ struct ex {
 	struct ka_names *names;
 	struct fmt_te te; /* JSON */
 	int no_kernel;
-	/* threads and CPUs whose names were written (JSON) */
-	uint64_t *seen;
-	size_t nseen, capseen;
+	struct ka_map64 seen; /* threads and CPUs whose names were written (JSON) */
 	uint64_t events;
 };
 
@@ -136,37 +134,10 @@ static void help(FILE *out)
 
 /* ---- JSON (trace events: formats/json.c) ---------------------------------------- */
 
-/* 1 if @key (pid << 32 | tid, + 1 so that 0 means empty) was seen; adds it. */
+/* 1 if @key (pid << 32 | tid) was seen (or there is no memory to tell); adds it. */
 static int seen(struct ex *x, uint64_t key)
 {
-	size_t i;
-
-	key++;
-	if ((x->nseen + 1) * 2 > x->capseen) {
-		size_t cap = x->capseen ? 2 * x->capseen : 256;
-		uint64_t *n = calloc(cap, sizeof(*n));
-
-		if (!n)
-			return 1;
-		for (size_t k = 0; k < x->capseen; k++) {
-			if (!x->seen[k])
-				continue;
-			for (i = (size_t)(x->seen[k] * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1); n[i];
-			     i = (i + 1) & (cap - 1))
-				;
-			n[i] = x->seen[k];
-		}
-		free(x->seen);
-		x->seen = n;
-		x->capseen = cap;
-	}
-	for (i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (x->capseen - 1); x->seen[i];
-	     i = (i + 1) & (x->capseen - 1))
-		if (x->seen[i] == key)
-			return 1;
-	x->seen[i] = key;
-	x->nseen++;
-	return 0;
+	return ka_map64_get(&x->seen, key) >= 0 || ka_map64_put(&x->seen, key, 0) < 0;
 }
 
 /* Name a thread (and its process) the first time it is used. */
@@ -361,11 +332,7 @@ struct pf {
 	struct ex *x;
 	struct fmt_pf w;
 	struct fmt_pf_seq ev, calls;
-	/* track uuids by key (pid << 32 | tid, + 1), open addressing */
-	struct pf_track {
-		uint64_t key, uuid;
-	} *tracks;
-	size_t ntracks, captracks;
+	struct ka_map64 tracks; /* track uuids by key (pid << 32 | tid) */
 	uint64_t next_uuid;
 	uint64_t *ord_uuid; /* call sorter's thread ordinal -> track uuid (0: none yet) */
 	size_t nord;
@@ -376,39 +343,18 @@ struct pf {
 /* *@uuid: the uuid of track @key.  Return: 1 if it was known, 0 if new (to declare). */
 static int pf_uuid(struct pf *p, uint64_t key, uint64_t *uuid)
 {
-	size_t i;
+	long v = ka_map64_get(&p->tracks, key);
 
-	key++;
-	if ((p->ntracks + 1) * 2 > p->captracks) {
-		size_t cap = p->captracks ? 2 * p->captracks : 256;
-		struct pf_track *n = calloc(cap, sizeof(*n));
-
-		if (!n) {
-			p->enomem = 1;
-			*uuid = UINT64_MAX - 1; /* one shared track: still a valid trace */
-			return 1;
-		}
-		for (size_t k = 0; k < p->captracks; k++) {
-			if (!p->tracks[k].key)
-				continue;
-			for (i = (size_t)(p->tracks[k].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
-			     n[i].key; i = (i + 1) & (cap - 1))
-				;
-			n[i] = p->tracks[k];
-		}
-		free(p->tracks);
-		p->tracks = n;
-		p->captracks = cap;
+	if (v >= 0) {
+		*uuid = (uint64_t)v;
+		return 1;
 	}
-	for (i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (p->captracks - 1); p->tracks[i].key;
-	     i = (i + 1) & (p->captracks - 1))
-		if (p->tracks[i].key == key) {
-			*uuid = p->tracks[i].uuid;
-			return 1;
-		}
-	p->tracks[i].key = key;
-	p->tracks[i].uuid = *uuid = ++p->next_uuid;
-	p->ntracks++;
+	if (ka_map64_put(&p->tracks, key, (uint32_t)(p->next_uuid + 1)) < 0) {
+		p->enomem = 1;
+		*uuid = UINT64_MAX - 1; /* one shared track: still a valid trace */
+		return 1;
+	}
+	*uuid = ++p->next_uuid;
 	return 0;
 }
 
@@ -643,7 +589,7 @@ out:
 	fmt_pf_seq_free(&p.ev);
 	fmt_pf_seq_free(&p.calls);
 	ktr_callsort_free(cs);
-	free(p.tracks);
+	ka_map64_free(&p.tracks);
 	free(p.ord_uuid);
 	ktr_exits_free(&p.exits);
 	return rc;
@@ -837,7 +783,7 @@ static int run(int argc, char **argv)
 		rc = 1;
 out:
 	ka_names_free(x.names);
-	free(x.seen);
+	ka_map64_free(&x.seen);
 	ktr_close(x.t);
 	cli_select_free(&x.sel);
 	return rc;

@@ -56,8 +56,7 @@ struct tl {
 	struct ktr_trace *t;
 	struct lane *lanes;
 	size_t nlanes, cap;
-	uint32_t *hash; /* lane index + 1 */
-	size_t hsize;
+	struct ka_map64 lane_of; /* tid -> lane index */
 	const char *marks[MAX_MARKS];
 	int nmarks;
 	uint64_t first, last;
@@ -96,17 +95,15 @@ static void help(FILE *out)
 
 static struct lane *lane_get(struct tl *s, uint32_t tid, uint32_t pid)
 {
-	size_t i;
+	long i = ka_map64_get(&s->lane_of, tid);
 
-	if (s->hsize)
-		for (i = (tid * 2654435761u) & (s->hsize - 1); s->hash[i]; i = (i + 1) & (s->hsize - 1))
-			if (s->lanes[s->hash[i] - 1].tid == tid) {
-				struct lane *l = &s->lanes[s->hash[i] - 1];
+	if (i >= 0) {
+		struct lane *l = &s->lanes[i];
 
-				if (!l->pid)
-					l->pid = pid;
-				return l;
-			}
+		if (!l->pid)
+			l->pid = pid;
+		return l;
+	}
 	if (s->nlanes == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 64;
 		struct lane *n = realloc(s->lanes, cap * sizeof(*n));
@@ -116,28 +113,12 @@ static struct lane *lane_get(struct tl *s, uint32_t tid, uint32_t pid)
 		s->lanes = n;
 		s->cap = cap;
 	}
-	if ((s->nlanes + 1) * 2 > s->hsize) {
-		size_t size = s->hsize ? 2 * s->hsize : 256;
-		uint32_t *h = calloc(size, sizeof(*h));
-
-		if (!h)
-			return NULL;
-		for (size_t k = 0; k < s->nlanes; k++) {
-			for (i = (s->lanes[k].tid * 2654435761u) & (size - 1); h[i]; i = (i + 1) & (size - 1))
-				;
-			h[i] = (uint32_t)(k + 1);
-		}
-		free(s->hash);
-		s->hash = h;
-		s->hsize = size;
-	}
+	if (ka_map64_put(&s->lane_of, tid, (uint32_t)s->nlanes) < 0)
+		return NULL;
 	memset(&s->lanes[s->nlanes], 0, sizeof(s->lanes[0]));
 	s->lanes[s->nlanes].tid = tid;
 	s->lanes[s->nlanes].pid = pid;
-	for (i = (tid * 2654435761u) & (s->hsize - 1); s->hash[i]; i = (i + 1) & (s->hsize - 1))
-		;
-	s->hash[i] = (uint32_t)(++s->nlanes);
-	return &s->lanes[s->nlanes - 1];
+	return &s->lanes[s->nlanes++];
 }
 
 static void lane_add(struct tl *s, struct lane *l, uint64_t start, uint64_t end, int cpu, int state)
@@ -634,7 +615,7 @@ out:
 	for (size_t i = 0; i < s.nlanes; i++)
 		free(s.lanes[i].v);
 	free(s.lanes);
-	free(s.hash);
+	ka_map64_free(&s.lane_of);
 	ktr_sched_free(sched);
 	ka_tasks_free(tasks);
 	ka_names_free(names);

@@ -87,12 +87,6 @@
 
 #define CMD "export"
 
-/* A dynamic event class: (record class, id, argument count) -> class. */
-struct ctf_ec {
-	uint64_t key; /* cls << 24 | id << 8 | nargs, + 1 (0 = empty slot) */
-	bt_event_class *ec;
-};
-
 struct ctf_stream {
 	bt_stream *s;
 	int begun;
@@ -111,7 +105,9 @@ struct ctf {
 	bt_clock_class *cc;
 	bt_trace *trace;
 	bt_event_class *ec_entry, *ec_exit, *ec_lost;
-	struct ctf_ec *ecs;
+	/* the dynamic event classes: (record class, id, argument count) -> index in ecs */
+	struct ka_map64 ec_of;
+	bt_event_class **ecs;
 	size_t necs, capecs;
 	/* streams: application threads by callsort thread ordinal; kernel CPUs by cpu + 1 */
 	struct ctf_stream *th, *kc;
@@ -312,33 +308,23 @@ static int make_classes(struct ctf *x)
 static bt_event_class *rec_class(struct ctf *x, const struct ktr_rec *r, const char **names,
 				 unsigned n)
 {
-	uint64_t key = ((uint64_t)r->cls << 24 | (uint64_t)(r->id & 0xffff) << 8 | n) + 1;
+	uint64_t key = (uint64_t)r->cls << 24 | (uint64_t)(r->id & 0xffff) << 8 | n;
+	long known = ka_map64_get(&x->ec_of, key);
 	char name[256], fname[KTRACE_MAX_WORDS][80], ubuf[256];
 	bt_field_class *st;
-	size_t i;
+	bt_event_class *ec;
 
-	if ((x->necs + 1) * 2 > x->capecs) {
+	if (known >= 0)
+		return x->ecs[known];
+	if (x->necs == x->capecs) {
 		size_t cap = x->capecs ? 2 * x->capecs : 64;
-		struct ctf_ec *v = calloc(cap, sizeof(*v));
+		bt_event_class **v = realloc(x->ecs, cap * sizeof(*v));
 
 		if (!v)
 			return NULL;
-		for (size_t k = 0; k < x->capecs; k++) {
-			if (!x->ecs[k].key)
-				continue;
-			for (i = (size_t)(x->ecs[k].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1); v[i].key;
-			     i = (i + 1) & (cap - 1))
-				;
-			v[i] = x->ecs[k];
-		}
-		free(x->ecs);
 		x->ecs = v;
 		x->capecs = cap;
 	}
-	for (i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (x->capecs - 1); x->ecs[i].key;
-	     i = (i + 1) & (x->capecs - 1))
-		if (x->ecs[i].key == key)
-			return x->ecs[i].ec;
 	st = bt_field_class_structure_create(x->tc);
 	if (!st)
 		return NULL;
@@ -359,12 +345,15 @@ static bt_event_class *rec_class(struct ctf *x, const struct ktr_rec *r, const c
 		}
 	}
 	ktr_rec_name(x->t, r, name, sizeof(name));
-	x->ecs[i].ec = make_ec(x, fmt_utf8(name, ubuf, sizeof(ubuf)), st);
-	if (!x->ecs[i].ec)
+	ec = make_ec(x, fmt_utf8(name, ubuf, sizeof(ubuf)), st);
+	if (!ec)
 		return NULL;
-	x->ecs[i].key = key;
-	x->necs++;
-	return x->ecs[i].ec;
+	if (ka_map64_put(&x->ec_of, key, (uint32_t)x->necs) < 0) {
+		bt_event_class_put_ref(ec);
+		return NULL;
+	}
+	x->ecs[x->necs++] = ec;
+	return ec;
 }
 
 /* Slot @i of the stream table *@v (grown as needed), or NULL. */
@@ -1052,11 +1041,12 @@ out:
 		bt_stream_put_ref(x.th[i].s);
 	for (size_t i = 0; i < x.nkc; i++)
 		bt_stream_put_ref(x.kc[i].s);
-	for (size_t i = 0; i < x.capecs; i++)
-		bt_event_class_put_ref(x.ecs[i].ec);
+	for (size_t i = 0; i < x.necs; i++)
+		bt_event_class_put_ref(x.ecs[i]);
 	free(x.th);
 	free(x.kc);
 	free(x.ecs);
+	ka_map64_free(&x.ec_of);
 	ktr_exits_free(&x.exits);
 	bt_event_class_put_ref(x.ec_entry);
 	bt_event_class_put_ref(x.ec_exit);
