@@ -144,7 +144,7 @@ else:
 PY
 
 # ---- a recorded program with non-UTF-8 names -------------------------------------
-san=$(ldd "$KTRACE_BUILD/libktrace.so.0" 2>/dev/null | awk '$1 ~ /lib(asan|ubsan)/ { printf "%s%s", sep, $3; sep = ":" }')
+san=$(san_runtime)
 cc -O1 -g -finstrument-functions -pthread -o badname "$KTRACE_SRC/tests/formats/badname.c" ||
 	{ echo "Bail out! cannot compile badname"; exit 1; }
 if [ -n "$san" ]; then
@@ -162,10 +162,7 @@ babeltrace2 --clock-cycles bad.ctf >bt.txt 2>bt.err
 ok $? "babeltrace2 reads the CTF trace"
 python3 check.py calls bt.txt tr.csv >res.txt 2>&1
 ok $? "the checker ran"
-while read -r st what; do
-	[ "$st" = ok ]
-	ok $? "$what"
-done <res.txt
+tap_results res.txt
 head -1 bad.ctf/metadata >m1
 is "$(cat m1)" "/* CTF 1.8 */" "metadata is TSDL of CTF 1.8"
 is "$(stat -c %a bad.ctf)" 700 "OUTDIR mode 0700"
@@ -184,10 +181,7 @@ babeltrace2 --clock-cycles st.ctf >st.txt 2>st.err
 ok $? "babeltrace2 reads it"
 python3 check.py events st.txt st.csv >res.txt 2>&1
 ok $? "the checker ran"
-while read -r st what; do
-	[ "$st" = ok ]
-	ok $? "$what"
-done <res.txt
+tap_results res.txt
 is "$(ls st.ctf | tr '\n' ' ')" "kernel-cpu0 kernel-cpu1 metadata thread-1000 thread-1001 " \
 	"a stream file per thread and per kernel CPU"
 run "$KTRACE" export --format=ctf -K -o st-k.ctf st

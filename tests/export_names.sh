@@ -18,11 +18,7 @@
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
 cd "$T" || exit 1
-san=$(ldd "$KTRACE_BUILD/libktrace.so.0" 2>/dev/null | awk '$1 ~ /lib(asan|ubsan)/ { printf "%s%s", sep, $3; sep = ":" }')
-if [ -n "$san" ]; then
-	export LD_PRELOAD="$san"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
-fi
+san_preload
 cc -O1 -g -finstrument-functions -pthread -o badname "$KTRACE_SRC/tests/formats/badname.c" ||
 	{ echo "Bail out! cannot compile badname"; exit 1; }
 
@@ -167,11 +163,5 @@ if kernel:
 PY
 python3 check.py "$kernel" >check.out 2>&1
 ok $? "python3 parsed every output"
-while read -r res what; do
-	case $res in
-	ok) ok 0 "$what" ;;
-	FAIL) ok 1 "$what" ;;
-	*) ok 1 "python3: $res $what" ;;
-	esac
-done <check.out
+tap_results check.out
 done_testing

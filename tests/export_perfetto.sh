@@ -15,11 +15,7 @@
 # chrome and json still write Chrome JSON.
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
-san=$(ldd "$KTRACE_BUILD/libktrace.so.0" 2>/dev/null | awk '$1 ~ /lib(asan|ubsan)/ { printf "%s%s", sep, $3; sep = ":" }')
-if [ -n "$san" ]; then
-	export LD_PRELOAD="$san"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
-fi
+san_preload
 cc -O1 -g -finstrument-functions -pthread -o badname "$KTRACE_SRC/tests/formats/badname.c" || exit 1
 PROTO_I=$KTRACE_SRC/third_party/perfetto
 decode() { protoc --decode=perfetto.protos.Trace -I"$PROTO_I" protos/perfetto/trace/trace.proto <"$1" >"$2"; }
@@ -185,13 +181,7 @@ check() { # PB CSV MODE WHAT
 	ok $? "$4: protoc decodes it as perfetto.protos.Trace"
 	python3 check.py "$1.txt" "$2" "$3" >check.out 2>&1
 	ok $? "$4: python3 read protoc's text and the CSV"
-	while read -r res what; do
-		case $res in
-		ok) ok 0 "$4: $what" ;;
-		FAIL) ok 1 "$4: $what" ;;
-		*) ok 1 "$4: python3: $res $what" ;;
-		esac
-	done <check.out
+	tap_results check.out "$4"
 }
 
 # ---- calls: badname (non-UTF-8 names) -----------------------------------------

@@ -99,11 +99,5 @@ check("bad.svg: texts", [t.text for t in root.findall(ns + "text")], W)
 PY
 python3 check.py >check.out 2>&1
 ok $? "python3 parsed the documents"
-while read -r res what; do
-	case $res in
-	ok) ok 0 "$what" ;;
-	FAIL) ok 1 "$what" ;;
-	*) ok 1 "python3: $res $what" ;;
-	esac
-done <check.out
+tap_results check.out
 done_testing

@@ -18,10 +18,7 @@ run mk install
 ok $rc "make install PREFIX=\$T/prefix"
 [ $rc -eq 0 ] || cat "$T/err" >&2
 # an ASan/UBSan libktrace.so needs its runtime first (as kft_report.sh)
-san=$(ldd "$P/lib/libktrace.so.0" 2>/dev/null | awk '$1 ~ /lib(asan|ubsan)/ { printf "%s%s", sep, $3; sep = ":" }')
-if [ -n "$san" ]; then
-	export LD_PRELOAD="$san" ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
-fi
+san_preload "$P/lib/libktrace.so.0"
 export PKG_CONFIG_PATH="$P/lib/pkgconfig"
 
 cat >app.c <<'C'

@@ -20,11 +20,7 @@ K=$KTRACE_SRC/tests/kernel
 PROG=$T/kprog
 # An ASan/UBSan build of libktrace.so needs its runtime first in the
 # uninstrumented program (as tests/kft_record.c does).
-san=$(ldd "$KTRACE_BUILD/libktrace.so.0" 2>/dev/null | awk '$1 ~ /lib(asan|ubsan)/ { printf "%s%s", sep, $3; sep = ":" }')
-if [ -n "$san" ]; then
-	export LD_PRELOAD="$san"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
-fi
+san_preload
 cc -O1 -g -finstrument-functions -o "$PROG" "$K/kprog.c" || { echo "Bail out! cannot compile kprog"; exit 1; }
 chmod 755 "$T" "$PROG"
 

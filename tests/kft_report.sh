@@ -14,11 +14,7 @@ cc -O1 -g -finstrument-functions -o shapes "$KTRACE_SRC/tests/kft/shapes.c" || e
 g++ -O1 -g -finstrument-functions -I"$KTRACE_SRC/include" -o cxx "$KTRACE_SRC/tests/kft/cxx.cc" || exit 1
 # An ASan/UBSan build of libktrace.so needs its runtime first in the
 # uninstrumented programs (as tests/kernel_record.sh does).
-san=$(ldd "$KTRACE_BUILD/libktrace.so.0" 2>/dev/null | awk '$1 ~ /lib(asan|ubsan)/ { printf "%s%s", sep, $3; sep = ":" }')
-if [ -n "$san" ]; then
-	export LD_PRELOAD="$san"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
-fi
+san_preload
 
 # The independent answer: per function, calls, total time counted once per
 # outermost call, and self time, from export's raw rows (time_ns, dur_ns,

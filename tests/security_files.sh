@@ -18,11 +18,7 @@
 
 # An ASan/UBSan build of libktrace.so needs its runtime first in the
 # uninstrumented programs it is preloaded into (as kernel_record.sh does).
-san=$(ldd "$KTRACE_BUILD/libktrace.so.0" 2>/dev/null | awk '$1 ~ /lib(asan|ubsan)/ { printf "%s%s", sep, $3; sep = ":" }')
-if [ -n "$san" ]; then
-	export LD_PRELOAD="$san"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
-fi
+san_preload
 me=$(id -u)
 
 as_nobody() {

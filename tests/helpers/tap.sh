@@ -8,6 +8,14 @@
 #   like FILE REGEX DESC  FILE has a line matching the extended REGEX
 #   unlike FILE REGEX DESC
 #   lines FILE            number of lines of FILE
+#   tap_results FILE [PREFIX]
+#                         a test per line of FILE, a checker's report ("ok WHAT"
+#                         or "FAIL WHAT"; any other line, a traceback, fails)
+#   san_runtime [LIB]     the sanitizer runtimes LIB (default libktrace.so.0)
+#                         is linked with, ':'-separated ("" for a plain build)
+#   san_preload [LIB]     san=$(san_runtime); export LD_PRELOAD=$san (and ASAN_OPTIONS
+#                         detect_leaks=0) when there are any: an uninstrumented
+#                         program loading a sanitized libktrace needs them first
 #   done_testing          print the plan, clean up, exit 0 only if all passed
 
 : "${KTRACE_BUILD:?KTRACE_BUILD must name the build directory (make test sets it)}"
@@ -62,6 +70,29 @@ unlike() {
 
 lines() {
 	wc -l <"$1" | tr -d ' '
+}
+
+tap_results() {
+	while read -r tap_res tap_what; do
+		case $tap_res in
+		ok) ok 0 "${2:+$2: }$tap_what" ;;
+		FAIL) ok 1 "${2:+$2: }$tap_what" ;;
+		*) ok 1 "${2:+$2: }python3: $tap_res $tap_what" ;;
+		esac
+	done <"$1"
+}
+
+san_runtime() {
+	ldd "${1:-$KTRACE_BUILD/libktrace.so.0}" 2>/dev/null |
+		awk '$1 ~ /lib(asan|ubsan)/ { printf "%s%s", sep, $3; sep = ":" }'
+}
+
+san_preload() {
+	san=$(san_runtime "$@")
+	if [ -n "$san" ]; then
+		export LD_PRELOAD="$san"
+		export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
+	fi
 }
 
 done_testing() {
