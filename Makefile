@@ -72,6 +72,8 @@ BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltra
 PROTOC_C ?= protoc-c
 PB_CFLAGS := $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 PB_LIBS := $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
+# libaudit names system calls by number for the recording machine (analysis/syscalls.c)
+AUDIT_LIBS := $(shell pkg-config --libs audit 2>/dev/null || echo -laudit)
 PB_DIR := third_party/perfetto
 PB_PROTOS := $(patsubst $(PB_DIR)/%,%,$(shell find $(PB_DIR)/protos -name '*.proto' | sort))
 PB_OBJ := $(patsubst %.proto,$(B)/gen/%.pb-c.o,$(PB_PROTOS))
@@ -151,7 +153,7 @@ $(ANALYSISA): $(ANALYSIS_OBJ)
 	ar rcs $@ $^
 
 $(KTRACE): $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACECMD_LIBS) $(TRACEFS_LIBS) $(JSON_LIBS) $(BT2_LIBS) $(PB_LIBS) $(LDLIBS) -ldl -lm
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACECMD_LIBS) $(TRACEFS_LIBS) $(JSON_LIBS) $(BT2_LIBS) $(PB_LIBS) $(AUDIT_LIBS) $(LDLIBS) -ldl -lm
 $(B)/obj/kclient/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 $(B)/obj/kclient/tracedat.o: CPPFLAGS += $(TRACECMD_CFLAGS)
 $(B)/obj/cli/export_ctf.o: CPPFLAGS += $(BT2_CFLAGS)

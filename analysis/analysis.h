@@ -124,6 +124,16 @@ const char *ka_comm(const struct ktr_trace *t, uint32_t tid);
  */
 int ka_static_slice(const struct ktr_trace *t, const struct ktr_rec *r, char *name, size_t len);
 
+/**
+ * ka_syscall_name() - the system call kernel event @r is about: for a
+ * SYSCALL_ENTRY or SYSCALL_EXIT record (include/ktrace/lkst.h), the name
+ * of its number (argument `id`) on the machine the trace @t was recorded
+ * on (metadata `machine`), from libaudit's tables (audit_syscall_to_name());
+ * NULL for any other record, an unknown number or a machine libaudit has no
+ * table for.  The string is libaudit's (static).  Thread-safe.
+ */
+const char *ka_syscall_name(const struct ktr_trace *t, const struct ktr_rec *r);
+
 /* ---- progress (analysis/progress.c) ------------------------------------------- */
 
 struct ka_progress;

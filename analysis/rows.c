@@ -91,6 +91,9 @@ int ka_rows_of(struct ka_rows *x, const struct ktr_rec *r, struct fmt_row *row, 
 			len += (size_t)snprintf(x->args + len, sizeof(x->args) - len,
 						x->hex ? "%s%s=0x%" PRIx64 : "%s%s=%" PRIu64, i ? ";" : "",
 						names[i], vals[i]);
+		if (ka_syscall_name(x->t, r))
+			snprintf(x->args + len, sizeof(x->args) - len, ";syscall=%s",
+				 ka_syscall_name(x->t, r));
 		row->comm = ka_comm(x->t, r->tid);
 		row->category = ktr_rec_category(x->t, r);
 	}

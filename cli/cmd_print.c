@@ -195,7 +195,7 @@ static void print_text(FILE *out, const struct ktr_trace *t, const struct popts 
 		       const struct ktr_rec *r)
 {
 	char name[128], pidtid[32];
-	const char *names[KTRACE_MAX_WORDS];
+	const char *names[KTRACE_MAX_WORDS], *sys;
 	uint64_t vals[KTRACE_MAX_WORDS];
 	unsigned n;
 
@@ -222,6 +222,8 @@ static void print_text(FILE *out, const struct ktr_trace *t, const struct popts 
 		fprintf(out, " %s=", names[i]);
 		put_value(out, o, vals[i]);
 	}
+	if ((sys = ka_syscall_name(t, r)))
+		fprintf(out, " syscall=%s", sys);
 	if (r->depth)
 		fprintf(out, " (signal depth %u)", r->depth);
 	fputc('\n', out);
@@ -300,6 +302,8 @@ static void print_json(const struct ktr_trace *t, struct popts *o, const struct 
 		     r->tid);
 	for (unsigned i = 0; i < n; i++)
 		fmt_te_arg_value(w, names[i], vals[i]);
+	if (ka_syscall_name(t, r))
+		fmt_te_arg_str(w, "syscall", ka_syscall_name(t, r));
 	if (ph[0] == 'i') { /* not on slices: see the calls above */
 		if (r->cpu >= 0)
 			fmt_te_arg_u64(w, "cpu", (uint64_t)r->cpu);

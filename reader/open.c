@@ -205,8 +205,6 @@ static void load(struct ktr_trace *t)
 	}
 	if (t->nstreams)
 		qsort(t->streams, t->nstreams, sizeof(*t->streams), cmp_stream);
-	else if (!t->kernel_only)
-		ktr_diag(t, 1, "%s: no stream files (trace0... or cpu0...)", t->dir);
 
 	for (unsigned i = 0; i < t->nstreams; i++) {
 		struct ktr_stream *s = &t->streams[i];
@@ -237,6 +235,13 @@ static void load(struct ktr_trace *t)
 	ktr_calib_finish(t);
 	ktr_callsites_load(t);
 	ktr_sub_open(t);
+	/*
+	 * No stream files: an error, unless a kernel sub-trace holds the
+	 * records (`record --kernel` of a program that wrote none, e.g. one
+	 * not built with -finstrument-functions).
+	 */
+	if (!t->nstreams && !t->kernel_only && !t->sub)
+		ktr_diag(t, 1, "%s: no stream files (trace0... or cpu0...)", t->dir);
 }
 
 struct ktr_trace *ktr_open(const char *dir)

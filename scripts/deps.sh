@@ -5,7 +5,7 @@
 #
 #   scripts/deps.sh            build + test dependencies: the libraries ktrace
 #                              links (elfutils, libiberty, libtracefs,
-#                              libtraceevent, libtracecmd, yajl, protobuf-c,
+#                              libtraceevent, libtracecmd, yajl, protobuf-c, libaudit,
 #                              libbabeltrace2) and the third-party readers the
 #                              tests run on its output (trace-cmd, babeltrace2,
 #                              protoc, rsvg-convert, python3)
@@ -14,7 +14,7 @@
 set -eu
 
 pkgs="build-essential pkg-config perl libelf-dev libdw-dev elfutils clang libclang-rt-dev
-      libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd libiberty-dev libyajl-dev
+      libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd libiberty-dev libyajl-dev libaudit-dev
       libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libbabeltrace2-dev babeltrace2
       python3 xz-utils curl ca-certificates librsvg2-bin"
 for arg in "$@"; do
