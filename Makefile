@@ -160,8 +160,9 @@ $(B)/obj/cli/export_ctf.o: CPPFLAGS += $(BT2_CFLAGS)
 
 $(B)/gen/.stamp: $(addprefix $(PB_DIR)/,$(PB_PROTOS))
 	@mkdir -p $(dir $@)
+	@touch $@.tmp # dated before the files it makes, so they are not remade
 	$(PROTOC_C) --c_out=$(B)/gen -I$(PB_DIR) $(PB_PROTOS)
-	@touch $@
+	@mv $@.tmp $@
 $(B)/gen/%.pb-c.c: $(B)/gen/.stamp
 	@test -f $@
 $(B)/gen/%.pb-c.o: $(B)/gen/%.pb-c.c
