@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ktrace/lkst.h>
+
 #include "cli/cli.h"
 #include "formats/formats.h"
 #include "analysis/analysis.h"
@@ -48,7 +50,7 @@ struct lane {
 	struct iv *v;
 	size_t n, cap;
 	uint64_t sum[5];
-	uint64_t switches;
+	uint64_t switches; /* times it left a CPU: its context switches as prev_pid */
 	uint64_t nmarks;
 };
 
@@ -77,7 +79,8 @@ static void help(FILE *out)
 		"every task for a kernel-only trace.  Times are ms from the first record.\n"
 		"DIR defaults to ./ktrace.data.\n"
 		"\n"
-		"      --summary         one line per task: time in each state, switches\n"
+		"  -s, --summary         one line per task: time in each state, switches (how\n"
+		"                        often it left a CPU)\n"
 		"      --svg FILE        draw an SVG picture instead (- for standard output):\n"
 		"                        a lane per task, colours per state, time axis in ms\n"
 		"  -w, --width PX        picture width (default 1200)\n"
@@ -165,8 +168,6 @@ static void on_interval(void *arg, const struct ktr_sched_iv *iv)
 		return; /* outside --time-range */
 	if (iv->state < 5)
 		l->sum[iv->state] += l->v[l->n - 1].end - l->v[l->n - 1].start;
-	if (iv->state == KTR_TASK_READY || iv->state == KTR_TASK_BLOCKED)
-		l->switches++;
 }
 
 /* Index of the mark @name matches, or -1. */
@@ -471,9 +472,9 @@ static int write_svg(const char *file, const struct tl *s, int width)
 
 static int run(int argc, char **argv)
 {
-	enum { OPT_SUMMARY = CLI_OPT_SELECT_END, OPT_SVG };
+	enum { OPT_SVG = CLI_OPT_SELECT_END };
 	static const struct option opts[] = {
-		{ "summary", no_argument, NULL, OPT_SUMMARY }, { "svg", required_argument, NULL, OPT_SVG },
+		{ "summary", no_argument, NULL, 's' }, { "svg", required_argument, NULL, OPT_SVG },
 		{ "width", required_argument, NULL, 'w' },  { "mark", required_argument, NULL, 'm' },
 		{ "all", no_argument, NULL, 'a' },          { "help", no_argument, NULL, 'h' },
 		CLI_SELECT_LONGOPTS, CLI_OUTPUT_LONGOPTS,
@@ -491,7 +492,7 @@ static int run(int argc, char **argv)
 
 	memset(&s, 0, sizeof(s));
 	cli_select_init(&s.sel);
-	while ((c = getopt_long(argc, argv, ":w:m:ap:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":sw:m:ap:h", opts, NULL)) != -1) {
 		if ((r2 = cli_select_option(&s.sel, CMD, c, optarg)) != 0 ||
 		    (r2 = cli_output_option(CMD, c, optarg)) != 0) {
 			if (r2 < 0)
@@ -499,7 +500,7 @@ static int run(int argc, char **argv)
 			continue;
 		}
 		switch (c) {
-		case OPT_SUMMARY:
+		case 's':
 			summary = 1;
 			break;
 		case OPT_SVG:
@@ -556,8 +557,21 @@ static int run(int argc, char **argv)
 		}
 		if (r.ns > s.last)
 			s.last = r.ns;
-		if (r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_KEVENT)
+		if (r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_KEVENT) {
 			kevents++;
+			/*
+			 * A switch is the task leaving a CPU (preempted, to
+			 * sleep, at exit): its context switches.  Not its
+			 * intervals: a sleep is two, blocked then ready.
+			 */
+			if (r.id == KTRACE_LKST_PROCESS_CONTEXTSWITCH && r.nwords >= 2 && r.w[1] &&
+			    r.ns >= s.sel.from && r.ns <= s.sel.to) {
+				struct lane *l = lane_get(&s, (uint32_t)r.w[1], 0);
+
+				if (l)
+					l->switches++;
+			}
+		}
 		ka_tasks_feed(tasks, &r);
 		ktr_sched_feed(sched, s.t, &r);
 		if (s.nmarks && r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL) {

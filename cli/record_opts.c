@@ -175,7 +175,7 @@ int rec_opts_check(const struct rec_opts *o, const char *config_path, const char
 		   size_t config_len)
 {
 	static struct kft_config a, b; /* 4 KiB each: not on the stack */
-	struct kft_names names = { any_name, any_pattern, NULL };
+	struct kft_names names = { any_name, any_pattern, NULL, 0 };
 	struct kft_error err;
 	char msg[600];
 

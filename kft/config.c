@@ -59,6 +59,7 @@ struct kft_parser {
 	kft_resolve_fn resolve;
 	kft_glob_fn glob;
 	void *arg;
+	kt_u64 max_logentries;
 	struct kft_error *err;
 	struct kft_buf eb;
 	int failed;
@@ -611,6 +612,16 @@ static int logentries(struct kft_parser *p)
 		kft_buf_str(b, "logentries must be at least 1");
 		return -1;
 	}
+	if (p->max_logentries && c->logentries > p->max_logentries) {
+		struct kft_buf *b = fail_tok(p, &num);
+
+		kft_buf_str(b, "logentries ");
+		kft_buf_u64(b, c->logentries);
+		kft_buf_str(b, " is more than the log can hold (at most ");
+		kft_buf_u64(b, p->max_logentries);
+		kft_buf_str(b, " entries)");
+		return -1;
+	}
 	c->flags |= KFT_CF_LOGENTRIES;
 	return 0;
 }
@@ -653,7 +664,7 @@ static int statement(struct kft_parser *p, int in_block)
 int kft_config_parse(struct kft_config *cfg, const char *text, kt_u64 len, kft_resolve_fn resolve,
 		     void *arg, struct kft_error *err)
 {
-	struct kft_names names = { resolve, (kft_glob_fn)0, arg };
+	struct kft_names names = { resolve, (kft_glob_fn)0, arg, 0 };
 
 	return kft_config_parse_names(cfg, text, len, &names, err);
 }
@@ -680,6 +691,7 @@ int kft_config_parse_names(struct kft_config *cfg, const char *text, kt_u64 len,
 	p.resolve = names->resolve;
 	p.glob = names->glob;
 	p.arg = names->arg;
+	p.max_logentries = names->max_logentries;
 	p.err = err;
 
 	advance(&p);

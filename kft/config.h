@@ -146,12 +146,15 @@ typedef int (*kft_glob_fn)(void *arg, const char *pat, kt_u32 len, kt_u64 *addrs
 /**
  * struct kft_names - how a configuration's function names become
  * addresses: @resolve for names (NULL: only 0x addresses), @glob for
- * patterns (NULL: patterns are refused), both called with @arg.
+ * patterns (NULL: patterns are refused), both called with @arg; and the
+ * largest `logentries` the caller's log can hold, @max_logentries (0: no
+ * limit; the kernel module's log is allocated whole, user space streams).
  */
 struct kft_names {
 	kft_resolve_fn resolve;
 	kft_glob_fn glob;
 	void *arg;
+	kt_u64 max_logentries;
 };
 
 /** kft_config_init() - an empty configuration (no trigger, no filter). */

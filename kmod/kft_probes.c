@@ -577,6 +577,7 @@ static u64 kft_now(void)
 int kft_load_text(const char *text, size_t len, char *msg, size_t size)
 {
 	struct kft_build b = { 0 };
+	struct kft_names names = { 0 };
 	struct kft_error err;
 	struct kft_sess *s, *old;
 	struct kft_config *cfg;
@@ -592,7 +593,11 @@ int kft_load_text(const char *text, size_t len, char *msg, size_t size)
 	cfg = s->cfg;
 	b.s = s;
 	mutex_lock(&kft_mutex);
-	if (kft_config_parse(cfg, text, len, kft_resolve, &b, &err) < 0) {
+	/* the log is allocated whole: a logentries beyond it is refused */
+	names.resolve = kft_resolve;
+	names.arg = &b;
+	names.max_logentries = KFT_LOG_MAX;
+	if (kft_config_parse_names(cfg, text, len, &names, &err) < 0) {
 		if (b.err && b.err != -ENOENT && !strncmp(err.msg, "unknown function", 16)) {
 			scnprintf(msg, size, "%u:%u: cannot probe function '%s': %s (error %d)",
 				  err.line, err.col, b.name, kft_probe_why(b.err), b.err);

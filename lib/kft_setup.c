@@ -296,7 +296,7 @@ static void kft_load_config(struct kft_global *g, const char *path)
 	struct kft_config *cfg = calloc(1, sizeof(*cfg)), *more = NULL;
 	const char *opts = getenv("KTRACE_CONFIG_TEXT");
 	struct kft_resolver *res = NULL;
-	struct kft_names names = { NULL, NULL, NULL };
+	struct kft_names names = { NULL, NULL, NULL, 0 };
 	struct kft_error err;
 	uint64_t now = kt_clock();
 

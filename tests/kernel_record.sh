@@ -240,6 +240,25 @@ is "$rc" 0 "timeline -s: exit 0"
 is "$(grep -c '^task ' "$T/out")" 2 "timeline: the program and its child, no other task"
 main_blocked=$(awk '/^task .*kprog/ { for (i = 1; i <= NF; i++) if ($i == "blocked") { print int($(i + 1)); exit } }' "$T/out")
 ok "$([ "${main_blocked:-0}" -ge 50 ]; echo $?)" "timeline: the program was blocked at least 50 ms ($main_blocked)"
+# "N switches" is how often the task left a CPU: its sched_switch events as
+# prev_pid, counted by python from print -C (a sleep used to count twice:
+# its blocked and its ready interval)
+"$KTRACE" print -C "$D" > "$T/all.csv"
+python3 - "$T/all.csv" "$T/out" > "$T/sw" <<'PY'
+import csv, re, sys
+n = {}
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["name"] == "PROCESS_CONTEXTSWITCH":
+        a = dict(kv.split("=", 1) for kv in r["args"].split(";"))
+        n[int(a["prev_pid"])] = n.get(int(a["prev_pid"]), 0) + 1
+for line in open(sys.argv[2]):
+    m = re.match(r"task (?:\d+/)?(\d+) .*, (\d+) switch(?:es)?$", line.strip())
+    if m:
+        tid, got = int(m.group(1)), int(m.group(2))
+        print(("ok" if got == n.get(tid, 0) and got > 0 else "FAIL") +
+              " timeline -s: task %d left a CPU %d times, as its sched_switch events say (%d)" % (tid, got, n.get(tid, 0)))
+PY
+tap_results "$T/sw"
 run "$KTRACE" timeline --mark sleep_50ms "$D"
 like "$T/out" "^ +[0-9.]+ +[0-9.]+ +[0-9.]+  running +[0-9]+$" "timeline: running intervals with their CPU"
 ok "$(awk '$4 == "blocked" && $3 >= 50000 && $3 < 1000000 { f = 1 } END { exit !f }' "$T/out"; echo $?)" \

@@ -349,7 +349,7 @@ static int glob(void *arg, const char *pat, kt_u32 len, kt_u64 *addrs, kt_u32 ma
 
 static int parse_globs(const char *text)
 {
-	struct kft_names names = { resolve, glob, NULL };
+	struct kft_names names = { resolve, glob, NULL, 0 };
 
 	return kft_config_parse_names(&cfg, text, strlen(text), &names, &err);
 }
@@ -374,6 +374,21 @@ static void test_extensions(void)
 	refuses("filter funclist s* fend\n", 1, 17,
 		"function pattern 's*' cannot be resolved here: name the functions");
 
+	/* a caller whose log is allocated whole (the kernel module) bounds logentries */
+	{
+		struct kft_names lim = { resolve, NULL, NULL, 1048576 };
+		const char *big = "filter mintime 5\nlogentries 99999999999\n";
+
+		is_int(kft_config_parse_names(&cfg, big, strlen(big), &lim, &err), -KFT_EINVAL,
+		       "logentries 99999999999 over a 1048576-entry log: refused");
+		ok(err.line == 2 && err.col == 12 &&
+			   !strcmp(err.msg, "logentries 99999999999 is more than the log can hold (at most 1048576 entries)"),
+		   "  at 2:12, saying the limit (got %u:%u: %s)", err.line, err.col, err.msg);
+		is_int(kft_config_parse_names(&cfg, "logentries 1048576", 18, &lim, &err), 0,
+		       "logentries 1048576: accepted");
+		is_int(parse("logentries 99999999999\n"), 0, "without a limit (user space): accepted");
+		ok(cfg.logentries == 99999999999ull, "  as 99999999999");
+	}
 	is_int(parse_globs("filter funclist s* fend\n"), 0, "a pattern in a funclist");
 	ok(cfg.nfuncs == 3 && cfg.funcs[0] == 0xc0008000 && cfg.funcs[1] == 0xc0020000 &&
 		   cfg.funcs[2] == 0xc02cb754,

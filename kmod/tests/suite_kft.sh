@@ -161,6 +161,12 @@ for c in 'frobnicate' 'trigger start entry no_such_function_kft' 'filter funclis
 	[ "$(ks state) $(ks configuration) $(ks probes)" = "running $gen $probes" ] || bad="$bad '$c':changed"
 done
 is "$bad" "" "KFT: 16 malformed configurations fail with EINVAL, the running one is untouched"
+# issue 15: logentries beyond the log the module can allocate was accepted
+# and then reported as that many entries over a 1M-entry log
+is "$(w $P 'filter mintime 5\nlogentries 99999999999') $(ks state) $(ks configuration)" "EINVAL running $gen" \
+	"KFT: logentries 99999999999 (more than the module's 1M-entry log) is refused, nothing changes"
+is "$(ks error)" "2:12: logentries 99999999999 is more than the log can hold (at most 1048576 entries)" \
+	"  the error names line, column and the limit"
 w $P 'filter funclist notify_die fend' > /dev/null
 diag "$(ks error)"
 head -c 70000 /dev/zero | tr '\0' '#' > $KS/big
