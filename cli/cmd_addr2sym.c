@@ -154,9 +154,13 @@ static void print_header(struct a2s *a, FILE *out)
 	if (!text)
 		return;
 	text[n] = 0;
-	fprintf(out, "Function trace of %s (pid %" PRIu32 "), run %s\n\n",
-		in->comm && in->comm[0] ? in->comm : "?", in->pid,
-		status_value(text, "run", v, sizeof(v)) ? v : "?");
+	if (in->pid) /* a program's trace */
+		fprintf(out, "Function trace of %s (pid %" PRIu32 "), run %s\n\n",
+			in->comm && in->comm[0] ? in->comm : "?", in->pid,
+			status_value(text, "run", v, sizeof(v)) ? v : "?");
+	else /* the kernel's (ktrace kft --kernel/--tracefs): no program */
+		fprintf(out, "Function trace of the kernel%s%s, run %s\n\n", in->kernel[0] ? " " : "",
+			in->kernel, status_value(text, "run", v, sizeof(v)) ? v : "?");
 	if (status_value(text, "started", v, sizeof(v)))
 		put_event(out, "started", v);
 	if (status_value(text, "stopped", v, sizeof(v)))

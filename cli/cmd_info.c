@@ -148,7 +148,10 @@ static int run(int argc, char **argv)
 	cli_pager_start();
 	printf("# ktrace information of %s\n# ==========================\n", dir);
 	row("cmdline", "%s", meta_value(dir, "cmdline", buf, sizeof(buf)) ? buf : "(not recorded)");
-	row("program", "%s (pid %" PRIu32 ")", in->comm[0] ? in->comm : "?", in->pid);
+	if (in->pid)
+		row("program", "%s (pid %" PRIu32 ")", in->comm[0] ? in->comm : "?", in->pid);
+	else
+		row("program", "none (a kernel trace)");
 	row("hostname", "%s", in->host[0] ? in->host : "?");
 	row("kernel", "%s%s%s", in->kernel[0] ? in->kernel : "?", in->machine[0] ? " " : "",
 	    in->machine);

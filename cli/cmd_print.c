@@ -204,7 +204,10 @@ static void print_text(FILE *out, const struct ktr_trace *t, const struct popts 
 		fprintf(out, " %3d", r->cpu);
 	else
 		fputs("   -", out);
-	snprintf(pidtid, sizeof(pidtid), "%" PRIu32 "/%" PRIu32, r->pid, r->tid);
+	if (!r->pid && r->tid) /* a task whose process is not known (kernel channels) */
+		snprintf(pidtid, sizeof(pidtid), "?/%" PRIu32, r->tid);
+	else
+		snprintf(pidtid, sizeof(pidtid), "%" PRIu32 "/%" PRIu32, r->pid, r->tid);
 	fprintf(out, " %13s %-22s", pidtid, rec_name(t, o, r, name, sizeof(name)));
 	if (r->kind == KTR_RECORD && r->cls == KTRACE_CLASS_CALL && r->nwords >= 1) {
 		print_call_args(out, t, o, r);

@@ -248,6 +248,21 @@ int main(void)
 	rc = run(args, &out);
 	ok(rc == 0 && strstr(out, "kft_outer") && strstr(out, "kft_inner"), "ktrace kd names the functions");
 	free(out);
+	/* issue 15: no "? (pid 0)" program, no "0/42" task on a kernel trace */
+	snprintf(args, sizeof(args), "addr2sym %s", dst);
+	rc = run(args, &out);
+	ok(rc == 0 && strstr(out, "Function trace of the kernel") && !strstr(out, "(pid 0)"),
+	   "addr2sym: a function trace of the kernel, not of '? (pid 0)'");
+	free(out);
+	snprintf(args, sizeof(args), "info %s", dst);
+	rc = run(args, &out);
+	ok(rc == 0 && strstr(out, "program         : none (a kernel trace)"), "info: no program");
+	free(out);
+	snprintf(args, sizeof(args), "print %s", dst);
+	rc = run(args, &out);
+	ok(rc == 0 && strstr(out, " ?/42 ") && !strstr(out, " 0/42 "),
+	   "print: thread 42 of an unknown process is ?/42, not 0/42");
+	free(out);
 
 	/* extract again into the same directory: allowed (an earlier KFT trace) */
 	snprintf(args, sizeof(args), "kft --kernel --proc %s extract %s", proc, dst);
