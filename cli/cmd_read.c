@@ -426,8 +426,12 @@ static int run(int argc, char **argv)
 		cli_error(CMD, "%s: is the source directory", dst);
 		return 2;
 	}
-	if (kernel)
-		return read_relay(src, dst, (unsigned)bsize, (unsigned)nsub);
+	if (kernel) {
+		int rc = read_relay(src, dst, (unsigned)bsize, (unsigned)nsub);
+
+		/* the copy read back and summarised, as for user-space traces */
+		return rc ? rc : check_copy(dst, quiet);
+	}
 	if (bsize || nsub)
 		cli_error(CMD, "warning: -b and -n apply to kernel channels only; ignored");
 	return read_user(src, dst, quiet);

@@ -497,6 +497,27 @@ static void rr_start_position(struct rr_stream *s, const struct rr_stream_info *
 	s->told = si->next;
 }
 
+/*
+ * Sub-buffers a stopped channel still holds that no reader copied: per
+ * stream that wrote records, those from where a reader would start
+ * (rr_start_position()) to the current one.
+ */
+static uint64_t rr_unread(const struct rr_info *in)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < in->nstreams; i++) {
+		struct rr_stream s;
+
+		if (!in->s[i].written)
+			continue;
+		rr_start_position(&s, &in->s[i], in);
+		if (s.next <= in->s[i].current)
+			n += in->s[i].current - s.next + 1;
+	}
+	return n;
+}
+
 /* 1 if every relay file is finalized (its channel was closed). */
 static int rr_all_finalized(struct pollfd *pfd, unsigned n)
 {
@@ -565,6 +586,17 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 	}
 	if (rr_read_info(src, in, 0))
 		goto out_free;
+	/*
+	 * New buffers replace the old ones: never over records nobody read
+	 * (a stopped channel keeps them until they are copied).
+	 */
+	if (!in->running && ((subbuf_size && subbuf_size != in->buf_size) ||
+			     (n_subbufs && n_subbufs != in->buf_nr)) && rr_unread(in)) {
+		kcl_error(CMD, "%s: the channel holds %llu sub-buffers of records not read yet, which -b/-n "
+			       "would discard: copy them first (ktrace read %s DIR), then resize",
+			  src, (unsigned long long)rr_unread(in), src);
+		goto out_free;
+	}
 	if (rr_set_geometry(src, in, subbuf_size, n_subbufs))
 		goto out_free;
 
@@ -633,6 +665,28 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 	rr_stop_signal = 0;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+
+	/*
+	 * Started before the channel (klog's order: reader first, then
+	 * tracing): a stopped channel holding nothing unread is waited for
+	 * until it starts, or until records appear (started and stopped
+	 * again between two looks), instead of ending with an empty copy.
+	 */
+	if (!in->running && !rr_unread(in)) {
+		fprintf(stderr, "ktrace read: %s is stopped and holds no unread record: waiting for it to "
+				"start (echo start > %s/state; Ctrl-C ends)\n", src, src);
+		while (!rr_stop_signal) {
+			int state = rr_read_state(src);
+
+			if (state == 1 || (state == 0 && rr_read_info(src, fin, 1) == 0 &&
+					   fin->nstreams == n && rr_unread(fin)))
+				break;
+			if (state < 0 && (rr_all_finalized(pfd, n) || ++gone_polls > RR_GONE_POLLS))
+				break;
+			poll(NULL, 0, RR_POLL_MS);
+		}
+		gone_polls = 0;
+	}
 
 	/* A flight recorder is read once it stopped (or went away). */
 	while (in->flight && !rr_stop_signal) {

@@ -170,8 +170,18 @@ ok $? "relay files were re-created"
 w $K/state start > /dev/null
 is "$(w $K/buf_size 16384)" "EBUSY" "a running channel cannot be resized"
 w $K/state stop > /dev/null
-kthelper read -b 16384 -n 8 $K /tmp/geom > /dev/null 2>&1
+# A stopped channel with nothing unread: the reader waits for it to start.
+kthelper read -b 16384 -n 8 $K /tmp/geom > /dev/null 2>/tmp/geom.err &
+reader=$!
+sleep 1
+kill -0 $reader 2>/dev/null
+ok $? "kthelper read -b 16384 -n 8 on a stopped, empty channel waits for it to start"
+w $K/state start > /dev/null
+w $K/state stop > /dev/null
+wait $reader
 ok $? "kthelper read -b 16384 -n 8 (read_relay) on the default channel"
+grep -q "waiting for it to start" /tmp/geom.err
+ok $? "  it said it was waiting"
 is "$(rd $K/buf_size) $(rd $K/buf_nr) $(kv /tmp/geom/metadata buf-size) $(kv /tmp/geom/metadata buf-nr)" \
 	"16384 8 16384 8" "-b/-n reached the module and the metadata"
 is "$(kv /tmp/geom/metadata clock) $(kv /tmp/geom/metadata layout) $(kv /tmp/geom/metadata scope)" \
@@ -223,6 +233,14 @@ N=4000
 echo $N > $C/run
 w $T/state stop > /dev/null
 sed -n p $C/result > /tmp/big.res
+# issue 15: -b/-n replaced the buffers of a stopped channel with its records
+ktrace read -b 8192 $T /tmp/bigb > /tmp/bigb.out 2>&1
+is "$?" 1 "ktrace read -b on a stopped channel holding unread records: exit 1"
+grep -q "not read yet" /tmp/bigb.out
+ok $? "  saying the records are not read yet"
+diag "$(head -n 1 /tmp/bigb.out)"
+is "$(kv $T/info buf-size) $(kv $T/info written)" "262144 $((3 * NCPU * N))" \
+	"  the buffers and the count of their records are unchanged"
 kthelper read $T /tmp/big > /dev/null 2>&1
 kthelper check -t /tmp/big > /tmp/big.chk
 is "$(kv /tmp/big.res written) $(kv /tmp/big.res dropped)" "$((3 * NCPU * N)) 0" \
@@ -348,9 +366,13 @@ rmmod ktrace_test
 # ------------------------------------------------------------------
 insmod $M/ktrace_sample.ko period_ms=5
 ok $? "insmod ktrace_sample.ko"
-w $K/state start > /dev/null
+# klog's order: the reader first, then tracing (issue 15: it ended at once)
 ktrace read $K /tmp/sample > /tmp/sample.out 2>&1 &
 reader=$!
+sleep 1.5
+kill -0 $reader 2>/dev/null
+ok $? "ktrace read started before tracing waits for the channel to start"
+w $K/state start > /dev/null
 sleep 2
 w $K/state stop > /dev/null
 wait $reader
@@ -359,6 +381,9 @@ sed 's/^/#   /' /tmp/sample.out
 kthelper check /tmp/sample > /tmp/sample.chk
 cmp_ok "$(kv /tmp/sample.chk records)" -gt 20 "the sample logged entry and exit events"
 is "$(kv /tmp/sample.chk errors)" "0" "the copy is clean"
+# issue 15: no summary was printed for a kernel channel
+grep -q "^/tmp/sample: $NCPU streams, $(kv /tmp/sample.chk records) records, 0 lost," /tmp/sample.out
+ok $? "ktrace read prints the summary: $NCPU streams and as many records as the checker counts"
 ktrace print /tmp/sample > /tmp/sample.txt 2>/tmp/sample.perr
 ok $? "ktrace print /tmp/sample"
 ent=$(grep -c 'ktrace_sample_work:entry' /tmp/sample.txt)
