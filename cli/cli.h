@@ -51,6 +51,17 @@ const struct ktrace_cmd *cli_find_command(const char *name);
  * (control characters in the message are shown as '?'; at most 4 KiB). */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/**
+ * cli_kernel_tasks() - name the tasks of the kernel trace in @dst (a
+ * ktrace.ko channel's copy, a kernel KFT log): every thread id its records
+ * carry without a process, looked up in @procdir ("/proc")/TID/status, is
+ * written to @dst/threads as "TID PID COMM" (tasks gone are left out).
+ * For the machine the trace was recorded on, right after the copy
+ * (cli/kernel_tasks.c).  Return: 0, or -1 (the trace cannot be opened, or
+ * the file written: one line on stderr as @cmd).
+ */
+int cli_kernel_tasks(const char *cmd, const char *dst, const char *procdir);
+
 struct ktr_trace;
 /* Print the reader's pending diagnostics of @t (ktr_diag_next()), one
  * cli_error() line each. */

@@ -118,6 +118,8 @@ int kft_run_kernel(int argc, char **argv)
 
 		if (kft_proc_extract(proc, argv[optind], map, &st) < 0)
 			return 1;
+		/* the calls' threads named from --proc (/proc): PROC/TID/status */
+		cli_kernel_tasks(CMD, argv[optind], proc);
 		printf("%s: %zu bytes of calls, %zu call sites\n", argv[optind], st.bytes, st.callsites);
 		return 0;
 	}

@@ -429,7 +429,9 @@ static int run(int argc, char **argv)
 	if (kernel) {
 		int rc = read_relay(src, dst, (unsigned)bsize, (unsigned)nsub);
 
-		/* the copy read back and summarised, as for user-space traces */
+		/* the copy's tasks named, read back and summarised */
+		if (!rc)
+			cli_kernel_tasks(CMD, dst, "/proc");
 		return rc ? rc : check_copy(dst, quiet);
 	}
 	if (bsize || nsub)

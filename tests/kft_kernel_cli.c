@@ -265,8 +265,29 @@ int main(void)
 	free(out);
 
 	/* extract again into the same directory: allowed (an earlier KFT trace) */
+	snprintf(args, sizeof(args), "%s/42", proc);
+	mkdir(args, 0700);
+	{
+		static const char st42[] = "Name:\tkft worker\nUmask:\t0022\nTgid:\t40\nPid:\t42\n";
+
+		write_file(args, "status", st42, sizeof(st42) - 1);
+	}
 	snprintf(args, sizeof(args), "kft --kernel --proc %s extract %s", proc, dst);
 	is_int(run(args, NULL), 0, "extract into an earlier kernel KFT trace replaces it");
+	/* ... and names thread 42, which PROC/42/status says is alive */
+	s = read_file(dst, "threads", NULL);
+	ok(s && !strcmp(s, "42 40 kft worker\n"), "DST/threads names the calls' thread from PROC/42/status");
+	free(s);
+	snprintf(args, sizeof(args), "print %s", dst);
+	rc = run(args, &out);
+	ok(rc == 0 && strstr(out, " 40/42 ") && !strstr(out, "?/42"), "print: 40/42 now");
+	free(out);
+	snprintf(args, sizeof(args), "kd -c %s", dst);
+	rc = run(args, &out);
+	ok(rc == 0 && strstr(out, "kft worker"), "kd -c names the thread");
+	if (!strstr(out ? out : "", "kft worker"))
+		diag("%s", out);
+	free(out);
 	/* ... but not into another kind of trace */
 	snprintf(args, sizeof(args), "%s/other", tmp);
 	mkdir(args, 0700);

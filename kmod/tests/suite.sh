@@ -290,6 +290,22 @@ if ktrace print /tmp/gl > /tmp/gl.txt 2>/tmp/gl.perr; then ok 0 "ktrace print of
 	ok 1 "ktrace print of a global kernel trace"
 	sed 's/^/#   /' /tmp/gl.perr | head -n 5
 fi
+# issue 15: records of the global channel showed their thread as 0/TID.
+# ktrace read (the CLI) names the threads still alive from /proc.
+ktrace read $T /tmp/gl2 > /tmp/gl2.out 2>&1 &
+reader=$!
+sleep 0.5
+w $T/state start > /dev/null
+echo 100 > $C/run
+w $T/state stop > /dev/null
+wait $reader
+ok $? "ktrace read of the global channel, started before tracing"
+grep -q "^[0-9]* [0-9]* ktrace_test/0$" /tmp/gl2/threads
+ok $? "  DST/threads names the writer threads (ktrace_test/0) from /proc"
+ktrace print /tmp/gl2 > /tmp/gl2.txt 2>/dev/null
+is "$(grep -c ' 0/[1-9][0-9]* ' /tmp/gl2.txt)" "0" "  print shows no thread as 0/TID"
+cmp_ok "$(grep -c ' \([1-9][0-9]*\)/\1 *test_thread' /tmp/gl2.txt)" -ge 100 \
+	"  the writer threads' records show PID/TID (kernel threads: pid = tid)"
 rmmod ktrace_test
 
 # ------------------------------------------------------------------

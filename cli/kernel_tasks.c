@@ -1,0 +1,101 @@
+/*
+ * cli/kernel_tasks.c - names for the tasks of a kernel trace.  The records
+ * of a ktrace.ko channel (`ktrace read`) and of the kernel's KFT log
+ * (`ktrace kft --kernel extract`) carry a thread id but neither its process
+ * nor its name, so print showed ?/TID and kd a task "?".  The copy is made
+ * on the traced machine, where most of those tasks still run: their
+ * /proc/TID/status has both, and cli_kernel_tasks() writes them to
+ * DST/threads as `TID PID COMM` lines (docs/FORMAT.md), which the reader
+ * uses.  Tasks gone by then stay unnamed; the idle task (0) is never named.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ktrace/format.h>
+
+#include "analysis/analysis.h"
+#include "cli/cli.h"
+#include "lib/safefile.h"
+#include "reader/reader.h"
+
+/* "Name:" and "Tgid:" of @procdir/@tid/status: 0, or -1 if the task is gone. */
+static int task_of(const char *procdir, uint32_t tid, uint32_t *pid, char *comm, size_t len)
+{
+	char path[4096], line[256];
+	FILE *f;
+	int have = 0;
+
+	snprintf(path, sizeof(path), "%s/%u/status", procdir, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (have != 3 && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Name:\t", 6)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(comm, len, "%.63s", line + 6);
+			have |= 1;
+		} else if (sscanf(line, "Tgid: %u", pid) == 1) {
+			have |= 2;
+		}
+	}
+	fclose(f);
+	return have == 3 && *pid ? 0 : -1;
+}
+
+int cli_kernel_tasks(const char *cmd, const char *dst, const char *procdir)
+{
+	struct ktr_trace *t = ktr_open(dst);
+	struct ka_map64 seen = { 0 };
+	struct ktr_rec r;
+	struct ktr_call c;
+	char *buf = NULL, msg[512];
+	size_t len = 0, cap = 0;
+	int dfd, rc = 0;
+
+	if (!t)
+		return -1;
+	while (ktr_next(t, &r)) {
+		uint32_t tid = r.tid, pid = r.pid;
+		char comm[64], line[128];
+		int n;
+
+		if (r.kind != KTR_RECORD)
+			continue;
+		if (r.cls == KTRACE_CLASS_CALL && ktr_call_decode(t, &r, &c)) {
+			tid = c.tid;
+			pid = c.pid;
+		}
+		if (!tid || pid || ka_map64_get(&seen, tid) >= 0)
+			continue;
+		if (ka_map64_put(&seen, tid, 0) < 0)
+			break;
+		if (task_of(procdir, tid, &pid, comm, sizeof(comm)) < 0)
+			continue;
+		n = snprintf(line, sizeof(line), "%u %u %s\n", tid, pid, comm);
+		if (len + (size_t)n + 1 > cap) {
+			char *nb = realloc(buf, cap = 2 * cap + 4096);
+
+			if (!nb)
+				break;
+			buf = nb;
+		}
+		memcpy(buf + len, line, (size_t)n);
+		len += (size_t)n;
+	}
+	ktr_close(t);
+	ka_map64_free(&seen);
+	if (len) {
+		dfd = ksf_dir_open(dst, 0, msg, sizeof(msg));
+		if (dfd < 0 || ksf_replace_at(dfd, "threads", buf, len) < 0) {
+			cli_error(cmd, "%s/threads: cannot write the names of the kernel trace's tasks%s%s",
+				  dst, dfd < 0 ? ": " : "", dfd < 0 ? msg : "");
+			rc = -1;
+		}
+		if (dfd >= 0)
+			close(dfd);
+	}
+	free(buf);
+	return rc;
+}
