@@ -15,6 +15,10 @@
  * with tracefs_local_events_system() (libtraceevent), each selected
  * catalogue event is looked up, its argument fields resolved, and enabled;
  * what is missing is written as an `unavailable` metadata line.
+ * Tracepoints given with -e are recorded too: a catalogue tracepoint as
+ * its catalogue event, any other as an event of its own (setup_extra():
+ * ids from 0x100, its numeric fields as arguments; pointers into the
+ * kernel written as 0; strings and arrays only in the raw copy).
  *
  * Reading.  One thread (nice -10 when allowed: it sleeps almost always, but
  * once woken it must run before the buffer fills, even on a machine kept
@@ -83,6 +87,8 @@
 #define CLONE_THREAD_FLAG 0x00010000u  /* <linux/sched.h> CLONE_THREAD */
 #define WAKE_PERCENT "25"              /* poll() wakes the reader at 1/4 full */
 #define READER_NICE (-10)              /* the reader thread's nice value */
+#define XID_BASE KTRACE_LKST_MAX_ID    /* ids of -e tracepoints outside the catalogue */
+#define MAX_ARGS 8u                    /* arguments of a record (catalogue events: 4) */
 
 /* ---- the catalogue (kclient/catalogue.c) --------------------------------- */
 
@@ -203,11 +209,12 @@ struct karg {
 	unsigned elem; /* array element index */
 	int is_signed;
 	unsigned size;
+	int is_ptr;    /* a pointer: a kernel address is written as 0 */
 };
 
 struct kev {
 	const struct lkst_def *d;
-	struct karg a[4];
+	struct karg a[MAX_ARGS];
 	int special; /* 1 sched_switch, 2 wakeup(_new), 3 task_newtask */
 	int silent;  /* enabled for the task table only: no record */
 	struct tep_format_field *comm, *pid, *comm2, *pid2, *flags;
@@ -222,6 +229,16 @@ struct krec {
 	struct tep_handle *tep;
 	struct kbuffer *kbuf;
 	uint8_t sel[KTRACE_LKST_MAX_ID];
+	/*
+	 * -e tracepoints: @xl as matched; those outside the catalogue become
+	 * events of their own, @xdefs (ids XID_BASE + i, name the tracepoint's,
+	 * category its system, arguments its numeric fields; @xargs owns the
+	 * argument lists)
+	 */
+	struct krec_evlist xl;
+	struct lkst_def *xdefs;
+	char **xargs;
+	size_t nx;
 	const char *unavail[KTRACE_LKST_MAX_ID]; /* reason, NULL = available */
 	char unavail_buf[KTRACE_LKST_MAX_ID][96];
 	struct kev *bytype; /* indexed by tracefs event id */
@@ -435,7 +452,7 @@ static uint64_t read_arg(const struct karg *a, const uint8_t *data, int size)
 
 static int64_t read_num(const struct tep_format_field *f, const uint8_t *data, int size)
 {
-	struct karg a = { (struct tep_format_field *)f, 0, 1, f ? (unsigned)f->size : 0 };
+	struct karg a = { (struct tep_format_field *)f, 0, 1, f ? (unsigned)f->size : 0, 0 };
 
 	return (int64_t)read_arg(&a, data, size);
 }
@@ -461,7 +478,7 @@ static void convert_event(struct krec *k, struct kout *o, uint64_t ts, void *dat
 	struct tep_record rec;
 	struct kev *e;
 	struct task *t;
-	uint64_t args[4];
+	uint64_t args[MAX_ARGS];
 	int type, pid;
 
 	memset(&rec, 0, sizeof(rec));
@@ -501,8 +518,11 @@ static void convert_event(struct krec *k, struct kout *o, uint64_t ts, void *dat
 	if (e->silent)
 		return;
 	t = task_seen(k, pid);
-	for (unsigned i = 0; i < e->d->nargs; i++)
+	for (unsigned i = 0; i < e->d->nargs; i++) {
 		args[i] = read_arg(&e->a[i], data, size);
+		if (e->a[i].is_ptr && args[i] >> 63)
+			args[i] = 0; /* no kernel address in a trace (lkst.h) */
+	}
 	if (e->d->id == KTRACE_LKST_EXCEPTION_PAGEFAULT_USER ||
 	    e->d->id == KTRACE_LKST_EXCEPTION_PAGEFAULT_KERNEL) {
 		/* no kernel address in a trace (lkst.h): address and ip in the
@@ -651,6 +671,7 @@ static void resolve_arg(struct tep_event *ev, const char *name, size_t nlen, str
 		return;
 	a->elem = elem;
 	a->is_signed = (a->f->flags & TEP_FIELD_IS_SIGNED) != 0;
+	a->is_ptr = (a->f->flags & TEP_FIELD_IS_POINTER) != 0;
 	if (a->f->flags & TEP_FIELD_IS_ARRAY) {
 		a->size = a->f->elementsize;
 		if (elem >= a->f->arraylen)
@@ -691,8 +712,17 @@ static int used(const struct krec *k, unsigned id)
 /* The systems the enabled events need, NULL-terminated (static storage). */
 static const char **needed_systems(const struct krec *k)
 {
-	static const char *sys[KTRACE_LKST_MAX_ID + 1];
+	static const char *sys[2 * KTRACE_LKST_MAX_ID + 1];
 	size_t n = 0;
+
+	for (size_t i = 0; i < k->xl.n && n < KTRACE_LKST_MAX_ID; i++) {
+		size_t j;
+
+		for (j = 0; j < n && strcmp(sys[j], k->xl.sys[i]); j++)
+			;
+		if (j == n)
+			sys[n++] = k->xl.sys[i];
+	}
 
 	for (size_t i = 0; i < NDEFS; i++) {
 		const struct lkst_def *d = &lkst_defs[i];
@@ -707,6 +737,88 @@ static const char **needed_systems(const struct krec *k)
 	}
 	sys[n] = NULL;
 	return sys;
+}
+
+/* The catalogue's event on tracepoint @sys:@tp, or NULL. */
+static const struct lkst_def *catalogue_tp(const char *sys, const char *tp)
+{
+	for (size_t i = 0; i < NDEFS; i++)
+		if (lkst_defs[i].tp[0] && !strcmp(lkst_defs[i].sys, sys) && !strcmp(lkst_defs[i].tp, tp))
+			return &lkst_defs[i];
+	return NULL;
+}
+
+/*
+ * The -e tracepoints outside the catalogue: an event each (id XID_BASE + i,
+ * named as the tracepoint, its system the category), with its numeric
+ * fields as arguments, at most MAX_ARGS of them in the format's order;
+ * strings, arrays and dynamic fields are left to the raw copy
+ * (DIR/kernel/ftrace, trace.dat).  Enabled by enable_extra().
+ */
+static int setup_extra(struct krec *k)
+{
+	if (!k->xl.n)
+		return 0;
+	k->xdefs = calloc(k->xl.n, sizeof(*k->xdefs));
+	k->xargs = calloc(k->xl.n, sizeof(*k->xargs));
+	if (!k->xdefs || !k->xargs)
+		return -1;
+	for (size_t i = 0; i < k->xl.n && XID_BASE + k->nx <= 0xffff; i++) {
+		struct tep_event *ev = tep_find_event_by_name(k->tep, k->xl.sys[i], k->xl.name[i]);
+		struct tep_format_field **fields;
+		struct lkst_def *d = &k->xdefs[k->nx];
+		struct kev *e;
+		size_t len = 0, cap = 1;
+		char *args;
+
+		if (catalogue_tp(k->xl.sys[i], k->xl.name[i]) || !ev || ev->id < 0)
+			continue;
+		fields = tep_event_fields(ev);
+		for (size_t f = 0; fields && fields[f]; f++)
+			cap += strlen(fields[f]->name) + 1;
+		args = malloc(cap);
+		if (!args) {
+			free(fields);
+			return -1;
+		}
+		args[0] = 0;
+		for (size_t f = 0; fields && fields[f] && d->nargs < MAX_ARGS; f++) {
+			const struct tep_format_field *fl = fields[f];
+
+			if ((fl->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_STRING | TEP_FIELD_IS_DYNAMIC)) ||
+			    fl->size < 1 || fl->size > 8)
+				continue;
+			len += (size_t)sprintf(args + len, "%s%s", len ? "," : "", fl->name);
+			d->nargs++;
+		}
+		free(fields);
+		k->xargs[k->nx] = args;
+		d->id = XID_BASE + (unsigned)k->nx;
+		d->mn = k->xl.name[i];
+		d->cat = d->sys = k->xl.sys[i];
+		d->tp = k->xl.name[i];
+		d->args = args;
+		if (ev->id > k->maxtype) {
+			struct kev *nb = realloc(k->bytype, ((size_t)ev->id + 1) * sizeof(*nb));
+
+			if (!nb)
+				return -1;
+			memset(nb + k->maxtype + 1, 0, (size_t)(ev->id - k->maxtype) * sizeof(*nb));
+			k->bytype = nb;
+			k->maxtype = ev->id;
+		}
+		e = &k->bytype[ev->id];
+		e->d = d;
+		for (unsigned a = 0, off = 0; a < d->nargs; a++) {
+			size_t l = strcspn(args + off, ",");
+
+			resolve_arg(ev, args + off, l, &e->a[a]);
+			off += (unsigned)l + 1;
+		}
+		k->enabled++;
+		k->nx++;
+	}
+	return 0;
 }
 
 static int setup_events(struct krec *k)
@@ -783,7 +895,7 @@ static int setup_events(struct krec *k)
 		if (!e->silent)
 			k->enabled++;
 	}
-	return 0;
+	return setup_extra(k);
 }
 
 /* Per-CPU `stats` counter @key ("overrun: N"), or 0. */
@@ -829,6 +941,11 @@ static char *metadata_text(struct krec *k, int final, const struct krec_stats *s
 			continue;
 		fprintf(f, "event %u kevent %s %s %s\n", d->id, d->mn, d->cat,
 			d->nargs ? d->args : "-");
+	}
+	for (size_t i = 0; i < k->nx; i++) {
+		const struct lkst_def *d = &k->xdefs[i];
+
+		fprintf(f, "event %u kevent %s %s %s\n", d->id, d->mn, d->cat, d->nargs ? d->args : "-");
 	}
 	for (size_t i = 0; i < NDEFS; i++) {
 		const struct lkst_def *d = &lkst_defs[i];
@@ -890,6 +1007,11 @@ static void destroy(struct krec *k)
 	if (k->ftfd >= 0)
 		close(k->ftfd);
 	krec_evlist_free(&k->evl);
+	krec_evlist_free(&k->xl);
+	for (size_t i = 0; i < k->nx; i++)
+		free(k->xargs[i]);
+	free(k->xargs);
+	free(k->xdefs);
 	if (k->fds)
 		for (unsigned i = 0; i < k->ncpu; i++)
 			if (k->fds[i] >= 0)
@@ -981,15 +1103,11 @@ static void krec_clear_dir(const char *dir)
  * outside the catalogue have no KEVENT conversion (convert_event() skips
  * a type it does not know): they are kept in the raw copy only.
  */
-static int enable_extra(struct krec *k, const struct krec_opts *o, char *msg, size_t len)
+static int enable_extra(struct krec *k, char *msg, size_t len)
 {
-	struct krec_evlist l = { 0 };
+	const struct krec_evlist l = k->xl;
 	int rc = 0;
 
-	if (!o->nevents)
-		return 0;
-	if (krec_events_match(o->events, o->nevents, &l, msg, len) < 0)
-		return -1;
 	for (size_t i = 0; i < l.n && !rc; i++) {
 		char file[600];
 
@@ -1000,7 +1118,6 @@ static int enable_extra(struct krec *k, const struct krec_opts *o, char *msg, si
 			rc = -1;
 		}
 	}
-	krec_evlist_free(&l);
 	return rc;
 }
 
@@ -1123,6 +1240,15 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 	}
 	tracefs_instance_file_write(k->inst, "buffer_percent", WAKE_PERCENT);
 	tracefs_option_enable(k->inst, TRACEFS_OPTION_OVERWRITE);
+	/* -e: catalogue tracepoints are recorded as the catalogue's events */
+	if (o->nevents && krec_events_match(o->events, o->nevents, &k->xl, msg, len) < 0)
+		goto fail;
+	for (size_t i = 0; i < k->xl.n; i++) {
+		const struct lkst_def *d = catalogue_tp(k->xl.sys[i], k->xl.name[i]);
+
+		if (d)
+			k->sel[d->id] = 1;
+	}
 	/* only the reader thread is left out (reader_main()): ktrace's main thread
 	 * forks the program, and that task_newtask names the program's tgid */
 	if (setup_events(k) < 0) {
@@ -1135,7 +1261,7 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 		snprintf(msg, len, "libtraceevent: no kbuffer for this kernel's ring-buffer pages");
 		goto fail;
 	}
-	if (enable_extra(k, o, msg, len) < 0)
+	if (enable_extra(k, msg, len) < 0)
 		goto fail;
 	{
 		long nc = sysconf(_SC_NPROCESSORS_CONF);

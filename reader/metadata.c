@@ -238,7 +238,7 @@ static int add_event(struct ktr_trace *t, uint64_t id, unsigned cls, const char 
 	if (!(alen == 1 && args[0] == '-')) {
 		const char *p = args, *end = args + alen;
 
-		while (p <= end && e->nargs < 4) {
+		while (p <= end && e->nargs < KTRACE_MAX_WORDS) {
 			const char *c = memchr(p, ',', (size_t)(end - p));
 
 			if (!c)

@@ -182,14 +182,16 @@ struct ktr_stream_info {
  * @id:       16-bit event id ((func << 8) | code for log2/log4).
  * @cls:      KTRACE_CLASS_LOG2, KTRACE_CLASS_LOG4 or KTRACE_CLASS_KEVENT.
  * @name, @category: as declared ("default" if the line said "-").
- * @args:     up to 4 argument names (NULL past @nargs).
+ * @args:     up to KTRACE_MAX_WORDS argument names (NULL past @nargs):
+ *            4 for static events and the LKST catalogue, up to 8 for the
+ *            tracepoints `ktrace record --kernel -e` adds.
  */
 struct ktr_event {
 	unsigned id;
 	unsigned cls;
 	const char *name;
 	const char *category;
-	const char *args[4];
+	const char *args[KTRACE_MAX_WORDS];
 	unsigned nargs;
 };
 

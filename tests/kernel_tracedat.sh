@@ -90,6 +90,7 @@ pid = sys.argv[3].encode()
 line_re = re.compile(rb"^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+(\w+):\s+(.*)$")
 tc_sw = []
 openat = []
+tc_open = []
 comms = set()
 for l in rep:
     m = line_re.match(l)
@@ -108,16 +109,26 @@ for l in rep:
         tc_sw.append((ts, int(f[b"prev_pid"]), int(f[b"next_pid"])))
     elif ev == b"sys_enter_openat":
         openat.append((int(m.group(2)), rest))
+        f = dict(re.findall(rb"(\w+)=(\S*)", rest))
+        tc_open.append((ts, int(m.group(2)), int(f[b"dfd"], 0), int(f[b"flags"], 0), int(f[b"mode"], 0)))
 kt_sw = []
+kt_open = []
 for r in csv.DictReader(open(sys.argv[2], newline="", encoding="utf-8", errors="replace")):
+    a = dict(kv.split("=", 1) for kv in r["args"].split(";") if "=" in kv)
+    if r["name"] == "sys_enter_openat":
+        kt_open.append((int(r["time_ns"]), int(r["tid"]), int(a["dfd"]), int(a["flags"]), int(a["mode"])))
     if r["name"] != "PROCESS_CONTEXTSWITCH":
         continue
-    a = dict(kv.split("=", 1) for kv in r["args"].split(";") if "=" in kv)
     kt_sw.append((int(r["time_ns"]), int(a["prev_pid"]), int(a["next_pid"])))
 print("switches_tracecmd", len(tc_sw))
 print("switches_ktrace", len(kt_sw))
 print("switches_same", "yes" if sorted(tc_sw) == sorted(kt_sw) else "no")
 print("openat", len(openat))
+print("openat_ktrace", len(kt_open))
+# ktrace keeps the 64-bit value; trace-cmd -R prints the raw field (also 64-bit for syscalls)
+norm = lambda v: (v[0], v[1]) + tuple(x & 0xffffffffffffffff for x in v[2:])
+print("openat_same", "yes" if sorted(map(norm, tc_open)) == sorted(map(norm, kt_open)) else
+      "no: %s vs %s" % (sorted(map(norm, tc_open))[:2], sorted(map(norm, kt_open))[:2]))
 fields = [b"dfd=", b"filename=", b"flags=", b"mode="]
 print("openat_fields", "yes" if openat and all(all(f in r for f in fields) for _, r in openat) else "no")
 print("badcomm", "yes" if b"bad\xff\xfe\x80name" in comms else "no")
@@ -130,6 +141,8 @@ is "$n" "$(fact switches_ktrace)" "... as many as ktrace print shows context swi
 is "$(fact switches_same)" "yes" "... the same ones: time (ns), prev_pid, next_pid"
 ok "$([ "$(fact openat)" -gt 0 ]; echo $?)" "trace-cmd shows the -e tracepoint sys_enter_openat ($(fact openat))"
 is "$(fact openat_fields)" "yes" "... with its fields dfd, filename, flags, mode"
+is "$(fact openat_ktrace)" "$(fact openat)" "ktrace print -C shows as many sys_enter_openat events (a tracepoint outside the catalogue)"
+is "$(fact openat_same)" "yes" "... the same ones: time, tid, dfd, flags, mode"
 is "$(fact badcomm)" "yes" "the non-UTF-8 comm bad\\xff\\xfe\\x80name is in trace-cmd's sched_switch fields, bytes as they were"
 is "$(fact badthread)" "yes" "... and the thread's thr\\xc3\\x28\\xff"
 
