@@ -84,7 +84,7 @@ struct rr_info {
 	char name[128];
 	int running, flight, global;
 	uint32_t buf_size, buf_nr;
-	uint64_t written, dropped, overwritten, created_ns;
+	uint64_t written, dropped, overwritten, created_ns, start_ns;
 	unsigned nstreams;
 	struct rr_stream_info s[RR_MAX_STREAMS];
 };
@@ -212,6 +212,8 @@ static int rr_read_info(const char *src, struct rr_info *in, int quiet)
 			in->overwritten = v;
 		} else if (sscanf(line, "created-ns %llu", &v) == 1) {
 			in->created_ns = v;
+		} else if (sscanf(line, "start-ns %llu", &v) == 1) {
+			in->start_ns = v;
 		} else if (!strncmp(line, "stream ", 7) && in->nstreams < RR_MAX_STREAMS) {
 			struct rr_stream_info *s = &in->s[in->nstreams];
 			unsigned long long w, d, o, p, c, nx, cur;
@@ -669,8 +671,9 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 	/*
 	 * Started before the channel (klog's order: reader first, then
 	 * tracing): a stopped channel holding nothing unread is waited for
-	 * until it starts, or until records appear (started and stopped
-	 * again between two looks), instead of ending with an empty copy.
+	 * until it starts, or until it has run (started and stopped again
+	 * between two looks: its start time changed), instead of ending with
+	 * an empty copy.
 	 */
 	if (!in->running && !rr_unread(in)) {
 		fprintf(stderr, "ktrace read: %s is stopped and holds no unread record: waiting for it to "
@@ -679,7 +682,7 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 			int state = rr_read_state(src);
 
 			if (state == 1 || (state == 0 && rr_read_info(src, fin, 1) == 0 &&
-					   fin->nstreams == n && rr_unread(fin)))
+					   (fin->start_ns != in->start_ns || rr_unread(fin))))
 				break;
 			if (state < 0 && (rr_all_finalized(pfd, n) || ++gone_polls > RR_GONE_POLLS))
 				break;
