@@ -250,11 +250,12 @@ demo: all
 kmod:
 	$(MAKE) -C kmod
 
+# KERNEL=rt: the same in Debian's PREEMPT_RT kernel (linux-image-rt-amd64)
 test-kmod:
-	./kmod/tests/run-vm.sh
+	KTRACE_VM_KERNEL=$(or $(KERNEL),generic) ./kmod/tests/run-vm.sh
 
 bench-kmod:
-	./kmod/tests/run-vm.sh bench
+	KTRACE_VM_KERNEL=$(or $(KERNEL),generic) ./kmod/tests/run-vm.sh bench
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -15,9 +15,11 @@
 # KTRACE_VM_KTRACE (use this ktrace binary instead of building one),
 # KTRACE_VM_ACCEL (kvm or tcg; default: try KVM if /dev/kvm is usable,
 # fall back to TCG when the guest does not come up), KTRACE_VM_CPUS (2),
-# KTRACE_VM_TCG_THREAD (single, the default, or multi; see tcg_opt below).
-# Installs (apt-get) linux-image-amd64, linux-headers-amd64,
-# qemu-system-x86, busybox-static and cpio if missing.
+# KTRACE_VM_TCG_THREAD (single, the default, or multi; see tcg_opt below),
+# KTRACE_VM_KERNEL (generic, the default: Debian's linux-image-amd64; or rt:
+# its PREEMPT_RT kernel, linux-image-rt-amd64; `make test-kmod KERNEL=rt`).
+# Installs (apt-get) that kernel's image and headers, qemu-system-x86,
+# busybox-static and cpio if missing.
 set -euo pipefail
 
 MODE=${1:-test}
@@ -28,7 +30,15 @@ case "$MODE" in test | bench) ;; *)
 esac
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 B=${KTRACE_VM_BUILD:-$SRC/build-kmod}
-W=$B/vm
+FLAVOUR=${KTRACE_VM_KERNEL:-generic}
+case "$FLAVOUR" in
+generic) W=$B/vm KPKG=amd64 ;;
+rt) W=$B/vm-rt KPKG=rt-amd64 ;;
+*)
+	echo "run-vm: KTRACE_VM_KERNEL must be generic or rt, not '$FLAVOUR'" >&2
+	exit 2
+	;;
+esac
 CPUS=${KTRACE_VM_CPUS:-2}
 if [ "$MODE" = bench ]; then TIMEOUT=${KTRACE_VM_TIMEOUT:-900}; else TIMEOUT=${KTRACE_VM_TIMEOUT:-270}; fi
 mkdir -p "$W"
@@ -41,7 +51,7 @@ t0=$(date +%s)
 
 # ---------------------------------------------------------------- packages
 missing=""
-for p in linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio; do
+for p in linux-image-$KPKG linux-headers-$KPKG qemu-system-x86 busybox-static cpio; do
 	dpkg -s "$p" > /dev/null 2>&1 || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
@@ -53,12 +63,15 @@ if [ -n "$missing" ]; then
 fi
 
 # ---------------------------------------------------------------- kernel
+# The newest installed kernel of the flavour (the ABI name changes with
+# security updates): VER-amd64 for generic, VER-rt-amd64 for rt.
 KVER=""
 for d in $(ls -d /lib/modules/*/build 2>/dev/null | sort -V); do
 	v=$(basename "$(dirname "$d")")
-	[ -f "/boot/vmlinuz-$v" ] && KVER=$v
+	case "$v" in *-rt-amd64) f=rt ;; *-amd64) f=generic ;; *) continue ;; esac
+	[ "$f" = "$FLAVOUR" ] && [ -f "/boot/vmlinuz-$v" ] && KVER=$v
 done
-[ -n "$KVER" ] || die "no kernel with both /boot/vmlinuz-VER and /lib/modules/VER/build"
+[ -n "$KVER" ] || die "no $FLAVOUR kernel with both /boot/vmlinuz-VER and /lib/modules/VER/build"
 KDIR=/lib/modules/$KVER/build
 VMLINUX=$W/vmlinux-$KVER
 if [ ! -s "$VMLINUX" ] || [ "/boot/vmlinuz-$KVER" -nt "$VMLINUX" ]; then
