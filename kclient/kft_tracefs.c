@@ -111,7 +111,8 @@ int kft_ksyms_load(struct kft_ksyms *s, const char *path)
 			s->n++;
 	}
 	fclose(f);
-	qsort(s->v, s->n, sizeof(*s->v), ksym_cmp);
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), ksym_cmp);
 	return 0;
 }
 
