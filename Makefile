@@ -249,6 +249,7 @@ kmod:
 
 test-kmod:
 	./kmod/tests/run-vm.sh
+	./kmod/tests/run-vm.sh boot # boot-time KFT (ktrace kft --boot)
 
 bench-kmod:
 	./kmod/tests/run-vm.sh bench

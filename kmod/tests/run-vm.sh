@@ -162,6 +162,8 @@ EXTRA_APPEND=""
 if [ "$MODE" = boot ]; then
 	EXTRA_APPEND=$("$KTRACE_BIN" kft --boot -m - "$SRC/kmod/tests/kboot-seed.conf") ||
 		die "ktrace kft --boot refused kmod/tests/kboot-seed.conf"
+	EXTRA_APPEND="$EXTRA_APPEND $("$KTRACE_BIN" kft --boot --kernel -m - "$SRC/kmod/tests/kboot-kmod.conf")" ||
+		die "ktrace kft --boot --kernel refused kmod/tests/kboot-kmod.conf"
 	log "boot parameters: $EXTRA_APPEND"
 fi
 CONSOLE=$W/console-$MODE.log
