@@ -253,6 +253,7 @@ kmod:
 # KERNEL=rt: the same in Debian's PREEMPT_RT kernel (linux-image-rt-amd64)
 test-kmod:
 	KTRACE_VM_KERNEL=$(or $(KERNEL),generic) ./kmod/tests/run-vm.sh
+	KTRACE_VM_KERNEL=$(or $(KERNEL),generic) ./kmod/tests/run-vm.sh boot # boot-time KFT (ktrace kft --boot)
 
 bench-kmod:
 	KTRACE_VM_KERNEL=$(or $(KERNEL),generic) ./kmod/tests/run-vm.sh bench

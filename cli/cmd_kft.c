@@ -76,7 +76,11 @@ static void help(FILE *out)
 		"              drive ktrace.ko's /proc/kft (kretprobes on chosen functions)\n"
 		"  ktrace kft --tracefs [-c CONFIG] [-o DIR] [-- COMMAND]\n"
 		"              every kernel function through function_graph (tracefs)\n"
-		"  (ktrace kft --kernel --help, ktrace kft --tracefs --help)\n");
+		"  ktrace kft --boot [--tracefs|--kernel] [-m SYSTEM.MAP] CONFIG\n"
+		"              print the boot parameters that run CONFIG from boot\n"
+		"  ktrace kft --tracefs extract DST\n"
+		"              the trace of a boot-time function_graph run\n"
+		"  (ktrace kft --kernel --help, --tracefs --help, --boot --help)\n");
 }
 
 struct kft_map {
@@ -350,6 +354,8 @@ static int run(int argc, char **argv)
 		return kft_run_kernel(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "--tracefs"))
 		return kft_run_tracefs(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "--boot")) /* cli/cmd_kft_boot.c */
+		return kft_run_boot(argc - 1, argv + 1);
 	cli_getopt_reset();
 	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		if (c == 'h') {

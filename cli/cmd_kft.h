@@ -16,4 +16,8 @@ void kft_help_kernel(FILE *out);
 int kft_run_tracefs(int argc, char **argv);
 void kft_help_tracefs(FILE *out);
 
+/* `ktrace kft --boot` (cli/cmd_kft_boot.c): boot-time runs. */
+int kft_run_boot(int argc, char **argv);
+void kft_help_boot(FILE *out);
+
 #endif

@@ -27,6 +27,7 @@ void kft_help_tracefs(FILE *out)
 {
 	fprintf(out,
 		"usage: ktrace kft --tracefs [-c CONFIG] [-o DIR] [-b KB] [-d SECONDS] [--] [COMMAND [ARG...]]\n"
+		"       ktrace kft --tracefs extract [-c CONFIG] DST\n"
 		"\n"
 		"Run a KFT configuration over every kernel function with the kernel's\n"
 		"function_graph tracer (tracefs) and write the calls as a trace directory that\n"
@@ -44,13 +45,49 @@ void kft_help_tracefs(FILE *out)
 		"  -d, --duration SEC   stop after SEC seconds (decimals allowed)\n"
 		"  -h, --help           this text\n"
 		"\n"
+		"extract: write the calls of a boot-time run (the parameters of ktrace kft\n"
+		"--boot) to DST: switches tracing off, reads the ring buffer, applies the\n"
+		"configuration (-c CONFIG, else the one on the kernel command line), then\n"
+		"sets current_tracer to nop and removes the boot run's settings.\n"
+		"\n"
 		"Needs root, tracefs and a kernel with function_graph (CONFIG_FUNCTION_GRAPH_TRACER);\n"
 		"without it, ktrace kft --kernel probes chosen functions with ktrace.ko.\n"
 		"Exit status: 0 done, 1 error (bad configuration: FILE:LINE:COL: message;\n"
 		"no function_graph; tracefs busy), 2 usage error.\n");
 }
 
-/* ---- kernel symbols ---------------------------------------------------- */
+/* `ktrace kft --tracefs extract [-c CONFIG] DST`: a boot-time run's trace. */
+static int extract(int argc, char **argv)
+{
+	static const struct option opts[] = { { "help", no_argument, NULL, 'h' },
+					      { "config", required_argument, NULL, 'c' },
+					      { NULL, 0, NULL, 0 } };
+	struct kft_fgraph_opts o = { 0 };
+	struct kft_fgraph_stats st;
+	int c;
+
+	cli_getopt_reset();
+	while ((c = getopt_long(argc, argv, "+:hc:", opts, NULL)) != -1) {
+		if (c == 'h') {
+			kft_help_tracefs(stdout);
+			return 0;
+		}
+		if (c != 'c')
+			return cli_bad_option(CMD, c, argc, argv);
+		o.config = optarg;
+	}
+	if (optind + 1 != argc) {
+		cli_error(CMD, optind >= argc ? "extract needs a destination directory"
+					      : "extract: unexpected argument '%s'",
+			  argv[argc - 1]);
+		return 2;
+	}
+	o.dir = argv[optind];
+	if (kft_fgraph_extract(&o, &st) < 0)
+		return 1;
+	printf("%s: %zu calls kept of %zu read (%" PRIu64 " lost)\n", o.dir, st.kept, st.read, st.lost);
+	return 0;
+}
 
 int kft_run_tracefs(int argc, char **argv)
 {
@@ -64,6 +101,8 @@ int kft_run_tracefs(int argc, char **argv)
 	uint64_t kb;
 	int c;
 
+	if (argc > 1 && !strcmp(argv[1], "extract"))
+		return extract(argc - 1, argv + 1);
 	cli_getopt_reset();
 	while ((c = getopt_long(argc, argv, "+:hc:o:b:d:", opts, NULL)) != -1) {
 		switch (c) {

@@ -202,4 +202,39 @@ int kft_kdir_symbols(const char *dst, const char *kallsyms);
 int kft_kdir_metadata(const char *dst, const char *source, uint32_t buf_size, int have_syms,
 		      const char *procdir);
 
+/* ---- kernel function symbols (kclient/kft_tracefs.c) ------------------- */
+
+/** struct kft_ksym - one function symbol: its address and name. */
+struct kft_ksym {
+	uint64_t addr;
+	char *name;
+};
+
+/** struct kft_ksyms - function symbols sorted by address (zero-init empty). */
+struct kft_ksyms {
+	struct kft_ksym *v;
+	size_t n, cap;
+};
+
+/**
+ * kft_ksyms_load() - add the function symbols (types t, T, w, W) of @path,
+ * a /proc/kallsyms or System.map file, to @s and sort them by address.
+ * Return: 0, or -1 with errno set if @path cannot be opened (an
+ * allocation failure stops the reading early).
+ */
+int kft_ksyms_load(struct kft_ksyms *s, const char *path);
+
+/** kft_ksyms_free() - free @s's symbols; @s is empty again. */
+void kft_ksyms_free(struct kft_ksyms *s);
+
+/** kft_ksym_name() - the name of the function starting at @addr, or NULL. */
+const char *kft_ksym_name(const struct kft_ksyms *s, uint64_t addr);
+
+/**
+ * kft_ksym_resolve() - kft_resolve_fn (kft/config.h) over a struct
+ * kft_ksyms passed as @arg: the first symbol named @name (@len bytes) with
+ * a non-zero address.  Return: 0, or -ENOENT.
+ */
+int kft_ksym_resolve(void *arg, const char *name, uint32_t len, uint64_t *addr);
+
 #endif

@@ -287,6 +287,64 @@ struct kft_fgraph_stats {
  */
 int kft_fgraph_run(const struct kft_fgraph_opts *o, struct kft_fgraph_stats *stats);
 
+/**
+ * kft_fgraph_extract() - `ktrace kft --tracefs extract`: the calls a
+ * boot-time function_graph run (the parameters kft_boot_params() printed)
+ * left in the top-level ring buffer, written to @o->dir as kft_fgraph_run()
+ * writes them.  Switches tracing off, reads trace_pipe_raw (consumed),
+ * applies the configuration once more exactly (triggers from the
+ * ktrace_kft/start and stop kprobe events, time triggers, filters,
+ * logentries), then sets current_tracer to nop and removes the boot run's
+ * filters, threshold and trigger events.  @o->config: the configuration
+ * file; NULL: the one on the kernel command line (KFT_BOOT_CONFIG_PARAM in
+ * /proc/cmdline), or none (every call) if absent.  Other fields unused.
+ * Needs root and current_tracer function_graph (else: no boot run).
+ * Return: 0 and *@stats, or -1 (reported).
+ */
+int kft_fgraph_extract(const struct kft_fgraph_opts *o, struct kft_fgraph_stats *stats);
+
+/* ---- boot-time KFT (kclient/kft_boot.c) -------------------------------- */
+
+/* The boot parameter that carries the configuration of a tracefs boot run. */
+#define KFT_BOOT_CONFIG_PARAM "ktrace_kft.config"
+/* ktrace.ko's module parameter that carries a boot run's configuration. */
+#define KFT_BOOT_MODULE_PARAM "ktrace.kft_boot"
+
+/**
+ * struct kft_boot_opts - what kft_boot_params() translates.
+ * @config:  the configuration file (docs/KFT-CONFIG.md, at most 64 KiB).
+ * @symbols: the booted kernel's function symbols (a System.map or
+ *           /proc/kallsyms file) to check and name functions; NULL:
+ *           /proc/kallsyms.
+ * @buf_kb:  ring buffer per CPU in KiB (0: from logentries, else 4096).
+ * @module:  0: tracefs function_graph parameters; 1: ktrace.ko's
+ *           KFT_BOOT_MODULE_PARAM.
+ */
+struct kft_boot_opts {
+	const char *config, *symbols;
+	unsigned buf_kb;
+	int module;
+};
+
+/**
+ * kft_boot_params() - the kernel command-line parameters that run
+ * @o->config from boot (kclient/kft_boot.c says how each statement maps):
+ * one line, without newline, at most 2047 bytes (x86's command line).
+ * What cannot be translated is refused and reported as "FILE:LINE:
+ * message" (a parse error as FILE:LINE:COL: message).
+ * Return: a malloc'ed string, or NULL (reported).
+ */
+char *kft_boot_params(const struct kft_boot_opts *o);
+
+/**
+ * kft_boot_config_text() - the configuration text a boot parameter
+ * carries: the value of the first word `@param=VALUE` of @cmdline (VALUE
+ * optionally in double quotes), with each ';' turned into a newline, into
+ * @out (@cap bytes, NUL-terminated).
+ * Return: 1 found, 0 absent, -1 longer than @cap - 1.
+ */
+int kft_boot_config_text(const char *cmdline, const char *param, char *out, size_t cap);
+
 /*
  * The /proc/kft client (kclient/kft_proc.c).  @procdir is the directory of
  * ktrace.ko's files kft, kft_data, kft_callsites and of kallsyms: "/proc"

@@ -28,9 +28,18 @@
  * call sites.  Reading while a run records is allowed; a later open sees
  * the newer entries.  Both support read_iter, so sendfile()/splice (busybox
  * cat) work.
+ *
+ * Boot-time runs (seed 002's static mode): the module parameter kft_boot
+ * holds a configuration, statements separated by ';' (`ktrace kft --boot
+ * --kernel CONFIG` prints it as ktrace.kft_boot="..." for the kernel
+ * command line, where modprobe finds it).  The module loads it and primes
+ * the run in its init, so loading ktrace.ko from the initramfs starts the
+ * run; a refused configuration is logged and left on the `error:` line,
+ * and the module loads anyway.
  */
 #include <linux/ctype.h>
 #include <linux/fs.h>
+#include <linux/moduleparam.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -215,6 +224,52 @@ static void kft_proc_exit(void)
 	kft_sites_pde = kft_data_pde = kft_pde = NULL;
 }
 
+/* ---- boot-time runs: the kft_boot parameter ---------------------------- */
+
+static char *kft_boot;
+module_param(kft_boot, charp, 0400);
+MODULE_PARM_DESC(kft_boot,
+		 "KFT: a configuration loaded and primed at module load, statements separated by ';' (ktrace kft --boot --kernel)");
+
+/**
+ * kft_boot_run() - load the kft_boot configuration, if any, and prime the
+ * run (unless the configuration primes itself with a `prime` statement).
+ * Errors are logged and kept on /proc/kft's `error:` line; the module
+ * loads anyway.  Process context, at module init.
+ */
+static void kft_boot_run(void)
+{
+	char msg[256], *text, *line, *p;
+	bool primes = false;
+	size_t len;
+	int ret;
+
+	if (!kft_boot || !*kft_boot)
+		return;
+	text = kstrdup(kft_boot, GFP_KERNEL);
+	if (!text) {
+		pr_warn("ktrace: kft_boot: out of memory\n");
+		return;
+	}
+	len = strlen(text);
+	for (p = text; *p; p++)
+		if (*p == ';')
+			*p = '\n';
+	ret = kft_load_text(text, len, msg, sizeof(msg));
+	/* a `prime` statement of its own: kft_load_text() primed the run */
+	for (p = text; !ret && (line = strsep(&p, "\n"));)
+		if (!strcmp(strim(line), "prime"))
+			primes = true;
+	if (!ret && !primes)
+		ret = kft_run_command(KFT_CMD_PRIME);
+	if (ret)
+		pr_warn("ktrace: kft_boot: configuration refused: %s (error %d)\n",
+			msg[0] ? msg : "prime failed", ret);
+	else
+		pr_info("ktrace: kft_boot: configuration loaded and primed\n");
+	kfree(text);
+}
+
 int kt_kft_init(void)
 {
 	int ret = kft_core_init();
@@ -224,6 +279,8 @@ int kt_kft_init(void)
 	ret = kft_proc_init();
 	if (ret)
 		kft_core_exit();
+	else
+		kft_boot_run();
 	return ret;
 }
 

@@ -5,7 +5,10 @@
 # or the benchmark (kmod/bench/bench.sh) inside, bring the output back
 # over a second serial port, and judge it here.
 #
-#   kmod/tests/run-vm.sh [test|bench]
+#   kmod/tests/run-vm.sh [test|bench|boot]
+#
+# boot: boot-time KFT (kmod/tests/suite_kboot.sh): the kernel boots with the
+# parameters `ktrace kft --boot` prints for kmod/tests/kboot-seed.conf.
 #
 # Fails on: a build error or compiler warning, a failed TAP test (prove
 # reads the guest's TAP), a kernel warning/BUG/oops in the guest's dmesg,
@@ -23,8 +26,8 @@
 set -euo pipefail
 
 MODE=${1:-test}
-case "$MODE" in test | bench) ;; *)
-	echo "usage: $0 [test|bench]" >&2
+case "$MODE" in test | bench | boot) ;; *)
+	echo "usage: $0 [test|bench|boot]" >&2
 	exit 2
 	;;
 esac
@@ -147,6 +150,7 @@ cp "$W/kthelper" "$W/pingpong" "$R/bin/"
 # configfs, which it needs) so that block requests happen in the VM
 cp "$SRC/kmod/tests/suite_lkst.sh" "$R/suite_lkst.sh"
 cp "$SRC/kmod/tests/suite_kft.sh" "$R/suite_kft.sh" # KFT in the kernel
+cp "$SRC/kmod/tests/suite_kboot.sh" "$R/suite_kboot.sh" # boot-time KFT (mode boot)
 cp "$SRC/kmod/bench/bench_lkst.sh" "$R/bench_lkst.sh"
 cp "$KSRC"/ktrace_lkst_pid.ko "$KSRC"/ktrace_lkst_test.ko "$R/lib/modules-ktrace/"
 cp "$W/lkstcheck" "$W/sysloop" "$R/bin/"
@@ -165,6 +169,16 @@ INITRD=$W/initramfs-$MODE.cpio.gz
 (cd "$R" && find . | cpio -o -H newc -R 0:0 --quiet | gzip -1 > "$INITRD")
 
 # ---------------------------------------------------------------- boot
+# boot-time KFT: the parameters come from the ktrace just built (names not
+# checked here: Debian's System.map is a stub and the host runs another kernel).
+EXTRA_APPEND=""
+if [ "$MODE" = boot ]; then
+	EXTRA_APPEND=$("$KTRACE_BIN" kft --boot -m - "$SRC/kmod/tests/kboot-seed.conf") ||
+		die "ktrace kft --boot refused kmod/tests/kboot-seed.conf"
+	EXTRA_APPEND="$EXTRA_APPEND $("$KTRACE_BIN" kft --boot --kernel -m - "$SRC/kmod/tests/kboot-kmod.conf")" ||
+		die "ktrace kft --boot --kernel refused kmod/tests/kboot-kmod.conf"
+	log "boot parameters: $EXTRA_APPEND"
+fi
 CONSOLE=$W/console-$MODE.log
 export QEMU_PID=$W/qemu.pid
 RESULTS=$W/results-$MODE.log
@@ -185,7 +199,7 @@ boot() { # boot ACCEL -> status of qemu/timeout
 	sh -c 'timeout -k 5 "$0" "$@" < /dev/null & echo $! > "$QEMU_PID"; wait $!' \
 		"$TIMEOUT" qemu-system-x86_64 -accel "$accel$(tcg_opt "$accel")" -cpu max -smp "$CPUS" -m 1G \
 		-kernel "$VMLINUX" -initrd "$INITRD" \
-		-append "console=ttyS0 quiet panic=-1 ktrace.mode=$MODE" \
+		-append "console=ttyS0 quiet panic=-1 ktrace.mode=$MODE${EXTRA_APPEND:+ $EXTRA_APPEND}" \
 		-display none -monitor none -no-reboot \
 		-serial "file:$CONSOLE" -serial "file:$RESULTS" > "$W/qemu.log" 2>&1 &
 	pid=$!
@@ -238,13 +252,13 @@ if grep -E 'WARNING:|BUG:|Oops|general protection|Kernel panic|Call Trace|UBSAN|
 	head -n 20 "$W/kernel-bad.txt" >&2
 	fail=1
 fi
-if [ "$MODE" = test ]; then
-	if [ -s "$W/stderr-test.txt" ]; then
+if [ "$MODE" = test ] || [ "$MODE" = boot ]; then
+	if [ -s "$W/stderr-$MODE.txt" ]; then
 		log "stderr of the suite:"
-		sed 's/^/    /' "$W/stderr-test.txt" >&2
+		sed 's/^/    /' "$W/stderr-$MODE.txt" >&2
 	fi
 	# prove parses the guest's TAP (a plan, every test ok) and prints the summary.
-	if ! prove -v --exec cat "$W/test.out"; then
+	if ! prove -v --exec cat "$W/$MODE.out"; then
 		fail=1
 	fi
 else
