@@ -11,8 +11,11 @@
  *   read   "# id name function offset args probe state hits missed", then
  *          one line per hook: ID (hex) NAME (FUNC+OFFSET) FUNC OFFSET ARGS
  *          ("-" for none) PROBE (ftrace: an ftrace-based kprobe at the
- *          function's entry; optimized: a jump; int3: a breakpoint; - for a
- *          deleted hook) STATE (on: enabled now; off; deleted: removed,
+ *          function's entry; kprobe: a breakpoint, which the kprobe
+ *          optimizer may turn into a jump, shown as [OPTIMIZED] in
+ *          debugfs kprobes/list: the optimized probe is the kprobes core's
+ *          own aggregate, out of a module's sight; - for a deleted hook)
+ *          STATE (on: enabled now; off; deleted: removed,
  *          still named in the catalogue until the next start) HITS (events
  *          handed to a handler since the last start) MISSED (the kprobe's
  *          nmissed: hits it could not handle because another kprobe was
@@ -49,14 +52,20 @@
  * (word 0 pid | tgid << 32, then the arguments asked for, read with
  * regs_get_kernel_argument(): the function's arguments at its entry; at
  * another offset, whatever those registers hold there) goes to
- * kt_lkst_dispatch().  Context: a kprobe's, preemption disabled.  A hook at
+ * kt_lkst_dispatch().  An argument in the kernel's half of the address
+ * space is recorded as 0 (a trace shows nothing of the kernel's layout,
+ * lkst.h), except -4095..-1 (error codes); so a pointer argument reads 0,
+ * and so would a 64-bit negative number below -4095.
+ * Context: a kprobe's, preemption disabled.  A hook at
  * a function's entry is an ftrace-based kprobe (CONFIG_KPROBES_ON_FTRACE)
  * and runs in the traced code's context; a hook elsewhere is a breakpoint,
  * whose handler runs in the int3 exception, which x86 enters as an NMI:
  * there the relay channel refuses the record (counted as dropped, as for
  * EXCEPTION_NMI), until the kprobe optimizer turns the breakpoint into a
  * jump (CONFIG_OPTPROBES, some milliseconds after enabling, when the
- * instructions allow it).  The `hooks` file shows which.
+ * instructions allow it; the VM suite's hook at shmem_file_llseek+5 was
+ * optimized and wrote every record).  The `hooks` file shows ftrace or
+ * kprobe, debugfs kprobes/list whether a kprobe is [OPTIMIZED].
  */
 #include <linux/ctype.h>
 #include <linux/kallsyms.h>
@@ -111,8 +120,12 @@ static int kt_hook_pre(struct kprobe *kp, struct pt_regs *regs)
 	ev.id = hk->id;
 	ev.nargs = hk->nargs;
 	ev.w[0] = kt_self();
-	for (i = 0; i < hk->nargs; i++)
-		ev.w[1 + i] = regs_get_kernel_argument(regs, hk->argn[i]);
+	for (i = 0; i < hk->nargs; i++) {
+		unsigned long v = regs_get_kernel_argument(regs, hk->argn[i]);
+
+		/* no kernel address in a trace (lkst.h); error codes stay */
+		ev.w[1 + i] = v >= TASK_SIZE_MAX && !IS_ERR_VALUE(v) ? 0 : v;
+	}
 	kt_lkst_dispatch(h, &ev);
 	return 0; /* go on with the probed instruction */
 }
@@ -445,8 +458,7 @@ void kt_lkst_hooks_show(struct seq_file *m)
 		if (hk->state == KT_HOOK_ACTIVE) {
 			unsigned int fl = READ_ONCE(hk->kp.flags);
 
-			probe = fl & KPROBE_FLAG_FTRACE ? "ftrace" :
-				fl & KPROBE_FLAG_OPTIMIZED ? "optimized" : "int3";
+			probe = fl & KPROBE_FLAG_FTRACE ? "ftrace" : "kprobe";
 			state = hk->ev.registered ? "on" : "off";
 			kt_lkst_counters(hk->id, &hits, &written, &dropped);
 		}

@@ -21,8 +21,8 @@
 set -euo pipefail
 
 MODE=${1:-test}
-case "$MODE" in test | bench) ;; *)
-	echo "usage: $0 [test|bench]" >&2
+case "$MODE" in test | bench | hooks) ;; *) # hooks: suite_hooks.sh alone
+	echo "usage: $0 [test|bench|hooks]" >&2
 	exit 2
 	;;
 esac
@@ -134,6 +134,7 @@ cp "$W/kthelper" "$W/pingpong" "$R/bin/"
 # configfs, which it needs) so that block requests happen in the VM
 cp "$SRC/kmod/tests/suite_lkst.sh" "$R/suite_lkst.sh"
 cp "$SRC/kmod/tests/suite_kft.sh" "$R/suite_kft.sh" # KFT in the kernel
+cp "$SRC/kmod/tests/suite_hooks.sh" "$R/suite_hooks.sh" # LKST hooks anywhere
 cp "$SRC/kmod/bench/bench_lkst.sh" "$R/bench_lkst.sh"
 cp "$KSRC"/ktrace_lkst_pid.ko "$KSRC"/ktrace_lkst_test.ko "$R/lib/modules-ktrace/"
 cp "$W/lkstcheck" "$W/sysloop" "$R/bin/"
@@ -225,13 +226,13 @@ if grep -E 'WARNING:|BUG:|Oops|general protection|Kernel panic|Call Trace|UBSAN|
 	head -n 20 "$W/kernel-bad.txt" >&2
 	fail=1
 fi
-if [ "$MODE" = test ]; then
-	if [ -s "$W/stderr-test.txt" ]; then
+if [ "$MODE" != bench ]; then
+	if [ -s "$W/stderr-$MODE.txt" ]; then
 		log "stderr of the suite:"
-		sed 's/^/    /' "$W/stderr-test.txt" >&2
+		sed 's/^/    /' "$W/stderr-$MODE.txt" >&2
 	fi
 	# prove parses the guest's TAP (a plan, every test ok) and prints the summary.
-	if ! prove -v --exec cat "$W/test.out"; then
+	if ! prove -v --exec cat "$W/$MODE.out"; then
 		fail=1
 	fi
 else

@@ -28,6 +28,7 @@ stty -F "$out" raw -echo 2>/dev/null
 # The output also goes to the console as it comes, so a hang shows where.
 case "$mode" in
 bench) { sh /bench.sh 2>&1; echo $? > /tmp/rc; } | tee /tmp/results.txt ;;
+hooks) { KTRACE_SUITE_ONLY=hooks sh /suite.sh 2>/tmp/suite.err; echo $? > /tmp/rc; } | tee /tmp/results.txt ;;
 *) { sh /suite.sh 2>/tmp/suite.err; echo $? > /tmp/rc; } | tee /tmp/results.txt ;;
 esac
 read rc < /tmp/rc
