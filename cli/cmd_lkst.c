@@ -10,6 +10,7 @@
  *   ktrace lkst [-d DIR] set -m N | delete -m N
  *   ktrace lkst [-d DIR] hook add FUNC[+OFFSET] [ARGS] [--id N]
  *   ktrace lkst [-d DIR] hook list | hook del ID|FUNC[+OFFSET]
+ *   ktrace lkst --tracefs hook add|list|del ...   (kprobe events instead)
  *
  * Everything goes through the module's debugfs files in DIR (default
  * /sys/kernel/debug/ktrace/lkst; kmod/lkst_fs.c documents them), read and
@@ -93,6 +94,9 @@ static void help(FILE *out)
 		"  -f, --file FILE       read the maskset from FILE instead of stdin\n"
 		"  -i, --id N            hook add: the hook's id (0xc0..0xff; default: the\n"
 		"                        first free one)\n"
+		"      --tracefs         hook commands: kprobe events of tracefs (group\n"
+		"                        " KCL_LKST_TF_GROUP ") instead of ktrace.ko; record them\n"
+		"                        with ktrace record --kernel=hook\n"
 		"  -d, --dir DIR         the tracer's debugfs directory (default\n"
 		"                        " KCL_LKST_DIR ")\n"
 		"  -h, --help            this text\n"
@@ -404,6 +408,8 @@ static int event_arg(const char *s)
 	return ev;
 }
 
+static int tracefs_hooks; /* --tracefs: kprobe events, kclient/lkst_tracefs.c */
+
 static int hook_refused(const char *what, const char *where, int err)
 {
 	const char *why = strerror(-err);
@@ -442,6 +448,32 @@ static int hook_refused(const char *what, const char *where, int err)
 	return 1;
 }
 
+/* A refusal of the tracefs backend: the errno and tracefs's error_log line. */
+static int tf_refused(const char *what, const char *where, int err, const char *log)
+{
+	const char *why = strerror(-err);
+
+	if (err == -EEXIST)
+		why = "there is a hook at that place already";
+	else if (err == -EBUSY && !strcmp(what, "adding"))
+		why = "that hook id is taken (see ktrace lkst --tracefs hook list)";
+	else if (err == -EBUSY)
+		why = "its event is enabled (a recording runs?)";
+	else if (err == -ENOSPC)
+		why = "all 64 hook ids (0xc0..0xff) are in use";
+	else if (err == -ENOENT && !strcmp(what, "deleting"))
+		why = "no such hook (see ktrace lkst --tracefs hook list)";
+	else if (err == -ENOENT || err == -EINVAL || err == -EILSEQ)
+		why = err == -EILSEQ ? "not an instruction boundary" :
+				       "the kernel refused a kprobe there (unknown function, "
+				       "blacklisted, notrace or not an instruction boundary)";
+	if (err == -ENODEV)
+		return 1; /* reported by kclient */
+	cli_error(CMD, "tracefs kprobe_events: %s %s refused: %s%s%s%s", what, where, why,
+		  log && *log ? " (error_log: " : "", log && *log ? log : "", log && *log ? ")" : "");
+	return 1;
+}
+
 static int do_hook_add(char **args, int nargs, const char *idopt)
 {
 	char func[144], argstr[32], err[256], name[160], joined[256] = "";
@@ -470,6 +502,17 @@ static int do_hook_add(char **args, int nargs, const char *idopt)
 		id = (int)v;
 	}
 	snprintf(name, sizeof(name), "%s+%u", func, off);
+	if (tracefs_hooks) {
+		char log[512];
+		int nargs = argstr[0] == '-' ? 0 : (int)(strlen(argstr) + 1) / 3;
+
+		rc = kcl_lkst_tf_hook_add(id, func, off, argn, nargs, log, sizeof(log));
+		if (rc < 0)
+			return tf_refused("adding", name, rc, log);
+		printf("hook 0x%02x %s %s (tracefs %s/lkst_hook_%02x)\n", (unsigned)rc, name, argstr,
+		       KCL_LKST_TF_GROUP, (unsigned)rc);
+		return 0;
+	}
 	rc = kcl_lkst_hook_add(dir, id, func, off, argstr);
 	if (rc)
 		return hook_refused("adding", name, rc);
@@ -487,7 +530,7 @@ static int do_hook_list(void)
 	struct kcl_lkst_hook *v;
 	size_t n;
 
-	if (kcl_lkst_hooks(dir, &v, &n) < 0)
+	if ((tracefs_hooks ? kcl_lkst_tf_hooks(&v, &n) : kcl_lkst_hooks(dir, &v, &n)) < 0)
 		return 1;
 	printf("%-5s %-40s %-12s %-9s %-7s %10s %8s\n", "ID", "HOOK", "ARGS", "PROBE", "STATE",
 	       "HITS", "MISSED");
@@ -522,6 +565,22 @@ static int do_hook_del(const char *what)
 			return 2;
 		}
 		snprintf(name, sizeof(name), "%s+%u", func, off);
+	}
+	if (tracefs_hooks) {
+		struct kcl_lkst_hook *hv;
+		size_t n;
+		char log[512];
+		int id = -1;
+
+		if (kcl_lkst_tf_hooks(&hv, &n) < 0)
+			return 1;
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(hv[i].name, name) ||
+			    (isdigit((unsigned char)what[0]) && hv[i].id == v))
+				id = (int)hv[i].id;
+		free(hv);
+		rc = id < 0 ? -ENOENT : kcl_lkst_tf_hook_del(id, log, sizeof(log));
+		return rc ? tf_refused("deleting", name, rc, id < 0 ? NULL : log) : 0;
 	}
 	rc = kcl_lkst_hook_del(dir, name);
 	if (rc == -ENOENT) {
@@ -564,6 +623,7 @@ static int run(int argc, char **argv)
 		{ "name", required_argument, NULL, 'n' },
 		{ "file", required_argument, NULL, 'f' },
 		{ "id", required_argument, NULL, 'i' },
+		{ "tracefs", no_argument, NULL, 'T' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -578,6 +638,9 @@ static int run(int argc, char **argv)
 		switch (c) {
 		case 'i':
 			idopt = optarg;
+			break;
+		case 'T':
+			tracefs_hooks = 1;
 			break;
 		case 'm':
 			mopt = optarg;
@@ -621,6 +684,11 @@ static int run(int argc, char **argv)
 	}
 	if (idopt) {
 		cli_error(CMD, "option '--id' is for hook add only");
+		return 2;
+	}
+	if (tracefs_hooks) {
+		cli_error(CMD, "option '--tracefs' is for hook commands (LKST's tracefs backend "
+			       "records with ktrace record --kernel)");
 		return 2;
 	}
 

@@ -557,4 +557,39 @@ int kcl_lkst_hook_add(const char *dir, int id, const char *func, unsigned off, c
 /** kcl_lkst_hook_del() - "del WHAT" (an id or FUNC+OFFSET).  Return: 0 or -errno. */
 int kcl_lkst_hook_del(const char *dir, const char *what);
 
+/*
+ * The same hooks on the tracefs backend (kclient/lkst_tracefs.c): kprobe
+ * events KCL_LKST_TF_GROUP/lkst_hook_XX (XX the id in hex) with u64 fields
+ * a1..a6, made and removed through libtracefs; `ktrace record
+ * --kernel=hook` (or RALL) records them.
+ */
+#define KCL_LKST_TF_GROUP "ktrace_lkst"
+
+/**
+ * kcl_lkst_tf_hooks() - the hooks defined in tracefs, as struct
+ * kcl_lkst_hook (@probe "tracefs", @state the group, @hits and @missed
+ * from kprobe_profile, since the event was made); *@v malloc'ed.
+ * Return: 0, or -1 (reported: tracefs not mounted, out of memory).
+ */
+int kcl_lkst_tf_hooks(struct kcl_lkst_hook **v, size_t *n);
+
+/**
+ * kcl_lkst_tf_hook_add() - make the kprobe event of a hook on @func+@off
+ * with id @id (< 0: the first free one) recording arguments @argn[0..
+ * @nargs-1] (0-based, lkst_hook_parse()).  On a refusal @why gets the
+ * last line of tracefs's error_log (or ""), @whylen bytes.
+ * Return: the id, or -errno (-EEXIST same place, -EBUSY id taken, -ENOSPC,
+ * -ENODEV no tracefs, the kernel's error for the kprobe_events write:
+ * -ENOENT/-EINVAL unknown or forbidden place, -EILSEQ, ...).
+ */
+int kcl_lkst_tf_hook_add(int id, const char *func, unsigned off, const unsigned char *argn,
+			 int nargs, char *why, size_t whylen);
+
+/**
+ * kcl_lkst_tf_hook_del() - remove the kprobe event of hook @id.
+ * Return: 0, -ENOENT (no such hook), or the kernel's error (-EBUSY: enabled
+ * somewhere) with @why as for kcl_lkst_tf_hook_add().
+ */
+int kcl_lkst_tf_hook_del(int id, char *why, size_t whylen);
+
 #endif /* KTRACE_KCLIENT_H */

@@ -182,7 +182,7 @@ ktrace lkst config -m hooks 0xc5 DEFAULT
 ktrace lkst start
 sleep 1 # the kprobe optimizer works after a delay
 is "$(hk_field $FN+$off 6) $(hk_field $FN+0 6)" "kprobe ftrace" "inside: a kprobe; at the entry: ftrace-based"
-kl=$(grep " $FN+$off " $D/kprobes/list)
+kl=$(grep -E " $FN\+0x$(printf %x $off)([[:space:]]|\$)" $D/kprobes/list)
 diag "kprobes/list: $kl"
 kthelper lseek /tmp/hkfile 500 > /dev/null
 ktrace lkst stop
@@ -217,6 +217,49 @@ ktrace lkst hook del 0xc5
 ok $? "ktrace lkst hook del 0xc5 (by id)"
 is "$(grep -c "$FN" $D/kprobes/list)" "1" "only the tracefs kprobe is left on $FN"
 echo "-:ktest/llseek" >> $TR/kprobe_events
+
+# ------------------------------------------------------------------
+# the tracefs backend: a kprobe event per hook, recorded by record --kernel
+# ------------------------------------------------------------------
+ktrace lkst --tracefs hook add $FN a2 > /tmp/hk.tf 2> /tmp/hk.err
+is "$? $(cat /tmp/hk.tf)" "0 hook 0xc0 $FN+0 a2 (tracefs ktrace_lkst/lkst_hook_c0)" \
+	"ktrace lkst --tracefs hook add $FN a2"
+sed 's/^/#   /' /tmp/hk.err
+grep -qE "^p:ktrace_lkst/lkst_hook_c0 $FN(\+0)? a2=%si:u64\$" $TR/kprobe_events
+ok $? "it is the kprobe event p:ktrace_lkst/lkst_hook_c0 $FN a2=%si:u64"
+grep ktrace_lkst $TR/kprobe_events | sed 's/^/#   /'
+ktrace lkst --tracefs hook add $FN > /dev/null 2> /tmp/hk.err
+is "$? $(grep -c 'there is a hook at that place already' /tmp/hk.err)" "1 1" "--tracefs: the same place twice is refused"
+ktrace lkst --tracefs hook add no_such_function_xyz > /dev/null 2> /tmp/hk.err
+is "$? $(grep -c 'refused' /tmp/hk.err)" "1 1" "--tracefs: an unknown function is refused"
+sed 's/^/#   /' /tmp/hk.err
+ktrace lkst --tracefs hook add "$bl" > /dev/null 2> /tmp/hk.err
+is "$? $(grep -c 'refused' /tmp/hk.err)" "1 1" "--tracefs: a blacklisted function is refused"
+sed 's/^/#   /' /tmp/hk.err
+# the whole system until SIGINT (a program under `record` needs libktrace)
+ktrace record -q --kernel=hook -o /tmp/kr > /dev/null 2> /tmp/kr.err &
+rec=$!
+i=0
+while [ ! -s /tmp/kr/kernel/metadata ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.5
+kthelper lseek /tmp/hkfile 3000 > /tmp/kr.out
+kill -INT $rec
+wait $rec
+ok $? "ktrace record --kernel=hook while kthelper lseek /tmp/hkfile 3000 runs"
+sed 's/^/#   /' /tmp/kr.err
+kpid=$(kv /tmp/kr.out pid)
+grep -q "^event 192 kevent $FN+0 hook a2\$" /tmp/kr/kernel/metadata
+ok $? "the kernel sub-trace names the hook: event 192 kevent $FN+0 hook a2"
+lkstcheck -p "$kpid" /tmp/kr/kernel > /tmp/kr.chk
+is "$(kv /tmp/kr.chk errors) $(kv /tmp/kr.chk badlen) $(kv /tmp/kr.chk lost)" "0 0 0" "and is intact"
+is "$(sed -n "s/^hook $FN+0 [0-9]* //p" /tmp/kr.chk)" "3000 $((3000 * 2999 / 2))" \
+	"3000 records of the program's task, a2 = 0..2999, as the module's hook records"
+ktrace lkst --tracefs hook list > /tmp/hk.tl
+like_hits=$(awk '$1 == "0xc0" { print $6 }' /tmp/hk.tl)
+cmp_ok "$like_hits" -ge 3000 "--tracefs hook list: kprobe_profile's hits ($like_hits)"
+ktrace lkst --tracefs hook del $FN
+ok $? "ktrace lkst --tracefs hook del $FN"
+is "$(grep -c ktrace_lkst $TR/kprobe_events)" "0" "the kprobe event is gone"
 
 # ------------------------------------------------------------------
 # unloading with hooks active, under load
