@@ -479,7 +479,7 @@ int kcl_lkst_masksets(const char *dir, struct kcl_lkst_maskset *m);
  */
 struct kcl_lkst_event {
 	unsigned id, handler;
-	char name[64], category[32], tracepoint[96], status[16], probe[8], reason[160];
+	char name[160], category[32], tracepoint[176], status[16], probe[8], reason[160];
 	unsigned long long hits, written, dropped;
 };
 

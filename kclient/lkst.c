@@ -132,7 +132,7 @@ int kcl_lkst_events(const char *dir, struct kcl_lkst_event **events, size_t *n)
 		if (line[0] == '#')
 			continue;
 		if (*n == KTRACE_LKST_MAX_ID ||
-		    sscanf(line, "%x %63s %31s %95s %15s %7s %u %llu %llu %llu", &e->id, e->name,
+		    sscanf(line, "%x %159s %31s %175s %15s %7s %u %llu %llu %llu", &e->id, e->name,
 			   e->category, e->tracepoint, e->status, e->probe, &e->handler, &e->hits,
 			   &e->written, &e->dropped) != 10) {
 			kcl_error(CMD, "%s/events: unexpected line '%s'", dir, line);

@@ -522,7 +522,8 @@ int kt_lkst_create_files(struct trace_info *t)
 char *kt_lkst_catalog_text(void)
 {
 	/* hooks: "event 255 kevent FUNC+OFFSET hook a1,a2,a3,a4", < 200 bytes */
-	size_t cap = 160 * kt_lkst_nevents + 200 * (KTRACE_LKST_HOOK_LAST - KTRACE_LKST_HOOK_FIRST + 1) + 1;
+	size_t cap = 160 * kt_lkst_nevents +
+		     200 * (KTRACE_LKST_HOOK_LAST - KTRACE_LKST_HOOK_FIRST + 1) + 1;
 	size_t len = 0;
 	char *s = kmalloc(cap, GFP_KERNEL), reason[96];
 	unsigned int i;

@@ -47,6 +47,15 @@ like "$T/out" '^0xc3  vfs_getattr\+0 +a1,a2 +ftrace +on +12 +0$' "hook list: an 
 like "$T/out" '^0xc0  old\+0 +- +- +deleted +0 +0$' "hook list: a deleted one"
 is "$(grep -c '^0x' "$T/out")" 3 "hook list: three hooks (the junk line is skipped)"
 
+long=a_function_name_of_eighty_characters_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+printf '# id name category tracepoint status probe handler hits written dropped\n0xc3 vfs_getattr+0 hook kprobe:vfs_getattr+0 available on 1 12 12 0\n0xc4 %s+0 hook kprobe:%s+0 available off 255 0 0 0\n' \
+	$long $long > "$L/events"
+: > "$L/catalog"
+K list
+is "$rc $(wc -l < "$T/err")" "0 0" "list with hooks in events: exit 0, no complaint"
+like "$T/out" '^0xc3  vfs_getattr\+0 +hook +kprobe:vfs_getattr\+0 +available +DEFAULT +12 +12 +0$' "list: a hook's line"
+like "$T/out" "^0xc4  $long\\+0 +hook +kprobe:$long\\+0 +available +- +0 +0 +0\$" "list: a hook with an 80-character name"
+
 K hook del vfs_getattr
 is "$rc" 0 "hook del FUNC"
 sent_is hooks 'del vfs_getattr+0
