@@ -63,9 +63,9 @@
  * there the relay channel refuses the record (counted as dropped, as for
  * EXCEPTION_NMI), until the kprobe optimizer turns the breakpoint into a
  * jump (CONFIG_OPTPROBES, some milliseconds after enabling, when the
- * instructions allow it; the VM suite's hook at shmem_file_llseek+5 was
- * optimized and wrote every record).  The `hooks` file shows ftrace or
- * kprobe, debugfs kprobes/list whether a kprobe is [OPTIMIZED].
+ * instructions allow it; the VM suite checks both cases at
+ * shmem_file_llseek+5).  The `hooks` file shows ftrace or kprobe, debugfs
+ * kprobes/list whether a kprobe is [OPTIMIZED].
  */
 #include <linux/ctype.h>
 #include <linux/kallsyms.h>
