@@ -123,6 +123,11 @@ like "$T/err" "^ktrace lkst: $T/isdir/hooks: adding f\+0 refused: Is a directory
 run "$KTRACE" lkst -d "$T/none" hook list
 is "$rc" 1 "no LKST directory: exit 1"
 like "$T/err" "^ktrace lkst: $T/none/hooks: No such file or directory \(is ktrace.ko loaded" "and says so"
+run "$KTRACE" record --kernel=0xbf -- true
+is "$rc" 2 "record --kernel=0xbf (below the hook ids): exit 2"
+like "$T/err" "unknown event or category '0xbf' .*hook id 0xc0..0xff" "and names the hook ids"
+run "$KTRACE" lkst --tracefs list
+like "$T/err" "option '--tracefs' is for hook commands" "--tracefs without hook: exit 2"
 run "$KTRACE" lkst --help
 like "$T/out" "hook add FUNC\[\+OFFSET\] \[ARGS\] \[--id N\]" "--help shows hook add"
 
