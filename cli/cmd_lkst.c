@@ -8,6 +8,9 @@
  *   ktrace lkst [-d DIR] write -m N [-n NAME] [-f FILE]
  *   ktrace lkst [-d DIR] config -m N EVENT HANDLER
  *   ktrace lkst [-d DIR] set -m N | delete -m N
+ *   ktrace lkst [-d DIR] hook add FUNC[+OFFSET] [ARGS] [--id N]
+ *   ktrace lkst [-d DIR] hook list | hook del ID|FUNC[+OFFSET]
+ *   ktrace lkst --tracefs hook add|list|del ...   (kprobe events instead)
  *
  * Everything goes through the module's debugfs files in DIR (default
  * /sys/kernel/debug/ktrace/lkst; kmod/lkst_fs.c documents them), read and
@@ -73,6 +76,12 @@ static void help(FILE *out)
 		"  start, stop               start or stop recording (DIR/state); read the\n"
 		"                            events with `ktrace read DIR OUT`\n"
 		"  status                    state, current maskset, records written/dropped\n"
+		"  hook add FUNC[+OFFSET] [ARGS] [--id N]\n"
+		"                            a user-placed hook: an event on any kernel function\n"
+		"                            (a kprobe), id 0xc0..0xff, in RALL; ARGS a1..a6\n"
+		"                            (at most 4): the function's arguments to record\n"
+		"  hook list                 the hooks: id, FUNC+OFFSET, args, probe, hits, missed\n"
+		"  hook del ID|FUNC[+OFFSET] remove a hook\n"
 		"\n"
 		"N is a maskset id or name: 0 RNOTHING, 1 RDEFAULT (the primary events),\n"
 		"2 RALL (every event), 3..63 user masksets.  EVENT is an event id (decimal, or\n"
@@ -83,6 +92,11 @@ static void help(FILE *out)
 		"  -m, --maskset N       the maskset\n"
 		"  -n, --name NAME       name of the maskset written (default: maskset<N>)\n"
 		"  -f, --file FILE       read the maskset from FILE instead of stdin\n"
+		"  -i, --id N            hook add: the hook's id (0xc0..0xff; default: the\n"
+		"                        first free one)\n"
+		"      --tracefs         hook commands: kprobe events of tracefs (group\n"
+		"                        " KCL_LKST_TF_GROUP ") instead of ktrace.ko; record them\n"
+		"                        with ktrace record --kernel=hook\n"
 		"  -d, --dir DIR         the tracer's debugfs directory (default\n"
 		"                        " KCL_LKST_DIR ")\n"
 		"  -h, --help            this text\n"
@@ -364,24 +378,270 @@ static int do_status(void)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* Hooks (DIR/hooks, kmod/lkst_hooks.c)                                */
+/* ------------------------------------------------------------------ */
+
+/* The id of the active hook called @name (FUNC+OFFSET), or -1. */
+static int hook_by_name(const char *name)
+{
+	struct kcl_lkst_hook *v;
+	size_t n;
+	int id = -1;
+
+	if (kcl_lkst_hooks(dir, &v, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i].state, "deleted") && !strcmp(v[i].name, name))
+			id = (int)v[i].id;
+	free(v);
+	return id;
+}
+
+/* EVENT of config: a catalogue id or mnemonic, a hook id, or a hook's FUNC+OFFSET. */
+static int event_arg(const char *s)
+{
+	int ev = lkst_event_id(s);
+
+	if (ev < 0 && strchr(s, '+'))
+		ev = hook_by_name(s);
+	return ev;
+}
+
+static int tracefs_hooks; /* --tracefs: kprobe events, kclient/lkst_tracefs.c */
+
+static int hook_refused(const char *what, const char *where, int err)
+{
+	const char *why = strerror(-err);
+
+	switch (-err) {
+	case ENOENT:
+		why = "no such kernel function (see /proc/kallsyms)";
+		break;
+	case EPERM:
+		why = "the kernel forbids a probe there (kprobe blacklist, noinstr or entry "
+		      "code, not kernel text)";
+		break;
+	case EILSEQ:
+		why = "not an instruction boundary (or inside the ftrace call at the "
+		      "function's entry)";
+		break;
+	case ERANGE:
+		why = "the offset is not inside the function";
+		break;
+	case EBUSY:
+		why = "that hook id is taken (see ktrace lkst hook list)";
+		break;
+	case EEXIST:
+		why = "there is a hook at that place already";
+		break;
+	case ENOSPC:
+		why = "all 64 hook ids (0xc0..0xff) are in use";
+		break;
+	case ENODEV:
+		why = "ktrace.ko is being unloaded";
+		break;
+	default:
+		break;
+	}
+	cli_error(CMD, "%s/hooks: %s %s refused: %s", dir, what, where, why);
+	return 1;
+}
+
+/* A refusal of the tracefs backend: the errno and tracefs's error_log line. */
+static int tf_refused(const char *what, const char *where, int err, const char *log)
+{
+	const char *why = strerror(-err);
+
+	if (err == -EEXIST)
+		why = "there is a hook at that place already";
+	else if (err == -EBUSY && !strcmp(what, "adding"))
+		why = "that hook id is taken (see ktrace lkst --tracefs hook list)";
+	else if (err == -EBUSY)
+		why = "its event is enabled (a recording runs?)";
+	else if (err == -ENOSPC)
+		why = "all 64 hook ids (0xc0..0xff) are in use";
+	else if (err == -ENOENT && !strcmp(what, "deleting"))
+		why = "no such hook (see ktrace lkst --tracefs hook list)";
+	else if (err == -ENOENT || err == -EINVAL || err == -EILSEQ)
+		why = err == -EILSEQ ? "not an instruction boundary" :
+				       "the kernel refused a kprobe there (unknown function, "
+				       "blacklisted, notrace or not an instruction boundary)";
+	if (err == -ENODEV)
+		return 1; /* reported by kclient */
+	cli_error(CMD, "tracefs kprobe_events: %s %s refused: %s%s%s%s", what, where, why,
+		  log && *log ? " (error_log: " : "", log && *log ? log : "", log && *log ? ")" : "");
+	return 1;
+}
+
+static int do_hook_add(char **args, int nargs, const char *idopt)
+{
+	char func[144], argstr[32], err[256], name[160], joined[256] = "";
+	unsigned char argn[KTRACE_LKST_HOOK_MAX_ARGS];
+	unsigned off, v;
+	int id = -1, rc;
+
+	if (nargs < 1) {
+		cli_error(CMD, "hook add needs FUNC[+OFFSET] (see ktrace lkst --help)");
+		return 2;
+	}
+	for (int i = 1; i < nargs; i++)
+		snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s%s",
+			 i > 1 ? "," : "", args[i]);
+	if (lkst_hook_parse(args[0], joined, func, sizeof(func), &off, argn, argstr, sizeof(argstr),
+			    err, sizeof(err)) < 0) {
+		cli_error(CMD, "hook add: %s", err);
+		return 2;
+	}
+	if (idopt) {
+		if (lkst_parse_number(idopt, &v) < 0 || !KTRACE_LKST_IS_HOOK(v)) {
+			cli_error(CMD, "option '--id': '%s' is not a hook id (0x%02x..0x%02x)", idopt,
+				  KTRACE_LKST_HOOK_FIRST, KTRACE_LKST_HOOK_LAST);
+			return 2;
+		}
+		id = (int)v;
+	}
+	snprintf(name, sizeof(name), "%s+%u", func, off);
+	if (tracefs_hooks) {
+		char log[512];
+		int nargs = argstr[0] == '-' ? 0 : (int)(strlen(argstr) + 1) / 3;
+
+		rc = kcl_lkst_tf_hook_add(id, func, off, argn, nargs, log, sizeof(log));
+		if (rc < 0)
+			return tf_refused("adding", name, rc, log);
+		printf("hook 0x%02x %s %s (tracefs %s/lkst_hook_%02x)\n", (unsigned)rc, name, argstr,
+		       KCL_LKST_TF_GROUP, (unsigned)rc);
+		return 0;
+	}
+	rc = kcl_lkst_hook_add(dir, id, func, off, argstr);
+	if (rc)
+		return hook_refused("adding", name, rc);
+	id = hook_by_name(name);
+	if (id < 0) {
+		cli_error(CMD, "%s/hooks: the hook %s was added but is not listed", dir, name);
+		return 1;
+	}
+	printf("hook 0x%02x %s %s\n", (unsigned)id, name, argstr);
+	return 0;
+}
+
+static int do_hook_list(void)
+{
+	struct kcl_lkst_hook *v;
+	size_t n;
+
+	if ((tracefs_hooks ? kcl_lkst_tf_hooks(&v, &n) : kcl_lkst_hooks(dir, &v, &n)) < 0)
+		return 1;
+	printf("%-5s %-40s %-12s %-9s %-7s %10s %8s\n", "ID", "HOOK", "ARGS", "PROBE", "STATE",
+	       "HITS", "MISSED");
+	for (size_t i = 0; i < n; i++)
+		printf("0x%02x  %-40s %-12s %-9s %-7s %10llu %8llu\n", v[i].id, v[i].name, v[i].args,
+		       v[i].probe, v[i].state, v[i].hits, v[i].missed);
+	free(v);
+	return 0;
+}
+
+static int do_hook_del(const char *what)
+{
+	char name[160];
+	unsigned v;
+	int rc;
+
+	if (isdigit((unsigned char)what[0])) {
+		if (lkst_parse_number(what, &v) < 0 || !KTRACE_LKST_IS_HOOK(v)) {
+			cli_error(CMD, "hook del: '%s' is not a hook id (0x%02x..0x%02x) or FUNC[+OFFSET]",
+				  what, KTRACE_LKST_HOOK_FIRST, KTRACE_LKST_HOOK_LAST);
+			return 2;
+		}
+		snprintf(name, sizeof(name), "0x%02x", v);
+	} else {
+		char func[144], argstr[16], err[256];
+		unsigned char argn[KTRACE_LKST_HOOK_MAX_ARGS];
+		unsigned off;
+
+		if (lkst_hook_parse(what, NULL, func, sizeof(func), &off, argn, argstr, sizeof(argstr),
+				    err, sizeof(err)) < 0) {
+			cli_error(CMD, "hook del: %s", err);
+			return 2;
+		}
+		snprintf(name, sizeof(name), "%s+%u", func, off);
+	}
+	if (tracefs_hooks) {
+		struct kcl_lkst_hook *hv;
+		size_t n;
+		char log[512];
+		int id = -1;
+
+		if (kcl_lkst_tf_hooks(&hv, &n) < 0)
+			return 1;
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(hv[i].name, name) ||
+			    (isdigit((unsigned char)what[0]) && hv[i].id == v))
+				id = (int)hv[i].id;
+		free(hv);
+		rc = id < 0 ? -ENOENT : kcl_lkst_tf_hook_del(id, log, sizeof(log));
+		return rc ? tf_refused("deleting", name, rc, id < 0 ? NULL : log) : 0;
+	}
+	rc = kcl_lkst_hook_del(dir, name);
+	if (rc == -ENOENT) {
+		cli_error(CMD, "%s/hooks: no hook %s (see ktrace lkst hook list)", dir, name);
+		return 1;
+	}
+	return rc ? hook_refused("deleting", name, rc) : 0;
+}
+
+static int do_hook(char **args, int nargs, const char *idopt)
+{
+	const char *sub = nargs ? args[0] : "";
+
+	if (idopt && strcmp(sub, "add")) {
+		cli_error(CMD, "option '--id' is for hook add only");
+		return 2;
+	}
+	if (!strcmp(sub, "add"))
+		return do_hook_add(args + 1, nargs - 1, idopt);
+	if (!strcmp(sub, "list") || !strcmp(sub, "del")) {
+		int want = !strcmp(sub, "del") ? 2 : 1;
+
+		if (nargs != want) {
+			cli_error(CMD, want == 2 ? "hook del needs one ID or FUNC[+OFFSET]" :
+						   "hook list takes no argument");
+			return 2;
+		}
+		return want == 2 ? do_hook_del(args[1]) : do_hook_list();
+	}
+	cli_error(CMD, nargs ? "unknown hook command '%s' (add, list, del)" :
+			       "hook needs a command: add, list, del%s",
+		  nargs ? sub : "");
+	return 2;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "maskset", required_argument, NULL, 'm' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "file", required_argument, NULL, 'f' },
+		{ "id", required_argument, NULL, 'i' },
+		{ "tracefs", no_argument, NULL, 'T' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *mopt = NULL, *name = NULL, *file = NULL, *cmd;
+	const char *mopt = NULL, *name = NULL, *file = NULL, *idopt = NULL, *cmd;
 	char **args;
 	int c, nargs, id = -1, ev, h, err;
 
 	if (getenv("KTRACE_LKST_DIR") && *getenv("KTRACE_LKST_DIR"))
 		dir = getenv("KTRACE_LKST_DIR");
-	while ((c = getopt_long(argc, argv, ":m:n:f:d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":m:n:f:i:d:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'i':
+			idopt = optarg;
+			break;
+		case 'T':
+			tracefs_hooks = 1;
+			break;
 		case 'm':
 			mopt = optarg;
 			break;
@@ -409,12 +669,28 @@ static int run(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		cli_error(CMD, "need a command: list, handlers, masksets, read, write, config, set, delete, start, stop, status (see ktrace lkst --help)");
+		cli_error(CMD, "need a command: list, handlers, masksets, read, write, config, set, delete, start, stop, status, hook (see ktrace lkst --help)");
 		return 2;
 	}
 	cmd = argv[optind];
 	args = argv + optind + 1;
 	nargs = argc - optind - 1;
+	if (!strcmp(cmd, "hook")) {
+		if (mopt || name || file) {
+			cli_error(CMD, "hook takes no -m, -n or -f");
+			return 2;
+		}
+		return do_hook(args, nargs, idopt);
+	}
+	if (idopt) {
+		cli_error(CMD, "option '--id' is for hook add only");
+		return 2;
+	}
+	if (tracefs_hooks) {
+		cli_error(CMD, "option '--tracefs' is for hook commands (LKST's tracefs backend "
+			       "records with ktrace record --kernel)");
+		return 2;
+	}
 
 	/* which options and arguments each command takes */
 	{
@@ -472,7 +748,7 @@ static int run(int argc, char **argv)
 	if (!strcmp(cmd, "write"))
 		return do_write(id, name, file);
 	if (!strcmp(cmd, "config")) {
-		ev = lkst_event_id(args[0]);
+		ev = event_arg(args[0]);
 		if (ev < 0) {
 			cli_error(CMD, "unknown event '%s' (see ktrace lkst list)", args[0]);
 			return 2;

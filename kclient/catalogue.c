@@ -45,6 +45,21 @@ int krec_parse_maskset(const char *spec, uint8_t *sel, char *err, size_t len)
 		int hit = !strcasecmp(tok, "RNOTHING") || !strcasecmp(tok, "RDEFAULT") ||
 			  !strcasecmp(tok, "RALL");
 
+		/* the user-placed hooks (tracefs kprobe events): all, or by id */
+		if (!strcasecmp(tok, "RALL") || !strcasecmp(tok, "hook")) {
+			for (unsigned i = KTRACE_LKST_HOOK_FIRST; i <= KTRACE_LKST_HOOK_LAST; i++)
+				sel[i] = 1;
+			hit = 1;
+		} else if (tok[0] == '0' && (tok[1] == 'x' || tok[1] == 'X')) {
+			char *end;
+			unsigned long v = strtoul(tok + 2, &end, 16);
+
+			if (!*end && end != tok + 2 && KTRACE_LKST_IS_HOOK(v)) {
+				sel[v] = 1;
+				hit = 1;
+			}
+		}
+
 		for (size_t i = 0; i < NDEFS; i++) {
 			const struct lkst_def *d = &lkst_defs[i];
 
@@ -56,8 +71,8 @@ int krec_parse_maskset(const char *spec, uint8_t *sel, char *err, size_t len)
 		}
 		if (!hit) {
 			snprintf(err, len, "unknown event or category '%.64s' (an LKST mnemonic such as "
-					   "PROCESS_CONTEXTSWITCH, a category such as syscall, or "
-					   "RDEFAULT, RALL, RNOTHING)", tok);
+					   "PROCESS_CONTEXTSWITCH, a category such as syscall, hook or a "
+					   "hook id 0xc0..0xff, or RDEFAULT, RALL, RNOTHING)", tok);
 			bad = 1;
 			break;
 		}

@@ -71,6 +71,16 @@ struct lkst_def {
 /** krec_catalogue() - the catalogue, *@n entries, in lkst.h's order (kclient/catalogue.c). */
 const struct lkst_def *krec_catalogue(size_t *n);
 
+/**
+ * krec_hook_defs() - the tracefs hooks (kclient/lkst_tracefs.c) whose id
+ * @sel selects, as catalogue entries in @defs (category "hook", tracepoint
+ * KCL_LKST_TF_GROUP:lkst_hook_XX, args "a1,a2"), their strings in @names,
+ * @args and @events; room for KTRACE_LKST_HOOK_LAST -
+ * KTRACE_LKST_HOOK_FIRST + 1 of each.  Return: how many.
+ */
+int krec_hook_defs(const uint8_t *sel, struct lkst_def *defs, char (*names)[160],
+		   char (*args)[32], char (*events)[32]);
+
 /* ---- recording kernel events through tracefs (kclient/tracefs_record.c) - */
 
 /* (krec_begin_program(), krec_end_program() and krec_record_system() are

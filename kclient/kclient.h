@@ -456,6 +456,22 @@ int lkst_event_id(const char *tok);
 const char *lkst_event_name(unsigned id);
 
 /**
+ * lkst_hook_parse() - check and split a hook location and its arguments,
+ * as `ktrace lkst hook add` takes them and ktrace.ko's ktrace/lkst/hooks
+ * accepts them: @spec is FUNC[+OFFSET] (FUNC 1..127 of [A-Za-z0-9_.], not
+ * starting with a digit; OFFSET decimal or 0x hex, at most 0xfffff), @args
+ * NULL/"" or a1..a6 separated by commas or blanks, at most
+ * KTRACE_LKST_HOOK_MAX_ARGS, none twice.  Out: @func (@funclen bytes),
+ * *@off, @argn[] the 0-based argument numbers, and the canonical @argstr
+ * ("a1,a3", "-" for none; @argstrlen bytes, at least 16).  Pure, no
+ * allocation, thread-safe.
+ * Return: the number of arguments, or -1 with "what" in @err (@errlen).
+ */
+int lkst_hook_parse(const char *spec, const char *args, char *func, size_t funclen,
+		    unsigned *off, unsigned char *argn, char *argstr, size_t argstrlen, char *err,
+		    size_t errlen);
+
+/**
  * lkst_parse_number() - a whole decimal number, or hex with 0x/0X.
  * Return: 0 and *@v, or -1 (empty, other characters, over 2^32 - 1).
  */
@@ -521,7 +537,7 @@ int kcl_lkst_masksets(const char *dir, struct kcl_lkst_maskset *m);
  */
 struct kcl_lkst_event {
 	unsigned id, handler;
-	char name[64], category[32], tracepoint[96], status[16], probe[8], reason[160];
+	char name[160], category[32], tracepoint[176], status[16], probe[8], reason[160];
 	unsigned long long hits, written, dropped;
 };
 
@@ -566,5 +582,72 @@ int kcl_lkst_maskset_set(const char *dir, int id);
 
 /** kcl_lkst_maskset_delete() - remove user maskset @id (not the current one).  Return: 0 or -errno. */
 int kcl_lkst_maskset_delete(const char *dir, int id);
+
+/**
+ * struct kcl_lkst_hook - one line of DIR/hooks (kmod/lkst_hooks.c): event
+ * @id (KTRACE_LKST_HOOK_FIRST..LAST), @name FUNC+OFFSET, @func, @offset,
+ * @args ("a1,a2" or "-"), @probe (ftrace, optimized, int3, "-"), @state
+ * (on, off, deleted), @hits since the last start, @missed (the kprobe's).
+ */
+struct kcl_lkst_hook {
+	unsigned id, offset;
+	char name[160], func[144], args[32], probe[16], state[16];
+	unsigned long long hits, missed;
+};
+
+/**
+ * kcl_lkst_hooks() - parse DIR/hooks into *@v (malloc'ed, *@n entries;
+ * the caller frees it); lines that do not parse are skipped.
+ * Return: 0, or -1 (reported; *@v NULL).
+ */
+int kcl_lkst_hooks(const char *dir, struct kcl_lkst_hook **v, size_t *n);
+
+/**
+ * kcl_lkst_hook_add() - "add ID|auto FUNC+OFFSET ARGS" to DIR/hooks, one
+ * write(2); @id < 0 lets the module choose.  @spec and @argstr as
+ * lkst_hook_parse() makes them.  Return: 0 or the module's -errno
+ * (-ENOENT no such symbol, -EPERM the kernel forbids a probe there,
+ * -EILSEQ not an instruction boundary, -ERANGE offset outside the
+ * function, -EBUSY id taken, -EEXIST same location, -ENOSPC no id left).
+ */
+int kcl_lkst_hook_add(const char *dir, int id, const char *func, unsigned off, const char *argstr);
+
+/** kcl_lkst_hook_del() - "del WHAT" (an id or FUNC+OFFSET).  Return: 0 or -errno. */
+int kcl_lkst_hook_del(const char *dir, const char *what);
+
+/*
+ * The same hooks on the tracefs backend (kclient/lkst_tracefs.c): kprobe
+ * events KCL_LKST_TF_GROUP/lkst_hook_XX (XX the id in hex) with u64 fields
+ * a1..a6, made and removed through libtracefs; `ktrace record
+ * --kernel=hook` (or RALL) records them.
+ */
+#define KCL_LKST_TF_GROUP "ktrace_lkst"
+
+/**
+ * kcl_lkst_tf_hooks() - the hooks defined in tracefs, as struct
+ * kcl_lkst_hook (@probe "tracefs", @state the group, @hits and @missed
+ * from kprobe_profile, since the event was made); *@v malloc'ed.
+ * Return: 0, or -1 (reported: tracefs not mounted, out of memory).
+ */
+int kcl_lkst_tf_hooks(struct kcl_lkst_hook **v, size_t *n);
+
+/**
+ * kcl_lkst_tf_hook_add() - make the kprobe event of a hook on @func+@off
+ * with id @id (< 0: the first free one) recording arguments @argn[0..
+ * @nargs-1] (0-based, lkst_hook_parse()).  On a refusal @why gets the
+ * last line of tracefs's error_log (or ""), @whylen bytes.
+ * Return: the id, or -errno (-EEXIST same place, -EBUSY id taken, -ENOSPC,
+ * -ENODEV no tracefs, the kernel's error for the kprobe_events write:
+ * -ENOENT/-EINVAL unknown or forbidden place, -EILSEQ, ...).
+ */
+int kcl_lkst_tf_hook_add(int id, const char *func, unsigned off, const unsigned char *argn,
+			 int nargs, char *why, size_t whylen);
+
+/**
+ * kcl_lkst_tf_hook_del() - remove the kprobe event of hook @id.
+ * Return: 0, -ENOENT (no such hook), or the kernel's error (-EBUSY: enabled
+ * somewhere) with @why as for kcl_lkst_tf_hook_add().
+ */
+int kcl_lkst_tf_hook_del(int id, char *why, size_t whylen);
 
 #endif /* KTRACE_KCLIENT_H */

@@ -2,8 +2,9 @@
  * kclient/lkst.c - the client of ktrace.ko's LKST tracer (seed 001): its
  * debugfs files (default /sys/kernel/debug/ktrace/lkst; kmod/lkst_fs.c
  * documents them) read and parsed (events, handlers, masksets, catalog,
- * state, info) and its commands written (maskset write/config/set/delete,
- * start/stop), each command with one write(2).  `ktrace lkst`
+ * state, info, hooks) and its commands written (maskset
+ * write/config/set/delete, start/stop, hook add/del), each command with
+ * one write(2).  `ktrace lkst`
  * (cli/cmd_lkst.c) parses its command line and prints; API in
  * kclient/kclient.h (kcl_lkst_*).
  */
@@ -131,7 +132,7 @@ int kcl_lkst_events(const char *dir, struct kcl_lkst_event **events, size_t *n)
 		if (line[0] == '#')
 			continue;
 		if (*n == KTRACE_LKST_MAX_ID ||
-		    sscanf(line, "%x %63s %31s %95s %15s %7s %u %llu %llu %llu", &e->id, e->name,
+		    sscanf(line, "%x %159s %31s %175s %15s %7s %u %llu %llu %llu", &e->id, e->name,
 			   e->category, e->tracepoint, e->status, e->probe, &e->handler, &e->hits,
 			   &e->written, &e->dropped) != 10) {
 			kcl_error(CMD, "%s/events: unexpected line '%s'", dir, line);
@@ -219,4 +220,57 @@ int kcl_lkst_maskset_delete(const char *dir, int id)
 
 	snprintf(text, sizeof(text), "delete %d\n", id);
 	return lkst_put(dir, "masksets", text);
+}
+
+int kcl_lkst_hooks(const char *dir, struct kcl_lkst_hook **events, size_t *n)
+{
+	char *text = kcl_lkst_read(dir, "hooks"), *line, *save = NULL;
+	struct kcl_lkst_hook *v;
+
+	*events = NULL;
+	*n = 0;
+	if (!text)
+		return -1;
+	v = calloc(KTRACE_LKST_HOOK_LAST - KTRACE_LKST_HOOK_FIRST + 1, sizeof(*v));
+	if (!v) {
+		kcl_error(CMD, "%s/hooks: out of memory", dir);
+		free(text);
+		return -1;
+	}
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct kcl_lkst_hook *h = &v[*n];
+
+		if (line[0] == '#' || *n > KTRACE_LKST_HOOK_LAST - KTRACE_LKST_HOOK_FIRST)
+			continue;
+		if (sscanf(line, "%x %159s %143s %u %31s %15s %15s %llu %llu", &h->id, h->name,
+			   h->func, &h->offset, h->args, h->probe, h->state, &h->hits,
+			   &h->missed) == 9)
+			(*n)++;
+	}
+	free(text);
+	*events = v;
+	return 0;
+}
+
+int kcl_lkst_hook_add(const char *dir, int id, const char *func, unsigned off, const char *argstr)
+{
+	char text[256], ids[16];
+
+	if (id < 0)
+		snprintf(ids, sizeof(ids), "auto");
+	else
+		snprintf(ids, sizeof(ids), "0x%02x", (unsigned)id);
+	if ((size_t)snprintf(text, sizeof(text), "add %s %s+%u %s\n", ids, func, off,
+			     argstr && *argstr ? argstr : "-") >= sizeof(text))
+		return -EINVAL;
+	return lkst_put(dir, "hooks", text);
+}
+
+int kcl_lkst_hook_del(const char *dir, const char *what)
+{
+	char text[256];
+
+	if ((size_t)snprintf(text, sizeof(text), "del %s\n", what) >= sizeof(text))
+		return -EINVAL;
+	return lkst_put(dir, "hooks", text);
 }

@@ -66,7 +66,8 @@ int lkst_event_id(const char *tok)
 		for (size_t i = 0; i < sizeof(catalogue) / sizeof(catalogue[0]); i++)
 			if (catalogue[i].id == v)
 				return (int)v;
-		return -1;
+		/* a user-placed hook's id: the module knows whether it exists */
+		return KTRACE_LKST_IS_HOOK(v) ? (int)v : -1;
 	}
 	for (size_t i = 0; i < sizeof(catalogue) / sizeof(catalogue[0]); i++)
 		if (!strcasecmp(catalogue[i].name, tok))
@@ -149,6 +150,65 @@ int lkst_text_parse(const char *text, size_t len, lkst_handler_fn hfn, void *har
 		}
 		handler[ev] = (unsigned char)h;
 		n++;
+	}
+	return n;
+}
+
+int lkst_hook_parse(const char *spec, const char *args, char *func, size_t funclen,
+		    unsigned *off, unsigned char *argn, char *argstr, size_t argstrlen, char *err,
+		    size_t errlen)
+{
+	static const char symch[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.";
+	const char *plus = strchr(spec, '+');
+	size_t fl = plus ? (size_t)(plus - spec) : strlen(spec);
+	int n = 0;
+
+	if (fl == 0 || fl > 127 || fl >= funclen || strspn(spec, symch) != fl ||
+	    isdigit((unsigned char)spec[0])) {
+		snprintf(err, errlen, "'%.160s': FUNC must be 1..127 of A-Z a-z 0-9 _ . (a kernel symbol)",
+			 spec);
+		return -1;
+	}
+	memcpy(func, spec, fl);
+	func[fl] = '\0';
+	*off = 0;
+	if (plus && (lkst_parse_number(plus + 1, off) < 0 || *off > 0xfffff)) {
+		snprintf(err, errlen, "'%.160s': OFFSET must be a number (decimal or 0x hex) up to 0xfffff",
+			 spec);
+		return -1;
+	}
+	snprintf(argstr, argstrlen, "-");
+	for (const char *p = args ? args : ""; *p;) {
+		size_t l;
+
+		p += strspn(p, ", \t");
+		if (!*p)
+			break;
+		l = strcspn(p, ", \t");
+		if (l != 2 || p[0] != 'a' || p[1] < '1' || p[1] > '6') {
+			snprintf(err, errlen, "argument '%.*s': arguments are a1..a6 (the function's first six)",
+				 (int)(l > 32 ? 32 : l), p);
+			return -1;
+		}
+		if (n == KTRACE_LKST_HOOK_MAX_ARGS) {
+			snprintf(err, errlen, "at most %d arguments", KTRACE_LKST_HOOK_MAX_ARGS);
+			return -1;
+		}
+		for (int i = 0; i < n; i++) {
+			if (argn[i] == p[1] - '1') {
+				snprintf(err, errlen, "argument '%.2s' given twice", p);
+				return -1;
+			}
+		}
+		argn[n++] = (unsigned char)(p[1] - '1');
+		p += l;
+	}
+	if (n) {
+		size_t len = 0;
+
+		for (int i = 0; i < n && len + 4 < argstrlen; i++)
+			len += (size_t)snprintf(argstr + len, argstrlen - len, "%sa%d", i ? "," : "",
+						argn[i] + 1);
 	}
 	return n;
 }

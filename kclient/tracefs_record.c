@@ -95,6 +95,27 @@
 static const struct lkst_def *lkst_defs;
 static size_t NDEFS;
 
+/*
+ * The catalogue followed by the selected user-placed hooks of tracefs
+ * (kclient/lkst_tracefs.c): what lkst_defs points to while recording, so
+ * every step below handles a hook as one more catalogue event.
+ */
+#define NHOOKS (KTRACE_LKST_HOOK_LAST - KTRACE_LKST_HOOK_FIRST + 1)
+static struct lkst_def with_hooks[256 + NHOOKS];
+static char hook_names[NHOOKS][160], hook_args[NHOOKS][32], hook_events[NHOOKS][32];
+
+static void add_hooks(const uint8_t *sel)
+{
+	size_t n;
+	const struct lkst_def *cat = krec_catalogue(&n);
+
+	if (n > 256)
+		n = 256;
+	memcpy(with_hooks, cat, n * sizeof(*cat));
+	lkst_defs = with_hooks;
+	NDEFS = n + (size_t)krec_hook_defs(sel, with_hooks + n, hook_names, hook_args, hook_events);
+}
+
 /* ---- the task table: pid -> tgid, comm ----------------------------------- */
 
 struct task {
@@ -522,6 +543,13 @@ static void convert_event(struct krec *k, struct kout *o, uint64_t ts, void *dat
 		args[i] = read_arg(&e->a[i], data, size);
 		if (e->a[i].is_ptr && args[i] >> 63)
 			args[i] = 0; /* no kernel address in a trace (lkst.h) */
+	}
+	if (KTRACE_LKST_IS_HOOK(e->d->id)) {
+		/* a hook's raw registers: kernel addresses become 0 as in the
+		 * module (kmod/lkst_hooks.c); error codes -4095..-1 stay */
+		for (unsigned i = 0; i < e->d->nargs; i++)
+			if (args[i] >= 0x00007ffffffff000ull && args[i] < (uint64_t)-4095)
+				args[i] = 0;
 	}
 	if (e->d->id == KTRACE_LKST_EXCEPTION_PAGEFAULT_USER ||
 	    e->d->id == KTRACE_LKST_EXCEPTION_PAGEFAULT_KERNEL) {
@@ -1188,6 +1216,12 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 		snprintf(msg, len, "--kernel: %s", err);
 		free(k);
 		return NULL;
+	}
+	for (unsigned i = KTRACE_LKST_HOOK_FIRST; i <= KTRACE_LKST_HOOK_LAST; i++) {
+		if (k->sel[i]) {
+			add_hooks(k->sel);
+			break;
+		}
 	}
 	if (snprintf(k->dir, sizeof(k->dir), "%s", outdir) >= (int)sizeof(k->dir)) {
 		snprintf(msg, len, "%s: path too long", outdir);

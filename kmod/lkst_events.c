@@ -84,7 +84,17 @@ static struct kt_lkst_ev *kt_by_id[KTRACE_LKST_MAX_ID];
  */
 struct kt_lkst_ev *kt_lkst_ev_by_id(unsigned int id)
 {
-	return id < KTRACE_LKST_MAX_ID ? kt_by_id[id] : NULL;
+	return id < KTRACE_LKST_MAX_ID ? READ_ONCE(kt_by_id[id]) : NULL;
+}
+
+/**
+ * kt_lkst_ev_set() - enter (or with @e NULL remove) event @id: the hooks
+ * (lkst_hooks.c) come and go.  Context: kt_lkst_lock held.
+ */
+void kt_lkst_ev_set(unsigned int id, struct kt_lkst_ev *e)
+{
+	if (id < KTRACE_LKST_MAX_ID)
+		WRITE_ONCE(kt_by_id[id], e);
 }
 
 /**
@@ -92,11 +102,12 @@ struct kt_lkst_ev *kt_lkst_ev_by_id(unsigned int id)
  */
 struct kt_lkst_ev *kt_lkst_ev_by_name(const char *name)
 {
+	struct kt_lkst_ev *e;
 	unsigned int i;
 
-	for (i = 0; i < kt_lkst_nevents; i++)
-		if (!strcasecmp(kt_lkst_events[i].name, name))
-			return &kt_lkst_events[i];
+	kt_lkst_for_each_ev(e, i)
+		if (!strcasecmp(e->name, name))
+			return e;
 	return NULL;
 }
 
@@ -111,7 +122,7 @@ EXPORT_SYMBOL_GPL(ktrace_lkst_event_name);
 /** kt_lkst_ev_available() - the event has a tracepoint and a probe here. */
 bool kt_lkst_ev_available(const struct kt_lkst_ev *e)
 {
-	return e->tp && e->probe;
+	return e->hook || (e->tp && e->probe);
 }
 
 /**
@@ -138,11 +149,6 @@ const char *kt_lkst_ev_reason(const struct kt_lkst_ev *e, char *buf, size_t len)
 #define KT_S(x) ((u64)(s64)(x)) /* signed argument, sign-extended */
 #define KT_U(x) ((u64)(x))      /* unsigned argument, zero-extended */
 
-/* pid | tgid << 32 of the task the event happened in */
-static __always_inline u64 kt_self(void)
-{
-	return (u64)(u32)current->pid | ((u64)(u32)current->tgid << 32);
-}
 
 /* A kernel address becomes 0: traces show nothing of the kernel's layout. */
 static __always_inline u64 kt_user_addr(unsigned long a)
@@ -150,12 +156,6 @@ static __always_inline u64 kt_user_addr(unsigned long a)
 	return a < TASK_SIZE_MAX ? a : 0;
 }
 
-static __always_inline u8 kt_handler_for(unsigned int id)
-{
-	const struct kt_maskset *ms = rcu_dereference_sched(kt_lkst_cur);
-
-	return ms ? ms->handler[id] : KTRACE_LKST_HANDLER_NOTHING;
-}
 
 /*
  * KT_EMIT(MNEMONIC, args...) - the body of a probe: look up the handler,
@@ -655,6 +655,13 @@ int kt_lkst_probe_register(struct kt_lkst_ev *e)
 		return 0;
 	if (!kt_lkst_ev_available(e))
 		return -ENODEV;
+	if (e->hook) {
+		ret = kt_lkst_hook_enable(e);
+		if (ret)
+			return ret;
+		e->registered = true;
+		return 0;
+	}
 	ret = tracepoint_probe_register(e->tp, e->probe, NULL);
 	if (ret)
 		return ret;
@@ -672,7 +679,11 @@ void kt_lkst_probe_unregister(struct kt_lkst_ev *e)
 	lockdep_assert_held(&kt_lkst_lock);
 	if (!e->registered)
 		return;
+	e->registered = false;
+	if (e->hook) {
+		kt_lkst_hook_disable(e);
+		return;
+	}
 	/* Cannot fail since 5.11: on -ENOMEM the probe becomes a stub. */
 	tracepoint_probe_unregister(e->tp, e->probe, NULL);
-	e->registered = false;
 }

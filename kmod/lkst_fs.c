@@ -33,11 +33,13 @@
  *                   failed command changes nothing.
  *   current   0600  "ID NAME" of the current maskset; write an id or name
  *                   to switch (as "set")
+ *   hooks     0600  user-placed hooks: list, `add`, `del` (lkst_hooks.c)
  *
  * The text the LKST channel's `catalog` file adds for the trace metadata
  * (an `event ID kevent NAME CATEGORY ARGS` line per available event, an
- * `unavailable ID NAME REASON` line per other one) is built here once at
- * load: the set of available events does not change.
+ * `unavailable ID NAME REASON` line per other one, an `event ID kevent
+ * FUNC+OFFSET hook ARGS` line per hook) is built here at load and again
+ * whenever the hooks change (kt_lkst_catalog_refresh()).
  */
 #include <linux/ctype.h>
 #include <linux/debugfs.h>
@@ -238,13 +240,13 @@ static char *kt_get_command(const char __user *ubuf, size_t count, loff_t *ppos,
 static int kt_events_show(struct seq_file *m, void *v)
 {
 	const struct kt_maskset *cur;
+	struct kt_lkst_ev *e;
 	unsigned int i;
 
 	seq_puts(m, "# id name category tracepoint status probe handler hits written dropped\n");
 	mutex_lock(&kt_lkst_lock);
 	cur = kt_lkst_maskset(kt_lkst_current_id());
-	for (i = 0; i < kt_lkst_nevents; i++) {
-		const struct kt_lkst_ev *e = &kt_lkst_events[i];
+	kt_lkst_for_each_ev(e, i) {
 		u64 hits, written, dropped;
 
 		kt_lkst_counters(e->id, &hits, &written, &dropped);
@@ -422,6 +424,65 @@ static const struct file_operations kt_current_fops = {
 };
 
 /* ------------------------------------------------------------------ */
+/* hooks (lkst_hooks.c)                                                */
+/* ------------------------------------------------------------------ */
+
+static int kt_hooks_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&kt_lkst_lock);
+	kt_lkst_hooks_show(m);
+	mutex_unlock(&kt_lkst_lock);
+	return 0;
+}
+
+static int kt_hooks_open(struct inode *inode, struct file *f)
+{
+	return single_open(f, kt_hooks_show, inode->i_private);
+}
+
+/*
+ * A hook changes the catalogue, which the channel's `catalog` file reads
+ * under the channel's mutex: take it first (the lock order of
+ * lkst_internal.h), then kt_lkst_lock.
+ */
+static ssize_t kt_hooks_write(struct file *f, const char __user *ubuf, size_t count,
+			      loff_t *ppos)
+{
+	struct trace_info *t = kt_lkst_chan;
+	char *buf;
+	int ret;
+
+	buf = kt_get_command(ubuf, count, ppos, 512);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	mutex_lock(&t->mutex);
+	mutex_lock(&kt_lkst_lock);
+	if (kt_lkst_dead || t->dead) {
+		ret = -ENODEV;
+	} else {
+		ret = kt_lkst_hooks_command(buf);
+		if (!ret)
+			kt_lkst_catalog_refresh(); /* -ENOMEM: the old one stays */
+	}
+	mutex_unlock(&kt_lkst_lock);
+	mutex_unlock(&t->mutex);
+	kfree(buf);
+	if (ret)
+		return ret;
+	*ppos += count;
+	return count;
+}
+
+static const struct file_operations kt_hooks_fops = {
+	.owner = THIS_MODULE,
+	.open = kt_hooks_open,
+	.read = seq_read,
+	.write = kt_hooks_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/* ------------------------------------------------------------------ */
 /* Setup                                                               */
 /* ------------------------------------------------------------------ */
 
@@ -440,6 +501,7 @@ int kt_lkst_create_files(struct trace_info *t)
 		{ "handlers", 0400, &kt_handlers_fops },
 		{ "masksets", 0600, &kt_masksets_fops },
 		{ "current", 0600, &kt_current_fops },
+		{ "hooks", 0600, &kt_hooks_fops },
 	};
 	struct dentry *d;
 	unsigned int i;
@@ -454,12 +516,15 @@ int kt_lkst_create_files(struct trace_info *t)
 
 /**
  * kt_lkst_catalog_text() - the metadata lines of the event catalogue on
- * this kernel (kmalloc'ed; NULL on -ENOMEM).  After
- * kt_lkst_find_tracepoints().
+ * this kernel and of the hooks (kmalloc'ed; NULL on -ENOMEM).  After
+ * kt_lkst_find_tracepoints(); kt_lkst_lock held once hooks may exist.
  */
 char *kt_lkst_catalog_text(void)
 {
-	size_t cap = 160 * kt_lkst_nevents + 1, len = 0;
+	/* hooks: "event 255 kevent FUNC+OFFSET hook a1,a2,a3,a4", < 200 bytes */
+	size_t cap = 160 * kt_lkst_nevents +
+		     200 * (KTRACE_LKST_HOOK_LAST - KTRACE_LKST_HOOK_FIRST + 1) + 1;
+	size_t len = 0;
 	char *s = kmalloc(cap, GFP_KERNEL), reason[96];
 	unsigned int i;
 
@@ -476,5 +541,6 @@ char *kt_lkst_catalog_text(void)
 			len += scnprintf(s + len, cap - len, "unavailable %u %s %s\n", e->id,
 					 e->name, kt_lkst_ev_reason(e, reason, sizeof(reason)));
 	}
+	kt_lkst_hooks_catalog(s, len, cap);
 	return s;
 }

@@ -17,6 +17,8 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/tracepoint.h>
 #include "ktrace_internal.h"
 #include "ktrace_lkst.h"
@@ -32,8 +34,17 @@ struct kt_lkst_ev {
 	const char *name, *category, *system, *tp_name, *args;
 	void *probe;               /* NULL: no probe for it */
 	struct tracepoint *tp;     /* NULL: unavailable here */
-	bool registered;           /* probe on @tp (kt_lkst_lock) */
+	bool registered;           /* probe on @tp, or hook enabled (kt_lkst_lock) */
+	struct kt_lkst_hook *hook; /* a user-placed hook (lkst_hooks.c), else NULL */
 };
+
+/*
+ * Every event, catalogue and hooks, in id order: @e is set to each
+ * existing entry, @i is the id (kt_lkst_lock held for the hooks to stay).
+ */
+#define kt_lkst_for_each_ev(e, i)				\
+	for ((i) = 0; (i) < KTRACE_LKST_MAX_ID; (i)++)		\
+		if (((e) = kt_lkst_ev_by_id(i)) == NULL) {} else
 
 /*
  * A maskset: the handler of every event id.  Immutable once reachable
@@ -68,16 +79,40 @@ extern struct kt_maskset __rcu *kt_lkst_cur;
 extern struct ktrace_lkst_handler __rcu *kt_lkst_handlers[256];
 extern bool kt_lkst_dead;
 
+/* pid | tgid << 32 of the task the event happened in (probes, hooks) */
+static __always_inline u64 kt_self(void)
+{
+	return (u64)(u32)current->pid | ((u64)(u32)current->tgid << 32);
+}
+
+/* The current maskset's handler of event @id (probe context). */
+static __always_inline u8 kt_handler_for(unsigned int id)
+{
+	const struct kt_maskset *ms = rcu_dereference_sched(kt_lkst_cur);
+
+	return ms ? ms->handler[id] : KTRACE_LKST_HANDLER_NOTHING;
+}
+
 /* lkst_events.c */
 extern struct kt_lkst_ev kt_lkst_events[];
 extern const unsigned int kt_lkst_nevents;
 struct kt_lkst_ev *kt_lkst_ev_by_id(unsigned int id);
+void kt_lkst_ev_set(unsigned int id, struct kt_lkst_ev *e);
 struct kt_lkst_ev *kt_lkst_ev_by_name(const char *name);
 bool kt_lkst_ev_available(const struct kt_lkst_ev *e);
 const char *kt_lkst_ev_reason(const struct kt_lkst_ev *e, char *buf, size_t len);
 void kt_lkst_find_tracepoints(void);
 int kt_lkst_probe_register(struct kt_lkst_ev *e);
 void kt_lkst_probe_unregister(struct kt_lkst_ev *e);
+
+/* lkst_hooks.c (kt_lkst_lock held unless said otherwise) */
+int kt_lkst_hook_enable(struct kt_lkst_ev *e);
+void kt_lkst_hook_disable(struct kt_lkst_ev *e);
+void kt_lkst_hooks_retire(void);
+void kt_lkst_hooks_remove_all(void);
+void kt_lkst_hooks_show(struct seq_file *m);
+int kt_lkst_hooks_command(char *buf);
+size_t kt_lkst_hooks_catalog(char *s, size_t len, size_t cap);
 
 /* lkst_handlers.c */
 void kt_lkst_dispatch(u8 handler, const struct ktrace_kevent *ev);
@@ -100,12 +135,17 @@ int kt_lkst_maskset_config(unsigned int id, unsigned int ev, unsigned int handle
 int kt_lkst_maskset_delete(unsigned int id);
 int kt_lkst_maskset_set(unsigned int id);
 int kt_lkst_drop_handler(unsigned int handler);
+int kt_lkst_event_added(unsigned int id);
+void kt_lkst_event_removed(unsigned int id);
+bool kt_lkst_armed(void);
 
 /* lkst_fs.c */
 int kt_lkst_create_files(struct trace_info *t);
 char *kt_lkst_catalog_text(void);
 
 /* lkst_main.c */
+extern char *kt_lkst_catalog;
+int kt_lkst_catalog_refresh(void);
 int kt_lkst_init(void);
 void kt_lkst_exit(void);
 

@@ -2,7 +2,8 @@
 /*
  * lkst_main.c - setup of ktrace.ko's LKST tracer (seed 001): the LKST
  * channel debugfs ktrace/lkst/ (per-CPU relay buffers, the event buffers
- * of LKST), the event table, the system masksets and the control files.
+ * of LKST), the event table, the system masksets and the control files
+ * (user-placed hooks: lkst_hooks.c).
  *
  * Module parameters (0400, fixed at load), for the LKST channel:
  *   lkst_buf_size  bytes per sub-buffer (power of two; default 262144)
@@ -35,7 +36,28 @@ MODULE_PARM_DESC(lkst_flags, "LKST channel: 2 flight recorder (overwrite the old
 DEFINE_MUTEX(kt_lkst_lock);
 struct trace_info *kt_lkst_chan __read_mostly;
 bool kt_lkst_dead;
-static char *kt_lkst_catalog;
+char *kt_lkst_catalog; /* the channel's catalog_extra */
+
+/**
+ * kt_lkst_catalog_refresh() - rebuild the catalogue text (the hooks
+ * changed) and give it to the channel.  Context: the LKST channel's mutex
+ * and kt_lkst_lock held.  Return: 0, or -ENOMEM (the old text stays).
+ */
+int kt_lkst_catalog_refresh(void)
+{
+	struct trace_info *t = kt_lkst_chan;
+	char *s, *old = kt_lkst_catalog;
+
+	lockdep_assert_held(&t->mutex);
+	lockdep_assert_held(&kt_lkst_lock);
+	s = kt_lkst_catalog_text();
+	if (!s)
+		return -ENOMEM;
+	t->catalog_extra = s;
+	kt_lkst_catalog = s;
+	kfree(old);
+	return 0;
+}
 
 /**
  * kt_lkst_init() - set the tracer up (stopped, RDEFAULT current).
@@ -121,6 +143,7 @@ void kt_lkst_exit(void)
 
 	mutex_lock(&kt_lkst_lock);
 	kt_lkst_disarm();
+	kt_lkst_hooks_remove_all(); /* unregister_kprobe() each */
 	mutex_unlock(&kt_lkst_lock);
 	/* removes the control files and frees the channel */
 	trace_cleanup(t);

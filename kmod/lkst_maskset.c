@@ -66,12 +66,11 @@ static bool kt_ms_wants(const struct kt_maskset *ms, const struct kt_lkst_ev *e)
 /* Unregister the probes @ms does not want; wait for them to be gone. */
 static void kt_ms_trim(const struct kt_maskset *ms)
 {
+	struct kt_lkst_ev *e;
 	bool any = false;
 	unsigned int i;
 
-	for (i = 0; i < kt_lkst_nevents; i++) {
-		struct kt_lkst_ev *e = &kt_lkst_events[i];
-
+	kt_lkst_for_each_ev(e, i) {
 		if (e->registered && (!ms || !kt_ms_wants(ms, e))) {
 			kt_lkst_probe_unregister(e);
 			any = true;
@@ -90,15 +89,14 @@ static void kt_ms_trim(const struct kt_maskset *ms)
 static int kt_ms_switch(struct kt_maskset *next, struct kt_maskset *old_copy)
 {
 	DECLARE_BITMAP(added, KTRACE_LKST_MAX_ID);
+	struct kt_lkst_ev *e;
 	unsigned int i;
 	int ret;
 
 	lockdep_assert_held(&kt_lkst_lock);
 	bitmap_zero(added, KTRACE_LKST_MAX_ID);
 	if (kt_armed) {
-		for (i = 0; i < kt_lkst_nevents; i++) {
-			struct kt_lkst_ev *e = &kt_lkst_events[i];
-
+		kt_lkst_for_each_ev(e, i) {
 			if (e->registered || !kt_ms_wants(next, e))
 				continue;
 			ret = kt_lkst_probe_register(e);
@@ -114,9 +112,9 @@ static int kt_ms_switch(struct kt_maskset *next, struct kt_maskset *old_copy)
 	}
 	return 0;
 undo:
-	for (i = 0; i < kt_lkst_nevents; i++)
-		if (test_bit(kt_lkst_events[i].id, added))
-			kt_lkst_probe_unregister(&kt_lkst_events[i]);
+	kt_lkst_for_each_ev(e, i)
+		if (test_bit(i, added))
+			kt_lkst_probe_unregister(e);
 	tracepoint_synchronize_unregister();
 	return ret;
 }
@@ -128,6 +126,7 @@ undo:
 static int kt_arm(void)
 {
 	struct kt_maskset *ms = kt_ms[kt_ms_cur_id];
+	struct kt_lkst_ev *e;
 	unsigned int i;
 	int ret;
 
@@ -135,14 +134,15 @@ static int kt_arm(void)
 	if (kt_armed)
 		return 0;
 	kt_lkst_counters_reset();
-	for (i = 0; i < kt_lkst_nevents; i++) {
-		struct kt_lkst_ev *e = &kt_lkst_events[i];
-
+	/* hooks deleted before this start leave the catalogue now */
+	kt_lkst_hooks_retire();
+	kt_lkst_catalog_refresh();
+	kt_lkst_for_each_ev(e, i) {
 		if (!kt_ms_wants(ms, e))
 			continue;
 		ret = kt_lkst_probe_register(e);
 		if (ret) {
-			pr_err("ktrace-lkst: cannot attach to tracepoint %s: %d\n", e->tp_name, ret);
+			pr_err("ktrace-lkst: cannot attach to %s: %d\n", e->name, ret);
 			kt_ms_trim(NULL);
 			return ret;
 		}
@@ -434,4 +434,58 @@ int kt_lkst_drop_handler(unsigned int handler)
 		kt_ms_trim(kt_ms[kt_ms_cur_id]);
 	}
 	return n;
+}
+
+/** kt_lkst_armed() - the tracer runs (probes follow the current maskset). */
+bool kt_lkst_armed(void)
+{
+	return kt_armed;
+}
+
+/**
+ * kt_lkst_event_added() - event @id (a hook, lkst_hooks.c) was entered:
+ * RALL, "every event", connects it to DEFAULT (a copy of RALL replaces
+ * it, switched to if current: its probe is then enabled while tracing
+ * runs); every other maskset leaves it at NOTHING until configured.
+ * Return: 0, -ENOMEM, or the hook's enable error (nothing changed then).
+ */
+int kt_lkst_event_added(unsigned int id)
+{
+	struct kt_maskset *ms, *old = kt_ms[KTRACE_LKST_MASKSET_RALL];
+	int ret;
+
+	lockdep_assert_held(&kt_lkst_lock);
+	ms = kmemdup(old, sizeof(*ms), GFP_KERNEL);
+	if (!ms)
+		return -ENOMEM;
+	ms->handler[id] = KTRACE_LKST_HANDLER_DEFAULT;
+	if (kt_ms_cur_id == KTRACE_LKST_MASKSET_RALL) {
+		ret = kt_ms_switch(ms, old);
+		if (ret) {
+			kfree(ms);
+			return ret;
+		}
+	} else {
+		kfree(old);
+	}
+	kt_ms[KTRACE_LKST_MASKSET_RALL] = ms;
+	return 0;
+}
+
+/**
+ * kt_lkst_event_removed() - event @id (a hook) goes: every maskset's
+ * entry becomes NOTHING (one byte store each, as when a handler goes) and,
+ * while tracing runs, its probe is disabled and waited for.  Afterwards
+ * no CPU handles event @id.  Cannot fail.
+ */
+void kt_lkst_event_removed(unsigned int id)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&kt_lkst_lock);
+	for (i = 0; i < KT_LKST_NR_MASKSETS; i++)
+		if (kt_ms[i])
+			WRITE_ONCE(kt_ms[i]->handler[id], KTRACE_LKST_HANDLER_NOTHING);
+	if (kt_armed)
+		kt_ms_trim(kt_ms[kt_ms_cur_id]);
 }

@@ -128,4 +128,22 @@ enum ktrace_lkst_event { KTRACE_LKST_EVENTS(KTRACE_LKST_ENUM_) };
 /* Highest event id + 1 (bitmaps and per-event tables are this large). */
 #define KTRACE_LKST_MAX_ID 0x100
 
+/*
+ * User-placed hooks (LKST's "hooks in arbitrary kernel source code
+ * locations"): `ktrace lkst hook add FUNC[+OFFSET] [ARGS]` defines an event
+ * on any kernel function, through a kprobe (ktrace.ko, debugfs
+ * ktrace/lkst/hooks) or a kprobe event (tracefs).  Their ids are
+ * KTRACE_LKST_HOOK_FIRST..KTRACE_LKST_HOOK_LAST (64 hooks), above every
+ * catalogue category and inside the 8-bit event type space of LKST, so
+ * masksets, handlers and counters take them unchanged.  A hook's record is a
+ * KEVENT like any other: word 0 = pid | tgid << 32, then its arguments
+ * (a1..a6: the function's first six arguments, x86-64 %di %si %dx %cx %r8
+ * %r9 at the probe; at most KTRACE_LKST_HOOK_MAX_ARGS of them).  Its
+ * metadata line is `event ID kevent FUNC+OFFSET hook ARGS`.
+ */
+#define KTRACE_LKST_HOOK_FIRST 0xc0
+#define KTRACE_LKST_HOOK_LAST 0xff
+#define KTRACE_LKST_HOOK_MAX_ARGS 4
+#define KTRACE_LKST_IS_HOOK(id) ((id) >= KTRACE_LKST_HOOK_FIRST && (id) <= KTRACE_LKST_HOOK_LAST)
+
 #endif /* KTRACE_LKST_H */

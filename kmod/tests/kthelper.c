@@ -11,6 +11,11 @@
  *   kthelper open FILE r|w                   open(2); prints ok or errno name
  *   kthelper asuser UID CMD ARGS...          drop to UID/GID UID (no groups)
  *                                            and run one of the above
+ *   kthelper lseek FILE N                    lseek(fd, i, SEEK_SET) for i =
+ *                                            0..N-1 (LKST hooks: a known
+ *                                            number of calls with known
+ *                                            arguments); prints "pid P" and
+ *                                            "fd F"
  *
  * `check` validates every sub-buffer (magic, sizes, records parse to
  * `used`) and prints: streams, subbufs, records, lost, errors, tsback
@@ -281,7 +286,7 @@ static int cmd_check(const char *dir, int test)
 static int usage(void)
 {
 	fprintf(stderr, "usage: kthelper read [-b SIZE] [-n N] SRC DST | check [-t] DIR |\n"
-			"       write FILE STRING | open FILE r|w | asuser UID CMD ARGS...\n");
+			"       write FILE STRING | open FILE r|w | lseek FILE N | asuser UID CMD ARGS...\n");
 	return 2;
 }
 
@@ -316,6 +321,21 @@ static int dispatch(int argc, char **argv)
 		return cmd_write(argv[2], argv[3]);
 	if (!strcmp(argv[1], "open") && argc == 4)
 		return cmd_open(argv[2], argv[3]);
+	if (!strcmp(argv[1], "lseek") && argc == 4) {
+		long n = strtol(argv[3], NULL, 10);
+		int fd = open(argv[2], O_RDONLY);
+
+		if (fd < 0) {
+			printf("%s\n", errname(errno));
+			return 1;
+		}
+		printf("pid %d\nfd %d\n", (int)getpid(), fd);
+		for (long i = 0; i < n; i++)
+			if (lseek(fd, i, SEEK_SET) != i)
+				return 1;
+		close(fd);
+		return 0;
+	}
 	if (!strcmp(argv[1], "asuser") && argc >= 4) {
 		uid_t uid = (uid_t)strtoul(argv[2], NULL, 10);
 

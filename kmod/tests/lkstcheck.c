@@ -23,6 +23,10 @@
  *                  PID (as prev or next) and those that do not
  *   count NAME N   KEVENT records per catalogue event (every event, 0
  *                  included)
+ *   hook NAME R P S1,S2,..   per user-placed hook of the metadata (`event
+ *                  ID kevent NAME hook ARGS`, ids KTRACE_LKST_HOOK_FIRST..
+ *                  LAST): R records, P of them in task PID (-p), S1.. the
+ *                  sums of each argument word over those P records
  *
  * Exit status 0 (the keys say what is wrong), 2 for a usage error.
  * Linked statically for the guest; uses include/ktrace/format.h and
@@ -50,7 +54,9 @@ struct stats {
 	uint64_t streams, subbufs, records, lost, errors, kevents, badlen, tsback;
 	uint64_t chain_breaks, self_mismatch, pid_sw, other_sw;
 	uint64_t count[KTRACE_LKST_MAX_ID];
+	uint64_t hook_pid[KTRACE_LKST_MAX_ID], hook_sum[KTRACE_LKST_MAX_ID][KTRACE_LKST_HOOK_MAX_ARGS];
 };
+static char hook_name[KTRACE_LKST_MAX_ID][160];
 
 static struct stats st;
 static long want_pid = -1;
@@ -148,6 +154,11 @@ static void check_stream(const char *path)
 				continue;
 			}
 			st.count[id]++;
+			if (KTRACE_LKST_IS_HOOK(id) && want_pid >= 0 && (uint32_t)w[0] == (uint32_t)want_pid) {
+				st.hook_pid[id]++;
+				for (unsigned a = 0; a < words - 1 && a < KTRACE_LKST_HOOK_MAX_ARGS; a++)
+					st.hook_sum[id][a] += w[1 + a];
+			}
 			if (id != KTRACE_LKST_PROCESS_CONTEXTSWITCH)
 				continue;
 			/* w[0] current, w[1] prev_pid, w[2] next_pid, w[3] prev_state */
@@ -207,6 +218,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lkstcheck: %s: %s\n", path, strerror(errno));
 		st.errors++;
 	}
+	/* first the hooks' event lines: they give their records' lengths */
+	while (m && fgets(line, sizeof(line), m)) {
+		unsigned idx;
+		char name[160], args[64];
+
+		if (sscanf(line, "event %u kevent %159s hook %63s", &idx, name, args) == 3 &&
+		    KTRACE_LKST_IS_HOOK(idx)) {
+			snprintf(hook_name[idx], sizeof(hook_name[idx]), "%s", name);
+			evs[idx].name = hook_name[idx];
+			evs[idx].nargs = strcmp(args, "-") ? 1 : 0;
+			for (const char *p = args; *p; p++)
+				evs[idx].nargs += *p == ',';
+		}
+	}
+	if (m)
+		rewind(m);
 	while (m && fgets(line, sizeof(line), m)) {
 		unsigned idx;
 		char kind[32], file[256];
@@ -230,7 +257,16 @@ int main(int argc, char **argv)
 		printf("pid-switches %llu\nother-switches %llu\n", (unsigned long long)st.pid_sw,
 		       (unsigned long long)st.other_sw);
 	for (unsigned i = 0; i < KTRACE_LKST_MAX_ID; i++)
-		if (evs[i].nargs >= 0)
+		if (evs[i].nargs >= 0 && !KTRACE_LKST_IS_HOOK(i))
 			printf("count %s %llu\n", evs[i].name, (unsigned long long)st.count[i]);
+	for (unsigned i = KTRACE_LKST_HOOK_FIRST; i <= KTRACE_LKST_HOOK_LAST; i++) {
+		if (evs[i].nargs < 0)
+			continue;
+		printf("hook %s %llu %llu ", evs[i].name, (unsigned long long)st.count[i],
+		       (unsigned long long)st.hook_pid[i]);
+		for (int a = 0; a < evs[i].nargs; a++)
+			printf("%s%llu", a ? "," : "", (unsigned long long)st.hook_sum[i][a]);
+		printf("%s\n", evs[i].nargs ? "" : "-");
+	}
 	return 0;
 }

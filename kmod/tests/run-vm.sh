@@ -26,8 +26,8 @@
 set -euo pipefail
 
 MODE=${1:-test}
-case "$MODE" in test | bench | boot) ;; *)
-	echo "usage: $0 [test|bench|boot]" >&2
+case "$MODE" in test | bench | boot | hooks) ;; *) # hooks: suite_hooks.sh alone
+	echo "usage: $0 [test|bench|boot|hooks]" >&2
 	exit 2
 	;;
 esac
@@ -151,6 +151,7 @@ cp "$W/kthelper" "$W/pingpong" "$R/bin/"
 cp "$SRC/kmod/tests/suite_lkst.sh" "$R/suite_lkst.sh"
 cp "$SRC/kmod/tests/suite_kft.sh" "$R/suite_kft.sh" # KFT in the kernel
 cp "$SRC/kmod/tests/suite_kboot.sh" "$R/suite_kboot.sh" # boot-time KFT (mode boot)
+cp "$SRC/kmod/tests/suite_hooks.sh" "$R/suite_hooks.sh" # LKST hooks anywhere
 cp "$SRC/kmod/bench/bench_lkst.sh" "$R/bench_lkst.sh"
 cp "$KSRC"/ktrace_lkst_pid.ko "$KSRC"/ktrace_lkst_test.ko "$R/lib/modules-ktrace/"
 cp "$W/lkstcheck" "$W/sysloop" "$R/bin/"
@@ -252,7 +253,7 @@ if grep -E 'WARNING:|BUG:|Oops|general protection|Kernel panic|Call Trace|UBSAN|
 	head -n 20 "$W/kernel-bad.txt" >&2
 	fail=1
 fi
-if [ "$MODE" = test ] || [ "$MODE" = boot ]; then
+if [ "$MODE" != bench ]; then
 	if [ -s "$W/stderr-$MODE.txt" ]; then
 		log "stderr of the suite:"
 		sed 's/^/    /' "$W/stderr-$MODE.txt" >&2

@@ -74,6 +74,16 @@ unload_hogs() {
 echo "TAP version 13"
 diag "kernel $(uname -r), $NCPU CPUs"
 
+# `run-vm.sh hooks`: the LKST hook tests alone (kmod/tests/suite_hooks.sh)
+if [ "${KTRACE_SUITE_ONLY:-}" = hooks ]; then
+	. /suite_hooks.sh
+	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace|UBSAN|KASAN' | head -n 5)
+	is "$bad" "" "no kernel warning, BUG or oops"
+	echo "1..$n"
+	[ "$failed" = 0 ]
+	exit
+fi
+
 # ------------------------------------------------------------------
 # load / unload
 # ------------------------------------------------------------------
@@ -462,6 +472,11 @@ ok $? "load and unload once more after all that"
 # (kmod/tests/suite_kft.sh)
 # ------------------------------------------------------------------
 . /suite_kft.sh
+
+# ------------------------------------------------------------------
+# LKST hooks anywhere: kprobes as LKST events (kmod/tests/suite_hooks.sh)
+# ------------------------------------------------------------------
+. /suite_hooks.sh
 
 # ------------------------------------------------------------------
 # the kernel log
