@@ -16,6 +16,13 @@ void kft_help_kernel(FILE *out);
 int kft_run_tracefs(int argc, char **argv);
 void kft_help_tracefs(FILE *out);
 
+/*
+ * kft_opt_buf_kb() - the -b option of --tracefs and --boot: the ring
+ * buffer per CPU, 64..4194304 KiB, into *@kb.  Return: 0, or -1 with the
+ * usage error printed.
+ */
+int kft_opt_buf_kb(const char *arg, unsigned *kb);
+
 /* `ktrace kft --boot` (cli/cmd_kft_boot.c): boot-time runs. */
 int kft_run_boot(int argc, char **argv);
 void kft_help_boot(FILE *out);

@@ -58,7 +58,6 @@ int kft_run_boot(int argc, char **argv)
 		{ "kernel", no_argument, NULL, 'K' },     { NULL, 0, NULL, 0 },
 	};
 	struct kft_boot_opts o = { 0 };
-	uint64_t kb;
 	char *line;
 	int c;
 
@@ -72,11 +71,8 @@ int kft_run_boot(int argc, char **argv)
 			o.symbols = optarg;
 			break;
 		case 'b':
-			if (cli_parse_u64(optarg, &kb) < 0 || kb < 64 || kb > (1u << 22)) {
-				cli_error(CMD, "-b: '%s' is not a size in KiB (64..4194304)", optarg);
+			if (kft_opt_buf_kb(optarg, &o.buf_kb) < 0)
 				return 2;
-			}
-			o.buf_kb = (unsigned)kb;
 			break;
 		case 'T':
 			o.module = 0;

@@ -89,6 +89,18 @@ static int extract(int argc, char **argv)
 	return 0;
 }
 
+int kft_opt_buf_kb(const char *arg, unsigned *kb)
+{
+	uint64_t v;
+
+	if (cli_parse_u64(arg, &v) < 0 || v < 64 || v > (1u << 22)) {
+		cli_error(CMD, "-b: '%s' is not a size in KiB (64..4194304)", arg);
+		return -1;
+	}
+	*kb = (unsigned)v;
+	return 0;
+}
+
 int kft_run_tracefs(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -98,7 +110,6 @@ int kft_run_tracefs(int argc, char **argv)
 	};
 	struct kft_fgraph_opts o = { .dir = "ktrace.data", .buf_kb = 4096 };
 	struct kft_fgraph_stats st;
-	uint64_t kb;
 	int c;
 
 	if (argc > 1 && !strcmp(argv[1], "extract"))
@@ -116,11 +127,8 @@ int kft_run_tracefs(int argc, char **argv)
 			o.dir = optarg;
 			break;
 		case 'b':
-			if (cli_parse_u64(optarg, &kb) < 0 || kb < 64 || kb > (1u << 22)) {
-				cli_error(CMD, "-b: '%s' is not a size in KiB (64..4194304)", optarg);
+			if (kft_opt_buf_kb(optarg, &o.buf_kb) < 0)
 				return 2;
-			}
-			o.buf_kb = (unsigned)kb;
 			break;
 		case 'd': {
 			char *end;

@@ -310,6 +310,8 @@ echo 100 > $C/run
 w $T/state stop > /dev/null
 wait $reader
 ok $? "ktrace read of the global channel, started before tracing"
+sed 's/^/#   /' /tmp/gl2.out
+diag "threads: $(cat /tmp/gl2/threads 2>&1 | head -n 3 | tr '\n' '|') first record: $(ktrace print /tmp/gl2 2>&1 | head -n 1)"
 grep -q "^[0-9]* [0-9]* ktrace_test/0$" /tmp/gl2/threads
 ok $? "  DST/threads names the writer threads (ktrace_test/0) from /proc"
 ktrace print /tmp/gl2 > /tmp/gl2.txt 2>/dev/null
