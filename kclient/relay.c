@@ -96,6 +96,7 @@ struct rr_stream {
 	size_t map_len;
 	uint64_t next;                /* seq of the next sub-buffer to copy */
 	uint64_t told;                /* last value written to SRC/consumed */
+	uint64_t base;                /* seq earlier `ktrace read`s had copied up to */
 	uint64_t out_off;             /* bytes written to DST/cpuN */
 	int64_t last_hdr_off;         /* where the last header went, -1 none */
 	uint64_t lost_sum, nsub, nrec;
@@ -347,6 +348,10 @@ static int rr_write_metadata(const char *src, const char *dst, const struct rr_i
 	fprintf(f, "layout packed\n");
 	for (unsigned i = 0; i < n; i++)
 		fprintf(f, "stream %u %s cpu%u\n", st[i].idx, in->global ? "shared" : "cpu", st[i].idx);
+	/* the sub-buffers before these were copied by an earlier read, not lost */
+	for (unsigned i = 0; i < n; i++)
+		if (st[i].base)
+			fprintf(f, "seq-base %u %llu\n", st[i].idx, (unsigned long long)st[i].base);
 	if (in->created_ns) {
 		fprintf(f, "created-ns %llu\n", (unsigned long long)in->created_ns);
 		fprintf(f, "realtime-ns %llu\n",
@@ -497,6 +502,7 @@ static void rr_start_position(struct rr_stream *s, const struct rr_stream_info *
 	if (s->next < oldest)
 		s->next = oldest; /* overwritten by a flight recorder */
 	s->told = si->next;
+	s->base = si->next;
 }
 
 /*

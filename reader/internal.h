@@ -60,6 +60,7 @@ struct ktr_stream {
 	struct ktr_sb *sb;
 	size_t nsb;
 	int packed;      /* packed or slots layout: sub-buffers in sequence order */
+	uint64_t seq_base; /* first seq of the stream (`seq-base`; 0 if none): none missing before */
 	int scan_tail;   /* the current sub-buffer's extent is not known: read to the first
 			  * record not of its lap (shared stream without a control file) */
 	uint64_t stride; /* slots layout: each sub-buffer takes buf_size bytes (else 0) */
@@ -136,6 +137,8 @@ struct ktr_trace {
 
 	struct ktr_mstream *mstreams;
 	size_t nmstreams;
+	struct ktr_seqbase { unsigned index; uint64_t seq; } *seqbase; /* `seq-base` lines */
+	size_t nseqbase;
 
 	struct ktr_event *events; /* sorted by (cls group, id) */
 	size_t nevents;

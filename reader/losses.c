@@ -44,7 +44,7 @@ static void add(struct ktr_loss *out, size_t max, size_t *n, uint64_t *total,
 static void stream_losses(const struct ktr_trace *t, const struct ktr_stream *s,
 			  struct ktr_loss *out, size_t max, size_t *n, uint64_t *total)
 {
-	uint64_t last = 0, lost_sum = 0, expect = 0;
+	uint64_t last = 0, lost_sum = 0, expect = s->seq_base;
 	int have_prev = 0;
 
 	for (size_t i = 0; i < s->nsb; i++) {

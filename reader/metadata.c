@@ -379,6 +379,21 @@ static const char *parse_line(struct ktr_trace *t, const char *line, size_t llen
 			t->nmstreams++;
 		return NULL;
 	}
+	if (eq(k, kl, "seq-base")) {
+		struct ktr_seqbase *n;
+		uint64_t seq;
+
+		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > 65535)
+			return "bad stream index";
+		if (!field(&fs, &b, &bl) || ktr_parse_u64(b, bl, &seq))
+			return "bad sequence number";
+		n = realloc(t->seqbase, (t->nseqbase + 1) * sizeof(*n));
+		if (!n)
+			return "out of memory";
+		t->seqbase = n;
+		n[t->nseqbase++] = (struct ktr_seqbase){ (unsigned)x, seq };
+		return NULL;
+	}
 	if (eq(k, kl, "func")) {
 		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > 255)
 			return "bad function id (0..255)";

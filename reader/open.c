@@ -223,6 +223,9 @@ static void load(struct ktr_trace *t)
 			if (!s->info.kind && c->kind >= KTRACE_STREAM_THREAD && c->kind <= KTRACE_STREAM_CPU)
 				s->info.kind = c->kind;
 		}
+		for (size_t j = 0; j < t->nseqbase; j++)
+			if (t->seqbase[j].index == s->index)
+				s->seq_base = t->seqbase[j].seq;
 		set_geometry(t, s);
 		if (i == 0 || !t->info.buf_size) {
 			t->info.buf_size = s->info.buf_size;
@@ -306,6 +309,7 @@ void ktr_close(struct ktr_trace *t)
 	for (size_t i = 0; i < t->nmstreams; i++)
 		free(t->mstreams[i].file);
 	free(t->mstreams);
+	free(t->seqbase);
 	for (size_t i = 0; i < t->nevents; i++) {
 		struct ktr_event *e = &t->events[i];
 

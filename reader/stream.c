@@ -651,7 +651,7 @@ int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
 
 		switch (s->phase) {
 		case PH_GAP: {
-			uint64_t expect = s->have_prev ? s->prev_seq + 1 : 0;
+			uint64_t expect = s->have_prev ? s->prev_seq + 1 : s->seq_base;
 
 			if (!e) {
 				s->phase = PH_DROPPED;
