@@ -97,6 +97,7 @@ struct rr_stream {
 	uint64_t next;                /* seq of the next sub-buffer to copy */
 	uint64_t told;                /* last value written to SRC/consumed */
 	uint64_t base;                /* seq earlier `ktrace read`s had copied up to */
+	uint64_t dropped0;            /* drops those reads accounted for (see rr_fix_lost()) */
 	uint64_t out_off;             /* bytes written to DST/cpuN */
 	int64_t last_hdr_off;         /* where the last header went, -1 none */
 	uint64_t lost_sum, nsub, nrec;
@@ -503,6 +504,12 @@ static void rr_start_position(struct rr_stream *s, const struct rr_stream_info *
 		s->next = oldest; /* overwritten by a flight recorder */
 	s->told = si->next;
 	s->base = si->next;
+	/*
+	 * A channel read before and stopped since: the drops so far are in
+	 * the sub-buffers (and the fix-up) that read copied, not in this copy.
+	 * (Read before but still running: not known; none subtracted.)
+	 */
+	s->dropped0 = si->next && !in->running ? si->dropped : 0;
 }
 
 /*
@@ -548,6 +555,7 @@ static void rr_fix_lost(const char *dst, struct rr_stream *st, unsigned n, const
 		for (unsigned j = 0; j < fin->nstreams; j++)
 			if (fin->s[j].idx == s->idx)
 				dropped = fin->s[j].dropped;
+		dropped = dropped > s->dropped0 ? dropped - s->dropped0 : 0;
 		if (dropped <= s->lost_sum || s->last_hdr_off < 0 || s->failed)
 			continue;
 		if (pread(s->out, &h, sizeof(h), s->last_hdr_off) != (ssize_t)sizeof(h))
