@@ -21,6 +21,9 @@
 # KTRACE_VM_TCG_THREAD (single, the default, or multi; see tcg_opt below),
 # KTRACE_VM_KERNEL (generic, the default: Debian's linux-image-amd64; or rt:
 # its PREEMPT_RT kernel, linux-image-rt-amd64; `make test-kmod KERNEL=rt`).
+# KTRACE_VM_IMAGE (a directory holding the kernel image package's files,
+# boot/ and lib/modules/, e.g. from `dpkg-deb -x`: use that image instead
+# of an installed one, whose /boot/vmlinuz other scripts would also pick).
 # Installs (apt-get) that kernel's image and headers, qemu-system-x86,
 # busybox-static and cpio if missing.
 set -euo pipefail
@@ -54,7 +57,10 @@ t0=$(date +%s)
 
 # ---------------------------------------------------------------- packages
 missing=""
-for p in linux-image-$KPKG linux-headers-$KPKG qemu-system-x86 busybox-static cpio; do
+IMG=${KTRACE_VM_IMAGE:-}
+pkgs="linux-headers-$KPKG qemu-system-x86 busybox-static cpio"
+[ -n "$IMG" ] || pkgs="linux-image-$KPKG $pkgs"
+for p in $pkgs; do
 	dpkg -s "$p" > /dev/null 2>&1 || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
@@ -72,20 +78,20 @@ KVER=""
 for d in $(ls -d /lib/modules/*/build 2>/dev/null | sort -V); do
 	v=$(basename "$(dirname "$d")")
 	case "$v" in *-rt-amd64) f=rt ;; *-amd64) f=generic ;; *) continue ;; esac
-	[ "$f" = "$FLAVOUR" ] && [ -f "/boot/vmlinuz-$v" ] && KVER=$v
+	[ "$f" = "$FLAVOUR" ] && [ -f "$IMG/boot/vmlinuz-$v" ] && KVER=$v
 done
-[ -n "$KVER" ] || die "no $FLAVOUR kernel with both /boot/vmlinuz-VER and /lib/modules/VER/build"
+[ -n "$KVER" ] || die "no $FLAVOUR kernel with both $IMG/boot/vmlinuz-VER and /lib/modules/VER/build"
 KDIR=/lib/modules/$KVER/build
 VMLINUX=$W/vmlinux-$KVER
-if [ ! -s "$VMLINUX" ] || [ "/boot/vmlinuz-$KVER" -nt "$VMLINUX" ]; then
+if [ ! -s "$VMLINUX" ] || [ "$IMG/boot/vmlinuz-$KVER" -nt "$VMLINUX" ]; then
 	# The uncompressed ELF boots directly (PVH) and skips decompression.
-	log "extracting vmlinux from /boot/vmlinuz-$KVER"
+	log "extracting vmlinux from $IMG/boot/vmlinuz-$KVER"
 	rm -f "$VMLINUX"
 	for magic in '\xfd\x37\x7a\x58\x5a\x00:xz -dc' '\x28\xb5\x2f\xfd:zstd -dcq' '\x1f\x8b\x08\x00:gzip -dc'; do
 		pat=${magic%%:*}
 		dec=${magic#*:}
-		for off in $(LC_ALL=C grep -obUaP "$pat" "/boot/vmlinuz-$KVER" 2>/dev/null | cut -d: -f1); do
-			tail -c +$((off + 1)) "/boot/vmlinuz-$KVER" | $dec > "$VMLINUX.tmp" 2>/dev/null || true
+		for off in $(LC_ALL=C grep -obUaP "$pat" "$IMG/boot/vmlinuz-$KVER" 2>/dev/null | cut -d: -f1); do
+			tail -c +$((off + 1)) "$IMG/boot/vmlinuz-$KVER" | $dec > "$VMLINUX.tmp" 2>/dev/null || true
 			if [ "$(head -c 4 "$VMLINUX.tmp" | od -An -c | tr -d ' ')" = '177ELF' ]; then
 				mv "$VMLINUX.tmp" "$VMLINUX"
 				break 2
@@ -93,7 +99,7 @@ if [ ! -s "$VMLINUX" ] || [ "/boot/vmlinuz-$KVER" -nt "$VMLINUX" ]; then
 		done
 	done
 	rm -f "$VMLINUX.tmp"
-	[ -s "$VMLINUX" ] || die "cannot extract vmlinux from /boot/vmlinuz-$KVER"
+	[ -s "$VMLINUX" ] || die "cannot extract vmlinux from $IMG/boot/vmlinuz-$KVER"
 fi
 
 # ---------------------------------------------------------------- build
@@ -156,7 +162,7 @@ cp "$SRC/kmod/bench/bench_lkst.sh" "$R/bench_lkst.sh"
 cp "$KSRC"/ktrace_lkst_pid.ko "$KSRC"/ktrace_lkst_test.ko "$R/lib/modules-ktrace/"
 cp "$W/lkstcheck" "$W/sysloop" "$R/bin/"
 for m in fs/configfs/configfs.ko drivers/block/null_blk/null_blk.ko; do
-	if [ -f "/lib/modules/$KVER/kernel/$m" ]; then cp "/lib/modules/$KVER/kernel/$m" "$R/lib/modules-ktrace/"; fi
+	if [ -f "$IMG/lib/modules/$KVER/kernel/$m" ]; then cp "$IMG/lib/modules/$KVER/kernel/$m" "$R/lib/modules-ktrace/"; fi
 done
 cp "$KTRACE_BIN" "$R/bin/ktrace"
 # The ktrace CLI is dynamic: bring its libraries and loader along.
