@@ -109,10 +109,11 @@ int kcr_open(const unsigned char *img, size_t len, struct kcr_region *r, char *e
 	r->created_ns = h.created_ns;
 	r->realtime_ns = h.realtime_ns;
 	w[0] = h.panic_ns;
-	w[1] = h.panic_cpu;
+	w[1] = h.panic_cpu | ((uint64_t)h.panic_src << 32);
 	if (h.panic_ns && h.panic_check == ktrace_crash_final(ktrace_crash_fold(KTRACE_CRASH_SEED ^ 2, w, 2))) {
 		r->panic_ns = h.panic_ns;
-		r->panic_cpu = (unsigned)h.panic_cpu;
+		r->panic_cpu = h.panic_cpu;
+		r->panic_src = h.panic_src;
 	}
 	if (h.note_check &&
 	    h.note_check == ktrace_crash_final(fold_bytes(KTRACE_CRASH_SEED ^ 5,
@@ -508,7 +509,8 @@ int read_crash(const char *src, const char *dst, const char *channel, struct kcr
 	fprintf(f, "crash-boot-id %s\n", id);
 	fprintf(f, "crash-panic-ns %" PRIu64 "\n", r->panic_ns);
 	if (r->panic_ns)
-		fprintf(f, "crash-panic-cpu %u\n", r->panic_cpu);
+		fprintf(f, "crash-panic-cpu %u\ncrash-panic-stamp %s\n", r->panic_cpu,
+			r->panic_src == KTRACE_CRASH_PANIC_ENTRY ? "entry" : "notifier");
 	fprintf(f, "crash-last-ns %" PRIu64 "\n", total->last_ns);
 	fprintf(f, "crash-torn %" PRIu64 "\n", total->torn);
 	fprintf(f, "crash-bad-subbufs %" PRIu64 "\n", total->bad_subbufs);

@@ -246,6 +246,7 @@ struct kcr_region {
 	uint64_t created_ns, realtime_ns; /* CLOCK_MONOTONIC at layout; wall ns of mono 0 */
 	uint64_t panic_ns;                /* stamped by the panic notifier; 0: none/bad */
 	unsigned panic_cpu;
+	unsigned panic_src;               /* KTRACE_CRASH_PANIC_ENTRY or _NOTIFIER */
 	char note[64];                    /* "" if none or bad */
 	unsigned nchan;
 	struct kcr_chan chan[8];          /* KTRACE_CRASH_MAX_CHAN */

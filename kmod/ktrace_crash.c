@@ -32,14 +32,18 @@
  * opened.  A writer stopped by the panic between the two leaves a record
  * whose check fails: the reader counts it as torn and never shows it.
  *
- * The panic notifier stamps the panic time (CLOCK_MONOTONIC, the records'
- * clock) into the header: an end of the recording that does not come from
- * the records themselves.
+ * The panic time (CLOCK_MONOTONIC, the records' clock) is stamped into the
+ * header: an end of the recording that does not come from the records
+ * themselves.  A kprobe on panic() stamps its start; the panic notifier,
+ * which runs only after panic() printed its stack dump to every console
+ * and stopped the other CPUs (33 ms later on the test VM's emulated serial
+ * console), stamps it only if the kprobe could not be registered.
  */
 #include <linux/ctype.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/io.h>
+#include <linux/kprobes.h>
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -87,10 +91,13 @@ static u64 kt_crash_fold_bytes(u64 seed, const void *p, size_t bytes)
 	return ktrace_crash_fold(seed, p, bytes / 8);
 }
 
+/* The header check, of the header as it is once its magic is stored. */
 static u64 kt_crash_hdr_check(const struct ktrace_crash_hdr *h)
 {
-	return ktrace_crash_final(kt_crash_fold_bytes(KTRACE_CRASH_SEED ^ 1, h,
-						      offsetof(struct ktrace_crash_hdr, check)));
+	u64 c = ktrace_crash_mix(KTRACE_CRASH_SEED ^ 1, KTRACE_CRASH_MAGIC);
+
+	return ktrace_crash_final(kt_crash_fold_bytes(c, (const u8 *)h + 8,
+						      offsetof(struct ktrace_crash_hdr, check) - 8));
 }
 
 static u64 kt_crash_chan_check(const struct ktrace_crash_chan *e)
@@ -452,20 +459,43 @@ static enum kt_crash_state kt_crash_check_region(void)
 /* Panic notifier                                                      */
 /* ------------------------------------------------------------------ */
 
-static int kt_crash_panic(struct notifier_block *nb, unsigned long action, void *data)
+/* Stamp the panic time once (the first stamp wins). */
+static void kt_crash_stamp(u32 src)
 {
+	static atomic_t stamped = ATOMIC_INIT(0);
 	struct ktrace_crash_hdr *h;
 	u64 w[2];
 
-	if (READ_ONCE(kt_crash_state) != KT_CRASH_ARMED)
-		return NOTIFY_DONE;
+	if (READ_ONCE(kt_crash_state) != KT_CRASH_ARMED || atomic_xchg(&stamped, 1))
+		return;
 	h = kt_crash_hdr();
 	w[0] = ktime_get_mono_fast_ns();
-	w[1] = raw_smp_processor_id();
+	w[1] = raw_smp_processor_id() | ((u64)src << 32);
+	WRITE_ONCE(h->panic_check, 0);
+	barrier();
 	h->panic_ns = w[0];
-	h->panic_cpu = w[1];
+	h->panic_cpu = (u32)w[1];
+	h->panic_src = src;
 	barrier();
 	WRITE_ONCE(h->panic_check, ktrace_crash_final(ktrace_crash_fold(KTRACE_CRASH_SEED ^ 2, w, 2)));
+}
+
+static int kt_crash_panic_entry(struct kprobe *p, struct pt_regs *regs)
+{
+	kt_crash_stamp(KTRACE_CRASH_PANIC_ENTRY);
+	return 0;
+}
+
+static struct kprobe kt_crash_kp = {
+	.symbol_name = "panic",
+	.pre_handler = kt_crash_panic_entry,
+};
+
+static bool kt_crash_kp_on;
+
+static int kt_crash_panic(struct notifier_block *nb, unsigned long action, void *data)
+{
+	kt_crash_stamp(KTRACE_CRASH_PANIC_NOTIFIER);
 	return NOTIFY_DONE;
 }
 
@@ -500,11 +530,12 @@ static int kt_crash_info_open(struct inode *inode, struct file *f)
 				 same ? "this" : "previous", h->boot_id, kt_crash_boot,
 				 kt_crash_boot_random ? " random" : "");
 		w[0] = h->panic_ns;
-		w[1] = h->panic_cpu;
+		w[1] = h->panic_cpu | ((u64)h->panic_src << 32);
 		if (h->panic_ns && h->panic_check ==
 		    ktrace_crash_final(ktrace_crash_fold(KTRACE_CRASH_SEED ^ 2, w, 2)))
-			len += scnprintf(buf + len, cap - len, "panic-ns %llu\npanic-cpu %llu\n",
-					 h->panic_ns, h->panic_cpu);
+			len += scnprintf(buf + len, cap - len, "panic-ns %llu\npanic-cpu %u\npanic-src %s\n",
+					 h->panic_ns, h->panic_cpu,
+					 h->panic_src == KTRACE_CRASH_PANIC_ENTRY ? "entry" : "notifier");
 		else
 			len += scnprintf(buf + len, cap - len, "panic-ns 0\n");
 		len += scnprintf(buf + len, cap - len, "created-ns %llu\nnote %s\n", h->created_ns,
@@ -742,6 +773,11 @@ int kt_crash_init(void)
 	debugfs_create_file("note", 0600, kt_crash_dir, NULL, &kt_crash_note_fops);
 	debugfs_create_file("release", 0200, kt_crash_dir, NULL, &kt_crash_release_fops);
 	atomic_notifier_chain_register(&panic_notifier_list, &kt_crash_nb);
+	ret = register_kprobe(&kt_crash_kp);
+	if (ret)
+		pr_info("ktrace: crash region: no kprobe on panic() (%d): the panic notifier stamps the panic time\n",
+			ret);
+	kt_crash_kp_on = !ret;
 	return 0;
 err:
 	kt_crash_exit();
@@ -756,6 +792,9 @@ void kt_crash_exit(void)
 {
 	if (!kt_crash_base)
 		return;
+	if (kt_crash_kp_on)
+		unregister_kprobe(&kt_crash_kp);
+	kt_crash_kp_on = false;
 	atomic_notifier_chain_unregister(&panic_notifier_list, &kt_crash_nb);
 	debugfs_remove(kt_crash_dir);
 	kt_crash_dir = NULL;

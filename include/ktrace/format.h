@@ -491,6 +491,8 @@ KTRACE_STATIC_ASSERT(sizeof(struct ktrace_callsite) == 16, "callsite entry is 16
 #define KTRACE_CRASH_CHAN_SIZE 256u
 #define KTRACE_CRASH_MAX_CHAN 8u
 #define KTRACE_CRASH_NOTE_MAX 64u
+#define KTRACE_CRASH_PANIC_ENTRY 1u    /* panic_src: entry of panic() */
+#define KTRACE_CRASH_PANIC_NOTIFIER 2u /* panic_src: the panic notifier */
 
 /* Sub-buffer flag: every record is followed by a check word (crash rings). */
 #define KTRACE_SBF_CHECKED 0x0008u
@@ -503,7 +505,7 @@ KTRACE_STATIC_ASSERT(sizeof(struct ktrace_callsite) == 16, "callsite entry is 16
  *
  *   header check    fold of the words of struct ktrace_crash_hdr before
  *                   @check (seed ^ 1)
- *   panic check     fold of panic_ns, panic_cpu (seed ^ 2)
+ *   panic check     fold of panic_ns, panic_cpu | panic_src << 32 (seed ^ 2)
  *   channel check   fold of the entry's words before @check (seed ^ 3)
  *   catalogue check fold of cat_len, then the text as little-endian
  *                   words, the last one zero-padded (seed ^ 4)
@@ -551,9 +553,12 @@ static inline kt_u64 ktrace_crash_final(kt_u64 h)
  * @realtime_ns:  CLOCK_REALTIME ns of CLOCK_MONOTONIC 0 in that boot.
  * @nchan, @chan_off, @chan_size: the channel table.
  * @check:        header check of everything above.
- * @panic_ns:     CLOCK_MONOTONIC ns stamped by the module's panic notifier
- *                (0: no panic in that boot); @panic_cpu the panicking CPU;
- *                @panic_check their check.
+ * @panic_ns:     CLOCK_MONOTONIC ns of the panic (0: no panic in that
+ *                boot); @panic_cpu the panicking CPU; @panic_src where the
+ *                stamp comes from: KTRACE_CRASH_PANIC_ENTRY (a kprobe on
+ *                panic(): its start) or KTRACE_CRASH_PANIC_NOTIFIER (the
+ *                panic notifier: after the panic's console output and the
+ *                stop of the other CPUs); @panic_check their check.
  * @note:         text a user stored (debugfs crash/note), NUL-padded;
  *                @note_check its check (0: no note).
  */
@@ -573,7 +578,8 @@ struct ktrace_crash_hdr {
 	kt_u64 check;
 	/* mutable, each with its own check */
 	kt_u64 panic_ns;
-	kt_u64 panic_cpu;
+	kt_u32 panic_cpu;
+	kt_u32 panic_src;
 	kt_u64 panic_check;
 	kt_u64 note_check;
 	char note[KTRACE_CRASH_NOTE_MAX];

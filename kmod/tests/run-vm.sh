@@ -5,7 +5,12 @@
 # or the benchmark (kmod/bench/bench.sh) inside, bring the output back
 # over a second serial port, and judge it here.
 #
-#   kmod/tests/run-vm.sh [test|bench]
+#   kmod/tests/run-vm.sh [test|bench|crash]
+#
+# crash: the crash-extraction test (kmod/tests/suite_crash.sh): one qemu
+# process without -no-reboot, panic=1 and memmap=16M$0x38000000, panicked
+# (sysrq-c) and rebooted by the guest 22 times; the judge accepts exactly
+# the sysrq panics the guest announced and nothing else.
 #
 # Fails on: a build error or compiler warning, a failed TAP test (prove
 # reads the guest's TAP), a kernel warning/BUG/oops in the guest's dmesg,
@@ -21,8 +26,8 @@
 set -euo pipefail
 
 MODE=${1:-test}
-case "$MODE" in test | bench) ;; *)
-	echo "usage: $0 [test|bench]" >&2
+case "$MODE" in test | bench | crash) ;; *)
+	echo "usage: $0 [test|bench|crash]" >&2
 	exit 2
 	;;
 esac
@@ -31,6 +36,8 @@ B=${KTRACE_VM_BUILD:-$SRC/build-kmod}
 W=$B/vm
 CPUS=${KTRACE_VM_CPUS:-2}
 if [ "$MODE" = bench ]; then TIMEOUT=${KTRACE_VM_TIMEOUT:-900}; else TIMEOUT=${KTRACE_VM_TIMEOUT:-270}; fi
+[ "$MODE" = crash ] && TIMEOUT=${KTRACE_VM_TIMEOUT:-420} # 23 boots
+PANICS=${KTRACE_VM_CRASH_PANICS:-20} # crash: panic trials (then 2 reboot trials)
 mkdir -p "$W"
 log() { echo "run-vm: $*" >&2; }
 die() {
@@ -115,6 +122,7 @@ cc $CFLAGS_HELPER -o "$W/pingpong" "$SRC/kmod/bench/pingpong.c"
 # LKST: the KEVENT checker and the syscall-heavy bench load
 cc $CFLAGS_HELPER -o "$W/lkstcheck" "$SRC/kmod/tests/lkstcheck.c"
 cc $CFLAGS_HELPER -o "$W/sysloop" "$SRC/kmod/bench/sysloop.c"
+cc $CFLAGS_HELPER -o "$W/crashcheck" "$SRC/kmod/tests/crashcheck.c" # crash region checker
 
 # ---------------------------------------------------------------- initramfs
 R=$W/root
@@ -137,6 +145,7 @@ cp "$SRC/kmod/tests/suite_kft.sh" "$R/suite_kft.sh" # KFT in the kernel
 cp "$SRC/kmod/bench/bench_lkst.sh" "$R/bench_lkst.sh"
 cp "$KSRC"/ktrace_lkst_pid.ko "$KSRC"/ktrace_lkst_test.ko "$R/lib/modules-ktrace/"
 cp "$W/lkstcheck" "$W/sysloop" "$R/bin/"
+cp "$SRC/kmod/tests/suite_crash.sh" "$R/suite_crash.sh" && cp "$W/crashcheck" "$R/bin/" # crash extraction
 for m in fs/configfs/configfs.ko drivers/block/null_blk/null_blk.ko; do
 	if [ -f "/lib/modules/$KVER/kernel/$m" ]; then cp "/lib/modules/$KVER/kernel/$m" "$R/lib/modules-ktrace/"; fi
 done
@@ -168,12 +177,20 @@ boot() { # boot ACCEL -> status of qemu/timeout
 	rm -f "$CONSOLE" "$RESULTS"
 	log "booting $KVER under $accel ($CPUS CPUs, timeout ${TIMEOUT}s)"
 	rm -f "$W/qemu.pid"
+	# crash: a panic or reboot resets the same qemu (RAM kept): no
+	# -no-reboot; the region at 896 MiB is above the kernel and below the
+	# initrd, which qemu puts at the top of the 1 GiB.
+	local append="console=ttyS0 quiet panic=-1 ktrace.mode=$MODE" noreboot=-no-reboot
+	if [ "$MODE" = crash ]; then
+		append="console=ttyS0 quiet panic=1 memmap=16M\$0x38000000 ktrace.mode=crash ktrace.panics=$PANICS"
+		noreboot=""
+	fi
 	# Through sh, so a qemu that aborts is reported in qemu.log, not by bash.
 	sh -c 'timeout -k 5 "$0" "$@" < /dev/null & echo $! > "$QEMU_PID"; wait $!' \
 		"$TIMEOUT" qemu-system-x86_64 -accel "$accel$(tcg_opt "$accel")" -cpu max -smp "$CPUS" -m 1G \
 		-kernel "$VMLINUX" -initrd "$INITRD" \
-		-append "console=ttyS0 quiet panic=-1 ktrace.mode=$MODE" \
-		-display none -monitor none -no-reboot \
+		-append "$append" \
+		-display none -monitor none $noreboot \
 		-serial "file:$CONSOLE" -serial "file:$RESULTS" > "$W/qemu.log" 2>&1 &
 	pid=$!
 	if [ "$accel" = kvm ]; then
@@ -219,6 +236,22 @@ if ! grep -q '^KTRACE-VM-DONE' "$RESULTS.txt"; then
 	tr -d '\r' < "$CONSOLE" | tail -n 30 >&2 || true
 	fail=1
 fi
+if [ "$MODE" = crash ]; then
+	# The guest announced each panic (KTRACE-CRASH-NEXT K panic): exactly
+	# that many sysrq panics, each with its one stack dump, and no other
+	# panic, warning or oops.
+	npanic=$(grep -c '^KTRACE-CRASH-NEXT [0-9]* panic' "$RESULTS.txt" || true)
+	tr -d '\r' < "$CONSOLE" > "$W/console-crash.txt"
+	nsysrq=$(grep -c 'Kernel panic - not syncing: sysrq triggered crash$' "$W/console-crash.txt" || true)
+	nother=$(grep 'Kernel panic' "$W/console-crash.txt" | grep -vc 'Kernel panic - not syncing: sysrq triggered crash' || true)
+	ntrace=$(grep -c 'Call Trace' "$W/console-crash.txt" || true)
+	if [ "$nsysrq" != "$npanic" ] || [ "$nother" != 0 ] || [ "$ntrace" -gt "$npanic" ]; then
+		log "panics: $nsysrq sysrq panics for $npanic announced, $nother other panic lines, $ntrace stack dumps"
+		fail=1
+	fi
+	sed -i '/Kernel panic - not syncing: sysrq triggered crash/d; /Call Trace/d' "$W/console-crash.txt"
+	CONSOLE=$W/console-crash.txt
+fi
 if grep -E 'WARNING:|BUG:|Oops|general protection|Kernel panic|Call Trace|UBSAN|KASAN' \
 	"$W/dmesg-$MODE.txt" "$CONSOLE" > "$W/kernel-bad.txt" 2>/dev/null; then
 	log "kernel problems in the guest:"
@@ -232,6 +265,27 @@ if [ "$MODE" = test ]; then
 	fi
 	# prove parses the guest's TAP (a plan, every test ok) and prints the summary.
 	if ! prove -v --exec cat "$W/test.out"; then
+		fail=1
+	fi
+elif [ "$MODE" = crash ]; then
+	if grep -qv '^KTRACE-' "$W/stderr-crash.txt"; then
+		grep -v '^KTRACE-' "$W/stderr-crash.txt" | sed 's/^/    stderr: /' >&2 || true
+	fi
+	# Every boot sent its section; number the lines across boots, add the
+	# plan, and require one first boot and every trial recovered.
+	sed -n '/^KTRACE-RESULTS-BEGIN$/,/^KTRACE-RESULTS-END$/p' "$RESULTS.txt" |
+		grep -Ev '^KTRACE-RESULTS-(BEGIN|END)$' |
+		awk '/^(not )?ok / { n++; sub(/^ok /, "ok " n " "); sub(/^not ok /, "not ok " n " ") } { print } END { print "1.." n }' \
+			> "$W/crash.out"
+	grep '^KTRACE-CRASH-TRIAL' "$RESULTS.txt" | sed 's/^KTRACE-CRASH-TRIAL/run-vm: trial/' >&2 || true
+	ntrials=$(grep -c '^KTRACE-CRASH-TRIAL' "$RESULTS.txt" || true)
+	nfirst=$(grep -c '^KTRACE-CRASH-FIRST-BOOT' "$RESULTS.txt" || true)
+	if [ "$ntrials" != $((PANICS + 2)) ] || [ "$nfirst" != 1 ] ||
+		! grep -q "^KTRACE-CRASH-FINISHED $((PANICS + 2))" "$RESULTS.txt"; then
+		log "crash: $ntrials of $((PANICS + 2)) trials recovered, $nfirst first boots"
+		fail=1
+	fi
+	if ! prove -v --exec cat "$W/crash.out"; then
 		fail=1
 	fi
 else
