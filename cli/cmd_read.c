@@ -372,8 +372,9 @@ static int read_crash_cmd(const char *src, const char *dst, const char *channel,
 		printf("%s: crash region: %" PRIu64 " records, %" PRIu64 " torn (skipped), %" PRIu64
 		       " bad sub-buffers; ", dst, st.records, st.torn, st.bad_subbufs);
 		if (st.panic_ns && st.records)
-			printf("last record %" PRIu64 " ns, panic %" PRIu64 " ns (%.3f ms after it)\n",
-			       st.last_ns, st.panic_ns, ((double)st.panic_ns - (double)st.last_ns) / 1e6);
+			printf("last record %" PRIu64 " ns, panic %" PRIu64 " ns (%+.3f ms), CPUs stopped %" PRIu64
+			       " ns\n", st.last_ns, st.panic_ns, ((double)st.last_ns - (double)st.panic_ns) / 1e6,
+			       st.stop_ns);
 		else if (st.panic_ns)
 			printf("panic %" PRIu64 " ns, no record\n", st.panic_ns);
 		else

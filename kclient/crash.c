@@ -67,7 +67,7 @@ static uint64_t cat_check(const unsigned char *text, uint64_t len)
 int kcr_open(const unsigned char *img, size_t len, struct kcr_region *r, char *err, size_t errlen)
 {
 	struct ktrace_crash_hdr h;
-	uint64_t w[2];
+	uint64_t w[3];
 
 	memset(r, 0, sizeof(*r));
 	r->img = img;
@@ -110,10 +110,12 @@ int kcr_open(const unsigned char *img, size_t len, struct kcr_region *r, char *e
 	r->realtime_ns = h.realtime_ns;
 	w[0] = h.panic_ns;
 	w[1] = h.panic_cpu | ((uint64_t)h.panic_src << 32);
-	if (h.panic_ns && h.panic_check == ktrace_crash_final(ktrace_crash_fold(KTRACE_CRASH_SEED ^ 2, w, 2))) {
+	w[2] = h.stop_ns;
+	if (h.panic_ns && h.panic_check == ktrace_crash_final(ktrace_crash_fold(KTRACE_CRASH_SEED ^ 2, w, 3))) {
 		r->panic_ns = h.panic_ns;
 		r->panic_cpu = h.panic_cpu;
 		r->panic_src = h.panic_src;
+		r->stop_ns = h.stop_ns;
 	}
 	if (h.note_check &&
 	    h.note_check == ktrace_crash_final(fold_bytes(KTRACE_CRASH_SEED ^ 5,
@@ -477,6 +479,7 @@ int read_crash(const char *src, const char *dst, const char *channel, struct kcr
 			total->first_ns = s.first_ns;
 	}
 	total->panic_ns = r->panic_ns;
+	total->stop_ns = r->stop_ns;
 
 	f = open_memstream(&meta, &mlen);
 	if (!f) {
@@ -509,8 +512,9 @@ int read_crash(const char *src, const char *dst, const char *channel, struct kcr
 	fprintf(f, "crash-boot-id %s\n", id);
 	fprintf(f, "crash-panic-ns %" PRIu64 "\n", r->panic_ns);
 	if (r->panic_ns)
-		fprintf(f, "crash-panic-cpu %u\ncrash-panic-stamp %s\n", r->panic_cpu,
-			r->panic_src == KTRACE_CRASH_PANIC_ENTRY ? "entry" : "notifier");
+		fprintf(f, "crash-panic-cpu %u\ncrash-panic-stamp %s\ncrash-stop-ns %" PRIu64 "\n",
+			r->panic_cpu, r->panic_src == KTRACE_CRASH_PANIC_ENTRY ? "entry" : "notifier",
+			r->stop_ns);
 	fprintf(f, "crash-last-ns %" PRIu64 "\n", total->last_ns);
 	fprintf(f, "crash-torn %" PRIu64 "\n", total->torn);
 	fprintf(f, "crash-bad-subbufs %" PRIu64 "\n", total->bad_subbufs);

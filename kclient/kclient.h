@@ -247,6 +247,7 @@ struct kcr_region {
 	uint64_t panic_ns;                /* stamped by the panic notifier; 0: none/bad */
 	unsigned panic_cpu;
 	unsigned panic_src;               /* KTRACE_CRASH_PANIC_ENTRY or _NOTIFIER */
+	uint64_t stop_ns;                 /* the other CPUs stopped (notifier); 0: unknown */
 	char note[64];                    /* "" if none or bad */
 	unsigned nchan;
 	struct kcr_chan chan[8];          /* KTRACE_CRASH_MAX_CHAN */
@@ -261,6 +262,7 @@ struct kcr_stats {
 	uint64_t empty_subbufs; /* slots never written (or being reset at the panic) */
 	uint64_t first_ns, last_ns; /* first sub-buffer's open time, last record (mono ns) */
 	uint64_t panic_ns;      /* read_crash(): the region's panic time, 0 none */
+	uint64_t stop_ns;       /* read_crash(): when the other CPUs were stopped, 0 unknown */
 };
 
 /**

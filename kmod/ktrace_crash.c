@@ -291,7 +291,7 @@ static void kt_crash_arm(void)
 	memcpy(h->boot_id, kt_crash_boot, sizeof(h->boot_id));
 	h->created_ns = ktime_get_mono_fast_ns();
 	h->realtime_ns = ktime_get_real_ns() - ktime_get_ns();
-	h->chan_off = sizeof(*h) + 48; /* 256 */
+	h->chan_off = 256; /* after the header (216 bytes) */
 	h->chan_size = KTRACE_CRASH_CHAN_SIZE;
 
 	data = kt_crash_size - KTRACE_CRASH_HDR_SIZE;
@@ -459,25 +459,34 @@ static enum kt_crash_state kt_crash_check_region(void)
 /* Panic notifier                                                      */
 /* ------------------------------------------------------------------ */
 
-/* Stamp the panic time once (the first stamp wins). */
+/*
+ * Stamp the panic: its start (the first stamp, from the kprobe, or from
+ * the notifier without one) and, from the notifier, the time the other
+ * CPUs were stopped.  Only the panicking CPU gets here (panic() lets one
+ * CPU through), so plain stores; the check word is stored last.
+ */
 static void kt_crash_stamp(u32 src)
 {
-	static atomic_t stamped = ATOMIC_INIT(0);
 	struct ktrace_crash_hdr *h;
-	u64 w[2];
+	u64 now = ktime_get_mono_fast_ns(), w[3];
 
-	if (READ_ONCE(kt_crash_state) != KT_CRASH_ARMED || atomic_xchg(&stamped, 1))
+	if (READ_ONCE(kt_crash_state) != KT_CRASH_ARMED)
 		return;
 	h = kt_crash_hdr();
-	w[0] = ktime_get_mono_fast_ns();
-	w[1] = raw_smp_processor_id() | ((u64)src << 32);
 	WRITE_ONCE(h->panic_check, 0);
 	barrier();
-	h->panic_ns = w[0];
-	h->panic_cpu = (u32)w[1];
-	h->panic_src = src;
+	if (!h->panic_ns) {
+		h->panic_ns = now;
+		h->panic_cpu = raw_smp_processor_id();
+		h->panic_src = src;
+	}
+	if (src == KTRACE_CRASH_PANIC_NOTIFIER)
+		h->stop_ns = now;
+	w[0] = h->panic_ns;
+	w[1] = h->panic_cpu | ((u64)h->panic_src << 32);
+	w[2] = h->stop_ns;
 	barrier();
-	WRITE_ONCE(h->panic_check, ktrace_crash_final(ktrace_crash_fold(KTRACE_CRASH_SEED ^ 2, w, 2)));
+	WRITE_ONCE(h->panic_check, ktrace_crash_final(ktrace_crash_fold(KTRACE_CRASH_SEED ^ 2, w, 3)));
 }
 
 static int kt_crash_panic_entry(struct kprobe *p, struct pt_regs *regs)
@@ -513,7 +522,7 @@ static int kt_crash_info_open(struct inode *inode, struct file *f)
 	struct ktrace_crash_hdr *h = kt_crash_hdr();
 	size_t cap = 4096, len = 0;
 	char *buf = kvzalloc(cap, GFP_KERNEL);
-	u64 w[2];
+	u64 w[3];
 	u32 i;
 
 	if (!buf)
@@ -531,11 +540,14 @@ static int kt_crash_info_open(struct inode *inode, struct file *f)
 				 kt_crash_boot_random ? " random" : "");
 		w[0] = h->panic_ns;
 		w[1] = h->panic_cpu | ((u64)h->panic_src << 32);
+		w[2] = h->stop_ns;
 		if (h->panic_ns && h->panic_check ==
-		    ktrace_crash_final(ktrace_crash_fold(KTRACE_CRASH_SEED ^ 2, w, 2)))
-			len += scnprintf(buf + len, cap - len, "panic-ns %llu\npanic-cpu %u\npanic-src %s\n",
+		    ktrace_crash_final(ktrace_crash_fold(KTRACE_CRASH_SEED ^ 2, w, 3)))
+			len += scnprintf(buf + len, cap - len,
+					 "panic-ns %llu\npanic-cpu %u\npanic-src %s\nstop-ns %llu\n",
 					 h->panic_ns, h->panic_cpu,
-					 h->panic_src == KTRACE_CRASH_PANIC_ENTRY ? "entry" : "notifier");
+					 h->panic_src == KTRACE_CRASH_PANIC_ENTRY ? "entry" : "notifier",
+					 h->stop_ns);
 		else
 			len += scnprintf(buf + len, cap - len, "panic-ns 0\n");
 		len += scnprintf(buf + len, cap - len, "created-ns %llu\nnote %s\n", h->created_ns,

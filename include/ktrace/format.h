@@ -505,7 +505,8 @@ KTRACE_STATIC_ASSERT(sizeof(struct ktrace_callsite) == 16, "callsite entry is 16
  *
  *   header check    fold of the words of struct ktrace_crash_hdr before
  *                   @check (seed ^ 1)
- *   panic check     fold of panic_ns, panic_cpu | panic_src << 32 (seed ^ 2)
+ *   panic check     fold of panic_ns, panic_cpu | panic_src << 32,
+ *                   stop_ns (seed ^ 2)
  *   channel check   fold of the entry's words before @check (seed ^ 3)
  *   catalogue check fold of cat_len, then the text as little-endian
  *                   words, the last one zero-padded (seed ^ 4)
@@ -558,7 +559,9 @@ static inline kt_u64 ktrace_crash_final(kt_u64 h)
  *                stamp comes from: KTRACE_CRASH_PANIC_ENTRY (a kprobe on
  *                panic(): its start) or KTRACE_CRASH_PANIC_NOTIFIER (the
  *                panic notifier: after the panic's console output and the
- *                stop of the other CPUs); @panic_check their check.
+ *                stop of the other CPUs); @stop_ns when the panic notifier
+ *                ran (the other CPUs are stopped: no record is later), 0
+ *                if it did not; @panic_check their check.
  * @note:         text a user stored (debugfs crash/note), NUL-padded;
  *                @note_check its check (0: no note).
  */
@@ -580,12 +583,13 @@ struct ktrace_crash_hdr {
 	kt_u64 panic_ns;
 	kt_u32 panic_cpu;
 	kt_u32 panic_src;
+	kt_u64 stop_ns;
 	kt_u64 panic_check;
 	kt_u64 note_check;
 	char note[KTRACE_CRASH_NOTE_MAX];
 };
 
-KTRACE_STATIC_ASSERT(sizeof(struct ktrace_crash_hdr) == 208, "crash header is 208 bytes");
+KTRACE_STATIC_ASSERT(sizeof(struct ktrace_crash_hdr) == 216, "crash header is 216 bytes");
 
 /*
  * struct ktrace_crash_chan - one channel of a crash region (256 bytes).

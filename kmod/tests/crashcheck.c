@@ -9,13 +9,15 @@
  *
  *   region      ok, or what is wrong (then nothing else)
  *   boot-id     the 16 bytes in hex
- *   panic-ns    the panic stamp if its check holds, else 0
+ *   panic-ns    the panic stamp if its check holds, else 0; then
+ *               panic-cpu and stop-ns (when the other CPUs were stopped)
  *   note        the note if its check holds, else -
  *   channels    channel names, comma separated
  *   records     with -c: records of CHANNEL whose check word matches
  *   torn        records whose check fails (the walk of that sub-buffer stops)
  *   bad-subbufs sub-buffer headers with a magic whose check fails
  *   last-ns     the latest full timestamp of a valid record (0: none)
+ *   last-ns-cpuN  the same for ring N (rings with records only)
  *   tsback      valid records whose time goes back within a ring
  *
  * Exit status 0 (the keys say what is wrong), 2 for a usage error.
@@ -125,18 +127,20 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 16; i++)
 		printf("%02x", img[24 + i]);
 	{
-		uint64_t h = mix(mix(SEED ^ 2, u64at(112)), u64at(120));
+		uint64_t h = mix(mix(mix(SEED ^ 2, u64at(112)), u64at(120)), u64at(128));
+		int good = u64at(112) && fin(h) == u64at(136);
 
-		printf("\npanic-ns %llu\n",
-		       (unsigned long long)(u64at(112) && fin(h) == u64at(128) ? u64at(112) : 0));
+		printf("\npanic-ns %llu\npanic-cpu %u\nstop-ns %llu\n",
+		       (unsigned long long)(good ? u64at(112) : 0), good ? u32at(120) : 0,
+		       (unsigned long long)(good ? u64at(128) : 0));
 	}
-	if (u64at(136) && fin(fold_at(SEED ^ 5, 144, 8)) == u64at(136) && img[144])
-		printf("note %.63s\n", (const char *)img + 144);
+	if (u64at(144) && fin(fold_at(SEED ^ 5, 152, 8)) == u64at(144) && img[152])
+		printf("note %.63s\n", (const char *)img + 152);
 	else
 		printf("note -\n");
 	nchan = u32at(56);
 	chan_off = u32at(60);
-	if (nchan > 8 || chan_off < 208 || chan_off + nchan * 256 > 4096) {
+	if (nchan > 8 || chan_off < 216 || chan_off + nchan * 256 > 4096) {
 		printf("channels bad-table\n");
 		return 0;
 	}
@@ -166,7 +170,7 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		for (uint64_t r = 0; r < nrings; r++) {
-			uint64_t prev = 0, bestseq = 0;
+			uint64_t prev = 0, bestseq = 0, rlast = 0;
 			/* walk the slots in seq order: find the smallest seq first */
 			uint64_t *seqs = calloc(nr, sizeof(*seqs));
 			int *valid = calloc(nr, sizeof(*valid));
@@ -233,12 +237,16 @@ int main(int argc, char **argv)
 					prev = full;
 					if (full > last)
 						last = full;
+					if (full > rlast)
+						rlast = full;
 					records++;
 					off += 8 * (nw + 1);
 				}
 			}
 			free(seqs);
 			free(valid);
+			if (rlast)
+				printf("last-ns-cpu%llu %llu\n", (unsigned long long)r, (unsigned long long)rlast);
 		}
 		printf("records %llu\ntorn %llu\nbad-subbufs %llu\nlast-ns %llu\ntsback %llu\n",
 		       (unsigned long long)records, (unsigned long long)torn, (unsigned long long)bad,

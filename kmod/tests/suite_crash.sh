@@ -113,11 +113,21 @@ ok $? "trial $k: ktrace timeline reads the recovered trace"
 panic=$(kv /tmp/cc panic-ns)
 last=$(kv /tmp/cc last-ns)
 if [ "$kind" = panic ]; then
-	cmp_ok "$panic" -gt 0 "trial $k: the panic time was stamped"
-	d=$((panic - last))
+	pcpu=$(kv /tmp/cc panic-cpu)
+	stop=$(kv /tmp/cc stop-ns)
+	cmp_ok "$panic" -gt 0 "trial $k: the panic time was stamped (panic() entered on CPU $pcpu)"
+	cmp_ok "$stop" -ge "$panic" "trial $k: the panic notifier stamped when the other CPUs were stopped"
+	plast=$(kv /tmp/cc last-ns-cpu$pcpu)
+	d=$((panic - plast))
 	[ $d -lt 0 ] && d=$((-d))
-	cmp_ok "$d" -le 10000000 "trial $k: the last record is within 10 ms of the panic ($((panic - last)) ns before it)"
-	echo "KTRACE-CRASH-TRIAL $k panic records $recs torn $torn gap-ns $((panic - last))"
+	cmp_ok "$d" -le 10000000 "trial $k: the panicking CPU's last record is within 10 ms of the panic ($((plast - panic)) ns)"
+	cmp_ok "$last" -le "$stop" "trial $k: no record is later than the stop of the CPUs"
+	early=0
+	for c in $(sed -n 's/^last-ns-cpu\([0-9]*\) .*/\1/p' /tmp/cc); do
+		[ "$(kv /tmp/cc last-ns-cpu$c)" -lt $((panic - 10000000)) ] && early="$early $c"
+	done
+	is "$early" "0" "trial $k: every CPU recorded until the panic (none ends 10 ms before it)"
+	echo "KTRACE-CRASH-TRIAL $k panic records $recs torn $torn panic-cpu-gap-ns $((plast - panic)) last-gap-ns $((last - panic)) stop-gap-ns $((stop - panic))"
 else
 	is "$panic" "0" "trial $k: a clean reboot: no panic stamp"
 	echo "KTRACE-CRASH-TRIAL $k reboot records $recs torn $torn"

@@ -163,7 +163,7 @@ def make(kind, path):
     for i, (e, _, _, _) in enumerate(chans):
         img[256 + 256 * i: 512 + 256 * i] = e
     # header
-    h = bytearray(208)
+    h = bytearray(216)
     struct.pack_into("<QIIQ", h, 0, 0x314853415243544B, 1, 4096, SIZE)
     h[24:40] = bytes(range(16))
     struct.pack_into("<QQIIII", h, 40, base_ts - 1_000_000, 1_700_000_000_000_000_000, 2, 256, 256, 0)
@@ -172,14 +172,15 @@ def make(kind, path):
         hchk ^= 4
     struct.pack_into("<Q", h, 104, hchk)
     panic = exp["last"] + 2_000_000
-    struct.pack_into("<QII", h, 112, panic, 1, 1)
-    struct.pack_into("<Q", h, 128, fin(fold(SEED ^ 2, [panic, 1 | (1 << 32)])))
+    stop = panic + 30_000_000
+    struct.pack_into("<QIIQ", h, 112, panic, 1, 1, stop)
+    struct.pack_into("<Q", h, 136, fin(fold(SEED ^ 2, [panic, 1 | (1 << 32), stop])))
     note = b"test note 42".ljust(64, b"\0")
-    h[144:208] = note
-    struct.pack_into("<Q", h, 136, fin(fold(SEED ^ 5, words_of(note))))
+    h[152:216] = note
+    struct.pack_into("<Q", h, 144, fin(fold(SEED ^ 5, words_of(note))))
     if kind == "magic":
         h[0:8] = b"NOTCRASH"
-    img[0:208] = h
+    img[0:216] = h
     if kind == "short":
         img = img[: SIZE // 2]
     with open(path, "wb") as f:
