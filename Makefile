@@ -249,6 +249,7 @@ kmod:
 
 test-kmod:
 	./kmod/tests/run-vm.sh
+	./kmod/tests/run-vm.sh crash # crash extraction: 20 panics + 2 reboots
 
 bench-kmod:
 	./kmod/tests/run-vm.sh bench

@@ -44,10 +44,15 @@ def words_of(b):
     return [struct.unpack_from("<Q", b, i)[0] for i in range(0, len(b) - len(b) % 8, 8)]
 
 
-SIZE = 1 << 20
+import os
+
+# CRASH_IMAGE_SMALL=1: a 32 KiB region, one ring per channel (fuzz seeds)
+SMALL = os.environ.get("CRASH_IMAGE_SMALL") == "1"
+SIZE = 32768 if SMALL else 1 << 20
 SUB = 4096
-NR = 4
-CAT = 65536
+NR = 2 if SMALL else 4
+CAT = 512 if SMALL else 65536
+NRINGS = 1 if SMALL else 2
 SYSCALL_ENTRY = 0x30  # include/ktrace/lkst.h: 4 args
 
 
@@ -96,7 +101,7 @@ def make(kind, path):
     # channel table: lkst at 256, default at 512
     chans = []
     dsize = (SIZE - 4096) // 2
-    for i, (name, nrings) in enumerate((("lkst", 2), ("default", 2))):
+    for i, (name, nrings) in enumerate((("lkst", NRINGS), ("default", NRINGS))):
         e = bytearray(256)
         e[0:len(name)] = name.encode()
         cat_off = 4096 + i * dsize
@@ -123,14 +128,14 @@ def make(kind, path):
         b, shown, torn, last = subbuf(seq, 0, first, recs, torn_tail=tail)
         slot = seq % NR
         img[ring_off + slot * SUB: ring_off + (slot + 1) * SUB] = b
-        if seq >= 2:
+        if seq >= 6 - NR:
             exp["records"] += shown
             exp["torn"] += torn
             exp["last"] = max(exp["last"], last)
     # ring 1: seq 0 fine, seq 1 a bad check in record 3, seq 2 a bad header
     r1 = ring_off + NR * SUB
     ts1 = base_ts + 7
-    for seq in range(3):
+    for seq in range(3 if NRINGS > 1 else 0):
         recs = []
         for k in range(10):
             ts1 += 900
@@ -155,11 +160,13 @@ def make(kind, path):
             recs.append([rec_hdr(t2, 1, 2, (1 << 8) | 1), k, 2 * k])
         b, _, _, _ = subbuf(0, 0, recs[0][0] & ((1 << 40) - 1), recs)
         img[ring2: ring2 + SUB] = b
-    text = b"func 1 myfunc\nevent 257 log2 myfunc_entry demo a,b\nnot a catalogue line\n"
-    img[cat2: cat2 + len(text)] = text
-    padded = text + b"\0" * ((8 - len(text) % 8) % 8)
-    cchk = fin(fold(mix(SEED ^ 4, len(text)), words_of(padded)))
-    struct.pack_into("<QQQ", e2, 152, len(text), cchk, base_ts)
+    def catalogue(e, off, text):
+        img[off: off + len(text)] = text
+        padded = text + b"\0" * ((8 - len(text) % 8) % 8)
+        cchk = fin(fold(mix(SEED ^ 4, len(text)), words_of(padded)))
+        struct.pack_into("<QQQ", e, 152, len(text), cchk, base_ts)
+    catalogue(e2, cat2, b"func 1 myfunc\nevent 257 log2 myfunc_entry demo a,b\nnot a catalogue line\n")
+    catalogue(chans[0][0], chans[0][1], b"event 48 kevent SYSCALL_ENTRY syscall id,args[0],args[1],args[2]\n")
     for i, (e, _, _, _) in enumerate(chans):
         img[256 + 256 * i: 512 + 256 * i] = e
     # header
