@@ -462,8 +462,9 @@ static enum kt_crash_state kt_crash_check_region(void)
 /*
  * Stamp the panic: its start (the first stamp, from the kprobe, or from
  * the notifier without one) and, from the notifier, the time the other
- * CPUs were stopped.  Only the panicking CPU gets here (panic() lets one
- * CPU through), so plain stores; the check word is stored last.
+ * CPUs were stopped.  One CPU at a time gets here (the kprobe lets the
+ * first CPU in panic() through, panic() lets one CPU reach the notifier,
+ * after the others stopped), so plain stores; the check word goes last.
  */
 static void kt_crash_stamp(u32 src)
 {
@@ -489,9 +490,13 @@ static void kt_crash_stamp(u32 src)
 	WRITE_ONCE(h->panic_check, ktrace_crash_final(ktrace_crash_fold(KTRACE_CRASH_SEED ^ 2, w, 3)));
 }
 
+static atomic_t kt_crash_entered = ATOMIC_INIT(0);
+
 static int kt_crash_panic_entry(struct kprobe *p, struct pt_regs *regs)
 {
-	kt_crash_stamp(KTRACE_CRASH_PANIC_ENTRY);
+	/* several CPUs may enter panic(); the first one's time counts */
+	if (atomic_cmpxchg(&kt_crash_entered, 0, 1) == 0)
+		kt_crash_stamp(KTRACE_CRASH_PANIC_ENTRY);
 	return 0;
 }
 

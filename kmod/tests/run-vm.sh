@@ -277,7 +277,7 @@ elif [ "$MODE" = crash ]; then
 		grep -Ev '^KTRACE-RESULTS-(BEGIN|END)$' |
 		awk '/^(not )?ok / { n++; sub(/^ok /, "ok " n " "); sub(/^not ok /, "not ok " n " ") } { print } END { print "1.." n }' \
 			> "$W/crash.out"
-	grep '^KTRACE-CRASH-TRIAL' "$RESULTS.txt" | sed 's/^KTRACE-CRASH-TRIAL/run-vm: trial/' >&2 || true
+	grep '^KTRACE-CRASH-\(TRIAL\|BENCH\)' "$RESULTS.txt" | sed 's/^KTRACE-CRASH-/run-vm: /' >&2 || true
 	ntrials=$(grep -c '^KTRACE-CRASH-TRIAL' "$RESULTS.txt" || true)
 	nfirst=$(grep -c '^KTRACE-CRASH-FIRST-BOOT' "$RESULTS.txt" || true)
 	if [ "$ntrials" != $((PANICS + 2)) ] || [ "$nfirst" != 1 ] ||

@@ -144,10 +144,28 @@ ok $? "trial $k: ktrace read --crash converts the default channel"
 n=$(ktrace print /tmp/def 2>/dev/null | grep -c 'ktrace_sample_work:entry')
 cmp_ok "$n" -gt 5 "trial $k: its static events print by name ($n ktrace_sample_work entries)"
 
+last_trial=0
+[ "$k" -ge $((PANICS + REBOOTS)) ] && last_trial=1
+bench() { # bench: ns per getppid() call (2 LKST records) with LKST started, best of 3
+	b=""
+	ktrace lkst start
+	for i in 1 2 3; do
+		v=$(sysloop -n 50000 -c 0 | sed -n 's/.*ns_per_call \([0-9]*\).*/\1/p')
+		[ -z "$b" ] || [ "$v" -lt "$b" ] && b=$v
+	done
+	ktrace lkst stop
+	echo "$b"
+}
+if [ $last_trial = 1 ]; then # the cost of the crash copy: kept (no rings) against armed
+	base=$(sysloop -n 50000 -c 0 | sed -n 's/.*ns_per_call \([0-9]*\).*/\1/p')
+	norings=$(bench)
+fi
 kthelper write $C/release release > /dev/null
 is "$(kv $C/info state)" "armed" "trial $k: released: the region records again"
 
-if [ "$k" -ge $((PANICS + REBOOTS)) ]; then
+if [ $last_trial = 1 ]; then
+	rings=$(bench)
+	echo "KTRACE-CRASH-BENCH getppid-ns untraced $base lkst-flight $norings lkst-flight+crash $rings (TCG)"
 	echo "KTRACE-CRASH-FINISHED $k"
 	exit 0
 fi
