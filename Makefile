@@ -249,7 +249,7 @@ kmod:
 
 test-kmod:
 	./kmod/tests/run-vm.sh
-	./kmod/tests/run-vm.sh crash # crash extraction: 20 panics + 2 reboots
+	./kmod/tests/run-vm.sh crash # crash extraction: 20 panics, 2 reboots, 1 torn record
 
 bench-kmod:
 	./kmod/tests/run-vm.sh bench

@@ -62,6 +62,10 @@ static char *crash_mem;
 module_param(crash_mem, charp, 0400);
 MODULE_PARM_DESC(crash_mem, "crash region SIZE@ADDR (reserved memory, e.g. 16M@0x38000000)");
 
+static bool crash_test;
+module_param(crash_test, bool, 0400);
+MODULE_PARM_DESC(crash_test, "create debugfs ktrace/crash/tear (VM test: a torn record, then panic)");
+
 #define KT_CRASH_SUBBUF 4096u
 #define KT_CRASH_CAT_CAP (64u * 1024u)
 
@@ -695,6 +699,58 @@ static ssize_t kt_crash_note_write(struct file *f, const char __user *u, size_t 
 	return c;
 }
 
+/*
+ * crash/tear (crash_test=1 only, 0200): write "panic" to leave a record
+ * torn exactly as a CPU stopped inside kt_crash_write() would (its header
+ * and first payload word stored, the rest and the check word not) in this
+ * CPU's ring of the LKST channel (else the first armed one), then panic.
+ * The VM test (kmod/tests/suite_crash.sh) checks that the reader finds it
+ * torn and never shows it.  Interrupts are off from the choice of the ring
+ * on, so no writer of that ring runs meanwhile.
+ */
+static ssize_t kt_crash_tear_write(struct file *f, const char __user *u, size_t c, loff_t *p)
+{
+	struct kt_crash_chan *kc = NULL;
+	struct kt_crash_ring *r;
+	struct trace_info *t;
+	char kbuf[KT_CRASH_WRITE_MAX];
+	unsigned int ring;
+	u64 ts, *dst;
+	int ret = kt_crash_get_value(kbuf, u, c, p);
+
+	if (ret)
+		return ret;
+	if (strcmp(kbuf, "panic"))
+		return -EINVAL;
+	mutex_lock(&kt_crash_lock);
+	list_for_each_entry(t, &kt_crash_chans, crash_node) {
+		struct kt_crash_chan *tc = READ_ONCE(t->crash);
+
+		if (tc && !(tc->flags & TRACE_GLOBAL_CHANNEL) && (!kc || !strcmp(t->name, "lkst")))
+			kc = tc;
+	}
+	mutex_unlock(&kt_crash_lock);
+	if (kt_crash_state != KT_CRASH_ARMED || !kc)
+		return -EINVAL;
+	local_irq_disable();
+	ring = raw_smp_processor_id();
+	r = &kc->rings[ring];
+	ts = ktime_get_mono_fast_ns();
+	if (!r->sb || r->off + 8 * 7 > kc->subbuf_size)
+		kt_crash_open(kc, r, ts, ring);
+	dst = (u64 *)((u8 *)r->sb + r->off);
+	dst[0] = KTRACE_REC_HDR(ts, KTRACE_CLASS_KEVENT, 5, 0x30); /* SYSCALL_ENTRY */
+	dst[1] = current->pid;
+	panic("ktrace: crash/tear: a record torn on purpose (crash_test)");
+}
+
+static const struct file_operations kt_crash_tear_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = kt_crash_tear_write,
+	.llseek = default_llseek,
+};
+
 static const struct file_operations kt_crash_note_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
@@ -789,6 +845,8 @@ int kt_crash_init(void)
 	debugfs_create_file_size("image", 0400, kt_crash_dir, NULL, &kt_crash_image_fops, size);
 	debugfs_create_file("note", 0600, kt_crash_dir, NULL, &kt_crash_note_fops);
 	debugfs_create_file("release", 0200, kt_crash_dir, NULL, &kt_crash_release_fops);
+	if (crash_test)
+		debugfs_create_file("tear", 0200, kt_crash_dir, NULL, &kt_crash_tear_fops);
 	atomic_notifier_chain_register(&panic_notifier_list, &kt_crash_nb);
 	ret = register_kprobe(&kt_crash_kp);
 	if (ret)

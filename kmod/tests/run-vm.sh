@@ -9,8 +9,9 @@
 #
 # crash: the crash-extraction test (kmod/tests/suite_crash.sh): one qemu
 # process without -no-reboot, panic=1 and memmap=16M$0x38000000, panicked
-# (sysrq-c) and rebooted by the guest 22 times; the judge accepts exactly
-# the sysrq panics the guest announced and nothing else.
+# (sysrq-c) 20 times and rebooted twice by the guest, then panicked once with a
+# record torn on purpose (crash_test=1); the judge accepts exactly the
+# panics the guest announced and nothing else.
 #
 # Fails on: a build error or compiler warning, a failed TAP test (prove
 # reads the guest's TAP), a kernel warning/BUG/oops in the guest's dmesg,
@@ -241,15 +242,22 @@ if [ "$MODE" = crash ]; then
 	# that many sysrq panics, each with its one stack dump, and no other
 	# panic, warning or oops.
 	npanic=$(grep -c '^KTRACE-CRASH-NEXT [0-9]* panic' "$RESULTS.txt" || true)
+	ntear=$(grep -c '^KTRACE-CRASH-NEXT [0-9]* tear' "$RESULTS.txt" || true)
+	tear_msg='Kernel panic - not syncing: ktrace: crash/tear: a record torn on purpose (crash_test)'
 	tr -d '\r' < "$CONSOLE" > "$W/console-crash.txt"
 	nsysrq=$(grep -c 'Kernel panic - not syncing: sysrq triggered crash$' "$W/console-crash.txt" || true)
-	nother=$(grep 'Kernel panic' "$W/console-crash.txt" | grep -vc 'Kernel panic - not syncing: sysrq triggered crash' || true)
+	ntore=$(grep -c "$tear_msg\$" "$W/console-crash.txt" || true)
+	nother=$(grep 'Kernel panic' "$W/console-crash.txt" |
+		grep -v 'Kernel panic - not syncing: sysrq triggered crash' | grep -vcF "$tear_msg" || true)
 	ntrace=$(grep -c 'Call Trace' "$W/console-crash.txt" || true)
-	if [ "$nsysrq" != "$npanic" ] || [ "$nother" != 0 ] || [ "$ntrace" -gt "$npanic" ]; then
-		log "panics: $nsysrq sysrq panics for $npanic announced, $nother other panic lines, $ntrace stack dumps"
+	if [ "$nsysrq" != "$npanic" ] || [ "$ntore" != "$ntear" ] || [ "$nother" != 0 ] ||
+		[ "$ntrace" -gt $((npanic + ntear)) ]; then
+		log "panics: $nsysrq sysrq panics for $npanic announced, $ntore crash/tear panics for $ntear, $nother other panic lines, $ntrace stack dumps"
 		fail=1
 	fi
 	sed -i '/Kernel panic - not syncing: sysrq triggered crash/d; /Call Trace/d' "$W/console-crash.txt"
+	grep -vF "$tear_msg" "$W/console-crash.txt" > "$W/console-crash.tmp" || true
+	mv "$W/console-crash.tmp" "$W/console-crash.txt"
 	CONSOLE=$W/console-crash.txt
 fi
 if grep -E 'WARNING:|BUG:|Oops|general protection|Kernel panic|Call Trace|UBSAN|KASAN' \
@@ -280,9 +288,9 @@ elif [ "$MODE" = crash ]; then
 	grep '^KTRACE-CRASH-\(TRIAL\|BENCH\)' "$RESULTS.txt" | sed 's/^KTRACE-CRASH-/run-vm: /' >&2 || true
 	ntrials=$(grep -c '^KTRACE-CRASH-TRIAL' "$RESULTS.txt" || true)
 	nfirst=$(grep -c '^KTRACE-CRASH-FIRST-BOOT' "$RESULTS.txt" || true)
-	if [ "$ntrials" != $((PANICS + 2)) ] || [ "$nfirst" != 1 ] ||
-		! grep -q "^KTRACE-CRASH-FINISHED $((PANICS + 2))" "$RESULTS.txt"; then
-		log "crash: $ntrials of $((PANICS + 2)) trials recovered, $nfirst first boots"
+	if [ "$ntrials" != $((PANICS + 3)) ] || [ "$nfirst" != 1 ] ||
+		! grep -q "^KTRACE-CRASH-FINISHED $((PANICS + 3))" "$RESULTS.txt"; then
+		log "crash: $ntrials of $((PANICS + 3)) trials recovered, $nfirst first boots"
 		fail=1
 	fi
 	if ! prove -v --exec cat "$W/crash.out"; then

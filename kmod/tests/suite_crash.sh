@@ -13,7 +13,9 @@
 # A trial records LKST (RDEFAULT, flight mode) and the default channel
 # (ktrace_sample.ko's static events) under load (pingpong + sysloop), then
 # panics with sysrq-c (KIND panic, trials 1..N, ktrace.panics=N, 20) or
-# reboots with `reboot -f` (KIND reboot, the 2 trials after them).  The check:
+# reboots with `reboot -f` (KIND reboot, the 2 trials after them); the
+# last trial (KIND tear) leaves a record torn on purpose through debugfs
+# crash/tear (crash_test=1) and panics: the reader must find it torn.  The check:
 # `ktrace read --crash` writes a trace that ktrace print reads; every
 # record is well-formed (lkstcheck on the copy) and their number, the torn
 # count and the last record's time equal what crashcheck computes from the
@@ -42,7 +44,7 @@ cmp_ok() { if [ "$1" "$2" "$3" ] 2>/dev/null; then echo "ok - $4"; else echo "no
 kv() { sed -n "s/^$2 //p" "$1" | head -n 1; }
 diag() { echo "# $*"; }
 
-insmod $M/ktrace.ko flags=2 lkst_flags=2 crash_mem=$REGION
+insmod $M/ktrace.ko flags=2 lkst_flags=2 crash_mem=$REGION crash_test=1
 ok $? "insmod ktrace.ko crash_mem=$REGION (flight channels)"
 cat $C/info > /tmp/info
 state=$(kv /tmp/info state)
@@ -74,7 +76,7 @@ set -- $note
 k=$2
 kind=$3
 case "$state $1 $k $kind" in
-"kept trial "[0-9]*" panic" | "kept trial "[0-9]*" reboot") ;;
+"kept trial "[0-9]*" panic" | "kept trial "[0-9]*" reboot" | "kept trial "[0-9]*" tear") ;;
 *) # not a region this test wrote: stop here rather than loop
 	cat /tmp/info | sed 's/^/# info: /'
 	echo "not ok - the region names no trial (note '$note')"
@@ -107,7 +109,7 @@ grep -q " $recs records, $torn torn (skipped)" /tmp/rec.out
 ok $? "trial $k: ktrace read reports $recs records and $torn torn"
 is "$(kv /tmp/rec/metadata crash-last-ns)" "$(kv /tmp/cc last-ns)" "trial $k: the last record's time agrees with crashcheck"
 # print and timeline read the same directory every time: first and last trial
-if [ "$k" = 1 ] || [ "$k" -ge $((PANICS + REBOOTS)) ]; then
+if [ "$k" = 1 ] || [ "$k" -ge $((PANICS + REBOOTS + 1)) ]; then
 	n=$(ktrace print /tmp/rec 2>/dev/null | grep -c 'PROCESS_CONTEXTSWITCH\|SYSCALL_ENTRY')
 	cmp_ok "$n" -gt 500 "trial $k: ktrace print shows the records ($n switches and syscalls)"
 	ktrace timeline /tmp/rec > /tmp/tl 2>&1
@@ -117,7 +119,11 @@ if [ "$k" = 1 ] || [ "$k" -ge $((PANICS + REBOOTS)) ]; then
 fi
 panic=$(kv /tmp/cc panic-ns)
 last=$(kv /tmp/cc last-ns)
-if [ "$kind" = panic ]; then
+if [ "$kind" = tear ]; then
+	# crash/tear left one half-written record in the panicking CPU's ring
+	is "$torn" "1" "trial $k: the record torn on purpose is found torn (crashcheck)"
+fi
+if [ "$kind" = panic ] || [ "$kind" = tear ]; then
 	pcpu=$(kv /tmp/cc panic-cpu)
 	stop=$(kv /tmp/cc stop-ns)
 	cmp_ok "$panic" -gt 0 "trial $k: the panic time was stamped (panic() entered on CPU $pcpu)"
@@ -132,7 +138,7 @@ if [ "$kind" = panic ]; then
 		[ "$(kv /tmp/cc last-ns-cpu$c)" -lt $((panic - 10000000)) ] && early="$early $c"
 	done
 	is "$early" "0" "trial $k: every CPU recorded until the panic (none ends 10 ms before it)"
-	echo "KTRACE-CRASH-TRIAL $k panic records $recs torn $torn panic-cpu-gap-ns $((plast - panic)) last-gap-ns $((last - panic)) stop-gap-ns $((stop - panic)) uptime $(cut -d' ' -f1 /proc/uptime)"
+	echo "KTRACE-CRASH-TRIAL $k $kind records $recs torn $torn panic-cpu-gap-ns $((plast - panic)) last-gap-ns $((last - panic)) stop-gap-ns $((stop - panic)) uptime $(cut -d' ' -f1 /proc/uptime)"
 else
 	is "$panic" "0" "trial $k: a clean reboot: no panic stamp"
 	echo "KTRACE-CRASH-TRIAL $k reboot records $recs torn $torn uptime $(cut -d' ' -f1 /proc/uptime)"
@@ -145,7 +151,7 @@ n=$(ktrace print /tmp/def 2>/dev/null | grep -c 'ktrace_sample_work:entry')
 cmp_ok "$n" -gt 5 "trial $k: its static events print by name ($n ktrace_sample_work entries)"
 
 last_trial=0
-[ "$k" -ge $((PANICS + REBOOTS)) ] && last_trial=1
+[ "$k" -ge $((PANICS + REBOOTS + 1)) ] && last_trial=1
 bench() { # bench: ns per getppid() call (2 LKST records) with LKST started, best of 3
 	b=""
 	ktrace lkst start
@@ -169,5 +175,11 @@ if [ $last_trial = 1 ]; then
 	echo "KTRACE-CRASH-FINISHED $k"
 	exit 0
 fi
-if [ "$((k + 1))" -le "$PANICS" ]; then record $((k + 1)) panic; else record $((k + 1)) reboot; fi
+if [ "$((k + 1))" -le "$PANICS" ]; then
+	record $((k + 1)) panic
+elif [ "$((k + 1))" -le "$((PANICS + REBOOTS))" ]; then
+	record $((k + 1)) reboot
+else
+	record $((k + 1)) tear # the last: a torn record, then a panic
+fi
 exit 0

@@ -42,6 +42,7 @@ if [ "$mode" = crash ]; then
 	case "$next" in
 	panic) echo c > /proc/sysrq-trigger ;;
 	reboot) reboot -f ;;
+	tear) echo panic > /sys/kernel/debug/ktrace/crash/tear ;; # crash_test=1
 	esac
 	{
 		echo "KTRACE-DMESG-BEGIN"
