@@ -27,10 +27,11 @@
  * While armed, kt_write() (ktrace_chan.c) calls kt_crash_write() after
  * each record it stores in relay, inside the same interrupts-off section
  * (the channel's writer exclusion), so each ring has one writer at a time:
- * no lock, no allocation.  A record is copied, then its check word is
- * stored last; a sub-buffer is zeroed (its magic first) before it is
- * opened.  A writer stopped by the panic between the two leaves a record
- * whose check fails: the reader counts it as torn and never shows it.
+ * no lock, no allocation.  A record stores a zero word after its place
+ * (the end mark), then its words, then its check word; a sub-buffer's
+ * header is rewritten (its magic last) when it is opened.  A writer
+ * stopped by the panic inside a record leaves one whose check fails: the
+ * reader counts it as torn and never shows it.
  *
  * The panic time (CLOCK_MONOTONIC, the records' clock) is stamped into the
  * header: an end of the recording that does not come from the records
@@ -163,7 +164,11 @@ static void kt_crash_read_boot_id(void)
 /* The writer                                                          */
 /* ------------------------------------------------------------------ */
 
-/* Open the next sub-buffer of @r (zeroed, magic last). */
+/*
+ * Open the next sub-buffer of @r: its header (magic last) and a zero word
+ * where its first record goes.  The rest is left from earlier laps; the
+ * zero word each record stores after itself marks the end.
+ */
 static void kt_crash_open(struct kt_crash_chan *kc, struct kt_crash_ring *r, u64 ts,
 			  unsigned int ring)
 {
@@ -175,7 +180,7 @@ static void kt_crash_open(struct kt_crash_chan *kc, struct kt_crash_ring *r, u64
 	sb = (struct ktrace_subbuf *)(r->base + (size_t)(r->seq % kc->subbuf_nr) * kc->subbuf_size);
 	WRITE_ONCE(sb->magic, 0);
 	barrier();
-	memset((u8 *)sb + 8, 0, kc->subbuf_size - 8);
+	memset((u8 *)sb + 8, 0, KTRACE_SUBBUF_HDR_SIZE); /* header + first word */
 	sb->hdr_size = KTRACE_SUBBUF_HDR_SIZE;
 	sb->flags = KTRACE_SBF_CHECKED | ((kc->flags & TRACE_GLOBAL_CHANNEL) ? KTRACE_SBF_CTX : 0);
 	sb->seq = r->seq;
@@ -206,7 +211,7 @@ static void kt_crash_open(struct kt_crash_chan *kc, struct kt_crash_ring *r, u64
  *
  * Context: inside kt_write()'s interrupts-off section (and the global
  * channel's lock), so nothing else writes ring @ring.  No lock, no
- * allocation; a sub-buffer switch zeroes KT_CRASH_SUBBUF bytes.
+ * allocation, no atomic.
  */
 void kt_crash_write(struct kt_crash_chan *kc, unsigned int ring, const u64 *rec,
 		    unsigned int nw, u64 ts)
@@ -222,6 +227,11 @@ void kt_crash_write(struct kt_crash_chan *kc, unsigned int ring, const u64 *rec,
 		     (s64)(ts - r->sb->first_ts) >= (s64)KTRACE_TS_WINDOW))
 		kt_crash_open(kc, r, ts, ring);
 	dst = (u64 *)((u8 *)r->sb + r->off);
+	/* The end mark after the record first: a stop from here on leaves
+	 * either the previous end mark at dst[0] or a record that fails. */
+	if (r->off + len + 8 <= kc->subbuf_size)
+		WRITE_ONCE(dst[nw + 1], 0);
+	barrier();
 	h = ktrace_crash_mix(r->hbase, r->off);
 	for (i = 0; i < nw; i++) {
 		dst[i] = rec[i];

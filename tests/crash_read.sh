@@ -4,7 +4,8 @@
 # images made by tests/kernel/crash_image.py out of the format's byte
 # offsets alone: records whose check word matches are kept, a torn record
 # (stopped halfway) and a record with a wrong check are skipped and
-# counted as lost, a sub-buffer with a bad header check is skipped and
+# counted as lost, an earlier lap's bytes after a sub-buffer's end word are
+# ignored, a sub-buffer with a bad header check is skipped and
 # counted, overwritten sub-buffers show as such; the copy is walked by the
 # Python script and by kmod/tests/crashcheck.c (both independent of
 # ktrace's code), printed, shown by timeline and exported to Chrome JSON

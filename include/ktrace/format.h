@@ -476,9 +476,11 @@ KTRACE_STATIC_ASSERT(sizeof(struct ktrace_callsite) == 16, "callsite entry is 16
  *
  * A ring's sub-buffer is a struct ktrace_subbuf with KTRACE_SBF_CHECKED
  * set, whose @commit is the low 32 bits of the header check (below), then
- * records back to back, each followed by one check word, then zeros: the
- * writer zeroes a sub-buffer before it opens it (its magic first, so a
- * half-reset sub-buffer has no magic).  Sub-buffer seq sits in slot
+ * records back to back, each followed by one check word, then a zero word
+ * (the end; what follows is left from earlier laps): the writer stores the
+ * zero after a record's place before the record itself, and when it opens
+ * a sub-buffer it clears the magic first, writes the header and a zero
+ * first word, and the magic last.  Sub-buffer seq sits in slot
  * seq % subbuf_nr.  A record is valid when its check word equals
  * KTRACE_CRASH_REC_CHECK(seq, offset, words...); the first record that is
  * not valid ends its sub-buffer: it is torn (the writer was stopped by the

@@ -11,7 +11,8 @@ byte offsets and the check function written out here, no ktrace code.
                                    sub-buffers): "records N lost L
                                    badlen B tsback S"
 
-KIND: good (two channels: lkst with KEVENT records, a torn record at the
+KIND: good (two channels: lkst with KEVENT records, old bytes after the end
+word of two sub-buffers, a torn record at the
 end of ring 0, a record with a wrong check in ring 1, a sub-buffer with a
 bad header check, overwritten sub-buffers; default with LOG2 records and
 a catalogue), one (only lkst holds records), magic, hdrcheck, chancheck,
@@ -60,9 +61,12 @@ def rec_hdr(ts, cls, nwords, rid):
     return (ts & ((1 << 40) - 1)) | (nwords << 40) | (cls << 44) | (rid << 48)
 
 
-def subbuf(seq, ring, first_ts, recs, torn_tail=None, bad_mid=None, bad_hdr=False):
-    """recs: list of word lists (header first).  Returns (bytes, shown, torn, last)."""
+def subbuf(seq, ring, first_ts, recs, torn_tail=None, bad_mid=None, bad_hdr=False, stale=False):
+    """recs: list of word lists (header first).  Returns (bytes, shown, torn, last).
+    stale: the space after the end word holds an earlier lap's bytes."""
     b = bytearray(SUB)
+    if stale:
+        b[:] = bytes((i * 37 + 11) & 0xFF or 1 for i in range(SUB))
     flags = 0x0008
     w0 = 0x4253544B | (64 << 32) | (flags << 48)
     commit = fin(fold(SEED ^ 6, [w0, seq, first_ts, first_ts, ring | (ring << 16)])) & 0xFFFFFFFF
@@ -89,6 +93,8 @@ def subbuf(seq, ring, first_ts, recs, torn_tail=None, bad_mid=None, bad_hdr=Fals
         for j, w in enumerate(torn_tail[:2]):
             struct.pack_into("<Q", b, off + 8 * j, w)
         torn += 1
+    elif off + 8 <= SUB:  # the end word
+        struct.pack_into("<Q", b, off, 0)
     struct.pack_into("<IHHQQQQIIIIIHH", b, 0, 0x4253544B, 64, flags, seq, first_ts, first_ts,
                      0, off - 64, 0, len(recs), 0, commit, ring, ring)
     return b, shown, torn, last
@@ -125,7 +131,7 @@ def make(kind, path):
             recs.append([rec_hdr(ts, 5, 5, SYSCALL_ENTRY), 100 + seq, 39, 1, 2, 3])
         first = recs[0][0] & ((1 << 40) - 1)
         tail = [rec_hdr(ts + 500, 5, 5, SYSCALL_ENTRY), 100] if seq == 5 else None
-        b, shown, torn, last = subbuf(seq, 0, first, recs, torn_tail=tail)
+        b, shown, torn, last = subbuf(seq, 0, first, recs, torn_tail=tail, stale=seq in (3, 4))
         slot = seq % NR
         img[ring_off + slot * SUB: ring_off + (slot + 1) * SUB] = b
         if seq >= 6 - NR:
