@@ -254,6 +254,7 @@ kmod:
 test-kmod:
 	KTRACE_VM_KERNEL=$(or $(KERNEL),generic) ./kmod/tests/run-vm.sh
 	KTRACE_VM_KERNEL=$(or $(KERNEL),generic) ./kmod/tests/run-vm.sh boot # boot-time KFT (ktrace kft --boot)
+	KTRACE_VM_KERNEL=$(or $(KERNEL),generic) ./kmod/tests/run-vm.sh crash # crash extraction: 20 panics, 2 reboots, 1 torn record
 
 bench-kmod:
 	KTRACE_VM_KERNEL=$(or $(KERNEL),generic) ./kmod/tests/run-vm.sh bench

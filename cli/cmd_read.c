@@ -10,7 +10,10 @@
  *     threads, control, state, dropped and the function tracer's
  *     callsites, kft and kft-status as they are; or
  *   - a kernel channel's debugfs directory (no `control`; `trace0` and
- *     `state`): handed to read_relay() (kclient/relay.c, kernel module).
+ *     `state`): handed to read_relay() (kclient/relay.c, kernel module);
+ *   - with --crash, ktrace.ko's crash region (debugfs ktrace/crash, or an
+ *     image file of it) after a panic or a reboot: handed to read_crash()
+ *     (kclient/crash.c), which writes the same kind of trace directory.
  * DST is created with mode 0700 and its files with 0600, or an existing
  * DST of the caller's holding nothing or an earlier copy is emptied first
  * (cli_trace_dir(), lib/safefile.h: never a link, never another user's
@@ -48,6 +51,7 @@ static void help(FILE *out)
 	fprintf(out,
 		"usage: ktrace read [-b SUBBUF_SIZE] [-n N_SUBBUFS] SRC DST\n"
 		"       ktrace read --recover DIR\n"
+		"       ktrace read --crash [--channel NAME] SRC DST\n"
 		"\n"
 		"Copy the streams of a live or crashed trace session SRC into the directory DST\n"
 		"as cpu0..cpuN, with the metadata, threads and control files, then check the\n"
@@ -63,6 +67,12 @@ static void help(FILE *out)
 		"                           copy what its rings in /dev/shm still hold into\n"
 		"                           DIR (waiting for the program if it still runs),\n"
 		"                           then remove them\n"
+		"      --crash              SRC is ktrace.ko's crash region (debugfs\n"
+		"                           ktrace/crash, or its image file) kept over a panic\n"
+		"                           or reboot: write its channel's records (torn ones\n"
+		"                           skipped and counted) to DST\n"
+		"      --channel NAME       with --crash: the channel to convert (default:\n"
+		"                           the only one holding records)\n"
 		"  -h, --help               this text\n"
 		"\n"
 		"Exit status: 0 copied, 1 a file could not be read or written (what was\n"
@@ -346,10 +356,40 @@ static int recover(const char *dir, int quiet)
 	return rc ? 1 : check_copy(dir, quiet);
 }
 
+/*
+ * `ktrace read --crash SRC DST`: convert, check the copy like any other,
+ * and say what the crash region held.  Return: the exit status.
+ */
+static int read_crash_cmd(const char *src, const char *dst, const char *channel, int quiet)
+{
+	struct kcr_stats st;
+	int rc;
+
+	if (read_crash(src, dst, channel, &st))
+		return 1;
+	rc = check_copy(dst, quiet);
+	if (!quiet) {
+		printf("%s: crash region: %" PRIu64 " records, %" PRIu64 " torn (skipped), %" PRIu64
+		       " bad sub-buffers; ", dst, st.records, st.torn, st.bad_subbufs);
+		if (st.panic_ns && st.records)
+			printf("last record %" PRIu64 " ns, panic %" PRIu64 " ns (%+.3f ms), CPUs stopped %" PRIu64
+			       " ns\n", st.last_ns, st.panic_ns, ((double)st.last_ns - (double)st.panic_ns) / 1e6,
+			       st.stop_ns);
+		else if (st.panic_ns)
+			printf("panic %" PRIu64 " ns, no record\n", st.panic_ns);
+		else
+			printf("last record %" PRIu64 " ns, no panic stamped (a reboot, or the region is live)\n",
+			       st.last_ns);
+	}
+	return rc;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "recover", no_argument, NULL, 'R' },
+		{ "crash", no_argument, NULL, 'C' },
+		{ "channel", required_argument, NULL, 'H' },
 		{ "subbuf-size", required_argument, NULL, 'b' },
 		{ "n-subbufs", required_argument, NULL, 'n' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -358,7 +398,8 @@ static int run(int argc, char **argv)
 	};
 	uint64_t bsize = 0, nsub = 0;
 	const char *src, *dst;
-	int c, quiet = 0, kernel, recovering = 0;
+	int c, quiet = 0, kernel, recovering = 0, crash = 0;
+	const char *channel = NULL;
 	struct stat st;
 
 	while ((c = getopt_long(argc, argv, ":b:n:qh", opts, NULL)) != -1) {
@@ -383,12 +424,37 @@ static int run(int argc, char **argv)
 		case 'R':
 			recovering = 1;
 			break;
+		case 'C':
+			crash = 1;
+			break;
+		case 'H':
+			channel = optarg;
+			break;
 		case 'h':
 			help(stdout);
 			return 0;
 		default:
 			return cli_bad_option(CMD, c, argc, argv);
 		}
+	}
+	if (channel && !crash) {
+		cli_error(CMD, "--channel applies to --crash only (see ktrace read --help)");
+		return 2;
+	}
+	if (crash) {
+		if (recovering || bsize || nsub) {
+			cli_error(CMD, "--crash takes none of --recover, -b, -n");
+			return 2;
+		}
+		if (argc - optind != 2) {
+			cli_error(CMD, "--crash needs SRC and DST (see ktrace read --help)");
+			return 2;
+		}
+		if (same_dir(argv[optind], argv[optind + 1])) {
+			cli_error(CMD, "%s: is the source directory", argv[optind + 1]);
+			return 2;
+		}
+		return read_crash_cmd(argv[optind], argv[optind + 1], channel, quiet);
 	}
 	if (recovering) {
 		if (argc - optind != 1) {

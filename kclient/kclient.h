@@ -225,6 +225,84 @@ int krec_tracedat_write(const char *dir, int fd, struct krec_tracedat_info *info
  */
 int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned n_subbufs);
 
+/* ---- ktrace.ko's crash region (kclient/crash.c) ------------------------ */
+
+/* One channel of a crash region, as kcr_open() found it (checked). */
+struct kcr_chan {
+	char name[64];          /* printable, no '/' (others become '_') */
+	uint32_t flags;         /* TRACE_* (KTRACE_GLOBAL_CHANNEL: context words) */
+	uint32_t nrings, subbuf_size, subbuf_nr;
+	uint64_t ring_off;      /* bytes from the image start */
+	uint64_t start_ns;      /* CLOCK_MONOTONIC of its last start, 0 never */
+	const char *catalog;    /* its catalog text in the image, NULL if absent/bad */
+	size_t catalog_len;
+};
+
+/* A crash region image, checked by kcr_open(); points into the image. */
+struct kcr_region {
+	const unsigned char *img;
+	size_t len;
+	unsigned char boot_id[16];
+	uint64_t created_ns, realtime_ns; /* CLOCK_MONOTONIC at layout; wall ns of mono 0 */
+	uint64_t panic_ns;                /* stamped by the panic notifier; 0: none/bad */
+	unsigned panic_cpu;
+	unsigned panic_src;               /* KTRACE_CRASH_PANIC_ENTRY or _NOTIFIER */
+	uint64_t stop_ns;                 /* the other CPUs stopped (notifier); 0: unknown */
+	char note[64];                    /* "" if none or bad */
+	unsigned nchan;
+	struct kcr_chan chan[8];          /* KTRACE_CRASH_MAX_CHAN */
+};
+
+/* Counts of kcr_ring() (added to) and read_crash() (of the channel). */
+struct kcr_stats {
+	uint64_t subbufs;       /* valid sub-buffers written out */
+	uint64_t records;       /* records whose check word matched */
+	uint64_t torn;          /* records whose check failed: skipped, counted lost */
+	uint64_t bad_subbufs;   /* sub-buffer headers that failed their check */
+	uint64_t empty_subbufs; /* slots never written (or being reset at the panic) */
+	uint64_t first_ns, last_ns; /* first sub-buffer's open time, last record (mono ns) */
+	uint64_t panic_ns;      /* read_crash(): the region's panic time, 0 none */
+	uint64_t stop_ns;       /* read_crash(): when the other CPUs were stopped, 0 unknown */
+};
+
+/**
+ * kcr_open() - check a crash region image (docs/FORMAT.md "Crash region")
+ * and describe it in @r: header, panic stamp, note and channel table, each
+ * against its check word; every offset and size against @len.
+ * @img, @len: the whole region (kept referenced by @r).
+ * @err, @errlen: the reason on failure ("offset N: what").
+ * Return: 0, or -1 (not a region, damaged header or channel entry, image
+ * shorter than the region).  Pure: no I/O, no allocation; thread-safe.
+ */
+int kcr_open(const unsigned char *img, size_t len, struct kcr_region *r, char *err, size_t errlen);
+
+/* Called with each converted sub-buffer (header + records, unpadded). */
+typedef int (*kcr_emit_fn)(void *arg, const void *subbuf, size_t len);
+
+/**
+ * kcr_ring() - convert ring @ring of channel @ch: its valid sub-buffers in
+ * seq order, each rewritten as a normal closed sub-buffer holding only the
+ * records whose check word matches (the first that does not is torn: it
+ * and the rest of its sub-buffer are skipped and counted in `lost`).
+ * @emit: called per sub-buffer (NULL: only count); a negative return stops.
+ * @st:   counts, added to.
+ * Return: 0, or -1 (out of memory, or @emit failed).
+ */
+int kcr_ring(const struct kcr_region *r, unsigned ch, unsigned ring, kcr_emit_fn emit, void *arg,
+	     struct kcr_stats *st);
+
+/**
+ * read_crash() - `ktrace read --crash SRC DST`: write the trace directory
+ * DST (cpuN per ring with records, metadata with the catalogue and the
+ * crash-* lines, dropped = torn records) from the crash region SRC (an
+ * image file, or a directory holding `image`: debugfs ktrace/crash).
+ * @channel: the channel to convert; NULL: the only one holding records.
+ * @total:   out: the channel's counts.
+ * Errors are one line each (cmd "read").
+ * Return: 0, or 1.
+ */
+int read_crash(const char *src, const char *dst, const char *channel, struct kcr_stats *total);
+
 /* ---- KFT in the kernel: /proc/kft and function_graph -------------------- */
 
 /*

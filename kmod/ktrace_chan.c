@@ -307,6 +307,7 @@ int kt_start_locked(struct trace_info *t)
 		return -ENODEV;
 	if (!t->running) {
 		t->start_ns = ktime_get_mono_fast_ns();
+		kt_crash_started(t); /* the catalogue, into the crash region */
 		WRITE_ONCE(t->running, 1);
 		if (t->state_hook) { /* LKST: attach the probes */
 			int ret = t->state_hook(t, true);
@@ -477,6 +478,12 @@ static __always_inline int kt_write(struct trace_info *t, u64 hdr, const u64 *pa
 	sb->last_ts = ts;
 	WRITE_ONCE(sb->used, sb->used + len);
 	pc->written++;
+	{ /* crash extraction: a checked copy in the crash region */
+		struct kt_crash_chan *kc = READ_ONCE(t->crash);
+
+		if (unlikely(kc))
+			kt_crash_write(kc, ctx ? 0 : raw_smp_processor_id(), rec, len / 8, ts);
+	}
 unlock:
 	if (ctx)
 		raw_spin_unlock(&t->lock);
@@ -580,6 +587,7 @@ struct trace_info *trace_setup(const char *root, const char *name, u32 buf_size,
 	ret = kt_create_files(t);
 	if (ret)
 		goto err_relay;
+	kt_crash_attach(t); /* flight channels: crash rings at the next layout */
 	return t;
 
 err_relay:
@@ -636,6 +644,7 @@ void trace_cleanup(struct trace_info *trace)
 	kt_stop_locked(trace);
 	trace->dead = true;
 	mutex_unlock(&trace->mutex);
+	kt_crash_detach(trace);
 	/*
 	 * Relay files first, then the control files: debugfs_remove() waits
 	 * for control-file operations in progress, which see ->dead.

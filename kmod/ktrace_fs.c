@@ -425,6 +425,26 @@ static void kt_catalog_fill(struct trace_info *t, struct kt_text *txt, size_t ca
 		kt_text_add(txt, cap, "%s", t->catalog_extra);
 }
 
+/**
+ * kt_catalog_text() - the text of @t's catalog file, for the crash region.
+ * @t:   the channel (mutex held).
+ * @len: out: bytes of text.
+ * Return: a kvmalloc()ed buffer (kvfree() it), or NULL.
+ */
+char *kt_catalog_text(struct trace_info *t, size_t *len)
+{
+	size_t cap = kt_text_size() - sizeof(struct kt_text);
+	struct kt_text *txt = kvzalloc(kt_text_size(), GFP_KERNEL);
+
+	lockdep_assert_held(&t->mutex);
+	if (!txt)
+		return NULL;
+	kt_catalog_fill(t, txt, cap);
+	*len = txt->len;
+	memmove(txt, txt->buf, txt->len);
+	return (char *)txt;
+}
+
 static int kt_text_open(struct inode *inode, struct file *f,
 			void (*fill)(struct trace_info *, struct kt_text *, size_t))
 {

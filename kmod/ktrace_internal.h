@@ -39,6 +39,25 @@ struct kt_cpu {
 
 struct kt_root;
 
+/*
+ * Crash rings of a channel (ktrace_crash.c): one ring per CPU (one for a
+ * global channel) in the crash region.  A ring is written only inside
+ * kt_write()'s interrupts-off section, so by one writer at a time.
+ */
+struct kt_crash_ring {
+	u8 *base;                 /* slot 0 in the region */
+	struct ktrace_subbuf *sb; /* open sub-buffer, NULL before the first */
+	u64 seq;                  /* its seq */
+	u64 hbase;                /* check of (seed, seq), the records' start */
+	u32 off;                  /* next record's offset in it */
+};
+
+struct kt_crash_chan {
+	struct ktrace_crash_chan *entry; /* in the region */
+	u32 flags, nrings, subbuf_size, subbuf_nr;
+	struct kt_crash_ring rings[];
+};
+
 /* One `event` line of the catalogue. */
 struct kt_event {
 	u16 id;
@@ -81,6 +100,16 @@ struct trace_info {
 	 */
 	const char *catalog_extra;
 	int (*state_hook)(struct trace_info *t, bool running);
+
+	/*
+	 * Crash extraction (ktrace_crash.c): @crash is set (under @mutex and
+	 * the crash lock) while the region is armed and this flight channel
+	 * has rings in it; writers read it with interrupts off.  @crash_node
+	 * lists the flight channels.
+	 */
+	struct kt_crash_chan *crash;
+	struct list_head crash_node;
+	bool crash_listed;
 };
 
 /* ktrace_chan.c */
@@ -96,7 +125,17 @@ u64 kt_total_dropped(struct trace_info *t);
 
 /* ktrace_fs.c */
 int kt_create_files(struct trace_info *t);
+char *kt_catalog_text(struct trace_info *t, size_t *len);
 struct dentry *kt_root_get(const char *name, struct kt_root **rootp);
 void kt_root_put(struct kt_root *root);
+
+/* ktrace_crash.c */
+int kt_crash_init(void);
+void kt_crash_exit(void);
+void kt_crash_attach(struct trace_info *t);
+void kt_crash_detach(struct trace_info *t);
+void kt_crash_started(struct trace_info *t);
+void kt_crash_write(struct kt_crash_chan *kc, unsigned int ring, const u64 *rec,
+		    unsigned int nw, u64 ts);
 
 #endif /* KTRACE_INTERNAL_H */

@@ -93,6 +93,16 @@ static int __init kt_init(void)
 		kt_default = NULL;
 		return ret;
 	}
+
+	/* Crash extraction: crash_mem= (ktrace_crash.c), after the channels */
+	ret = kt_crash_init();
+	if (ret) {
+		kt_kft_exit();
+		kt_lkst_exit();
+		trace_cleanup(kt_default);
+		kt_default = NULL;
+		return ret;
+	}
 	return 0;
 }
 
@@ -102,6 +112,7 @@ static void __exit kt_exit(void)
 	kt_lkst_exit(); /* LKST: probes off, ktrace/lkst removed */
 	trace_cleanup(kt_default);
 	kt_default = NULL;
+	kt_crash_exit(); /* after the channels: they no longer write */
 }
 
 module_init(kt_init);

@@ -455,4 +455,181 @@ KTRACE_STATIC_ASSERT(sizeof(struct ktrace_callsite) == 16, "callsite entry is 16
 /* End of the KFT function call records block                          */
 /* ================================================================== */
 
+/* ================================================================== */
+/* Crash region (ktrace.ko's crash_mem=, docs/FORMAT.md "Crash        */
+/* region", docs/KMOD.md "Crash extraction").  Nothing above this     */
+/* block depends on it.                                               */
+/* ================================================================== */
+
+/*
+ * A crash region is memory the kernel does not use (reserved on its
+ * command line, memmap=SIZE$ADDR) that survives a panic and a warm reboot.
+ * ktrace.ko writes a copy of each flight channel's records there.  Layout
+ * (offsets in bytes from the start of the region, all little-endian):
+ *
+ *   0          struct ktrace_crash_hdr (checked by @check)
+ *   @chan_off  @nchan struct ktrace_crash_chan, @chan_size bytes apart
+ *   per channel: the catalogue text at @cat_off (@cat_cap bytes), and
+ *              @nrings rings at @ring_off, ring i at
+ *              ring_off + i * subbuf_size * subbuf_nr; a ring is
+ *              @subbuf_nr sub-buffers of @subbuf_size bytes.
+ *
+ * A ring's sub-buffer is a struct ktrace_subbuf with KTRACE_SBF_CHECKED
+ * set, whose @commit is the low 32 bits of the header check (below), then
+ * records back to back, each followed by one check word, then a zero word
+ * (the end; what follows is left from earlier laps): the writer stores the
+ * zero after a record's place before the record itself, and when it opens
+ * a sub-buffer it clears the magic first, writes the header and a zero
+ * first word, and the magic last.  Sub-buffer seq sits in slot
+ * seq % subbuf_nr.  A record is valid when its check word equals
+ * KTRACE_CRASH_REC_CHECK(seq, offset, words...); the first record that is
+ * not valid ends its sub-buffer: it is torn (the writer was stopped by the
+ * panic inside it), counted and never shown.  @used, @nrec and @last_ts of
+ * such a header are informative only (check words included in @used).
+ */
+#define KTRACE_CRASH_MAGIC 0x314853415243544bull /* "KTCRASH1" */
+#define KTRACE_CRASH_VERSION 1u
+#define KTRACE_CRASH_HDR_SIZE 4096u  /* the header's page */
+#define KTRACE_CRASH_CHAN_SIZE 256u
+#define KTRACE_CRASH_MAX_CHAN 8u
+#define KTRACE_CRASH_NOTE_MAX 64u
+#define KTRACE_CRASH_PANIC_ENTRY 1u    /* panic_src: entry of panic() */
+#define KTRACE_CRASH_PANIC_NOTIFIER 2u /* panic_src: the panic notifier */
+
+/* Sub-buffer flag: every record is followed by a check word (crash rings). */
+#define KTRACE_SBF_CHECKED 0x0008u
+
+/*
+ * The check function of the crash region: a 64-bit multiply-xorshift
+ * fold.  KTRACE_CRASH_MIX(h, w) = ((h ^ w) * K) ^ (((h ^ w) * K) >> 31)
+ * with K = 0x9e3779b97f4a7c15, starting from KTRACE_CRASH_SEED; a result
+ * of 0 is stored as 1 (0 means "never written").
+ *
+ *   header check    fold of the words of struct ktrace_crash_hdr before
+ *                   @check (seed ^ 1)
+ *   panic check     fold of panic_ns, panic_cpu | panic_src << 32,
+ *                   stop_ns (seed ^ 2)
+ *   channel check   fold of the entry's words before @check (seed ^ 3)
+ *   catalogue check fold of cat_len, then the text as little-endian
+ *                   words, the last one zero-padded (seed ^ 4)
+ *   note check      fold of the 64 note bytes as 8 words (seed ^ 5)
+ *   sub-buffer      fold of magic | hdr_size << 32 | flags << 48 (with
+ *                   KTRACE_SBF_CLOSED cleared), seq, first_ts, first_ns,
+ *                   cpu | stream << 16 (seed ^ 6); low 32 bits in @commit
+ *   record          fold of seq, offset of the record from the sub-buffer
+ *                   start, then the record's words (header, context word,
+ *                   payload) (seed ^ 7)
+ */
+#define KTRACE_CRASH_SEED 0x6b74726163652121ull /* "!!ecartk" */
+#define KTRACE_CRASH_K 0x9e3779b97f4a7c15ull
+
+static inline kt_u64 ktrace_crash_mix(kt_u64 h, kt_u64 w)
+{
+	h = (h ^ w) * KTRACE_CRASH_K;
+	return h ^ (h >> 31);
+}
+
+static inline kt_u64 ktrace_crash_fold(kt_u64 h, const kt_u64 *w, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		h = ktrace_crash_mix(h, w[i]);
+	return h;
+}
+
+static inline kt_u64 ktrace_crash_final(kt_u64 h)
+{
+	return h ? h : 1;
+}
+
+/*
+ * struct ktrace_crash_hdr - the start of a crash region.
+ * @magic:        KTRACE_CRASH_MAGIC.
+ * @version:      KTRACE_CRASH_VERSION.
+ * @hdr_size:     KTRACE_CRASH_HDR_SIZE.
+ * @region_size:  bytes of the region.
+ * @boot_id:      the kernel's /proc/sys/kernel/random/boot_id (16 bytes)
+ *                of the boot that laid the region out (random bytes if it
+ *                could not be read).
+ * @created_ns:   CLOCK_MONOTONIC ns when the region was laid out.
+ * @realtime_ns:  CLOCK_REALTIME ns of CLOCK_MONOTONIC 0 in that boot.
+ * @nchan, @chan_off, @chan_size: the channel table.
+ * @check:        header check of everything above.
+ * @panic_ns:     CLOCK_MONOTONIC ns of the panic (0: no panic in that
+ *                boot); @panic_cpu the panicking CPU; @panic_src where the
+ *                stamp comes from: KTRACE_CRASH_PANIC_ENTRY (a kprobe on
+ *                panic(): its start) or KTRACE_CRASH_PANIC_NOTIFIER (the
+ *                panic notifier: after the panic's console output and the
+ *                stop of the other CPUs); @stop_ns when the panic notifier
+ *                ran (the other CPUs are stopped: no record is later), 0
+ *                if it did not; @panic_check their check.
+ * @note:         text a user stored (debugfs crash/note), NUL-padded;
+ *                @note_check its check (0: no note).
+ */
+struct ktrace_crash_hdr {
+	kt_u64 magic;
+	kt_u32 version;
+	kt_u32 hdr_size;
+	kt_u64 region_size;
+	kt_u8 boot_id[16];
+	kt_u64 created_ns;
+	kt_u64 realtime_ns;
+	kt_u32 nchan;
+	kt_u32 chan_off;
+	kt_u32 chan_size;
+	kt_u32 reserved0;
+	kt_u64 reserved[4];
+	kt_u64 check;
+	/* mutable, each with its own check */
+	kt_u64 panic_ns;
+	kt_u32 panic_cpu;
+	kt_u32 panic_src;
+	kt_u64 stop_ns;
+	kt_u64 panic_check;
+	kt_u64 note_check;
+	char note[KTRACE_CRASH_NOTE_MAX];
+};
+
+KTRACE_STATIC_ASSERT(sizeof(struct ktrace_crash_hdr) == 216, "crash header is 216 bytes");
+
+/*
+ * struct ktrace_crash_chan - one channel of a crash region (256 bytes).
+ * @name:        the channel's name (debugfs directory), NUL-padded.
+ * @flags:       its TRACE_* flags (KTRACE_GLOBAL_CHANNEL: one ring, records
+ *               with a context word).
+ * @nrings:      rings (one per possible CPU; 1 for a global channel).
+ * @subbuf_size: bytes per sub-buffer (power of two, 4096..1 MiB).
+ * @subbuf_nr:   sub-buffers per ring (>= 2).
+ * @ring_off:    offset of ring 0.
+ * @cat_off, @cat_cap: where the catalogue text goes and its room.
+ * @check:       channel check of everything above.
+ * @cat_len, @cat_check: bytes of catalogue text (the channel's `catalog`
+ *               file when it last started) and their check.
+ * @start_ns:    CLOCK_MONOTONIC of the channel's last start (0: never).
+ */
+struct ktrace_crash_chan {
+	char name[64];
+	kt_u32 flags;
+	kt_u32 nrings;
+	kt_u32 subbuf_size;
+	kt_u32 subbuf_nr;
+	kt_u64 ring_off;
+	kt_u64 cat_off;
+	kt_u64 cat_cap;
+	kt_u64 reserved[5];
+	kt_u64 check;
+	kt_u64 cat_len;
+	kt_u64 cat_check;
+	kt_u64 start_ns;
+	kt_u64 reserved2[10];
+};
+
+KTRACE_STATIC_ASSERT(sizeof(struct ktrace_crash_chan) == KTRACE_CRASH_CHAN_SIZE,
+		     "crash channel entry is 256 bytes");
+
+/* ================================================================== */
+/* End of the crash region block                                       */
+/* ================================================================== */
+
 #endif /* KTRACE_FORMAT_H */

@@ -5,10 +5,16 @@
 # or the benchmark (kmod/bench/bench.sh) inside, bring the output back
 # over a second serial port, and judge it here.
 #
-#   kmod/tests/run-vm.sh [test|bench|boot]
+#   kmod/tests/run-vm.sh [test|bench|boot|hooks|crash]
 #
 # boot: boot-time KFT (kmod/tests/suite_kboot.sh): the kernel boots with the
 # parameters `ktrace kft --boot` prints for kmod/tests/kboot-seed.conf.
+# hooks: kmod/tests/suite_hooks.sh alone.
+# crash: the crash-extraction test (kmod/tests/suite_crash.sh): one qemu
+# process without -no-reboot, panic=1 and memmap=16M$0x38000000, panicked
+# (sysrq-c) 20 times and rebooted twice by the guest, then panicked once with a
+# record torn on purpose (crash_test=1); the judge accepts exactly the
+# panics the guest announced and nothing else.
 #
 # Fails on: a build error or compiler warning, a failed TAP test (prove
 # reads the guest's TAP), a kernel warning/BUG/oops in the guest's dmesg,
@@ -29,8 +35,8 @@
 set -euo pipefail
 
 MODE=${1:-test}
-case "$MODE" in test | bench | boot | hooks) ;; *) # hooks: suite_hooks.sh alone
-	echo "usage: $0 [test|bench|boot|hooks]" >&2
+case "$MODE" in test | bench | boot | hooks | crash) ;; *)
+	echo "usage: $0 [test|bench|boot|hooks|crash]" >&2
 	exit 2
 	;;
 esac
@@ -47,6 +53,8 @@ rt) W=$B/vm-rt KPKG=rt-amd64 ;;
 esac
 CPUS=${KTRACE_VM_CPUS:-2}
 if [ "$MODE" = bench ]; then TIMEOUT=${KTRACE_VM_TIMEOUT:-900}; else TIMEOUT=${KTRACE_VM_TIMEOUT:-270}; fi
+[ "$MODE" = crash ] && TIMEOUT=${KTRACE_VM_TIMEOUT:-420} # 23 boots
+PANICS=${KTRACE_VM_CRASH_PANICS:-20} # crash: panic trials (then 2 reboot trials)
 mkdir -p "$W"
 log() { echo "run-vm: $*" >&2; }
 die() {
@@ -137,6 +145,7 @@ cc $CFLAGS_HELPER -o "$W/pingpong" "$SRC/kmod/bench/pingpong.c"
 # LKST: the KEVENT checker and the syscall-heavy bench load
 cc $CFLAGS_HELPER -o "$W/lkstcheck" "$SRC/kmod/tests/lkstcheck.c"
 cc $CFLAGS_HELPER -o "$W/sysloop" "$SRC/kmod/bench/sysloop.c"
+cc $CFLAGS_HELPER -o "$W/crashcheck" "$SRC/kmod/tests/crashcheck.c" # crash region checker
 
 # ---------------------------------------------------------------- initramfs
 R=$W/root
@@ -161,6 +170,7 @@ cp "$SRC/kmod/tests/suite_hooks.sh" "$R/suite_hooks.sh" # LKST hooks anywhere
 cp "$SRC/kmod/bench/bench_lkst.sh" "$R/bench_lkst.sh"
 cp "$KSRC"/ktrace_lkst_pid.ko "$KSRC"/ktrace_lkst_test.ko "$R/lib/modules-ktrace/"
 cp "$W/lkstcheck" "$W/sysloop" "$R/bin/"
+cp "$SRC/kmod/tests/suite_crash.sh" "$R/suite_crash.sh" && cp "$W/crashcheck" "$R/bin/" # crash extraction
 for m in fs/configfs/configfs.ko drivers/block/null_blk/null_blk.ko; do
 	if [ -f "$IMG/lib/modules/$KVER/kernel/$m" ]; then cp "$IMG/lib/modules/$KVER/kernel/$m" "$R/lib/modules-ktrace/"; fi
 done
@@ -202,12 +212,20 @@ boot() { # boot ACCEL -> status of qemu/timeout
 	rm -f "$CONSOLE" "$RESULTS"
 	log "booting $KVER under $accel ($CPUS CPUs, timeout ${TIMEOUT}s)"
 	rm -f "$W/qemu.pid"
+	# crash: a panic or reboot resets the same qemu (RAM kept): no
+	# -no-reboot; the region at 896 MiB is above the kernel and below the
+	# initrd, which qemu puts at the top of the 1 GiB.
+	local append="console=ttyS0 quiet panic=-1 ktrace.mode=$MODE${EXTRA_APPEND:+ $EXTRA_APPEND}" noreboot=-no-reboot
+	if [ "$MODE" = crash ]; then
+		append="console=ttyS0 quiet panic=1 memmap=16M\$0x38000000 ktrace.mode=crash ktrace.panics=$PANICS"
+		noreboot=""
+	fi
 	# Through sh, so a qemu that aborts is reported in qemu.log, not by bash.
 	sh -c 'timeout -k 5 "$0" "$@" < /dev/null & echo $! > "$QEMU_PID"; wait $!' \
 		"$TIMEOUT" qemu-system-x86_64 -accel "$accel$(tcg_opt "$accel")" -cpu max -smp "$CPUS" -m 1G \
 		-kernel "$VMLINUX" -initrd "$INITRD" \
-		-append "console=ttyS0 quiet panic=-1 ktrace.mode=$MODE${EXTRA_APPEND:+ $EXTRA_APPEND}" \
-		-display none -monitor none -no-reboot \
+		-append "$append" \
+		-display none -monitor none $noreboot \
 		-serial "file:$CONSOLE" -serial "file:$RESULTS" > "$W/qemu.log" 2>&1 &
 	pid=$!
 	if [ "$accel" = kvm ]; then
@@ -253,13 +271,57 @@ if ! grep -q '^KTRACE-VM-DONE' "$RESULTS.txt"; then
 	tr -d '\r' < "$CONSOLE" | tail -n 30 >&2 || true
 	fail=1
 fi
+if [ "$MODE" = crash ]; then
+	# The guest announced each panic (KTRACE-CRASH-NEXT K panic): exactly
+	# that many sysrq panics, each with its one stack dump, and no other
+	# panic, warning or oops.
+	npanic=$(grep -c '^KTRACE-CRASH-NEXT [0-9]* panic' "$RESULTS.txt" || true)
+	ntear=$(grep -c '^KTRACE-CRASH-NEXT [0-9]* tear' "$RESULTS.txt" || true)
+	tear_msg='Kernel panic - not syncing: ktrace: crash/tear: a record torn on purpose (crash_test)'
+	tr -d '\r' < "$CONSOLE" > "$W/console-crash.txt"
+	nsysrq=$(grep -c 'Kernel panic - not syncing: sysrq triggered crash$' "$W/console-crash.txt" || true)
+	ntore=$(grep -c "$tear_msg\$" "$W/console-crash.txt" || true)
+	nother=$(grep 'Kernel panic' "$W/console-crash.txt" |
+		grep -v 'Kernel panic - not syncing: sysrq triggered crash' | grep -vcF "$tear_msg" || true)
+	ntrace=$(grep -c 'Call Trace' "$W/console-crash.txt" || true)
+	if [ "$nsysrq" != "$npanic" ] || [ "$ntore" != "$ntear" ] || [ "$nother" != 0 ] ||
+		[ "$ntrace" -gt $((npanic + ntear)) ]; then
+		log "panics: $nsysrq sysrq panics for $npanic announced, $ntore crash/tear panics for $ntear, $nother other panic lines, $ntrace stack dumps"
+		fail=1
+	fi
+	sed -i '/Kernel panic - not syncing: sysrq triggered crash/d; /Call Trace/d' "$W/console-crash.txt"
+	grep -vF "$tear_msg" "$W/console-crash.txt" > "$W/console-crash.tmp" || true
+	mv "$W/console-crash.tmp" "$W/console-crash.txt"
+	CONSOLE=$W/console-crash.txt
+fi
 if grep -E 'WARNING:|BUG:|Oops|general protection|Kernel panic|Call Trace|UBSAN|KASAN' \
 	"$W/dmesg-$MODE.txt" "$CONSOLE" > "$W/kernel-bad.txt" 2>/dev/null; then
 	log "kernel problems in the guest:"
 	head -n 20 "$W/kernel-bad.txt" >&2
 	fail=1
 fi
-if [ "$MODE" != bench ]; then
+if [ "$MODE" = crash ]; then
+	if grep -qv '^KTRACE-' "$W/stderr-crash.txt"; then
+		grep -v '^KTRACE-' "$W/stderr-crash.txt" | sed 's/^/    stderr: /' >&2 || true
+	fi
+	# Every boot sent its section; number the lines across boots, add the
+	# plan, and require one first boot and every trial recovered.
+	sed -n '/^KTRACE-RESULTS-BEGIN$/,/^KTRACE-RESULTS-END$/p' "$RESULTS.txt" |
+		grep -Ev '^KTRACE-RESULTS-(BEGIN|END)$' |
+		awk '/^(not )?ok / { n++; sub(/^ok /, "ok " n " "); sub(/^not ok /, "not ok " n " ") } { print } END { print "1.." n }' \
+			> "$W/crash.out"
+	grep '^KTRACE-CRASH-\(TRIAL\|BENCH\)' "$RESULTS.txt" | sed 's/^KTRACE-CRASH-/run-vm: /' >&2 || true
+	ntrials=$(grep -c '^KTRACE-CRASH-TRIAL' "$RESULTS.txt" || true)
+	nfirst=$(grep -c '^KTRACE-CRASH-FIRST-BOOT' "$RESULTS.txt" || true)
+	if [ "$ntrials" != $((PANICS + 3)) ] || [ "$nfirst" != 1 ] ||
+		! grep -q "^KTRACE-CRASH-FINISHED $((PANICS + 3))" "$RESULTS.txt"; then
+		log "crash: $ntrials of $((PANICS + 3)) trials recovered, $nfirst first boots"
+		fail=1
+	fi
+	if ! prove -v --exec cat "$W/crash.out"; then
+		fail=1
+	fi
+elif [ "$MODE" != bench ]; then
 	if [ -s "$W/stderr-$MODE.txt" ]; then
 		log "stderr of the suite:"
 		sed 's/^/    /' "$W/stderr-$MODE.txt" >&2

@@ -233,6 +233,21 @@ is "$(kv /tmp/all.chk errors) $(kv /tmp/all.chk badlen) $(kv /tmp/all.chk tsback
 is "$(kv /tmp/all.chk lost)" "$(($(kv $L/info dropped) - d0 - $(kv $L/info nmi-dropped) + n0))" \
 	"lost in the copy = dropped by the module (minus NMI refusals, counted apart)"
 diag "RALL: $(kv /tmp/all.chk kevents) records, $td dropped (NMI records are always refused)"
+# The context interrupt handlers ran in (docs/KMOD.md, "PREEMPT_RT"): on
+# PREEMPT_RT a device's handler runs in its thread irq/N-NAME, so
+# INT_HARDWARE_ENTRY's task is that thread; elsewhere it is the task the
+# interrupt stopped.  ktrace read named the tasks from /proc.
+ktrace print -C /tmp/all > /tmp/all.csv 2> /dev/null
+hw=$(grep -c ',interrupt,INT_HARDWARE_ENTRY,' /tmp/all.csv)
+thr=$(grep ',interrupt,INT_HARDWARE_ENTRY,' /tmp/all.csv | grep -c ',irq/[0-9]*-[^,]*,interrupt,')
+sw=$(grep -c ',INT_SOFTIRQ_ENTRY,' /tmp/all.csv)
+ksw=$(grep ',INT_SOFTIRQ_ENTRY,' /tmp/all.csv | grep -c ',ksoftirqd/[0-9]*,')
+diag "$(uname -r): $thr of $hw INT_HARDWARE_ENTRY in an irq/N thread, $ksw of $sw INT_SOFTIRQ_ENTRY in ksoftirqd"
+cmp_ok "$hw" -gt 0 "hardware interrupts were recorded (the serial console's)"
+case "$(uname -v)" in
+*PREEMPT_RT*) cmp_ok "$((2 * thr))" -gt "$hw" "PREEMPT_RT: most hardware interrupt handlers ran in irq/N threads" ;;
+*) cmp_ok "$((2 * thr))" -lt "$hw" "not PREEMPT_RT: hardware interrupt handlers ran in the interrupted task's context" ;;
+esac
 grep -q 'BLOCK_RQ_ISSUE' /tmp/all.tap && [ -z "$blk" ] && diag "no null_blk: block events could not be raised"
 
 # ------------------------------------------------------------------

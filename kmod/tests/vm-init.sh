@@ -25,6 +25,33 @@ done
 out=/dev/ttyS1
 [ -c "$out" ] || out=/dev/console
 stty -F "$out" raw -echo 2>/dev/null
+if [ "$mode" = crash ]; then
+	# Crash extraction (run-vm.sh crash): one boot of many in the same qemu
+	# process; suite_crash.sh says whether to panic, reboot or finish.
+	sh /suite_crash.sh > /tmp/results.txt 2> /tmp/suite.err
+	{
+		echo "KTRACE-RESULTS-BEGIN"
+		grep -v '^KTRACE-CRASH-' /tmp/results.txt
+		echo "KTRACE-RESULTS-END"
+		grep '^KTRACE-CRASH-' /tmp/results.txt
+		echo "KTRACE-STDERR-BEGIN"
+		cat /tmp/suite.err
+		echo "KTRACE-STDERR-END"
+	} > "$out" # the close waits until the serial port sent it all
+	next=$(sed -n 's/^KTRACE-CRASH-NEXT [0-9]* //p' /tmp/results.txt)
+	case "$next" in
+	panic) echo c > /proc/sysrq-trigger ;;
+	reboot) reboot -f ;;
+	tear) echo panic > /sys/kernel/debug/ktrace/crash/tear ;; # crash_test=1
+	esac
+	{
+		echo "KTRACE-DMESG-BEGIN"
+		dmesg
+		echo "KTRACE-DMESG-END"
+		echo "KTRACE-VM-DONE rc=0"
+	} > "$out"
+	poweroff -f
+fi
 # The output also goes to the console as it comes, so a hang shows where.
 case "$mode" in
 bench) { sh /bench.sh 2>&1; echo $? > /tmp/rc; } | tee /tmp/results.txt ;;
