@@ -10,7 +10,8 @@
 #                              tests run on its output (trace-cmd, babeltrace2,
 #                              protoc, rsvg-convert, python3)
 #   scripts/deps.sh --bench    also LTTng, uftrace and perf (the benchmarks' peers)
-#   scripts/deps.sh --kmod     also the kernel image/headers, qemu, busybox
+#   scripts/deps.sh --kmod     also the kernel images/headers (generic and
+#                              PREEMPT_RT), qemu, busybox
 set -eu
 
 pkgs="build-essential pkg-config perl libelf-dev libdw-dev elfutils clang libclang-rt-dev
@@ -20,7 +21,8 @@ pkgs="build-essential pkg-config perl libelf-dev libdw-dev elfutils clang libcla
 for arg in "$@"; do
 	case "$arg" in
 	--bench) pkgs="$pkgs liblttng-ust-dev lttng-tools uftrace linux-perf time" ;;
-	--kmod) pkgs="$pkgs linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio kmod" ;;
+	--kmod) pkgs="$pkgs linux-headers-amd64 linux-image-amd64 linux-headers-rt-amd64 linux-image-rt-amd64
+	              qemu-system-x86 busybox-static cpio kmod" ;;
 	*) echo "deps.sh: unknown option '$arg' (use --bench or --kmod)" >&2; exit 2 ;;
 	esac
 done
