@@ -420,11 +420,15 @@ static KFT_COLD void enter_deadline(struct kft_tls *t, uint64_t fn, uint64_t now
 	gate_open(t);
 }
 
-KT_EXPORT KFT_HOOK void __cyg_profile_func_enter(void *this_fn, void *call_site)
+/*
+ * The entry hook's body, for (@fn, @site) at stack position @sp: inlined
+ * into __cyg_profile_func_enter() and kft_pg_hook_enter().
+ */
+static inline __attribute__((always_inline)) void hook_enter(uint64_t fn, uint64_t site,
+							     uint64_t sp)
 {
 	struct kft_tls *t = &kft_tls;
-	uint64_t fn = (uint64_t)(uintptr_t)this_fn, site = (uint64_t)(uintptr_t)call_site;
-	uint64_t sp = hook_sp(), now;
+	uint64_t now;
 	struct kft_frame *top, *f;
 	uint32_t idx;
 	unsigned d;
@@ -535,10 +539,9 @@ static KFT_COLD void exit_write(struct kft_tls *t, struct kft_frame *f, unsigned
  * The fast path calls nothing (slow cases leave by tail calls), so it
  * needs no callee-saved registers.
  */
-KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
+static inline __attribute__((always_inline)) void hook_exit(uint64_t fn, uint64_t site)
 {
 	struct kft_tls *t = &kft_tls;
-	uint64_t fn = (uint64_t)(uintptr_t)this_fn, site = (uint64_t)(uintptr_t)call_site;
 	uint64_t now, e;
 	struct kft_frame *f;
 	uint32_t gate = t->gate;
@@ -581,6 +584,37 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	}
 	KT_BARRIER();
 	t->gate = gate;
+}
+
+KT_EXPORT KFT_HOOK void __cyg_profile_func_enter(void *this_fn, void *call_site)
+{
+	hook_enter((uint64_t)(uintptr_t)this_fn, (uint64_t)(uintptr_t)call_site, hook_sp());
+}
+
+KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
+{
+	hook_exit((uint64_t)(uintptr_t)this_fn, (uint64_t)(uintptr_t)call_site);
+}
+
+/*
+ * The -pg hooks (lib/kft_pg.c) enter through here: @sp is the address of
+ * the return-address slot, which orders frames as hook_sp() does.
+ */
+KFT_HOOK int kft_pg_hook_enter(uint64_t fn, uint64_t site, uint64_t sp)
+{
+	hook_enter(fn, site, sp);
+	return kft_tls.state == 1;
+}
+
+KFT_HOOK void kft_pg_hook_exit(uint64_t fn, uint64_t site)
+{
+	hook_exit(fn, site);
+}
+
+/* A -pg entry from a signal handler that interrupted a -pg hook: counted, untraced. */
+KFT_COLD void kft_pg_hook_missed(void)
+{
+	missed_in_hook(&kft_tls);
 }
 
 void kft_thread_end(void)
