@@ -271,7 +271,7 @@ static __attribute__((noinline, cold, noreturn)) void pg_lost(uint64_t sp)
 PG_HOOK uint64_t kft_pg_exit(uint64_t sp)
 {
 	struct pg_tls *p = &pg_tls;
-	uint64_t s = sp - 8;
+	uint64_t s = sp - 8, ret;
 	uint32_t busy = p->busy;
 	struct pg_ent *e;
 	unsigned k = p->depth;
@@ -283,12 +283,13 @@ PG_HOOK uint64_t kft_pg_exit(uint64_t sp)
 	if (KT_UNLIKELY(!k))
 		pg_lost(sp);
 	e = &p->e[k - 1];
+	ret = e->ret; /* before busy is cleared: a handler may reuse the entry */
 	p->depth = k - 1;
 	if (!busy)
 		kft_pg_hook_exit(e->fn, e->site);
 	KT_BARRIER();
 	p->busy = busy;
-	return e->ret;
+	return ret;
 }
 
 /*
