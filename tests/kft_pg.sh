@@ -92,7 +92,7 @@ for mode in tree "threads 4" signal longjmp fork exit "recurse 50"; do
 		[ "$mode$b" = longjmppg ] && continue
 		rm -rf "u-$b"
 		# shellcheck disable=SC2086
-		uftrace record --no-libcall -d "u-$b" ./ct-$b $mode >/dev/null 2>&1
+		env -u LD_PRELOAD uftrace record --no-libcall -d "u-$b" ./ct-$b $mode >/dev/null 2>&1
 		ucounts "u-$b" >"ucnt-$b"
 		if [ "$mode" = fork ]; then
 			# uftrace counts main twice (the child returns from it too); ktrace
@@ -151,7 +151,7 @@ for b in pg fentry; do
 	is "$(cat "out-$b")" "$(cat out-inst)" "cxx: -$b output (exception caught) and exit status unchanged"
 	is "$(cat "cnt-$b")" "$(cat cnt-inst)" "cxx: -$b counts of main, thrower, area, total as -finstrument-functions"
 	rm -rf "u-$b"
-	uftrace record --no-libcall -d "u-$b" "./cxx-$b" >/dev/null 2>&1
+	env -u LD_PRELOAD uftrace record --no-libcall -d "u-$b" "./cxx-$b" >/dev/null 2>&1
 	ucounts "u-$b" | grep -E "$KEEP" >"ucnt-$b"
 	is "$(cat "ucnt-$b")" "$(cat "cnt-$b")" "cxx: uftrace on the -$b binary counts the same"
 done
