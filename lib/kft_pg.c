@@ -25,7 +25,8 @@
  *  - tail call: a function jumped to from a traced one finds kft_pg_return
  *    in its slot already; it is entered as nested in the jumping one (as
  *    with -finstrument-functions, where no tail call is made), its real
- *    return address is the trampoline, so both exits are seen;
+ *    return address is the trampoline, so both exits are seen (a function
+ *    that tail-calls itself too, up to 15 deep at one slot);
  *  - longjmp: abandoned entries never see their trampoline.  An entry
  *    whose slot lies at or below a new call's and no longer holds
  *    kft_pg_return is dead, popped at the next entry; the exit finds its
@@ -69,6 +70,7 @@ struct pg_ent {
 	uint64_t ret;  /* the real return address */
 	uint64_t slot; /* where it lives on the program's stack */
 	uint64_t fn, site;
+	uint64_t sp;   /* the frame's stack position for the shadow stack */
 };
 
 struct pg_tls {
@@ -210,7 +212,7 @@ static inline uint64_t pg_fn(uint64_t r, int fentry)
 PG_HOOK void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry)
 {
 	struct pg_tls *p = &pg_tls;
-	uint64_t s = (uint64_t)(uintptr_t)slot, ret, site, fn;
+	uint64_t s = (uint64_t)(uintptr_t)slot, ret, site, fn, sp;
 	struct pg_ent *e;
 
 	if (KT_UNLIKELY(p->busy)) {
@@ -231,24 +233,36 @@ PG_HOOK void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry)
 		p->depth--;
 	}
 	ret = *slot;
+	sp = s;
 	if (ret == TRAMP) {
-		/* a tail call from the traced function whose slot this is */
+		/*
+		 * A tail call from the traced function whose slot this is:
+		 * nested in it, a byte below it for the shadow stack (which
+		 * orders frames by stack position), at most 15 below the slot
+		 * (the tail-called function's own callees' slots are 16 or
+		 * more below); a deeper chain of tail calls at one slot shows
+		 * as frames left unfinished.
+		 */
 		if (KT_UNLIKELY(!p->depth || p->e[p->depth - 1].slot != s))
 			goto out; /* not ours: leave it */
 		site = p->e[p->depth - 1].site;
+		sp = p->e[p->depth - 1].sp;
+		if (sp > s - 15)
+			sp--;
 	} else {
 		site = ret;
 	}
 	if (KT_UNLIKELY(p->depth >= PG_CAP))
 		goto out;
 	fn = pg_fn(self, fentry);
-	if (!kft_pg_hook_enter(fn, site, s))
+	if (!kft_pg_hook_enter(fn, site, sp))
 		goto out;
 	e = &p->e[p->depth];
 	e->ret = ret;
 	e->slot = s;
 	e->fn = fn;
 	e->site = site;
+	e->sp = sp;
 	p->depth++;
 	*slot = TRAMP;
 out:
