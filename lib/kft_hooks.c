@@ -94,7 +94,9 @@ static __thread struct kft_tls kft_tls
 /*
  * The hook's stack pointer: read where the entry hook starts, so the
  * same for every entry at a given stack depth of the program; it orders
- * the frames (a callee's lies below its caller's).
+ * the frames (a callee's lies below its caller's).  Frames hold it
+ * shifted left by KFT_SP_SHIFT (kft_rt.h), so the -pg hooks can place
+ * tail-called frames between two byte addresses.
  */
 static inline uint64_t hook_sp(void)
 {
@@ -102,9 +104,9 @@ static inline uint64_t hook_sp(void)
 	uint64_t sp;
 
 	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
-	return sp;
+	return sp << KFT_SP_SHIFT;
 #else
-	return (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	return (uint64_t)(uintptr_t)__builtin_frame_address(0) << KFT_SP_SHIFT;
 #endif
 }
 
@@ -155,6 +157,7 @@ static int thread_start(struct kft_global *g, struct kft_tls *t)
 
 static inline uint64_t stack_left(const struct kft_tls *t, uint64_t sp)
 {
+	sp >>= KFT_SP_SHIFT;
 	return sp >= t->stack_lo && sp < t->stack_hi ? sp - t->stack_lo : ~(uint64_t)0;
 }
 
@@ -598,7 +601,8 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
 
 /*
  * The -pg hooks (lib/kft_pg.c) enter through here: @sp is the address of
- * the return-address slot, which orders frames as hook_sp() does.
+ * the return-address slot shifted as hook_sp()'s, which orders frames as
+ * hook_sp() does.
  */
 KFT_HOOK int kft_pg_hook_enter(uint64_t fn, uint64_t site, uint64_t sp)
 {

@@ -26,7 +26,7 @@
  *    in its slot already; it is entered as nested in the jumping one (as
  *    with -finstrument-functions, where no tail call is made), its real
  *    return address is the trampoline, so both exits are seen (a function
- *    that tail-calls itself too, up to 15 deep at one slot);
+ *    that tail-calls itself too, up to 4095 deep at one slot);
  *  - longjmp: abandoned entries never see their trampoline.  An entry
  *    whose slot lies at or below a new call's and no longer holds
  *    kft_pg_return is dead, popped at the next entry; the exit finds its
@@ -70,7 +70,7 @@ struct pg_ent {
 	uint64_t ret;  /* the real return address */
 	uint64_t slot; /* where it lives on the program's stack */
 	uint64_t fn, site;
-	uint64_t sp;   /* the frame's stack position for the shadow stack */
+	uint64_t sp;   /* the frame's stack position for the shadow stack (<< KFT_SP_SHIFT) */
 };
 
 struct pg_tls {
@@ -233,21 +233,22 @@ PG_HOOK void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry)
 		p->depth--;
 	}
 	ret = *slot;
-	sp = s;
+	sp = s << KFT_SP_SHIFT;
 	if (ret == TRAMP) {
 		/*
 		 * A tail call from the traced function whose slot this is:
-		 * nested in it, a byte below it for the shadow stack (which
-		 * orders frames by stack position), at most 15 below the slot
-		 * (the tail-called function's own callees' slots are 16 or
-		 * more below); a deeper chain of tail calls at one slot shows
-		 * as frames left unfinished.
+		 * nested in it, one unit below it for the shadow stack (which
+		 * orders frames by stack position, in 1/256 bytes), less than
+		 * 16 bytes below the slot (the tail-called function's own
+		 * callees' slots are 16 or more below): 4095 deep at most; a
+		 * deeper chain of tail calls at one slot shows as frames left
+		 * unfinished.
 		 */
 		if (KT_UNLIKELY(!p->depth || p->e[p->depth - 1].slot != s))
 			goto out; /* not ours: leave it */
 		site = p->e[p->depth - 1].site;
 		sp = p->e[p->depth - 1].sp;
-		if (sp > s - 15)
+		if (sp > ((s - 16) << KFT_SP_SHIFT) + 1)
 			sp--;
 	} else {
 		site = ret;

@@ -53,12 +53,19 @@ struct kft_global {
 /* NULL until a run is set up; read by every hook. */
 extern struct kft_global *kft_g;
 
+/*
+ * Frames' stack positions are stack addresses shifted left this much:
+ * room for the -pg hooks' tail-called frames, which share their caller's
+ * return-address slot, between two byte addresses (lib/kft_pg.c).
+ */
+#define KFT_SP_SHIFT 8
+
 /* One shadow-stack frame. */
 struct kft_frame {
 	uint64_t fn;    /* this_fn */
 	uint64_t site;  /* call_site */
 	uint64_t t;     /* raw clock at entry (0: not timed) */
-	uint64_t sp;    /* stack pointer at the entry hook */
+	uint64_t sp;    /* stack pointer at the entry hook << KFT_SP_SHIFT (0: popped) */
 	uint64_t w0;    /* the CALL record's word 0 as far as known at entry:
 			 * call-site index bits 16..23, depth, signal nesting */
 	uint32_t flags; /* KFT_FRAME_* */

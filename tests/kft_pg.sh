@@ -4,8 +4,9 @@
 # one-line account of how a program was built (cli/record_detect.c).
 #
 # tests/kft/calltree.c (threads, signal handler, longjmp, fork, exit inside
-# calls, recursion) and tests/kft/cxx.cc (C++ exception thrown through
-# traced frames and caught) are built three ways: -finstrument-functions,
+# calls, recursion), tests/kft/pgtail.c (tail calls) and tests/kft/cxx.cc
+# (C++ exception thrown through traced frames and caught) are built three
+# ways: -finstrument-functions,
 # -pg, -pg -mfentry.  For each mode the per-function call counts (kd
 # --format=csv) must equal the answer written here from the programs'
 # source, the -finstrument-functions build's, and uftrace's (`uftrace
@@ -113,6 +114,31 @@ for b in pg fentry; do
 	"$KTRACE" record -q -o "tr-$b" "./ct-$b" sigstorm 300 >/dev/null 2>&1
 	is "$?" 0 "sigstorm: -$b exits 0"
 	is "$(cat made 2>/dev/null)" 300 "sigstorm: -$b every handler ran"
+done
+
+# tail calls (tests/kft/pgtail.c at -O2: jumps in the -pg builds, calls in
+# the -finstrument-functions one): same counts, nesting, none unfinished
+PT="$KTRACE_SRC/tests/kft/pgtail.c"
+cc -O2 -g -finstrument-functions -o pt-inst "$PT" || exit 1
+cc -O2 -g -pg -o pt-pg "$PT" || exit 1
+cc -O2 -g -pg -mfentry -o pt-fentry "$PT" || exit 1
+is "$(objdump -d --no-show-raw-insn pt-pg | awk '/<hop>:/,/^$/' | grep -c 'jmp .*<leaf>')" 1 \
+	"pgtail: the -pg build's hop() jumps to leaf() (a tail call)"
+for b in inst pg fentry; do
+	rm -rf "tr-$b"
+	"$KTRACE" record -q -o "tr-$b" "./pt-$b" >"out-$b" 2>&1
+	echo "exit $?" >>"out-$b"
+	"$KTRACE" kd --format=csv "tr-$b" | cut -d, -f1,2,8 | sort >"cnt-$b"
+	paths "tr-$b" >"paths-$b"
+done
+is "$(cat cnt-inst)" "$(printf 'hop,3,0\nleaf,3,0\nmain,1,0\nname,count,unfinished\nwalk,21,0')" \
+	"pgtail: -finstrument-functions counts as the source says, none unfinished"
+for b in pg fentry; do
+	is "$(cat "out-$b")" "$(cat out-inst)" "pgtail: -$b output unchanged"
+	is "$(cat "cnt-$b")" "$(cat cnt-inst)" "pgtail: -$b counts as -finstrument-functions, none unfinished"
+	is "$(cat "paths-$b")" "$(cat paths-inst)" "pgtail: -$b call paths (leaf in hop, walk 21 deep) as -finstrument-functions"
+	env -u LD_PRELOAD uftrace record --no-libcall -d "u-$b" "./pt-$b" >/dev/null 2>&1
+	is "$(ucounts "u-$b")" "$(printf 'hop 3\nleaf 3\nmain 1\nwalk 21')" "pgtail: uftrace on the -$b binary counts the same"
 done
 
 # kd's C++ names as uftrace writes them: no return type, template
