@@ -13,7 +13,10 @@
 # record --no-libcall` + `uftrace report`, on the same -pg binary); the
 # call paths (export --format=folded, weights dropped) must equal the
 # -finstrument-functions build's; the program's own output and exit
-# status must not change.
+# status must not change.  Also: a signal storm into the hooks, fork+exec
+# (a program here), -lktrace instead of LD_PRELOAD, -pg programs without a
+# run, and the build line `record` prints for each flavour, a plain and a
+# -fpatchable-function-entry program.
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
 san_preload
@@ -139,6 +142,57 @@ for b in pg fentry; do
 	is "$(cat "paths-$b")" "$(cat paths-inst)" "pgtail: -$b call paths (leaf in hop, walk 21 deep) as -finstrument-functions"
 	env -u LD_PRELOAD uftrace record --no-libcall -d "u-$b" "./pt-$b" >/dev/null 2>&1
 	is "$(ucounts "u-$b")" "$(printf 'hop 3\nleaf 3\nmain 1\nwalk 21')" "pgtail: uftrace on the -$b binary counts the same"
+done
+
+# fork + exec: the child execs the program again; the new image records
+# beside the trace (DIR.exec-PID-N, lib/kft_setup.c) with fresh stacks
+cat >fe.c <<'EOF'
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+__attribute__((noinline)) int leaf(int x) { static volatile int s; s += x; return x + 1; }
+__attribute__((noinline)) int child_side(char **argv)
+{
+	leaf(1);
+	execl(argv[0], argv[0], "exec", (char *)0);
+	return 1;
+}
+int main(int argc, char **argv)
+{
+	pid_t p;
+
+	if (argc > 1) {
+		leaf(2);
+		leaf(3);
+		printf("exec'd\n");
+		return 0;
+	}
+	p = fork();
+	if (p == 0)
+		return child_side(argv);
+	waitpid(p, 0, 0);
+	leaf(4);
+	return 0;
+}
+EOF
+for v in inst:-finstrument-functions pg:-pg fentry:"-pg -mfentry"; do
+	b=${v%%:*}
+	# shellcheck disable=SC2086
+	cc -O1 ${v#*:} -o "fe-$b" fe.c || exit 1
+	mkdir "fe-$b.d" && cd "fe-$b.d" || exit 1
+	"$KTRACE" record -q -o tr "../fe-$b" >out 2>&1
+	echo "exit $?" >>out
+	"$KTRACE" kd --format=csv tr | cut -d, -f1,2,8 | sort >cnt
+	"$KTRACE" kd --format=csv tr.exec-*-1 | cut -d, -f1,2,8 | sort >cnt-exec
+	cd .. || exit 1
+done
+is "$(cat fe-inst.d/cnt fe-inst.d/cnt-exec | tr '\n' ' ')" \
+	"child_side,1,1 leaf,2,0 main,1,0 name,count,unfinished leaf,2,0 main,1,0 name,count,unfinished " \
+	"fork+exec: -finstrument-functions: parent and child (child_side left by exec), the new image apart"
+for b in pg fentry; do
+	is "$(cat "fe-$b.d/out")" "$(cat fe-inst.d/out)" "fork+exec: -$b output unchanged"
+	is "$(cat "fe-$b.d/cnt")" "$(cat fe-inst.d/cnt)" "fork+exec: -$b counts as -finstrument-functions"
+	is "$(cat "fe-$b.d/cnt-exec")" "$(cat fe-inst.d/cnt-exec)" "fork+exec: -$b exec'd image's counts as -finstrument-functions"
 done
 
 # kd's C++ names as uftrace writes them: no return type, template
