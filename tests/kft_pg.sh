@@ -110,6 +110,20 @@ for mode in tree "threads 4" signal longjmp fork exit "recurse 50"; do
 	done
 done
 
+# clang's -pg and -pg -mfentry (mcount after its own prologue, __fentry__ first)
+for v in clang-pg:-pg clang-fentry:"-pg -mfentry"; do
+	b=${v%%:*}
+	# shellcheck disable=SC2086
+	clang -O1 -g ${v#*:} -pthread -o "ct-$b" "$CT" || exit 1
+	for mode in tree "threads 4" longjmp signal "recurse 50"; do
+		rm -rf "tr-$b"
+		# shellcheck disable=SC2086
+		"$KTRACE" record -q -o "tr-$b" "./ct-$b" $mode >/dev/null 2>&1
+		is "$?" 0 "$b $mode: exit 0"
+		is "$(counts "tr-$b")" "$(want "$mode")" "$b $mode: counts as the source says"
+	done
+done
+
 # sigstorm: a handler that may interrupt the hooks; the program's count of
 # handler calls against the trace's (each either traced or counted missed)
 for b in pg fentry; do
