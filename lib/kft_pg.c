@@ -38,10 +38,11 @@
  *    and __cxa_begin_catch() (the handler found) drops the unwound entries
  *    and diverts the remaining ones again.  The unwound calls are reported
  *    unfinished (-finstrument-functions sees their exits: its counts are
- *    the same, flags differ).  glibc's pthread_exit()/cancellation unwinder
- *    is not interposable: it stops at the first diverted frame and ends the
- *    thread there (C cleanup handlers run; C++ destructors of traced frames
- *    do not);
+ *    the same, flags differ).  pthread_exit() is wrapped the same way.
+ *    Cancellation (pthread_cancel()) unwinds from inside glibc, which
+ *    cannot be wrapped: it stops at the first diverted frame and ends the
+ *    thread there (C cleanup handlers run; C++ destructors of traced
+ *    frames do not);
  *  - signals: a handler's calls nest on the same stacks; a handler that
  *    interrupts a -pg hook runs its calls untraced (counted, as
  *    kft_hooks.c does);
@@ -163,7 +164,7 @@ static uint64_t pg_scan(const uint8_t *c, int fentry)
 	if (!fentry) {
 		for (p = c - 4; p > c - PG_SCAN; p--) {
 			memcpy(&w, p, 4);
-			if (w == 0xe5894855u) /* 55 48 89 e5 */
+			if (w == 0xe5894855u || w == 0xec8b4855u) /* 55 48 89 e5, 55 48 8b ec */
 				break;
 		}
 		if (p <= c - PG_SCAN)
@@ -413,6 +414,27 @@ KT_EXPORT PG_HOOK __attribute__((noinline)) int _Unwind_Resume_or_Rethrow(struct
 	rc = f(x);
 	pg_rearm((uint64_t)(uintptr_t)__builtin_dwarf_cfa());
 	return rc;
+}
+
+/*
+ * pthread_exit() unwinds the thread's stack (glibc: a forced unwind, which
+ * runs C++ destructors and cleanup handlers): the real return addresses go
+ * back first.  The thread's traced calls never return.
+ */
+KT_EXPORT PG_HOOK __attribute__((noinline, noreturn)) void pthread_exit(void *v)
+{
+	static void (*real)(void *);
+	void (*f)(void *) = __atomic_load_n(&real, __ATOMIC_RELAXED);
+
+	if (!f) {
+		f = (void (*)(void *))pg_next("pthread_exit");
+		if (!f)
+			abort();
+		__atomic_store_n(&real, f, __ATOMIC_RELAXED);
+	}
+	pg_restore((uint64_t)(uintptr_t)__builtin_dwarf_cfa());
+	f(v);
+	abort();
 }
 
 KT_EXPORT PG_HOOK __attribute__((noinline)) void *__cxa_begin_catch(void *x)

@@ -252,6 +252,46 @@ done
 is "$(cat cnt-pg)" "$(printf 'geo::Rect::area 5\nmain 1\nthrower 3\ntotal 2')" \
 	"cxx: -pg counts as the program says (area 5, total 2, thrower 3)"
 
+# pthread_exit() from nested traced calls, in C++: its unwinding runs the
+# cleanup handler (a destructor) through the diverted frames
+cat >pe.cc <<'EOF'
+#include <pthread.h>
+#include <stdio.h>
+static volatile int s;
+__attribute__((noinline)) void inner() { s++; pthread_exit(NULL); }
+__attribute__((noinline)) void middle() { inner(); s++; }
+static void cleanup(void *) { printf("cleanup ran\n"); }
+__attribute__((noinline)) void *thr(void *a)
+{
+	pthread_cleanup_push(cleanup, NULL);
+	middle();
+	pthread_cleanup_pop(0);
+	return a;
+}
+int main()
+{
+	pthread_t t;
+
+	for (int i = 0; i < 3; i++) {
+		pthread_create(&t, NULL, thr, NULL);
+		pthread_join(t, NULL);
+	}
+	printf("joined\n");
+	return 0;
+}
+EOF
+for v in pg:-pg fentry:"-pg -mfentry"; do
+	b=${v%%:*}
+	# shellcheck disable=SC2086
+	g++ -O1 ${v#*:} -pthread -o "pe-$b" pe.cc || exit 1
+	rm -rf tr
+	"$KTRACE" record -q -o tr "./pe-$b" >out 2>&1
+	is "$(cat out; echo "exit $?")" "$(printf 'cleanup ran\ncleanup ran\ncleanup ran\njoined\nexit 0')" \
+		"pthread_exit in C++, -$b: the cleanup handlers run, the threads end"
+	is "$("$KTRACE" kd --format=csv tr | grep -E '^(inner|middle|thr)' | cut -d, -f1,2 | sort | tr '\n' ' ')" \
+		"inner(),3 middle(),3 thr(void*),3 " "pthread_exit in C++, -$b: the calls it left counted"
+done
+
 # a -pg program without ktrace: glibc's mcount, or libktrace's without a run
 ./ct-pg tree >/dev/null 2>&1
 is "$?" 0 "-pg program runs on its own"
