@@ -93,6 +93,10 @@ BENCH_SRC := $(wildcard bench/*.c)
 
 LIB_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(LIB_SRC))
 LIB_SOBJ := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC))
+# the -pg hooks' entry points (lib/kft_pg_entry.S, x86-64)
+LIB_ASM := $(wildcard lib/*.S)
+LIB_OBJ += $(patsubst %.S,$(B)/pic/%.o,$(LIB_ASM))
+LIB_SOBJ += $(patsubst %.S,$(B)/obj/%.o,$(LIB_ASM))
 READER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(READER_SRC))
 CLI_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRC))
 CONSUMER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CONSUMER_SRC))
@@ -119,6 +123,12 @@ all: $(LIBA) $(B)/libktrace.so $(RECSO) $(KTRACE) $(EXAMPLES)
 $(B)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+$(B)/pic/lib/%.o: lib/%.S
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -fPIC -MMD -MP -c $< -o $@
+$(B)/obj/lib/%.o: lib/%.S
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -MMD -MP -c $< -o $@
 $(B)/obj/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=hidden -MMD -MP -c $< -o $@

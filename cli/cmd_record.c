@@ -70,11 +70,13 @@ static void help(FILE *out)
 		"usage: ktrace record [OPTIONS] [--] PROG [ARGS...]\n"
 		"       ktrace record --kernel[=MASKSET] [-e SYS:NAME]... [-o DIR]   (whole system until Ctrl-C)\n"
 		"\n"
-		"Run PROG, built with -finstrument-functions, under the function tracer (KFT)\n"
-		"and record its calls in a trace directory: one record per completed call\n"
+		"Run PROG, built with -finstrument-functions, -pg or -pg -mfentry, under the\n"
+		"function tracer (KFT) and record its calls in a trace directory: one record\n"
+		"per completed call\n"
 		"with entry time, duration, function, call site, thread and depth.\n"
 		"libktrace.so and libktrace-record.so are preloaded (LD_PRELOAD); PROG needs\n"
-		"no other change.\n"
+		"no other change.  First it says in one line how PROG was built (from its\n"
+		"ELF symbols) and what it will do, or which flag would make it traceable.\n"
 		"\n"
 		"What to keep (as uftrace's options; FUNC may be a pattern: 'btree*'):\n"
 		"  -F, --filter FUNC     only calls of FUNC (repeatable): filter funclist\n"
@@ -391,6 +393,18 @@ static int run(int argc, char **argv)
 		cli_error(CMD, "no program to run (see ktrace record --help)");
 		return 2;
 	}
+	if (!quiet) {
+		/* how the program was built, in one line (cli/record_detect.c) */
+		char path[PATH_MAX], line[PATH_MAX + 256];
+
+		unsigned b = rec_detect(argv[optind], path, sizeof(path));
+
+		/* (a program that cannot be run is reported when it is run) */
+		if (!(b & REC_BUILD_NOFILE)) {
+			rec_detect_line(b, argv[optind], line, sizeof(line));
+			fprintf(stderr, "ktrace record: %s\n", line);
+		}
+	}
 	if (bufsize) {
 		uint64_t b;
 
@@ -551,4 +565,4 @@ static int run(int argc, char **argv)
 	return rec_outcome(&rep, dir, argv + optind, status, kernel, quiet);
 }
 
-KTRACE_COMMAND(record, "run a -finstrument-functions program under the function tracer", run, help);
+KTRACE_COMMAND(record, "run a -finstrument-functions or -pg program under the function tracer", run, help);

@@ -346,7 +346,7 @@ int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, 
 					   "static binary, a setuid program, or LD_PRELOAD removed?)", dir);
 	else if (writers == 0)
 		snprintf(why, sizeof(why), "no instrumented function ran: was it built with "
-					   "-finstrument-functions?");
+					   "-finstrument-functions or -pg?");
 	if (why[0] && !kernel) {
 		cli_error(CMD, "%s was not traced: %s", prog, why);
 		return 1;

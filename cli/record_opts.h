@@ -88,4 +88,29 @@ void rec_report_parent(struct rec_report *r);
 int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, int kernel,
 		int quiet);
 
+/* What rec_detect() found in a program's ELF file (cli/record_detect.c). */
+#define REC_BUILD_INST 1u       /* __cyg_profile_func_enter: -finstrument-functions */
+#define REC_BUILD_MCOUNT 2u     /* mcount: -pg */
+#define REC_BUILD_FENTRY 4u     /* __fentry__: -pg -mfentry */
+#define REC_BUILD_PATCHABLE 8u  /* __patchable_function_entries section */
+#define REC_BUILD_STATIC 16u    /* no PT_INTERP: LD_PRELOAD cannot reach it */
+#define REC_BUILD_OTHERARCH 32u /* not x86-64 (the -pg hooks are x86-64 only) */
+#define REC_BUILD_NOFILE 64u    /* not found along PATH, or unreadable */
+#define REC_BUILD_NOTELF 128u   /* a script or another format */
+
+/**
+ * rec_detect() - how @prog (found along PATH as exec does, its path into
+ * @path) was built: REC_BUILD_* bits from its symbol tables, section
+ * headers and program headers (libelf).  Never fails: an unreadable file
+ * is REC_BUILD_NOFILE.
+ */
+unsigned rec_detect(const char *prog, char *path, size_t size);
+
+/**
+ * rec_detect_line() - the one line `ktrace record` prints about build @b
+ * of @prog into @line: what it will do, or why it cannot trace its calls
+ * and which flag would.  Return: 1 if its calls can be traced, 0 if not.
+ */
+int rec_detect_line(unsigned b, const char *prog, char *line, size_t size);
+
 #endif

@@ -94,7 +94,9 @@ static __thread struct kft_tls kft_tls
 /*
  * The hook's stack pointer: read where the entry hook starts, so the
  * same for every entry at a given stack depth of the program; it orders
- * the frames (a callee's lies below its caller's).
+ * the frames (a callee's lies below its caller's).  Frames hold it
+ * shifted left by KFT_SP_SHIFT (kft_rt.h), so the -pg hooks can place
+ * tail-called frames between two byte addresses.
  */
 static inline uint64_t hook_sp(void)
 {
@@ -102,9 +104,9 @@ static inline uint64_t hook_sp(void)
 	uint64_t sp;
 
 	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
-	return sp;
+	return sp << KFT_SP_SHIFT;
 #else
-	return (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	return (uint64_t)(uintptr_t)__builtin_frame_address(0) << KFT_SP_SHIFT;
 #endif
 }
 
@@ -155,6 +157,7 @@ static int thread_start(struct kft_global *g, struct kft_tls *t)
 
 static inline uint64_t stack_left(const struct kft_tls *t, uint64_t sp)
 {
+	sp >>= KFT_SP_SHIFT;
 	return sp >= t->stack_lo && sp < t->stack_hi ? sp - t->stack_lo : ~(uint64_t)0;
 }
 
@@ -420,11 +423,15 @@ static KFT_COLD void enter_deadline(struct kft_tls *t, uint64_t fn, uint64_t now
 	gate_open(t);
 }
 
-KT_EXPORT KFT_HOOK void __cyg_profile_func_enter(void *this_fn, void *call_site)
+/*
+ * The entry hook's body, for (@fn, @site) at stack position @sp: inlined
+ * into __cyg_profile_func_enter() and kft_pg_hook_enter().
+ */
+static inline __attribute__((always_inline)) void hook_enter(uint64_t fn, uint64_t site,
+							     uint64_t sp)
 {
 	struct kft_tls *t = &kft_tls;
-	uint64_t fn = (uint64_t)(uintptr_t)this_fn, site = (uint64_t)(uintptr_t)call_site;
-	uint64_t sp = hook_sp(), now;
+	uint64_t now;
 	struct kft_frame *top, *f;
 	uint32_t idx;
 	unsigned d;
@@ -535,10 +542,9 @@ static KFT_COLD void exit_write(struct kft_tls *t, struct kft_frame *f, unsigned
  * The fast path calls nothing (slow cases leave by tail calls), so it
  * needs no callee-saved registers.
  */
-KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
+static inline __attribute__((always_inline)) void hook_exit(uint64_t fn, uint64_t site)
 {
 	struct kft_tls *t = &kft_tls;
-	uint64_t fn = (uint64_t)(uintptr_t)this_fn, site = (uint64_t)(uintptr_t)call_site;
 	uint64_t now, e;
 	struct kft_frame *f;
 	uint32_t gate = t->gate;
@@ -581,6 +587,38 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
 	}
 	KT_BARRIER();
 	t->gate = gate;
+}
+
+KT_EXPORT KFT_HOOK void __cyg_profile_func_enter(void *this_fn, void *call_site)
+{
+	hook_enter((uint64_t)(uintptr_t)this_fn, (uint64_t)(uintptr_t)call_site, hook_sp());
+}
+
+KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
+{
+	hook_exit((uint64_t)(uintptr_t)this_fn, (uint64_t)(uintptr_t)call_site);
+}
+
+/*
+ * The -pg hooks (lib/kft_pg.c) enter through here: @sp is the address of
+ * the return-address slot shifted as hook_sp()'s, which orders frames as
+ * hook_sp() does.
+ */
+KFT_HOOK int kft_pg_hook_enter(uint64_t fn, uint64_t site, uint64_t sp)
+{
+	hook_enter(fn, site, sp);
+	return kft_tls.state == 1;
+}
+
+KFT_HOOK void kft_pg_hook_exit(uint64_t fn, uint64_t site)
+{
+	hook_exit(fn, site);
+}
+
+/* A -pg entry from a signal handler that interrupted a -pg hook: counted, untraced. */
+KFT_COLD void kft_pg_hook_missed(void)
+{
+	missed_in_hook(&kft_tls);
 }
 
 void kft_thread_end(void)

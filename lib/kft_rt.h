@@ -5,6 +5,8 @@
  * Pieces:
  *   kft_hooks.c      __cyg_profile_func_enter/exit: per-thread shadow
  *                    stacks, the engine's verdicts, CALL records
+ *   kft_pg.c, kft_pg_entry.S    mcount/__fentry__ (-pg builds): the return address
+ *                    diverted to an exit trampoline, then the same hooks
  *   kft_signal.c     sigaction()/signal() wrappers that count signal-handler
  *                    nesting ("interrupt context" for noints/onlyints)
  *   kft_callsites.c  the (function, call site) table, file DIR/callsites
@@ -51,12 +53,19 @@ struct kft_global {
 /* NULL until a run is set up; read by every hook. */
 extern struct kft_global *kft_g;
 
+/*
+ * Frames' stack positions are stack addresses shifted left this much:
+ * room for the -pg hooks' tail-called frames, which share their caller's
+ * return-address slot, between two byte addresses (lib/kft_pg.c).
+ */
+#define KFT_SP_SHIFT 8
+
 /* One shadow-stack frame. */
 struct kft_frame {
 	uint64_t fn;    /* this_fn */
 	uint64_t site;  /* call_site */
 	uint64_t t;     /* raw clock at entry (0: not timed) */
-	uint64_t sp;    /* stack pointer at the entry hook */
+	uint64_t sp;    /* stack pointer at the entry hook << KFT_SP_SHIFT (0: popped) */
 	uint64_t w0;    /* the CALL record's word 0 as far as known at entry:
 			 * call-site index bits 16..23, depth, signal nesting */
 	uint32_t flags; /* KFT_FRAME_* */
@@ -182,6 +191,16 @@ sighandler_t ktrace_rt_signal(int sig, sighandler_t handler);
 unsigned kft_shadow_depth(void); /* frames on the calling thread's shadow stack */
 void kft_thread_end(void);       /* report its open frames as unfinished, stop tracing it */
 void kft_hooks_atfork_child(void);
+/*
+ * The entry and exit hooks' bodies for the -pg hooks (lib/kft_pg.c): @sp
+ * is the address of the traced call's return-address slot.
+ * kft_pg_hook_enter() returns 1 if the thread traces (then exactly one
+ * kft_pg_hook_exit() of the same (@fn, @site) is expected, unless a
+ * longjmp or an exception abandons the frame), 0 if not (no exit call).
+ */
+int kft_pg_hook_enter(uint64_t fn, uint64_t site, uint64_t sp);
+void kft_pg_hook_exit(uint64_t fn, uint64_t site);
+void kft_pg_hook_missed(void); /* an entry lost inside a -pg hook (signal), counted */
 
 /* kft_names.c: function names of the program (configuration loading, before main) */
 struct kft_resolver;

@@ -9,6 +9,7 @@
 #   plain   cc -O2 -g                            -> BUILD_DIR/demo/sqlite3-plain
 #   inst    cc -O2 -g -finstrument-functions     -> BUILD_DIR/demo/sqlite3-inst
 #   pg      cc -O2 -g -pg  (for uftrace)         -> BUILD_DIR/demo/sqlite3-pg
+#   pgf     cc -O2 -g -pg -mfentry               -> BUILD_DIR/demo/sqlite3-pgf
 # Each is the whole shell (shell.c + the sqlite3.c amalgamation) built with
 # those flags, and is rebuilt only when missing or when its flags change.
 # Variants are compiled in parallel (sqlite3.c takes ~30 s per variant).
@@ -35,11 +36,11 @@ SQLITE_SHA256=f6b50b0c103392af32a8be15b2b9d25959de9a00a70c3979128aafeaa5338b3f
 me=sqlite-build.sh
 die() { echo "$me: $*" >&2; exit 1; }
 
-[ $# -ge 2 ] || { echo "usage: $me BUILD_DIR plain|inst|pg..." >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $me BUILD_DIR plain|inst|pg|pgf..." >&2; exit 2; }
 B=$1
 shift
 for v in "$@"; do
-	case "$v" in plain|inst|pg) ;; *) echo "$me: unknown variant '$v' (plain, inst or pg)" >&2; exit 2 ;; esac
+	case "$v" in plain|inst|pg|pgf) ;; *) echo "$me: unknown variant '$v' (plain, inst, pg or pgf)" >&2; exit 2 ;; esac
 done
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -113,6 +114,7 @@ flags_of() {
 	plain) echo "-O2 -g" ;;
 	inst) echo "-O2 -g -finstrument-functions" ;;
 	pg) echo "-O2 -g -pg" ;;
+	pgf) echo "-O2 -g -pg -mfentry" ;;
 	esac
 }
 

@@ -19,6 +19,9 @@
 #   uf-pg-t1us   uftrace record -t 1us on the -pg build
 #   uf-pg-F      uftrace record -F sqlite3BtreeInsert on the -pg build
 #   uf-inst      uftrace record on the -finstrument-functions build
+#   kt-pg        ktrace record, every call, on the -pg build (lib/kft_pg.c)
+#   kt-pgf       ktrace record, every call, on the -pg -mfentry build
+#   uf-pgf       uftrace record on the -pg -mfentry build
 #
 # and prints the table of docs/PERFORMANCE.md, "Function tracing (KFT) on
 # SQLite": median wall and CPU (user + sys, all processes) seconds, ratio to
@@ -83,7 +86,7 @@ W=$(cd "$W" && pwd) || exit 1
 # Run everything from $O: the -pg build writes gmon.out into its directory.
 cd "$O" || exit 1
 
-"$SRC/scripts/sqlite-build.sh" "$B" plain inst pg || exit 1
+"$SRC/scripts/sqlite-build.sh" "$B" plain inst pg pgf || exit 1
 "$CC" -O2 -Wall -Wextra -shared -fPIC -o "$O/empty_hooks.so" "$SRC/bench/kft/empty_hooks.c" ||
 	die "cannot build empty_hooks.so"
 "$CC" -O2 -Wall -Wextra -shared -fPIC -o "$O/floor_hooks.so" "$SRC/bench/kft/floor_hooks.c" ||
@@ -116,7 +119,7 @@ cmp -s "$O/plain.out" "$O/expected.out" || die "plain and instrumented builds di
 printf 'filter mintime 1\n' > "$O/mintime1.kft"
 printf 'filter funclist sqlite3BtreeInsert fend\n' > "$O/funclist.kft"
 
-ROWS="plain empty floor kt-stream kt-flight kt-mintime1 kt-funclist uf-pg uf-pg-t1us uf-pg-F uf-inst"
+ROWS="plain empty floor kt-stream kt-flight kt-mintime1 kt-funclist uf-pg uf-pg-t1us uf-pg-F uf-inst kt-pg kt-pgf uf-pgf"
 declare -A DESC BUF
 DESC[plain]="plain -O2"
 DESC[empty]="-finstrument-functions, empty hooks"
@@ -129,6 +132,11 @@ DESC[uf-pg]="uftrace record (-pg build)"
 DESC[uf-pg-t1us]="uftrace record -t 1us (-pg)"
 DESC[uf-pg-F]="uftrace record -F sqlite3BtreeInsert (-pg)"
 DESC[uf-inst]="uftrace record (-finstrument-functions build)"
+DESC[kt-pg]="ktrace record (-pg build, every call)"
+DESC[kt-pgf]="ktrace record (-pg -mfentry build, every call)"
+DESC[uf-pgf]="uftrace record (-pg -mfentry build)"
+BUF[kt-pg]="ring 32 x 256 KiB"
+BUF[kt-pgf]="ring 32 x 256 KiB"
 BUF[kt-stream]="ring 32 x 256 KiB"
 BUF[kt-flight]="flight, 64 x 1 MiB"
 BUF[kt-mintime1]="ring 32 x 256 KiB"
@@ -160,6 +168,9 @@ row_cmd() {
 	uf-pg-t1us) CMD=(uftrace record -t 1us -d "$W/t" "$D/sqlite3-pg" :memory:) ;;
 	uf-pg-F) CMD=(uftrace record -F sqlite3BtreeInsert -d "$W/t" "$D/sqlite3-pg" :memory:) ;;
 	uf-inst) CMD=(uftrace record -d "$W/t" "$D/sqlite3-inst" :memory:) ;;
+	kt-pg) CMD=("${k[@]}" -- "$D/sqlite3-pg" :memory:) ;;
+	kt-pgf) CMD=("${k[@]}" -- "$D/sqlite3-pgf" :memory:) ;;
+	uf-pgf) CMD=(uftrace record -d "$W/t" "$D/sqlite3-pgf" :memory:) ;;
 	esac
 }
 
@@ -256,6 +267,7 @@ fi
 		plain) calls="" ;;
 		uf-inst) calls=$UF_INST_CALLS ;;
 		uf-*) calls=$UF_PG_CALLS ;;
+		kt-pg|kt-pgf) calls=$CALLS_PG_MCOUNT ;; # -mfentry hooks the same functions
 		*) calls=$CALLS_INST ;;
 		esac
 		buf=${BUF[$row]:-}
