@@ -393,18 +393,6 @@ static int run(int argc, char **argv)
 		cli_error(CMD, "no program to run (see ktrace record --help)");
 		return 2;
 	}
-	if (!quiet) {
-		/* how the program was built, in one line (cli/record_detect.c) */
-		char path[PATH_MAX], line[PATH_MAX + 256];
-
-		unsigned b = rec_detect(argv[optind], path, sizeof(path));
-
-		/* (a program that cannot be run is reported when it is run) */
-		if (!(b & REC_BUILD_NOFILE)) {
-			rec_detect_line(b, argv[optind], line, sizeof(line));
-			fprintf(stderr, "ktrace record: %s\n", line);
-		}
-	}
 	if (bufsize) {
 		uint64_t b;
 
@@ -447,6 +435,19 @@ static int run(int argc, char **argv)
 	 * the program's runtime then uses it as it is (it holds DIR/session) */
 	if (cli_trace_dir(CMD, dir, KSF_CREATE | KSF_TRACE | KSF_CLEAR) < 0)
 		return 1;
+	if (!quiet) {
+		/* how the program was built, in one line (cli/record_detect.c),
+		 * once the options and DIR are accepted */
+		char path[PATH_MAX], line[PATH_MAX + 256];
+
+		unsigned b = rec_detect(argv[optind], path, sizeof(path));
+
+		/* (a program that cannot be run is reported when it is run) */
+		if (!(b & REC_BUILD_NOFILE)) {
+			rec_detect_line(b, argv[optind], line, sizeof(line));
+			fprintf(stderr, "ktrace record: %s\n", line);
+		}
+	}
 	{
 		/* The user's preloads first: a sanitizer runtime must lead the list. */
 		const char *old = getenv("LD_PRELOAD");
