@@ -2,7 +2,8 @@
  * cli/kernel_tasks.c - names for the tasks of a kernel trace.  The records
  * of a ktrace.ko channel (`ktrace read`) and of the kernel's KFT log
  * (`ktrace kft --kernel extract`) carry a thread id but neither its process
- * nor its name, so print showed ?/TID and kd a task "?".  The copy is made
+ * nor its name (LKST's records carry the process, not the name), so print
+ * showed ?/TID and every view a task "?".  The copy is made
  * on the traced machine, where most of those tasks still run: their
  * /proc/TID/status has both, and cli_kernel_tasks() writes them to
  * DST/threads as `TID PID COMM` lines (docs/FORMAT.md), which the reader
@@ -67,7 +68,8 @@ int cli_kernel_tasks(const char *cmd, const char *dst, const char *procdir)
 			tid = c.tid;
 			pid = c.pid;
 		}
-		if (!tid || pid || ka_map64_get(&seen, tid) >= 0)
+		/* a thread without its process or its name, once */
+		if (!tid || ka_map64_get(&seen, tid) >= 0 || (pid && strcmp(ka_comm(t, tid), "?")))
 			continue;
 		if (ka_map64_put(&seen, tid, 0) < 0)
 			break;
