@@ -157,6 +157,7 @@ for a in $("$R/bin/busybox" --list); do
 done
 cp "$SRC/kmod/tests/vm-init.sh" "$R/init"
 cp "$SRC/kmod/tests/suite.sh" "$R/suite.sh"
+cp "$SRC/kmod/tests/tap.sh" "$R/tap.sh" # the suites' TAP helpers
 cp "$SRC/kmod/bench/bench.sh" "$R/bench.sh"
 chmod 755 "$R/init"
 cp "$KSRC"/ktrace.ko "$KSRC"/ktrace_sample.ko "$KSRC"/ktrace_test.ko "$KSRC"/ktrace_bench.ko "$R/lib/modules-ktrace/"

@@ -12,35 +12,7 @@ D=/sys/kernel/debug
 K=$D/ktrace/default
 M=/lib/modules-ktrace
 NCPU=$(nproc)
-n=0
-failed=0
-
-ok() { # ok STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n - $2"; else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-	fi
-}
-is() { # is GOT EXPECTED DESCRIPTION
-	if [ "$1" = "$2" ]; then ok 0 "$3"; else
-		ok 1 "$3"
-		echo "#   got '$1', expected '$2'"
-	fi
-}
-isnt() { # isnt GOT UNEXPECTED DESCRIPTION
-	if [ "$1" != "$2" ]; then ok 0 "$3"; else
-		ok 1 "$3"
-		echo "#   got '$1'"
-	fi
-}
-cmp_ok() { # cmp_ok A OP B DESCRIPTION   (OP: -gt -ge -lt -le -eq)
-	if [ "$1" "$2" "$3" ] 2>/dev/null; then ok 0 "$4"; else
-		ok 1 "$4"
-		echo "#   '$1' $2 '$3' is false"
-	fi
-}
-diag() { echo "# $*"; }
+. /tap.sh # ok, is, isnt, cmp_ok, diag (kmod/tests/tap.sh)
 # Read a whole small file without sendfile (busybox cat uses it).
 rd() { { IFS= read -r l || [ -n "$l" ]; echo "$l"; } < "$1" 2>/dev/null; }
 # Value of KEY in a "key value" file (info, result, check output).

@@ -9,27 +9,7 @@
 
 T=/sys/kernel/tracing
 B=/tmp/kboot
-n=0
-failed=0
-ok() { # ok STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n - $2"; else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-	fi
-}
-is() { # is GOT EXPECTED DESCRIPTION
-	if [ "$1" = "$2" ]; then ok 0 "$3"; else
-		ok 1 "$3"
-		echo "#   got '$1', expected '$2'"
-	fi
-}
-cmp_ok() { # cmp_ok A OP B DESCRIPTION
-	if [ "$1" "$2" "$3" ] 2>/dev/null; then ok 0 "$4"; else
-		ok 1 "$4"
-		echo "#   '$1' $2 '$3' is false"
-	fi
-}
+. /tap.sh # ok, is, cmp_ok (kmod/tests/tap.sh)
 kv() { sed -n "s/^$2: *//p" "$1" | head -n 1; }
 mkdir -p $B
 
