@@ -124,7 +124,7 @@ hrec=$(sed -n "s/^hook $FN+0 //p" /tmp/hk.chk)
 set -- $hrec
 is "$(kv /tmp/hk.chk errors) $(kv /tmp/hk.chk badlen) $(kv /tmp/hk.chk lost)" "0 0 0" "the trace is intact"
 tcount=$(tr_count "$hpid" llseek)
-[ "$tcount" -gt 0 ] || diag "tracefs trace: $(grep -v '^#' $TR/trace | head -n 3 | tr '\n' '|') ($(grep -vc '^#' $TR/trace) lines)"
+[ "$tcount" -gt 0 ] || diag "tracefs trace: $(grep -v '^#' $TR/trace | head -n 3 | tr '\n' '|') ($(grep -vc '^#' $TR/trace) lines, tracing_on $(cat $TR/tracing_on))"
 is "$2" "$tcount" "the hook recorded as many calls of task $hpid as the tracefs kprobe event ($tcount)"
 is "$2" "$HN" "which is the number of calls made"
 tsum=$(grep -- "-$hpid .* llseek: " $TR/trace | sed -n 's/.* off=\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { printf "%d", s }')

@@ -300,7 +300,11 @@ i=0
 while [ ! -e $T/events/ktrace_kft/start ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 kill -9 $kp
 wait $kp 2>/dev/null
+# what a SIGKILL leaves (nothing can put it back): the tracer, and
+# tracing_on 0 when the run was waiting for its start trigger; the suites
+# after this one (suite_hooks.sh) count events in the top-level buffer
 echo nop > $T/current_tracer
+echo 1 > $T/tracing_on
 ktrace kft --tracefs -c $KS/tf2.cfg -o $KS/tf4 -- sh -c '( : ); sleep 0.5' > $KS/tf4.out 2>&1
 ok $? "KFT --tracefs after a run killed with SIGKILL (its kprobe events are removed)"
 is "$(grep -c . $T/kprobe_events)" "0" "  and none is left"
