@@ -56,8 +56,8 @@
 /* Parsing                                                             */
 /* ------------------------------------------------------------------ */
 
-/* A whole decimal number, or hex with 0x.  Return: 0 or -EINVAL. */
-static int kt_parse_num(const char *s, unsigned int *v)
+/* A whole decimal number, or hex with 0x (lkst_internal.h). */
+int kt_parse_num(const char *s, unsigned int *v)
 {
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		if (!s[2] || strspn(s + 2, "0123456789abcdefABCDEF") != strlen(s + 2))

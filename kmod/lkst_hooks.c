@@ -153,19 +153,6 @@ void kt_lkst_hook_disable(struct kt_lkst_ev *e)
 /* Adding and removing                                                 */
 /* ------------------------------------------------------------------ */
 
-/* A whole decimal number, or hex with 0x.  Return: 0 or -EINVAL. */
-static int kt_hook_num(const char *s, unsigned int *v)
-{
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		if (!s[2] || strspn(s + 2, "0123456789abcdefABCDEF") != strlen(s + 2))
-			return -EINVAL;
-		return kstrtouint(s + 2, 16, v);
-	}
-	if (!s[0] || strspn(s, "0123456789") != strlen(s))
-		return -EINVAL;
-	return kstrtouint(s, 10, v);
-}
-
 /* "a1,a3" -> argn[] (0-based); "-" none.  Return: count or -EINVAL. */
 static int kt_hook_parse_args(const char *s, u8 *argn)
 {
@@ -241,7 +228,7 @@ static int kt_hook_add(char **tok, int n)
 		if (ret < 0)
 			return ret;
 		id = ret;
-	} else if (kt_hook_num(tok[1], &id) || !KTRACE_LKST_IS_HOOK(id)) {
+	} else if (kt_parse_num(tok[1], &id) || !KTRACE_LKST_IS_HOOK(id)) {
 		return -EINVAL;
 	}
 	hk = kzalloc(sizeof(*hk), GFP_KERNEL);
@@ -250,7 +237,7 @@ static int kt_hook_add(char **tok, int n)
 	plus = strchr(tok[2], '+');
 	if (plus) {
 		*plus = '\0';
-		if (kt_hook_num(plus + 1, &off) || off > KT_HOOK_OFF_MAX) {
+		if (kt_parse_num(plus + 1, &off) || off > KT_HOOK_OFF_MAX) {
 			ret = -EINVAL;
 			goto err_free;
 		}
@@ -352,7 +339,7 @@ static int kt_hook_del(char **tok, int n)
 	if (n != 2)
 		return -EINVAL;
 	if (isdigit(tok[1][0])) {
-		if (kt_hook_num(tok[1], &id) || !KTRACE_LKST_IS_HOOK(id))
+		if (kt_parse_num(tok[1], &id) || !KTRACE_LKST_IS_HOOK(id))
 			return -EINVAL;
 		hk = kt_hook_at(id);
 	} else {

@@ -141,6 +141,8 @@ bool kt_lkst_armed(void);
 
 /* lkst_fs.c */
 int kt_lkst_create_files(struct trace_info *t);
+/* A whole decimal number, or hex with 0x (control-file words).  Return: 0 or -EINVAL/-ERANGE. */
+int kt_parse_num(const char *s, unsigned int *v);
 char *kt_lkst_catalog_text(void);
 
 /* lkst_main.c */
