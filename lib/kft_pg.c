@@ -374,23 +374,30 @@ struct _Unwind_Exception;
 typedef int (*pg_unwind_fn)(struct _Unwind_Exception *);
 typedef void *(*pg_catch_fn)(void *);
 
-static void *pg_next(const char *name)
+/*
+ * The definition of @name after libktrace's (dlsym RTLD_NEXT), looked up
+ * once into *@slot (threads racing store the same value); abort() if there
+ * is none: a program that unwinds or exits threads has one.
+ */
+static PG_HOOK void *pg_next(void **slot, const char *name)
 {
-	return dlsym(RTLD_NEXT, name);
+	void *f = __atomic_load_n(slot, __ATOMIC_RELAXED);
+
+	if (!f) {
+		f = dlsym(RTLD_NEXT, name);
+		if (!f)
+			abort();
+		__atomic_store_n(slot, f, __ATOMIC_RELAXED);
+	}
+	return f;
 }
 
 KT_EXPORT PG_HOOK __attribute__((noinline)) int _Unwind_RaiseException(struct _Unwind_Exception *x)
 {
-	static pg_unwind_fn real;
-	pg_unwind_fn f = __atomic_load_n(&real, __ATOMIC_RELAXED);
+	static void *real;
+	pg_unwind_fn f = (pg_unwind_fn)pg_next(&real, "_Unwind_RaiseException");
 	int rc;
 
-	if (!f) {
-		f = (pg_unwind_fn)pg_next("_Unwind_RaiseException");
-		if (!f)
-			abort();
-		__atomic_store_n(&real, f, __ATOMIC_RELAXED);
-	}
 	pg_restore((uint64_t)(uintptr_t)__builtin_dwarf_cfa());
 	rc = f(x);
 	/* no handler: back to the caller (std::terminate, as a rule) */
@@ -400,16 +407,10 @@ KT_EXPORT PG_HOOK __attribute__((noinline)) int _Unwind_RaiseException(struct _U
 
 KT_EXPORT PG_HOOK __attribute__((noinline)) int _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *x)
 {
-	static pg_unwind_fn real;
-	pg_unwind_fn f = __atomic_load_n(&real, __ATOMIC_RELAXED);
+	static void *real;
+	pg_unwind_fn f = (pg_unwind_fn)pg_next(&real, "_Unwind_Resume_or_Rethrow");
 	int rc;
 
-	if (!f) {
-		f = (pg_unwind_fn)pg_next("_Unwind_Resume_or_Rethrow");
-		if (!f)
-			abort();
-		__atomic_store_n(&real, f, __ATOMIC_RELAXED);
-	}
 	pg_restore((uint64_t)(uintptr_t)__builtin_dwarf_cfa());
 	rc = f(x);
 	pg_rearm((uint64_t)(uintptr_t)__builtin_dwarf_cfa());
@@ -423,15 +424,9 @@ KT_EXPORT PG_HOOK __attribute__((noinline)) int _Unwind_Resume_or_Rethrow(struct
  */
 KT_EXPORT PG_HOOK __attribute__((noinline, noreturn)) void pthread_exit(void *v)
 {
-	static void (*real)(void *);
-	void (*f)(void *) = __atomic_load_n(&real, __ATOMIC_RELAXED);
+	static void *real;
+	void (*f)(void *) = (void (*)(void *))pg_next(&real, "pthread_exit");
 
-	if (!f) {
-		f = (void (*)(void *))pg_next("pthread_exit");
-		if (!f)
-			abort();
-		__atomic_store_n(&real, f, __ATOMIC_RELAXED);
-	}
 	pg_restore((uint64_t)(uintptr_t)__builtin_dwarf_cfa());
 	f(v);
 	abort();
@@ -439,15 +434,9 @@ KT_EXPORT PG_HOOK __attribute__((noinline, noreturn)) void pthread_exit(void *v)
 
 KT_EXPORT PG_HOOK __attribute__((noinline)) void *__cxa_begin_catch(void *x)
 {
-	static pg_catch_fn real;
-	pg_catch_fn f = __atomic_load_n(&real, __ATOMIC_RELAXED);
+	static void *real;
+	pg_catch_fn f = (pg_catch_fn)pg_next(&real, "__cxa_begin_catch");
 
-	if (!f) {
-		f = (pg_catch_fn)pg_next("__cxa_begin_catch");
-		if (!f)
-			abort();
-		__atomic_store_n(&real, f, __ATOMIC_RELAXED);
-	}
 	/* the catching frame's stack pointer: where this call's return address ends */
 	pg_rearm((uint64_t)(uintptr_t)__builtin_dwarf_cfa());
 	return f(x);
