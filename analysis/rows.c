@@ -81,7 +81,7 @@ int ka_rows_of(struct ka_rows *x, const struct ktr_rec *r, struct fmt_row *row, 
 		return KA_ROW_CALL;
 	}
 	{
-		const char *names[KTRACE_MAX_WORDS];
+		const char *names[KTRACE_MAX_WORDS], *sys;
 		uint64_t vals[KTRACE_MAX_WORDS];
 		unsigned n = ktr_rec_args(x->t, r, names, vals);
 		size_t len = 0;
@@ -91,9 +91,8 @@ int ka_rows_of(struct ka_rows *x, const struct ktr_rec *r, struct fmt_row *row, 
 			len += (size_t)snprintf(x->args + len, sizeof(x->args) - len,
 						x->hex ? "%s%s=0x%" PRIx64 : "%s%s=%" PRIu64, i ? ";" : "",
 						names[i], vals[i]);
-		if (ka_syscall_name(x->t, r))
-			snprintf(x->args + len, sizeof(x->args) - len, ";syscall=%s",
-				 ka_syscall_name(x->t, r));
+		if ((sys = ka_syscall_name(x->t, r)))
+			snprintf(x->args + len, sizeof(x->args) - len, ";syscall=%s", sys);
 		row->comm = ka_comm(x->t, r->tid);
 		row->category = ktr_rec_category(x->t, r);
 	}

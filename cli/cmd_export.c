@@ -173,14 +173,14 @@ static uint32_t cpu_tid(int cpu)
 /* A record's arguments by name; with @with_task its task too (kernel events). */
 static void json_args(struct ex *x, const struct ktr_rec *r, int with_task)
 {
-	const char *names[KTRACE_MAX_WORDS];
+	const char *names[KTRACE_MAX_WORDS], *sys;
 	uint64_t vals[KTRACE_MAX_WORDS];
 	unsigned n = ktr_rec_args(x->t, r, names, vals);
 
 	for (unsigned i = 0; i < n; i++)
 		fmt_te_arg_value(&x->te, names[i], vals[i]);
-	if (ka_syscall_name(x->t, r))
-		fmt_te_arg_str(&x->te, "syscall", ka_syscall_name(x->t, r));
+	if ((sys = ka_syscall_name(x->t, r)))
+		fmt_te_arg_str(&x->te, "syscall", sys);
 	if (with_task) {
 		/* the task the event happened in (its own arguments may name others) */
 		fmt_te_arg_u64(&x->te, "task_pid", r->pid);
@@ -394,14 +394,14 @@ static uint64_t pf_cpu(struct pf *p, int cpu)
 /* A record's arguments; with @task the task it happened in (kernel events). */
 static unsigned pf_args(struct pf *p, const struct ktr_rec *r, int task, struct fmt_pf_arg *a)
 {
-	const char *names[KTRACE_MAX_WORDS];
+	const char *names[KTRACE_MAX_WORDS], *sys;
 	uint64_t vals[KTRACE_MAX_WORDS];
 	unsigned n = ktr_rec_args(p->x->t, r, names, vals), k = 0;
 
 	for (unsigned i = 0; i < n && k < FMT_PF_MAX_ARGS - 4; i++)
 		a[k++] = (struct fmt_pf_arg){ names[i], FMT_PF_UINT, vals[i], NULL };
-	if (ka_syscall_name(p->x->t, r))
-		a[k++] = (struct fmt_pf_arg){ "syscall", FMT_PF_STR, 0, ka_syscall_name(p->x->t, r) };
+	if ((sys = ka_syscall_name(p->x->t, r)))
+		a[k++] = (struct fmt_pf_arg){ "syscall", FMT_PF_STR, 0, sys };
 	if (task) {
 		a[k++] = (struct fmt_pf_arg){ "task_pid", FMT_PF_UINT, r->pid, NULL };
 		a[k++] = (struct fmt_pf_arg){ "task_tid", FMT_PF_UINT, r->tid, NULL };

@@ -261,7 +261,7 @@ static void print_json(const struct ktr_trace *t, struct popts *o, const struct 
 {
 	struct fmt_te *w = &o->te;
 	char name[128];
-	const char *names[KTRACE_MAX_WORDS], *ph = "i";
+	const char *names[KTRACE_MAX_WORDS], *ph = "i", *sys;
 	uint64_t vals[KTRACE_MAX_WORDS];
 	unsigned n;
 
@@ -305,8 +305,8 @@ static void print_json(const struct ktr_trace *t, struct popts *o, const struct 
 		     r->tid);
 	for (unsigned i = 0; i < n; i++)
 		fmt_te_arg_value(w, names[i], vals[i]);
-	if (ka_syscall_name(t, r))
-		fmt_te_arg_str(w, "syscall", ka_syscall_name(t, r));
+	if ((sys = ka_syscall_name(t, r)))
+		fmt_te_arg_str(w, "syscall", sys);
 	if (ph[0] == 'i') { /* not on slices: see the calls above */
 		if (r->cpu >= 0)
 			fmt_te_arg_u64(w, "cpu", (uint64_t)r->cpu);

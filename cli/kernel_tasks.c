@@ -68,12 +68,12 @@ int cli_kernel_tasks(const char *cmd, const char *dst, const char *procdir)
 			tid = c.tid;
 			pid = c.pid;
 		}
-		/* a thread without its process or its name, once */
-		if (!tid || ka_map64_get(&seen, tid) >= 0 || (pid && strcmp(ka_comm(t, tid), "?")))
+		/* each thread once: looked up if its process or name is unknown */
+		if (!tid || ka_map64_get(&seen, tid) >= 0)
 			continue;
 		if (ka_map64_put(&seen, tid, 0) < 0)
 			break;
-		if (task_of(procdir, tid, &pid, comm, sizeof(comm)) < 0)
+		if ((pid && strcmp(ka_comm(t, tid), "?")) || task_of(procdir, tid, &pid, comm, sizeof(comm)) < 0)
 			continue;
 		n = snprintf(line, sizeof(line), "%u %u %s\n", tid, pid, comm);
 		if (len + (size_t)n + 1 > cap) {
