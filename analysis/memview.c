@@ -163,6 +163,10 @@ int ka_memview_feed(struct ka_memview *m, const struct ktr_rec *r)
 		m->bad++;
 		return 0;
 	}
+	if (alloc && r->w[1] == UINT64_MAX) {
+		m->failed++;
+		return 0;
+	}
 	/* word 0: pid | tgid << 32; the reader's r->pid also knows thread lines */
 	return ka_memview_page(m, r->ns, alloc, (uint32_t)r->w[0],
 			       (uint32_t)(r->w[0] >> 32) ? (uint32_t)(r->w[0] >> 32) : r->pid, r->w[1],
