@@ -19,6 +19,9 @@
 N=48
 E=$((N * 256))
 PROG=$T/memphases
+# An ASan/UBSan build of libktrace.so needs its runtime first in the
+# uninstrumented program (as tests/kernel_record.sh does).
+san_preload
 cc -O1 -g -o "$PROG" "$KTRACE_SRC/tests/kernel/memphases.c" || { echo "Bail out! cannot compile memphases"; exit 1; }
 chmod 755 "$T" "$PROG"
 
