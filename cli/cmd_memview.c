@@ -71,9 +71,19 @@ static int cmp_peak(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+/*
+ * A process's name: the traced program's own (metadata `comm`: the kernel
+ * side may have named it before its exec, after the recorder), else the
+ * kernel sub-trace's thread name of the pid, else of the allocating thread.
+ */
 static const char *proc_name(struct ktr_trace *t, const struct ka_mv_proc *p)
 {
-	const char *c = ka_comm(t, p->pid);
+	const struct ktr_info *in = ktr_info(t);
+	const char *c;
+
+	if (in->pid && in->pid == p->pid && in->comm && in->comm[0])
+		return in->comm;
+	c = ka_comm(t, p->pid);
 
 	return strcmp(c, "?") ? c : ka_comm(t, p->tid);
 }

@@ -64,6 +64,7 @@ ok "$([ "${alloc:-0}" -ge "$E" ] && [ "$alloc" -le "$hi" ]; echo $?)" \
 	"the program allocated $alloc pages: E = $E ($N MiB) .. $hi"
 ok "$([ "${peak:-0}" -ge "$E" ] && [ "$peak" -le "$hi" ]; echo $?)" "its peak is $peak pages, E .. $hi"
 is "$peakk" "$((peak * 4))" "peak-KiB = 4 x peak pages"
+is "$2" memphases "its name is the program's (metadata comm, not the recorder's pre-exec name)"
 ok "$([ "${freed:-0}" -ge "$E" ]; echo $?)" "it freed $freed >= E pages"
 
 run "$KTRACE" memview -i 500 -p "$P" "$T/mv"
@@ -110,5 +111,30 @@ if mine:
           + " it rises to its peak and falls back at the end")
 EOF
 tap_results "$T/svgchk" "SVG"
+
+# ---- a non-UTF-8 process name (tests/formats/badname.c) ----------------------
+cc -O1 -g -finstrument-functions -pthread -o "$T/badname" "$KTRACE_SRC/tests/formats/badname.c" ||
+	{ echo "Bail out! cannot compile badname"; exit 1; }
+chmod 755 "$T/badname"
+run "$KTRACE" record -q --kernel=MEM_PAGE_ALLOC,MEM_PAGE_FREE -o "$T/bn" -- "$T/badname"
+is "$rc" 0 "record of badname with page events: exit 0"
+BP=$(sed -n 's/^pid //p' "$T/bn/metadata")
+run "$KTRACE" memview -p "$BP" --svg "$T/bn.svg" "$T/bn"
+is "$rc" 0 "memview --svg -p BADNAME_PID: exit 0"
+python3 - "$T/bn.svg" "$BP" >"$T/bnchk" <<'EOF'
+import sys, xml.etree.ElementTree as ET
+try:
+    root = ET.parse(sys.argv[1]).getroot()
+except Exception as e:
+    print("FAIL the SVG parses:", e); sys.exit()
+print("ok the SVG with a non-UTF-8 process name parses")
+t = [e.findtext("{http://www.w3.org/2000/svg}title") or e.findtext("title") for e in root.iter()
+     if e.tag.endswith("polyline") and e.get("data-pid") == sys.argv[2]]
+want = "bad\\xff\\xfe\\x80name " + sys.argv[2]
+print(("ok" if t == [want] else "FAIL") + " the polyline's title is the name with \\xNN for the bad bytes (%r)" % t)
+EOF
+tap_results "$T/bnchk" "badname"
+run "$KTRACE" memview -p "$BP" "$T/bn"
+like "$T/out" "^ +$BP bad\\\\xff\\\\xfe\\\\x80name " "the text table writes it the same way"
 
 done_testing
