@@ -30,8 +30,8 @@
  * inlined into its noinstr caller, or on the kprobe blacklist, is
  * refused), enabled while EXCEPTION_EXIT is armed.  Page faults have no
  * exit: every function between exc_page_fault and the return is noinstr,
- * NOKPROBE or shared with non-fault callers (handle_mm_fault: GUP).  The
- * reason line of the events file names the exits found.
+ * NOKPROBE or shared with non-fault callers (handle_mm_fault: GUP).  With
+ * none registered EXCEPTION_EXIT is unavailable, its reason saying so.
  *
  * Context: the notifier runs in the trap's context (interrupts possibly
  * off, maybe in the kernel), the kretprobe handlers in a kprobe's; both
