@@ -76,11 +76,13 @@ static int proc_grow(struct ka_mv_proc *p, size_t k)
 	return 0;
 }
 
+/* The interval holding time @ns (0 for times before first_ns). */
 static size_t interval_of(const struct ka_memview *m, uint64_t ns)
 {
 	return ns > m->first_ns ? (size_t)((ns - m->first_ns) / m->interval_ns) : 0;
 }
 
+/* Note running out of memory.  Return: -ENOMEM. */
 static int oom(struct ka_memview *m)
 {
 	m->oom = 1;

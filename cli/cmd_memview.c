@@ -88,6 +88,10 @@ static const char *proc_name(struct ktr_trace *t, const struct ka_mv_proc *p)
 	return strcmp(c, "?") ? c : ka_comm(t, p->tid);
 }
 
+/*
+ * The two tables of the text output (man page): totals of the @n processes
+ * of @v, then their non-empty intervals.  Names made valid UTF-8.
+ */
 static void print_text(FILE *out, struct ktr_trace *t, const struct ka_memview *m,
 		       struct ka_mv_proc **v, size_t n)
 {
@@ -208,6 +212,7 @@ static int write_svg(const char *file, struct ktr_trace *t, const struct ka_memv
 	return cli_out_close(CMD, &o);
 }
 
+/* `ktrace memview`: options, one pass over the records, the output. */
 static int run(int argc, char **argv)
 {
 	enum { OPT_SVG = 1000 };

@@ -79,6 +79,13 @@ static void kt_exc_emit(unsigned int id, unsigned int nargs, u64 a0, u64 a1, u64
 /* Entry                                                               */
 /* ------------------------------------------------------------------ */
 
+/*
+ * kt_exc_die() - the die notifier: EXCEPTION_ENTRY for DIE_TRAP (its
+ * trapnr), DIE_INT3 (3), DIE_DEBUG (1), DIE_GPF (13); other notifications
+ * are not exceptions of interest.  Context: the trap's (interrupts maybe
+ * off, user or kernel mode).  Return: NOTIFY_DONE always (never changes
+ * how the trap is handled).
+ */
 static int kt_exc_die(struct notifier_block *nb, unsigned long val, void *data)
 {
 	struct die_args *a = data;
@@ -111,6 +118,7 @@ static struct notifier_block kt_exc_nb = {
 	.priority = INT_MAX, /* before anyone who might stop the chain */
 };
 
+/* Page fault tracepoint probes (TP_PROTO of 6.1): EXCEPTION_ENTRY vector 14. */
 static void kt_exc_pf_user(void *data, unsigned long address, struct pt_regs *regs,
 			   unsigned long error_code)
 {
@@ -125,6 +133,7 @@ static void kt_exc_pf_kernel(void *data, unsigned long address, struct pt_regs *
 		    kt_exc_uaddr(regs->ip));
 }
 
+/* Compile-time check of the probes against the tracepoints' prototypes. */
 static void __maybe_unused kt_exc_check_types(void)
 {
 	check_trace_callback_type_page_fault_user(kt_exc_pf_user);
@@ -139,6 +148,11 @@ static struct tracepoint *kt_exc_tp(unsigned int id)
 	return e ? e->tp : NULL;
 }
 
+/*
+ * kt_exc_entry_enable() - register the die notifier and the two page fault
+ * probes.  Context: process, kt_lkst_lock held.  Return: 0 or the first
+ * registration's error (what was registered is undone).
+ */
 static int kt_exc_entry_enable(struct kt_lkst_ev *e)
 {
 	struct tracepoint *tu = kt_exc_tp(KTRACE_LKST_EXCEPTION_PAGEFAULT_USER);
@@ -163,6 +177,10 @@ err_die:
 	return ret;
 }
 
+/*
+ * kt_exc_entry_disable() - unregister them; unregister_die_notifier()
+ * waits for running notifiers, the caller for the tracepoint probes.
+ */
 static void kt_exc_entry_disable(struct kt_lkst_ev *e)
 {
 	struct tracepoint *tu = kt_exc_tp(KTRACE_LKST_EXCEPTION_PAGEFAULT_USER);
@@ -209,6 +227,11 @@ static struct kt_exc_exit kt_exc_exits[] = {
 	KT_EXC_EXIT("math_error", -1, 2),
 };
 
+/*
+ * kt_exc_ret_entry() - at a trap handler's entry: keep its vector in the
+ * instance (fixed, or the trap number argument).  Context: kprobe.
+ * Return: 0 (always follow the return).
+ */
 static int kt_exc_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct kt_exc_exit *x = container_of(get_kretprobe(ri), struct kt_exc_exit, rp);
@@ -222,6 +245,7 @@ static int kt_exc_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(kt_exc_ret_entry);
 
+/* kt_exc_ret() - at its return: EXCEPTION_EXIT with that vector.  Return: 0. */
 static int kt_exc_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	kt_exc_emit(KTRACE_LKST_EXCEPTION_EXIT, 1, *(u64 *)ri->data, 0, 0);
@@ -229,6 +253,7 @@ static int kt_exc_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(kt_exc_ret);
 
+/* Enable / disable the registered exit kretprobes (kt_lkst_lock held; never fails). */
 static int kt_exc_exit_enable(struct kt_lkst_ev *e)
 {
 	unsigned int i;

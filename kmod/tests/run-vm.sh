@@ -148,6 +148,7 @@ cc $CFLAGS_HELPER -o "$W/lkstcheck" "$SRC/kmod/tests/lkstcheck.c"
 cc $CFLAGS_HELPER -o "$W/sysloop" "$SRC/kmod/bench/sysloop.c"
 cc $CFLAGS_HELPER -o "$W/crashcheck" "$SRC/kmod/tests/crashcheck.c" # crash region checker
 cc $CFLAGS_HELPER -o "$W/excprog" "$SRC/kmod/tests/excprog.c" # raises int3, #DE, #PF
+cc $CFLAGS_HELPER -o "$W/memphases" "$SRC/tests/kernel/memphases.c" # memview: grow, hold, free
 
 # ---------------------------------------------------------------- initramfs
 R=$W/root
@@ -174,7 +175,7 @@ cp "$SRC/kmod/bench/bench_lkst.sh" "$R/bench_lkst.sh"
 cp "$KSRC"/ktrace_lkst_pid.ko "$KSRC"/ktrace_lkst_test.ko "$R/lib/modules-ktrace/"
 cp "$W/lkstcheck" "$W/sysloop" "$R/bin/"
 cp "$SRC/kmod/tests/suite_crash.sh" "$R/suite_crash.sh" && cp "$W/crashcheck" "$R/bin/" # crash extraction
-cp "$SRC/kmod/tests/suite_exc.sh" "$R/suite_exc.sh" && cp "$W/excprog" "$R/bin/" # exception events
+cp "$SRC/kmod/tests/suite_exc.sh" "$R/suite_exc.sh" && cp "$W/excprog" "$W/memphases" "$R/bin/" # exception events, memview
 for m in fs/configfs/configfs.ko drivers/block/null_blk/null_blk.ko; do
 	if [ -f "$IMG/lib/modules/$KVER/kernel/$m" ]; then cp "$IMG/lib/modules/$KVER/kernel/$m" "$R/lib/modules-ktrace/"; fi
 done

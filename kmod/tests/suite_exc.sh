@@ -80,6 +80,43 @@ if [ "$xstat" = unavailable ]; then
 else
 	ok 0 "EXCEPTION_EXIT available ($xstat)"
 fi
+
+# ------------------------------------------------------------------
+# memview on the module's page events (MEM_PAGE_ALLOC/FREE 0x40/0x41):
+# memphases (tests/kernel/memphases.c) grows by MV MiB, holds, munmaps;
+# expected from MV alone: E = MV * 256 pages allocated and peak, E .. E +
+# E/10 + 1024, and at least E freed (tests/memview.sh does the same on
+# the tracefs backend)
+# ------------------------------------------------------------------
+MV=16
+ME=$((MV * 256))
+printf '0x40 DEFAULT\n0x41 DEFAULT\n' | ktrace lkst write -m 8 -n pages
+ok $? "a maskset of MEM_PAGE_ALLOC and MEM_PAGE_FREE (ktrace lkst write -m 8)"
+ktrace lkst set -m pages
+w $L/buf_size 1048576 > /dev/null
+ktrace lkst start
+ktrace read $L /tmp/mvk > /tmp/mvk.out 2>&1 &
+reader=$!
+memphases $MV > /tmp/mvk.prog
+ok $? "memphases $MV ran"
+mpid=$(kv /tmp/mvk.prog pid)
+ktrace lkst stop
+wait $reader
+sed 's/^/#   /' /tmp/mvk.out
+ktrace memview -n 0 /tmp/mvk > /tmp/mvk.txt 2> /tmp/mvk.err
+ok $? "ktrace memview on the module's trace"
+sed -n 1,6p /tmp/mvk.txt | sed 's/^/#   /'
+set -- $(awk -v p="$mpid" '$1 == p && NF == 9 { print $3, $4, $8; exit }' /tmp/mvk.txt)
+mhi=$((ME + ME / 10 + 1024))
+[ "${1:-0}" -ge "$ME" ] && [ "$1" -le "$mhi" ]
+ok $? "memphases (pid $mpid) allocated ${1:-?} pages: E = $ME .. $mhi"
+[ "${3:-0}" -ge "$ME" ] && [ "$3" -le "$mhi" ]
+ok $? "its peak: ${3:-?} pages, E .. $mhi"
+[ "${2:-0}" -ge "$ME" ]
+ok $? "it freed ${2:-?} >= E pages"
+ktrace memview -p "$mpid" --svg /tmp/mvk.svg /tmp/mvk 2> /dev/null &&
+	grep -q "<polyline class=\"proc\" data-pid=\"$mpid\"" /tmp/mvk.svg
+ok $? "memview --svg draws its polyline"
 ktrace lkst set -m RDEFAULT
 rmmod_retry ktrace
 ok $? "rmmod ktrace (exceptions)"
