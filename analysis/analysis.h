@@ -383,7 +383,7 @@ struct ka_mv_proc {
  * @failed: allocation events without a page (pfn -1, the allocation
  * failed); @reowned: pages allocated again while still owned (a free was
  * lost: the old owner's count is lowered); @bad: events with an order
- * above 20 or too few words (ignored); @oom: memory ran out, counts are
+ * above 10 or too few words (ignored); @oom: memory ran out, counts are
  * incomplete.
  */
 struct ka_memview {

@@ -21,7 +21,13 @@
 #include "analysis/analysis.h"
 #include "reader/reader.h"
 
-#define MAX_ORDER_SEEN 20 /* 2^20 pages = 4 GiB: more is a corrupt event */
+/*
+ * The buddy allocator's largest order is 10 (MAX_ORDER - 1 in 6.1,
+ * MAX_PAGE_ORDER since 6.8: 4 MiB blocks on x86-64); a larger one is a
+ * corrupt event, and refusing it bounds what one record can cost here
+ * (1024 map entries).
+ */
+#define MAX_ORDER_SEEN 10
 
 /* The index of process @pid (created on first sight), or -1 (ENOMEM). */
 static long proc_index(struct ka_memview *m, uint32_t pid, uint32_t tid)
