@@ -340,4 +340,88 @@ enum { KA_ROW_NONE, KA_ROW_GAP, KA_ROW_CALL, KA_ROW_EVENT };
  */
 int ka_rows_of(struct ka_rows *x, const struct ktr_rec *r, struct fmt_row *row, struct ktr_call *c);
 
+/* ---- physical pages per process over time (analysis/memview.c) --------------- */
+
+/*
+ * `ktrace memview`: the pages each process holds, from MEM_PAGE_ALLOC
+ * (pfn,order,gfp_flags) and MEM_PAGE_FREE (pfn,order) kernel events.  A
+ * page belongs to the process that allocated it (pfn -> owner map, 2^order
+ * pages per event) until someone frees it: a free by another task (kswapd,
+ * an RCU callback, the parent reaping a child) lowers the owner's count.
+ * A free of a page whose allocation the trace did not see (allocated
+ * before the recording started, or lost) is counted apart, per freeing
+ * process and in total, never against anyone.  Counts are pages (the
+ * kernel's PAGE_SIZE, 4 KiB on x86-64); times CLOCK_MONOTONIC ns.
+ * Not thread-safe; about 24 bytes per page ever seen plus 24 per process
+ * and interval.
+ */
+#define KA_MV_NOBODY (UINT32_MAX - 1) /* owner map value of a freed page */
+
+/**
+ * struct ka_mv_proc - one process (tgid; the tid when the tgid is
+ * unknown, i.e. word 0's high half is 0 and no thread line names it).
+ * @alloc/@freed: pages allocated by it / of its pages freed (by anyone)
+ * in each interval, @nint entries of struct ka_memview when finished;
+ * @held: pages it holds at the end of each interval (after finish).
+ * Totals in pages: @total_alloc, @total_freed (of its pages),
+ * @freed_by_others (of those, freed by another process), @untracked
+ * (pages it freed whose allocation the trace did not see), @cur (held
+ * now), @peak (most held at any event) and @peak_ns when first reached.
+ */
+struct ka_mv_proc {
+	uint32_t pid, tid;
+	uint64_t *alloc, *freed, *held;
+	size_t cap;
+	uint64_t total_alloc, total_freed, freed_by_others, untracked, cur, peak, peak_ns;
+};
+
+/**
+ * struct ka_memview - the accounting; zero it, set @interval_ns (> 0) and
+ * @first_ns (interval 0 starts there: the trace's first record), feed it,
+ * ka_memview_finish(), read @procs[0..@nprocs), ka_memview_free().
+ * @untracked: pages freed with no allocation seen (all processes);
+ * @failed: allocation events without a page (pfn -1, the allocation
+ * failed); @reowned: pages allocated again while still owned (a free was
+ * lost: the old owner's count is lowered); @bad: events with an order
+ * above 10 or too few words (ignored); @oom: memory ran out, counts are
+ * incomplete.
+ */
+struct ka_memview {
+	uint64_t interval_ns, first_ns;
+	size_t nint;
+	struct ka_mv_proc *procs;
+	size_t nprocs, pcap;
+	struct ka_map64 proc_of; /* pid -> index in procs */
+	struct ka_map64 owner;   /* pfn -> index in procs, or KA_MV_NOBODY */
+	uint64_t untracked, failed, reowned, bad, events;
+	int oom;
+};
+
+/**
+ * ka_memview_page() - account one event: @alloc 1 (allocation) or 0
+ * (free) of 2^@order pages from @pfn at @ns, in task @tid of process
+ * @pid (0 = unknown: @tid stands for it).  Return: 0, or -ENOMEM (@m->oom
+ * is set; the event is partly counted).
+ */
+int ka_memview_page(struct ka_memview *m, uint64_t ns, int alloc, uint32_t tid, uint32_t pid,
+		    uint64_t pfn, unsigned order);
+
+/**
+ * ka_memview_feed() - account @r if it is a MEM_PAGE_ALLOC or
+ * MEM_PAGE_FREE KEVENT record (word 0 pid | tgid << 32, then pfn, order);
+ * anything else is ignored.  Return: 1 if counted, 0 if not such an
+ * event, -ENOMEM.
+ */
+int ka_memview_feed(struct ka_memview *m, const struct ktr_rec *r);
+
+/**
+ * ka_memview_finish() - size every process's arrays to the intervals up to
+ * @last_ns (at least those with events) and fill @held.  Return: 0 or
+ * -ENOMEM (@oom set).
+ */
+int ka_memview_finish(struct ka_memview *m, uint64_t last_ns);
+
+/** ka_memview_free() - free @m's memory (it is zeroed). */
+void ka_memview_free(struct ka_memview *m);
+
 #endif

@@ -756,7 +756,7 @@ static const char **needed_systems(const struct krec *k)
 		const struct lkst_def *d = &lkst_defs[i];
 		size_t j;
 
-		if (!used(k, d->id) || !d->sys[0])
+		if (!used(k, d->id) || !d->sys[0] || !strcmp(d->sys, "ktrace"))
 			continue;
 		for (j = 0; j < n && strcmp(sys[j], d->sys); j++)
 			;
@@ -863,6 +863,10 @@ static int setup_events(struct krec *k)
 
 		if (!used(k, d->id))
 			continue;
+		if (!strcmp(d->sys, "ktrace")) { /* EXCEPTION_ENTRY/EXIT: kmod/lkst_exc.c */
+			mark_unavailable(k, d->id, "made by ktrace.ko (die notifier chain, kretprobes): module only");
+			continue;
+		}
 		if (!d->tp[0]) {
 			mark_unavailable(k, d->id, "no tracepoint: LKST hook without a kernel tracepoint");
 			continue;

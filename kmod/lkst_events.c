@@ -122,7 +122,7 @@ EXPORT_SYMBOL_GPL(ktrace_lkst_event_name);
 /** kt_lkst_ev_available() - the event has a tracepoint and a probe here. */
 bool kt_lkst_ev_available(const struct kt_lkst_ev *e)
 {
-	return e->hook || (e->tp && e->probe);
+	return e->hook || e->enable || (e->tp && e->probe);
 }
 
 /**
@@ -131,7 +131,11 @@ bool kt_lkst_ev_available(const struct kt_lkst_ev *e)
  */
 const char *kt_lkst_ev_reason(const struct kt_lkst_ev *e, char *buf, size_t len)
 {
-	if (!e->tp_name[0])
+	if (e->how && !e->enable)
+		snprintf(buf, len, "%s", e->how);
+	else if (e->enable)
+		snprintf(buf, len, "available");
+	else if (!e->tp_name[0])
 		snprintf(buf, len, "no tracepoint for this hook in Linux");
 	else if (!e->tp)
 		snprintf(buf, len, "no tracepoint %s:%s in this kernel", e->system, e->tp_name);
@@ -662,6 +666,13 @@ int kt_lkst_probe_register(struct kt_lkst_ev *e)
 		e->registered = true;
 		return 0;
 	}
+	if (e->enable) {
+		ret = e->enable(e);
+		if (ret)
+			return ret;
+		e->registered = true;
+		return 0;
+	}
 	ret = tracepoint_probe_register(e->tp, e->probe, NULL);
 	if (ret)
 		return ret;
@@ -682,6 +693,10 @@ void kt_lkst_probe_unregister(struct kt_lkst_ev *e)
 	e->registered = false;
 	if (e->hook) {
 		kt_lkst_hook_disable(e);
+		return;
+	}
+	if (e->enable) {
+		e->disable(e);
 		return;
 	}
 	/* Cannot fail since 5.11: on -ENOMEM the probe becomes a stub. */

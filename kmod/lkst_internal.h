@@ -36,6 +36,10 @@ struct kt_lkst_ev {
 	struct tracepoint *tp;     /* NULL: unavailable here */
 	bool registered;           /* probe on @tp, or hook enabled (kt_lkst_lock) */
 	struct kt_lkst_hook *hook; /* a user-placed hook (lkst_hooks.c), else NULL */
+	/* an event of the module's own (system "ktrace", lkst_exc.c): set = available */
+	int (*enable)(struct kt_lkst_ev *e);
+	void (*disable)(struct kt_lkst_ev *e);
+	const char *how;           /* its source, or why it is unavailable */
 };
 
 /*
@@ -113,6 +117,10 @@ void kt_lkst_hooks_remove_all(void);
 void kt_lkst_hooks_show(struct seq_file *m);
 int kt_lkst_hooks_command(char *buf);
 size_t kt_lkst_hooks_catalog(char *s, size_t len, size_t cap);
+
+/* lkst_exc.c: EXCEPTION_ENTRY/EXIT (die chain, page faults, kretprobes) */
+void kt_lkst_exc_init(void);
+void kt_lkst_exc_exit(void);
 
 /* lkst_handlers.c */
 void kt_lkst_dispatch(u8 handler, const struct ktrace_kevent *ev);

@@ -77,6 +77,7 @@ int kt_lkst_init(void)
 	if (!kt_lkst_pcpu)
 		return -ENOMEM;
 	kt_lkst_find_tracepoints();
+	kt_lkst_exc_init(); /* before the masksets: RALL = every available event */
 	ret = kt_lkst_masksets_init();
 	if (ret)
 		goto err_pcpu;
@@ -110,6 +111,7 @@ err_cat:
 err_ms:
 	kt_lkst_masksets_free();
 err_pcpu:
+	kt_lkst_exc_exit();
 	free_percpu(kt_lkst_pcpu);
 	return ret;
 }
@@ -145,6 +147,7 @@ void kt_lkst_exit(void)
 	kt_lkst_disarm();
 	kt_lkst_hooks_remove_all(); /* unregister_kprobe() each */
 	mutex_unlock(&kt_lkst_lock);
+	kt_lkst_exc_exit(); /* the exception exits' kretprobes */
 	/* removes the control files and frees the channel */
 	trace_cleanup(t);
 	kt_lkst_chan = NULL;

@@ -21,7 +21,12 @@
  *             lock, timer, workqueue, block
  *   system, tracepoint   the tracefs event providing it ("sched",
  *             "sched_switch"); "" = no tracepoint on any kernel (LKST's
- *             wait-queue hooks): always listed as unavailable
+ *             wait-queue hooks): always listed as unavailable; system
+ *             "ktrace" = made by ktrace.ko itself, not a tracepoint
+ *             (EXCEPTION_ENTRY/EXIT: the die notifier chain, the page fault
+ *             tracepoints and kretprobes, kmod/lkst_exc.c; vector = the
+ *             x86 trap number X86_TRAP_*, 0 divide error, 3 int3, 14 page
+ *             fault; unavailable on the tracefs backend)
  *   nargs     argument words recorded (0..4)
  *   arg names comma-separated; for tracefs these are the event's field names
  *             (an array element is written field[i], e.g. "args[0]")
@@ -87,6 +92,8 @@
 	X(0x19, INT_IPI_ENTRY, interrupt, "ipi", "ipi_entry", 0, "", 0) \
 	X(0x1a, INT_IPI_EXIT, interrupt, "ipi", "ipi_exit", 0, "", 0) \
 	/* exceptions */ \
+	X(0x20, EXCEPTION_ENTRY, exception, "ktrace", "exception_entry", 3, "vector,error_code,ip", 0) \
+	X(0x21, EXCEPTION_EXIT, exception, "ktrace", "exception_exit", 1, "vector", 0) \
 	X(0x22, EXCEPTION_PAGEFAULT_USER, exception, "exceptions", "page_fault_user", 3, "address,ip,error_code", 1) \
 	X(0x23, EXCEPTION_PAGEFAULT_KERNEL, exception, "exceptions", "page_fault_kernel", 3, "address,ip,error_code", 1) \
 	X(0x24, EXCEPTION_NMI, exception, "nmi", "nmi_handler", 2, "delta_ns,handled", 0) \

@@ -10,6 +10,7 @@
 # boot: boot-time KFT (kmod/tests/suite_kboot.sh): the kernel boots with the
 # parameters `ktrace kft --boot` prints for kmod/tests/kboot-seed.conf.
 # hooks: kmod/tests/suite_hooks.sh alone.
+# exc: kmod/tests/suite_exc.sh (exception entry/exit events) alone.
 # crash: the crash-extraction test (kmod/tests/suite_crash.sh): one qemu
 # process without -no-reboot, panic=1 and memmap=16M$0x38000000, panicked
 # (sysrq-c) 20 times and rebooted twice by the guest, then panicked once with a
@@ -35,8 +36,8 @@
 set -euo pipefail
 
 MODE=${1:-test}
-case "$MODE" in test | bench | boot | hooks | crash) ;; *)
-	echo "usage: $0 [test|bench|boot|hooks|crash]" >&2
+case "$MODE" in test | bench | boot | hooks | crash | exc) ;; *)
+	echo "usage: $0 [test|bench|boot|hooks|crash|exc]" >&2
 	exit 2
 	;;
 esac
@@ -146,6 +147,8 @@ cc $CFLAGS_HELPER -o "$W/pingpong" "$SRC/kmod/bench/pingpong.c"
 cc $CFLAGS_HELPER -o "$W/lkstcheck" "$SRC/kmod/tests/lkstcheck.c"
 cc $CFLAGS_HELPER -o "$W/sysloop" "$SRC/kmod/bench/sysloop.c"
 cc $CFLAGS_HELPER -o "$W/crashcheck" "$SRC/kmod/tests/crashcheck.c" # crash region checker
+cc $CFLAGS_HELPER -o "$W/excprog" "$SRC/kmod/tests/excprog.c" # raises int3, #DE, #PF
+cc $CFLAGS_HELPER -o "$W/memphases" "$SRC/tests/kernel/memphases.c" # memview: grow, hold, free
 
 # ---------------------------------------------------------------- initramfs
 R=$W/root
@@ -172,6 +175,7 @@ cp "$SRC/kmod/bench/bench_lkst.sh" "$R/bench_lkst.sh"
 cp "$KSRC"/ktrace_lkst_pid.ko "$KSRC"/ktrace_lkst_test.ko "$R/lib/modules-ktrace/"
 cp "$W/lkstcheck" "$W/sysloop" "$R/bin/"
 cp "$SRC/kmod/tests/suite_crash.sh" "$R/suite_crash.sh" && cp "$W/crashcheck" "$R/bin/" # crash extraction
+cp "$SRC/kmod/tests/suite_exc.sh" "$R/suite_exc.sh" && cp "$W/excprog" "$W/memphases" "$R/bin/" # exception events, memview
 for m in fs/configfs/configfs.ko drivers/block/null_blk/null_blk.ko; do
 	if [ -f "$IMG/lib/modules/$KVER/kernel/$m" ]; then cp "$IMG/lib/modules/$KVER/kernel/$m" "$R/lib/modules-ktrace/"; fi
 done

@@ -55,6 +55,15 @@ if [ "${KTRACE_SUITE_ONLY:-}" = hooks ]; then
 	[ "$failed" = 0 ]
 	exit
 fi
+# `run-vm.sh exc`: the exception event tests alone (kmod/tests/suite_exc.sh)
+if [ "${KTRACE_SUITE_ONLY:-}" = exc ]; then
+	. /suite_exc.sh
+	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace|UBSAN|KASAN' | head -n 5)
+	is "$bad" "" "no kernel warning, BUG or oops"
+	echo "1..$n"
+	[ "$failed" = 0 ]
+	exit
+fi
 
 # ------------------------------------------------------------------
 # load / unload
@@ -460,6 +469,9 @@ ok $? "load and unload once more after all that"
 # LKST hooks anywhere: kprobes as LKST events (kmod/tests/suite_hooks.sh)
 # ------------------------------------------------------------------
 . /suite_hooks.sh
+
+# exception entry/exit events (kmod/tests/suite_exc.sh)
+. /suite_exc.sh
 
 # ------------------------------------------------------------------
 # the kernel log

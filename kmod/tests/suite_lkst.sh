@@ -185,6 +185,7 @@ wait $sleeper $trapper 2> /dev/null
 ktrace --version > /dev/null                               # exec
 pingpong -n 200 -c 0 > /dev/null                           # pipes, wakeups
 dd if=/dev/zero of=/dev/null bs=1048576 count=4 2> /dev/null # user and kernel page faults
+excprog 1 > /dev/null                                      # int3, divide error: exception entry/exit
 ping -c 1 -W 1 127.0.0.1 > /dev/null 2>&1                  # net xmit / receive
 [ -n "$blk" ] && dd if=$blk of=/dev/null bs=65536 count=32 skip=64 2> /dev/null
 echo "lkst: irq load" > /dev/ttyS0                         # serial interrupts

@@ -1,0 +1,122 @@
+#!/bin/sh
+# kmod/tests/suite_exc.sh - the VM tests of LKST's exception events
+# (kmod/lkst_exc.c: EXCEPTION_ENTRY 0x20 "vector,error_code,ip" from the
+# die notifier chain and the page fault tracepoints, EXCEPTION_EXIT 0x21
+# "vector" from kretprobes on the trap handlers this kernel lets us probe).
+# Sourced by suite.sh (helpers ok/is/cmp_ok/diag/kv, $D $M); starts and
+# ends with ktrace.ko unloaded.  `run-vm.sh exc` runs it alone.
+#
+# `excprog N` (kmod/tests/excprog.c) executes int3 N times (vector 3), an
+# integer divide by zero N times (vector 0) and reads N unmapped addresses
+# 0x10, 0x18, ... (vector 14), each caught by a signal handler.  Expected,
+# for its pid: exactly N entries with vector 3 and N with vector 0; as
+# many vector-14 entries as page fault events (EXCEPTION_PAGEFAULT_USER +
+# _KERNEL, the same tracepoints), of which N user faults at the addresses
+# read; exits: N per trap whose handler function is probe-able here (the
+# events file says which), none for page faults.
+
+L=$D/ktrace/lkst
+XN=25
+# records of the CSV $1 in task $2 named $3 with argument text $4 (a regex)
+ex_count() { awk -F, -v t="$2" -v n="$3" -v a="$4" '$6 == t && $9 == n && $0 ~ a { c++ } END { print c + 0 }' "$1"; }
+
+insmod $M/ktrace.ko
+ok $? "insmod ktrace.ko (exceptions)"
+is "$(awk '$2 == "EXCEPTION_ENTRY" { print $4, $5 }' $L/events)" "ktrace:exception_entry available" \
+	"EXCEPTION_ENTRY is available (ktrace:exception_entry)"
+xstat=$(awk '$2 == "EXCEPTION_EXIT" { print $5 }' $L/events)
+diag "EXCEPTION_EXIT: $xstat; trap handlers in kallsyms: $(grep -E ' t (do_int3_user|do_error_trap|math_error|do_trap|do_int3|gp_user_force_sig_segv|handle_invalid_op)(\.[a-z0-9.]*)?$' /proc/kallsyms | awk '{ printf "%s ", $3 }')"
+diag "kprobe blacklist: $(grep -E 'do_int3|do_trap|do_error_trap|math_error|notify_die|exc_int3' $D/kprobes/blacklist | awk '{ printf "%s ", $2 }')"
+printf '0x20 DEFAULT\n0x21 DEFAULT\n0x22 DEFAULT\n0x23 DEFAULT\n' | ktrace lkst write -m 7 -n exc
+ok $? "a maskset with EXCEPTION_ENTRY/EXIT and the page fault events (ktrace lkst write -m 7)"
+ktrace lkst set -m exc
+ok $? "ktrace lkst set -m exc"
+ktrace lkst start
+ok $? "ktrace lkst start"
+is "$(awk '$2 == "EXCEPTION_ENTRY" { print $6 }' $L/events)" "on" "EXCEPTION_ENTRY's sources are on while tracing"
+ktrace read $L /tmp/ex > /tmp/ex.out 2>&1 &
+reader=$!
+excprog $XN > /tmp/ex.prog
+ok $? "excprog $XN: every int3, divide error and bad read was caught"
+xpid=$(kv /tmp/ex.prog pid)
+sleep 0.2
+ktrace lkst stop
+wait $reader
+ok $? "ktrace read of the exception trace ended at stop"
+sed 's/^/#   /' /tmp/ex.out
+is "$(awk '$2 == "EXCEPTION_ENTRY" { print $6 }' $L/events)" "off" "and off after stop"
+lkstcheck -p "$xpid" /tmp/ex > /tmp/ex.chk
+is "$(kv /tmp/ex.chk errors) $(kv /tmp/ex.chk badlen) $(kv /tmp/ex.chk lost)" "0 0 0" \
+	"the exception trace is intact, every record of its catalogue length"
+ktrace print -C /tmp/ex > /tmp/ex.csv 2> /tmp/ex.perr
+ok $? "ktrace print -C of the exception trace"
+diag "$(grep -m 1 ',EXCEPTION_ENTRY,' /tmp/ex.csv)"
+e3=$(ex_count /tmp/ex.csv "$xpid" EXCEPTION_ENTRY 'vector=3([^0-9]|$)')
+e0=$(ex_count /tmp/ex.csv "$xpid" EXCEPTION_ENTRY 'vector=0([^0-9]|$)')
+e14=$(ex_count /tmp/ex.csv "$xpid" EXCEPTION_ENTRY 'vector=14([^0-9]|$)')
+pfu=$(ex_count /tmp/ex.csv "$xpid" EXCEPTION_PAGEFAULT_USER '')
+pfk=$(ex_count /tmp/ex.csv "$xpid" EXCEPTION_PAGEFAULT_KERNEL '')
+bad=$(awk -F, -v t="$xpid" -v n="$XN" '$6 == t && $9 == "EXCEPTION_PAGEFAULT_USER" {
+	if (match($0, /address=[0-9]+/)) { v = substr($0, RSTART + 8, RLENGTH - 8) + 0;
+	if (v >= 16 && v < 16 + 8 * n && (v - 16) % 8 == 0) c++ } } END { print c + 0 }' /tmp/ex.csv)
+is "$e3" "$XN" "int3: $XN EXCEPTION_ENTRY with vector 3 (X86_TRAP_BP) in excprog's pid $xpid"
+is "$e0" "$XN" "divide by zero: $XN EXCEPTION_ENTRY with vector 0 (X86_TRAP_DE)"
+is "$e14" "$((pfu + pfk))" "page faults: EXCEPTION_ENTRY with vector 14 = the page fault events of the pid ($pfu user + $pfk kernel)"
+is "$bad" "$XN" "of which $XN user faults at the $XN unmapped addresses read"
+other=$(awk -F, -v t="$xpid" '$6 == t && $9 == "EXCEPTION_ENTRY" && $0 !~ /vector=(0|3|14)([^0-9]|$)/' /tmp/ex.csv | wc -l)
+is "$other" "0" "no other vector in excprog"
+x3=$(ex_count /tmp/ex.csv "$xpid" EXCEPTION_EXIT 'vector=3([^0-9]|$)')
+x0=$(ex_count /tmp/ex.csv "$xpid" EXCEPTION_EXIT 'vector=0([^0-9]|$)')
+x14=$(ex_count /tmp/ex.csv "$xpid" EXCEPTION_EXIT 'vector=14([^0-9]|$)')
+probe_ok() { grep -q " t $1\$" /proc/kallsyms && ! grep -q "[[:space:]]$1\$" $D/kprobes/blacklist; }
+want3=0; probe_ok do_int3_user && want3=$XN
+want0=0; probe_ok do_error_trap && want0=$XN
+diag "exits: int3 $x3 (do_int3_user probe-able: $want3), divide error $x0 (do_error_trap: $want0), page fault $x14"
+is "$x3 $x0 $x14" "$want3 $want0 0" \
+	"EXCEPTION_EXIT: one per int3/divide error whose handler is probe-able here, none for page faults"
+if [ "$xstat" = unavailable ]; then
+	why=$(sed -n 's/^unavailable 33 EXCEPTION_EXIT //p' /tmp/ex/metadata)
+	isnt "$why" "" "EXCEPTION_EXIT unavailable, the metadata says why ($why)"
+else
+	ok 0 "EXCEPTION_EXIT available ($xstat)"
+fi
+
+# ------------------------------------------------------------------
+# memview on the module's page events (MEM_PAGE_ALLOC/FREE 0x40/0x41):
+# memphases (tests/kernel/memphases.c) grows by MV MiB, holds, munmaps;
+# expected from MV alone: E = MV * 256 pages allocated and peak, E .. E +
+# E/10 + 1024, and at least E freed (tests/memview.sh does the same on
+# the tracefs backend)
+# ------------------------------------------------------------------
+MV=16
+ME=$((MV * 256))
+printf '0x40 DEFAULT\n0x41 DEFAULT\n' | ktrace lkst write -m 8 -n pages
+ok $? "a maskset of MEM_PAGE_ALLOC and MEM_PAGE_FREE (ktrace lkst write -m 8)"
+ktrace lkst set -m pages
+w $L/buf_size 1048576 > /dev/null
+ktrace lkst start
+ktrace read $L /tmp/mvk > /tmp/mvk.out 2>&1 &
+reader=$!
+memphases $MV > /tmp/mvk.prog
+ok $? "memphases $MV ran"
+mpid=$(kv /tmp/mvk.prog pid)
+ktrace lkst stop
+wait $reader
+sed 's/^/#   /' /tmp/mvk.out
+ktrace memview -n 0 /tmp/mvk > /tmp/mvk.txt 2> /tmp/mvk.err
+ok $? "ktrace memview on the module's trace"
+sed -n 1,6p /tmp/mvk.txt | sed 's/^/#   /'
+set -- $(awk -v p="$mpid" '$1 == p && NF == 9 { print $3, $4, $8; exit }' /tmp/mvk.txt)
+mhi=$((ME + ME / 10 + 1024))
+[ "${1:-0}" -ge "$ME" ] && [ "$1" -le "$mhi" ]
+ok $? "memphases (pid $mpid) allocated ${1:-?} pages: E = $ME .. $mhi"
+[ "${3:-0}" -ge "$ME" ] && [ "$3" -le "$mhi" ]
+ok $? "its peak: ${3:-?} pages, E .. $mhi"
+[ "${2:-0}" -ge "$ME" ]
+ok $? "it freed ${2:-?} >= E pages"
+ktrace memview -p "$mpid" --svg /tmp/mvk.svg /tmp/mvk 2> /dev/null &&
+	grep -q "<polyline class=\"proc\" data-pid=\"$mpid\"" /tmp/mvk.svg
+ok $? "memview --svg draws its polyline"
+ktrace lkst set -m RDEFAULT
+rmmod_retry ktrace
+ok $? "rmmod ktrace (exceptions)"
