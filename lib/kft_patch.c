@@ -21,7 +21,8 @@
  *     such sites are refused ("not at a function entry"),
  *   - the function is selected: the configuration's funclist (-F) and its
  *     trigger functions, or every function when there is no funclist;
- *   - its 5 bytes are "0f 1f 44 00 00" (nopl 0(%rax,%rax,1), -mnop-mcount)
+ *   - its 5 bytes are "0f 1f 44 00 xx" (nopl disp8(%rax,%rax,1): gcc's
+ *     -mnop-mcount, clang's -fpatchable-function-entry=5)
  *     or five 0x90 (-fpatchable-function-entry; with N > 5 the other NOPs
  *     stay and execute after the call returns).  Anything else is skipped
  *     and counted ("not a NOP", e.g. N < 5), except a call (e8: a -pg
@@ -169,7 +170,8 @@ static int collect_fn(const char *name, uint64_t addr, void *arg)
 	return addrs_push(arg, addr) < 0 ? 1 : 0;
 }
 
-static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+/* nopl disp8(%rax,%rax,1): gcc writes disp8 0, clang 8 */
+static const uint8_t nop5[4] = { 0x0f, 0x1f, 0x44, 0x00 };
 static const uint8_t nop1x5[5] = { 0x90, 0x90, 0x90, 0x90, 0x90 };
 static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 
@@ -314,7 +316,7 @@ static void patch_object(struct kft_resolver *r, unsigned i, const struct addrs 
 			st->calls++;
 			continue;
 		}
-		if (memcmp((const void *)(uintptr_t)s, nop5, 5) &&
+		if (memcmp((const void *)(uintptr_t)s, nop5, 4) &&
 		    memcmp((const void *)(uintptr_t)s, nop1x5, 5)) {
 			st->not_nop++;
 			continue;
