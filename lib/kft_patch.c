@@ -296,13 +296,14 @@ static void patch_object(struct kft_resolver *r, unsigned i, const struct addrs 
 	for (size_t k = 0; k < sites.n; k++) {
 		uint64_t s = sites.v[k], fn;
 
-		if (seg_of(&o, s >= 4 ? s - 4 : s, s >= 4 ? 9 : 5) < 0) {
+		if (seg_of(&o, s, 5) < 0) {
 			st->not_entry++;
 			continue;
 		}
 		if (addrs_has(&fns, s))
 			fn = s;
-		else if (addrs_has(&fns, s - 4) && !memcmp((const void *)(uintptr_t)(s - 4), endbr64, 4))
+		else if (s >= 4 && seg_of(&o, s - 4, 9) >= 0 && addrs_has(&fns, s - 4) &&
+			 !memcmp((const void *)(uintptr_t)(s - 4), endbr64, 4))
 			fn = s - 4;
 		else {
 			st->not_entry++;
