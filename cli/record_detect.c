@@ -326,7 +326,8 @@ int rec_detect_line(unsigned b, const char *prog, char *line, size_t size)
 	else
 		ok = 0, snprintf(line, size, "%s: built without function hooks: its own calls are "
 					     "not traced (rebuild with -pg, -pg -mfentry or "
-					     "-finstrument-functions)",
+					     "-finstrument-functions; or -fpatchable-function-entry=5, "
+					     "free when untraced)",
 				 prog);
 	return ok;
 }

@@ -246,6 +246,13 @@ rm -rf tr
 is "$(cat out)" "45 e8 e8 90 90" "-F beta -F alpha: both patched, gamma_ and main not"
 is "$(counts tr)" "$(printf 'alpha 10\nbeta 5')" "-F beta -F alpha: counts (alpha: 5 from beta, 5 from gamma_)"
 
+# a trigger's function is patched too (it must enter the hooks to fire)
+printf 'trigger start entry gamma_\nfilter funclist beta fend\n' >trig.kft
+rm -rf tr
+"$KTRACE" record -q --config trig.kft -o tr ./sel >out 2>&1
+is "$(cat out)" "45 90 e8 e8 90" "funclist beta + trigger on gamma_: both patched, alpha and main not"
+is "$(counts tr)" "beta 5" "funclist beta + trigger on gamma_: the run starts, beta's 5 calls kept"
+
 # a listed site that is not a NOP: skipped, counted, said on stderr
 cat >odd.c <<'EOF'
 #include <stdio.h>
