@@ -95,6 +95,10 @@ struct patch_obj {
 	} seg[PATCH_MAX_SEGS];
 };
 
+/*
+ * dl_iterate_phdr() callback: fill @arg (a struct patch_obj) from the
+ * object loaded at its bias.  Return: 1 (stop) once found, else 0.
+ */
 static int patch_find_obj(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct patch_obj *o = arg;
@@ -123,6 +127,7 @@ struct addrs {
 	size_t n, cap;
 };
 
+/* Append @x, growing by doubling.  Return: 0, -1 out of memory (@a unchanged). */
 static int addrs_push(struct addrs *a, uint64_t x)
 {
 	if (a->n == a->cap) {
@@ -138,6 +143,7 @@ static int addrs_push(struct addrs *a, uint64_t x)
 	return 0;
 }
 
+/* qsort()/bsearch() order of uint64_t. */
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -159,11 +165,13 @@ static void addrs_sort(struct addrs *a)
 	a->n = n;
 }
 
+/* Is @x in the sorted @a? */
 static int addrs_has(const struct addrs *a, uint64_t x)
 {
 	return a->n && bsearch(&x, a->v, a->n, sizeof(*a->v), cmp_u64) != NULL;
 }
 
+/* kft_obj_funcs() callback: the address into @arg (a struct addrs); 1 (stop): out of memory. */
 static int collect_fn(const char *name, uint64_t addr, void *arg)
 {
 	(void)name;
@@ -348,6 +356,11 @@ out:
 	free(ok.v);
 }
 
+/*
+ * kft_patch_apply() - see kft_rt.h.  @cfg NULL or without a funclist:
+ * every site; @r NULL: a resolver of its own is opened and closed.  No
+ * error return: what could not be done is counted (DIR/kft-patch, stderr).
+ */
 void kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const char *dir)
 {
 	struct kft_resolver *own = NULL;
