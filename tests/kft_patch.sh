@@ -300,6 +300,15 @@ like err "^ktrace record: ./p3: built with -fpatchable-function-entry=N with N <
 is "$(sed -n '1,2p;4p' tr/kft-patch | tr '\n' ' ')" "sites: 4 patched: 0 not a nop: 4 " \
 	"N=3: kft-patch: none patched, 4 not a NOP"
 
+# another architecture: the sel binary with e_machine set to AArch64 (183)
+cp sel sel-arm64
+printf '\267\000' | dd of=sel-arm64 bs=1 seek=18 conv=notrunc 2>/dev/null
+is "$(od -An -tu2 -j18 -N2 sel-arm64 | tr -d ' ')" 183 "sel-arm64: e_machine is EM_AARCH64"
+rm -rf tr
+"$KTRACE" record -o tr ./sel-arm64 >/dev/null 2>err
+like err "^ktrace record: ./sel-arm64: built with patchable function entries, but patching them is supported on x86-64 only: rebuild with -finstrument-functions" \
+	"another architecture: record refuses, names the flag"
+
 # record's line for the flavours
 for b in patch nop; do
 	rm -rf tr
