@@ -136,12 +136,13 @@ lflags_of() {
 build() {
 	v=$1
 	flags=$(flags_of "$v")
+	lflags=$(lflags_of "$v")
 	s=$OUT/$SQLITE_NAME
 	# shellcheck disable=SC2086
 	(
 		$CC $flags -I"$s" -c "$s/sqlite3.c" -o "$OUT/sqlite3-$v.o" &&
 		$CC $flags -I"$s" -c "$s/shell.c" -o "$OUT/shell-$v.o" &&
-		$CC $(lflags_of "$v") -o "$OUT/sqlite3-$v.tmp" "$OUT/shell-$v.o" "$OUT/sqlite3-$v.o" -lpthread -lm &&
+		$CC $lflags -o "$OUT/sqlite3-$v.tmp" "$OUT/shell-$v.o" "$OUT/sqlite3-$v.o" -lpthread -lm &&
 		mv "$OUT/sqlite3-$v.tmp" "$OUT/sqlite3-$v" &&
 		rm -f "$OUT/sqlite3-$v.o" "$OUT/shell-$v.o" &&
 		echo "$CC $flags" > "$OUT/sqlite3-$v.flags"
