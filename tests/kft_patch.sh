@@ -302,7 +302,7 @@ is "$(sed -n '1,2p;4p' tr/kft-patch | tr '\n' ' ')" "sites: 4 patched: 0 not a n
 
 # another architecture: the sel binary with e_machine set to AArch64 (183)
 cp sel sel-arm64
-printf '\267\000' | dd of=sel-arm64 bs=1 seek=18 conv=notrunc 2>/dev/null
+printf '\267\000' | env -u LD_PRELOAD dd of=sel-arm64 bs=1 seek=18 conv=notrunc 2>/dev/null
 is "$(od -An -tu2 -j18 -N2 sel-arm64 | tr -d ' ')" 183 "sel-arm64: e_machine is EM_AARCH64"
 rm -rf tr
 "$KTRACE" record -o tr ./sel-arm64 >/dev/null 2>err
