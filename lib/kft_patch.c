@@ -93,6 +93,10 @@ struct patch_obj {
 		uint64_t lo, hi; /* run-time addresses [lo, hi) */
 		int prot;        /* PROT_* from p_flags */
 	} seg[PATCH_MAX_SEGS];
+	unsigned nload;
+	struct {
+		uint64_t lo, hi;
+	} load[PATCH_MAX_SEGS]; /* readable PT_LOAD segments, where the sections must lie */
 };
 
 /*
@@ -106,10 +110,15 @@ static int patch_find_obj(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)size;
 	if (info->dlpi_addr != o->bias)
 		return 0;
-	for (unsigned k = 0; k < info->dlpi_phnum && o->nseg < PATCH_MAX_SEGS; k++) {
+	for (unsigned k = 0; k < info->dlpi_phnum; k++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
 
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && o->nload < PATCH_MAX_SEGS) {
+			o->load[o->nload].lo = info->dlpi_addr + ph->p_vaddr;
+			o->load[o->nload].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			o->nload++;
+		}
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || o->nseg >= PATCH_MAX_SEGS)
 			continue;
 		o->seg[o->nseg].lo = info->dlpi_addr + ph->p_vaddr;
 		o->seg[o->nseg].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
@@ -276,10 +285,21 @@ static void patch_object(struct kft_resolver *r, unsigned i, const struct addrs 
 
 	if (!kft_resolver_obj(r, i, &bias))
 		return;
+	memset(&o, 0, sizeof(o));
+	o.bias = bias;
+	dl_iterate_phdr(patch_find_obj, &o);
 	for (unsigned k = 0; k < 2; k++) {
 		uint64_t addr, size;
+		int mapped = 0;
 
 		if (kft_obj_section(r, i, sections[k], &addr, &size) < 0)
+			continue;
+		/* the file must describe the memory: the section inside a readable segment */
+		for (unsigned m = 0; m < o.nload; m++)
+			if (bias + addr >= o.load[m].lo && bias + addr + size <= o.load[m].hi &&
+			    bias + addr + size >= bias + addr)
+				mapped = 1;
+		if (!mapped)
 			continue;
 		for (uint64_t off = 0; off + 8 <= size; off += 8) {
 			uint64_t v;
@@ -293,9 +313,6 @@ static void patch_object(struct kft_resolver *r, unsigned i, const struct addrs 
 		goto out;
 	addrs_sort(&sites);
 	st->sites += sites.n;
-	memset(&o, 0, sizeof(o));
-	o.bias = bias;
-	dl_iterate_phdr(patch_find_obj, &o);
 	if (kft_obj_funcs(r, i, collect_fn, &fns) < 0 || !o.found) {
 		st->not_entry += sites.n;
 		goto out;
