@@ -246,6 +246,10 @@ rm -rf tr
 is "$(cat out)" "45 e8 e8 90 90" "-F beta -F alpha: both patched, gamma_ and main not"
 is "$(counts tr)" "$(printf 'alpha 10\nbeta 5')" "-F beta -F alpha: counts (alpha: 5 from beta, 5 from gamma_)"
 
+# a second record into the same directory: kft-patch is one of the trace's files
+"$KTRACE" record -q -F beta -o tr ./sel >out 2>err
+is "$? $(cat out) $(cat err)" "0 45 90 e8 90 90 " "record again into the directory holding kft-patch: accepted"
+
 # a trigger's function is patched too (it must enter the hooks to fire)
 printf 'trigger start entry gamma_\nfilter funclist beta fend\n' >trig.kft
 rm -rf tr
