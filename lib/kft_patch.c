@@ -53,6 +53,7 @@
  * Thread-safety: constructor only, not thread-safe, not async-signal-safe
  * (allocates, mprotect()s the program's text).
  */
+#include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -374,6 +375,64 @@ out:
 }
 
 /*
+ * Does the ELF file @path have a section named __patchable_function_entries
+ * or __mcount_loc?  Read with pread() (section headers and their names
+ * only), so that a program without them does not pay for libelf.
+ * Return: 1 yes, 0 no or unreadable.
+ */
+static int has_patch_sections(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+	ElfW(Ehdr) eh;
+	ElfW(Shdr) *sh = NULL, str;
+	char *names = NULL;
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(ElfW(Shdr)) ||
+	    !eh.e_shnum || eh.e_shstrndx >= eh.e_shnum)
+		goto out;
+	sh = malloc((size_t)eh.e_shnum * sizeof(*sh));
+	if (!sh || pread(fd, sh, (size_t)eh.e_shnum * sizeof(*sh), (off_t)eh.e_shoff) !=
+			   (ssize_t)((size_t)eh.e_shnum * sizeof(*sh)))
+		goto out;
+	str = sh[eh.e_shstrndx];
+	if (!str.sh_size || str.sh_size > (64u << 20) || !(names = malloc(str.sh_size + 1)) ||
+	    pread(fd, names, str.sh_size, (off_t)str.sh_offset) != (ssize_t)str.sh_size)
+		goto out;
+	names[str.sh_size] = '\0';
+	for (unsigned k = 0; k < eh.e_shnum && !found; k++)
+		if (sh[k].sh_name < str.sh_size &&
+		    (!strcmp(names + sh[k].sh_name, "__patchable_function_entries") ||
+		     !strcmp(names + sh[k].sh_name, "__mcount_loc")))
+			found = 1;
+out:
+	free(names);
+	free(sh);
+	close(fd);
+	return found;
+}
+
+/* dl_iterate_phdr() callback: set *@arg if the object's file has a patchable-entry section. */
+static int any_patch_sections(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const char *path = info->dlpi_name;
+	int *first = (int *)arg + 1;
+
+	(void)size;
+	if (!path || !*path) {
+		if (!*first)
+			return 0; /* the vDSO */
+		path = "/proc/self/exe";
+	}
+	*first = 0;
+	if (has_patch_sections(path))
+		*(int *)arg = 1;
+	return *(int *)arg;
+}
+
+/*
  * kft_patch_apply() - see kft_rt.h.  @cfg NULL or without a funclist:
  * every site; @r NULL: a resolver of its own is opened and closed.  No
  * error return: what could not be done is counted (DIR/kft-patch, stderr).
@@ -387,6 +446,13 @@ void kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const
 	char text[512];
 	int n;
 
+	{
+		int found[2] = { 0, 1 }; /* found, next object is the first */
+
+		dl_iterate_phdr(any_patch_sections, found);
+		if (!found[0])
+			return;
+	}
 	if (use_sel) {
 		for (kt_u32 k = 0; k < cfg->nfuncs && k < KFT_FUNCLIST_MAX; k++)
 			addrs_push(&sel, cfg->funcs[k]);
