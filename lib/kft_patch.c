@@ -10,6 +10,9 @@
  * -mfentry machinery of lib/kft_pg.c (entry hook, return stack, exit
  * trampoline, longjmp, exceptions, signals) does the rest unchanged.
  *
+ * First the objects' section names are read with pread(): a program
+ * without these sections returns at once (no libelf loaded).
+ *
  * Sites: the addresses in the __patchable_function_entries section
  * (-fpatchable-function-entry) and in __mcount_loc (-mrecord-mcount) of
  * every object loaded at start, read from memory (the dynamic loader has
