@@ -7,6 +7,8 @@
  *                    stacks, the engine's verdicts, CALL records
  *   kft_pg.c, kft_pg_entry.S    mcount/__fentry__ (-pg builds): the return address
  *                    diverted to an exit trampoline, then the same hooks
+ *   kft_patch.c      patchable builds: entry NOPs patched at start into calls
+ *                    to kft_pg_entry.S's __fentry__ path
  *   kft_signal.c     sigaction()/signal() wrappers that count signal-handler
  *                    nesting ("interrupt context" for noints/onlyints)
  *   kft_callsites.c  the (function, call site) table, file DIR/callsites
