@@ -9,8 +9,9 @@
  *   __cyg_profile_func_enter         -finstrument-functions (lib/kft_hooks.c)
  *   __fentry__                       -pg -mfentry (lib/kft_pg.c)
  *   mcount, _mcount                  -pg
- *   __patchable_function_entries     -fpatchable-function-entry, -mnop-mcount
- *                                    (patched at run time: not supported yet)
+ *   __patchable_function_entries     -fpatchable-function-entry=N[,M]
+ *   __mcount_loc                     -mrecord-mcount (-pg -mfentry -mnop-mcount)
+ *                                    (both patched at start, lib/kft_patch.c)
  * and PT_INTERP (a static program cannot be given libktrace by LD_PRELOAD).
  * Only the program file is read: hooks in its shared libraries are not
  * seen (the line says so when the program itself has none).
@@ -25,6 +26,128 @@
 #include <unistd.h>
 
 #include "cli/record_opts.h"
+
+/*
+ * What rec_detect() found at the sites of the patchable-entry sections,
+ * classified as lib/kft_patch.c does at run time (which see): sites at a
+ * function's entry (its symbol, or 4 bytes past it after endbr64) that
+ * hold a 5-byte NOP (patchable), a call already (-pg -mfentry
+ * -mrecord-mcount: its hook is called anyway), something else (not_nop:
+ * -fpatchable-function-entry=N with N < 5), or not at an entry
+ * (not_entry: -fpatchable-function-entry=N,M with M > 0).  Filled by the
+ * last rec_detect() call, read by rec_detect_line(): the CLI is one thread.
+ */
+static struct {
+	unsigned sites, patchable, calls, not_nop, not_entry;
+} rec_patch;
+
+static int cmp_addr(const void *a, const void *b)
+{
+	GElf_Addr x = *(const GElf_Addr *)a, y = *(const GElf_Addr *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The @len bytes at link-time address @addr in an executable section of @elf into @out. */
+static int text_bytes(Elf *elf, GElf_Addr addr, unsigned char *out, size_t len)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    sh.sh_type != SHT_PROGBITS || addr < sh.sh_addr || addr + len > sh.sh_addr + sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || addr - sh.sh_addr + len > d->d_size)
+			return -1;
+		memcpy(out, (const char *)d->d_buf + (addr - sh.sh_addr), len);
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * Classify the sites of @elf's patchable-entry sections into rec_patch.
+ * The file holds their link-time addresses (a PIE's relocation addends
+ * are written in place too); function symbols from .symtab, else .dynsym.
+ */
+static void scan_patch_sites(Elf *elf, size_t shstrndx)
+{
+	static const unsigned char nop5[4] = { 0x0f, 0x1f, 0x44, 0x00 }; /* + any disp8 */
+	static const unsigned char nop1x5[5] = { 0x90, 0x90, 0x90, 0x90, 0x90 };
+	static const unsigned char endbr[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	GElf_Addr *fns = NULL;
+	size_t nfn = 0, cap = 0;
+	Elf_Scn *scn;
+
+	for (int pass = 0; pass < 2 && !nfn; pass++) {
+		for (scn = NULL; (scn = elf_nextscn(elf, scn));) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) ||
+			    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+				continue;
+			for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym sym;
+
+				if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+				    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+					continue;
+				if (nfn == cap) {
+					GElf_Addr *n = realloc(fns, (cap = cap ? cap * 2 : 1024) * sizeof(*n));
+
+					if (!n)
+						goto out;
+					fns = n;
+				}
+				fns[nfn++] = sym.st_value;
+			}
+		}
+	}
+	if (nfn)
+		qsort(fns, nfn, sizeof(*fns), cmp_addr);
+	for (scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (strcmp(name, "__patchable_function_entries") && strcmp(name, "__mcount_loc")))
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t off = 0; d && d->d_buf && off + 8 <= d->d_size; off += 8) {
+			unsigned char b[9];
+			GElf_Addr v, w;
+			int at = 0;
+
+			memcpy(&v, (const char *)d->d_buf + off, 8);
+			rec_patch.sites++;
+			w = v;
+			if (nfn && bsearch(&w, fns, nfn, sizeof(*fns), cmp_addr))
+				at = 1;
+			w = v - 4;
+			if (!at && nfn && bsearch(&w, fns, nfn, sizeof(*fns), cmp_addr) &&
+			    text_bytes(elf, v - 4, b, 4) == 0 && !memcmp(b, endbr, 4))
+				at = 1;
+			if (!at || text_bytes(elf, v, b, 5) < 0)
+				rec_patch.not_entry++;
+			else if (b[0] == 0xe8)
+				rec_patch.calls++;
+			else if (!memcmp(b, nop5, 4) || !memcmp(b, nop1x5, 5))
+				rec_patch.patchable++;
+			else
+				rec_patch.not_nop++;
+		}
+	}
+out:
+	free(fns);
+}
 
 /* PROG as exec() with PATH finds it, into @path. Return: 0, -1 not found. */
 static int find_prog(const char *prog, char *path, size_t size)
@@ -85,6 +208,7 @@ unsigned rec_detect(const char *prog, char *path, size_t size)
 	Elf *elf;
 	int fd;
 
+	memset(&rec_patch, 0, sizeof(rec_patch));
 	if (find_prog(prog, path, size) < 0)
 		return REC_BUILD_NOFILE;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -125,7 +249,11 @@ unsigned rec_detect(const char *prog, char *path, size_t size)
 		name = shstrndx ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
 		if (name && !strcmp(name, "__patchable_function_entries"))
 			found |= REC_BUILD_PATCHABLE;
+		if (name && !strcmp(name, "__mcount_loc"))
+			found |= REC_BUILD_MCOUNTLOC;
 	}
+	if (found & (REC_BUILD_PATCHABLE | REC_BUILD_MCOUNTLOC) && shstrndx)
+		scan_patch_sites(elf, shstrndx);
 	elf_end(elf);
 	close(fd);
 	return found;
@@ -162,16 +290,44 @@ int rec_detect_line(unsigned b, const char *prog, char *line, size_t size)
 		snprintf(line, size, "%s: built with -pg: tracing every call through mcount and "
 				     "an exit trampoline",
 			 prog);
-	else if (b & REC_BUILD_PATCHABLE)
-		ok = 0, snprintf(line, size, "%s: built with -fpatchable-function-entry or "
-					     "-mnop-mcount: patching at run time is not supported yet, "
-					     "its calls are not traced (rebuild with -pg or "
-					     "-finstrument-functions)",
+	else if ((b & (REC_BUILD_PATCHABLE | REC_BUILD_MCOUNTLOC)) && (b & REC_BUILD_OTHERARCH))
+		ok = 0, snprintf(line, size, "%s: built with patchable function entries, but patching "
+					     "them is supported on x86-64 only: rebuild with "
+					     "-finstrument-functions",
+				 prog);
+	else if ((b & (REC_BUILD_PATCHABLE | REC_BUILD_MCOUNTLOC)) && rec_patch.patchable) {
+		int n = snprintf(line, size, "%s: patchable entries in %u functions (%s): patched at "
+					     "start, only those selected by -F/funclist (all without one)",
+				 prog, rec_patch.patchable,
+				 b & REC_BUILD_PATCHABLE ? "-fpatchable-function-entry"
+							 : "-mnop-mcount -mrecord-mcount");
+		unsigned left = rec_patch.not_nop + rec_patch.not_entry;
+
+		if (left && n > 0 && (size_t)n < size)
+			snprintf(line + n, size - (size_t)n, "; %u sites left alone (%u not a 5-byte NOP, "
+							       "%u not at a function entry)",
+				 left, rec_patch.not_nop, rec_patch.not_entry);
+	} else if ((b & REC_BUILD_PATCHABLE) && rec_patch.not_entry)
+		ok = 0, snprintf(line, size, "%s: built with -fpatchable-function-entry=N,M with M > 0 "
+					     "(the NOPs before the entry run for no call): not "
+					     "patched, its calls are not traced (rebuild with "
+					     "-fpatchable-function-entry=5)",
+				 prog);
+	else if ((b & REC_BUILD_PATCHABLE) && rec_patch.not_nop)
+		ok = 0, snprintf(line, size, "%s: built with -fpatchable-function-entry=N with N < 5 "
+					     "(no room for a call): not patched, its calls are not "
+					     "traced (rebuild with -fpatchable-function-entry=5)",
+				 prog);
+	else if (b & (REC_BUILD_PATCHABLE | REC_BUILD_MCOUNTLOC))
+		ok = 0, snprintf(line, size, "%s: its patchable-entry sections list no function entry "
+					     "with a 5-byte NOP: its calls are not traced (rebuild "
+					     "with -fpatchable-function-entry=5 or -pg -mfentry)",
 				 prog);
 	else
 		ok = 0, snprintf(line, size, "%s: built without function hooks: its own calls are "
 					     "not traced (rebuild with -pg, -pg -mfentry or "
-					     "-finstrument-functions)",
+					     "-finstrument-functions; or -fpatchable-function-entry=5, "
+					     "free when untraced)",
 				 prog);
 	return ok;
 }

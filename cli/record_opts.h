@@ -97,6 +97,7 @@ int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, 
 #define REC_BUILD_OTHERARCH 32u /* not x86-64 (the -pg hooks are x86-64 only) */
 #define REC_BUILD_NOFILE 64u    /* not found along PATH, or unreadable */
 #define REC_BUILD_NOTELF 128u   /* a script or another format */
+#define REC_BUILD_MCOUNTLOC 256u /* __mcount_loc section: -mrecord-mcount (with -mnop-mcount) */
 
 /**
  * rec_detect() - how @prog (found along PATH as exec does, its path into

@@ -41,6 +41,7 @@ struct kft_elf_api {
 	Elf_Data *(*getdata)(Elf_Scn *, Elf_Data *);
 	GElf_Sym *(*getsym)(Elf_Data *, int, GElf_Sym *);
 	char *(*strptr)(Elf *, size_t, size_t);
+	int (*getshdrstrndx)(Elf *, size_t *); /* optional: kft_obj_section() only */
 };
 
 #define KFT_MAX_OBJS 512
@@ -72,6 +73,7 @@ static int kft_elf_load(struct kft_elf_api *a)
 	*(void **)&a->getdata = dlsym(a->lib, "elf_getdata");
 	*(void **)&a->getsym = dlsym(a->lib, "gelf_getsym");
 	*(void **)&a->strptr = dlsym(a->lib, "elf_strptr");
+	*(void **)&a->getshdrstrndx = dlsym(a->lib, "elf_getshdrstrndx");
 	if (!a->version || !a->begin || !a->end || !a->nextscn || !a->getshdr || !a->getdata ||
 	    !a->getsym || !a->strptr || a->version(EV_CURRENT) == EV_NONE) {
 		dlclose(a->lib);
@@ -286,4 +288,69 @@ int kft_glob(void *arg, const char *pat, kt_u32 len, kt_u64 *addrs, kt_u32 max)
 	for (unsigned i = 0; r->have_api && i < r->nobj; i++)
 		kft_each_sym(r, i, match_glob, &g);
 	return (int)(g.n > 0x7fffffffu ? 0x7fffffffu : g.n);
+}
+
+/* ---- objects, sections and function symbols, for lib/kft_patch.c ---- */
+
+unsigned kft_resolver_nobj(const struct kft_resolver *r)
+{
+	return r->have_api ? r->nobj : 0;
+}
+
+const char *kft_resolver_obj(const struct kft_resolver *r, unsigned i, uint64_t *bias)
+{
+	if (i >= r->nobj)
+		return NULL;
+	*bias = r->obj[i].bias;
+	return r->obj[i].path;
+}
+
+/* Opens object @i's ELF file if not yet tried; its Elf handle or NULL. */
+static Elf *kft_obj_elf(struct kft_resolver *r, unsigned i)
+{
+	if (!r->have_api || i >= r->nobj)
+		return NULL;
+	if (!r->obj[i].tried) {
+		r->obj[i].tried = 1;
+		r->obj[i].fd = open(r->obj[i].path, O_RDONLY | O_CLOEXEC);
+		if (r->obj[i].fd >= 0)
+			r->obj[i].elf = r->api.begin(r->obj[i].fd, ELF_C_READ, NULL);
+	}
+	return r->obj[i].elf;
+}
+
+int kft_obj_section(struct kft_resolver *r, unsigned i, const char *name, uint64_t *addr,
+		    uint64_t *size)
+{
+	struct kft_elf_api *a = &r->api;
+	Elf *elf = kft_obj_elf(r, i);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || !a->getshdrstrndx || a->getshdrstrndx(elf, &shstrndx) != 0)
+		return -1;
+	while ((scn = a->nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *s;
+
+		if (!a->getshdr(scn, &sh))
+			continue;
+		s = a->strptr(elf, shstrndx, sh.sh_name);
+		if (s && !strcmp(s, name)) {
+			if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_type == SHT_NOBITS)
+				return -1;
+			*addr = sh.sh_addr;
+			*size = sh.sh_size;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int kft_obj_funcs(struct kft_resolver *r, unsigned i,
+		  int (*fn)(const char *name, uint64_t addr, void *arg), void *arg)
+{
+	if (!r->have_api || i >= r->nobj)
+		return -1;
+	return kft_each_sym(r, i, fn, arg);
 }

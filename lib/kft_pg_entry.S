@@ -98,6 +98,10 @@ mcount:
 	.globl	__fentry__
 	.type	__fentry__, @function
 	.p2align 4
+/* kft_pg_fentry: the same entry, for lib/kft_patch.c's trampolines (never interposed) */
+	.globl	kft_pg_fentry
+	.hidden	kft_pg_fentry
+kft_pg_fentry:
 __fentry__:
 	.cfi_startproc
 	PG_SAVE

@@ -7,6 +7,8 @@
  *                    stacks, the engine's verdicts, CALL records
  *   kft_pg.c, kft_pg_entry.S    mcount/__fentry__ (-pg builds): the return address
  *                    diverted to an exit trampoline, then the same hooks
+ *   kft_patch.c      patchable builds: entry NOPs patched at start into calls
+ *                    to kft_pg_entry.S's __fentry__ path
  *   kft_signal.c     sigaction()/signal() wrappers that count signal-handler
  *                    nesting ("interrupt context" for noints/onlyints)
  *   kft_callsites.c  the (function, call site) table, file DIR/callsites
@@ -210,6 +212,30 @@ void kft_resolver_close(struct kft_resolver *r);
 /* kft_resolve_fn and kft_glob_fn (kft/config.h) over a struct kft_resolver. */
 int kft_resolve(void *arg, const char *name, kt_u32 len, kt_u64 *addr);
 int kft_glob(void *arg, const char *pat, kt_u32 len, kt_u64 *addrs, kt_u32 max);
+/* The objects (main program first; 0 without libelf), object @i's path and load bias. */
+unsigned kft_resolver_nobj(const struct kft_resolver *r);
+const char *kft_resolver_obj(const struct kft_resolver *r, unsigned i, uint64_t *bias);
+/*
+ * kft_obj_section() - the link-time address (add the bias) and size in
+ * bytes of object @i's allocated section @name.  Return: 0, -1 no such
+ * section, not loaded (SHF_ALLOC), or no readable ELF file.
+ */
+int kft_obj_section(struct kft_resolver *r, unsigned i, const char *name, uint64_t *addr,
+		    uint64_t *size);
+/* @fn(name, run-time address, @arg) per defined function symbol of object @i (-1: no ELF). */
+int kft_obj_funcs(struct kft_resolver *r, unsigned i,
+		  int (*fn)(const char *name, uint64_t addr, void *arg), void *arg);
+
+/*
+ * kft_patch.c: patchable builds (-fpatchable-function-entry, -mnop-mcount)
+ * patched at program start.  kft_patch_apply() rewrites the entry NOPs of
+ * the functions @cfg selects (its funclist and trigger functions; all
+ * when it has no funclist) into calls to the -mfentry hook, in every
+ * object @r lists, writes DIR/kft-patch (@dir) and says on stderr when
+ * sites were skipped.  Constructor only, before the program's threads.
+ */
+struct kft_config;
+void kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const char *dir);
 
 /* kft_start.c: what ktrace record passes besides the configuration */
 /*

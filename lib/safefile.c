@@ -167,6 +167,7 @@ int ksf_trace_name(const char *name, int top)
 {
 	static const char *const fixed[] = { "metadata", "control", "state", "dropped", "threads",
 					     "callsites", "kft", "kft-status", "kallsyms", "session",
+					     "kft-patch", /* lib/kft_patch.c */
 					     NULL };
 	const char *d;
 

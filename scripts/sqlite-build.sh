@@ -10,6 +10,9 @@
 #   inst    cc -O2 -g -finstrument-functions     -> BUILD_DIR/demo/sqlite3-inst
 #   pg      cc -O2 -g -pg  (for uftrace)         -> BUILD_DIR/demo/sqlite3-pg
 #   pgf     cc -O2 -g -pg -mfentry               -> BUILD_DIR/demo/sqlite3-pgf
+#   patch   cc -O2 -g -fpatchable-function-entry=5  -> BUILD_DIR/demo/sqlite3-patch
+#   nop     cc -O2 -g -fno-pie -pg -mfentry -mnop-mcount -mrecord-mcount,
+#           linked -no-pie without -pg (no gmon.out) -> BUILD_DIR/demo/sqlite3-nop
 # Each is the whole shell (shell.c + the sqlite3.c amalgamation) built with
 # those flags, and is rebuilt only when missing or when its flags change.
 # Variants are compiled in parallel (sqlite3.c takes ~30 s per variant).
@@ -36,11 +39,11 @@ SQLITE_SHA256=f6b50b0c103392af32a8be15b2b9d25959de9a00a70c3979128aafeaa5338b3f
 me=sqlite-build.sh
 die() { echo "$me: $*" >&2; exit 1; }
 
-[ $# -ge 2 ] || { echo "usage: $me BUILD_DIR plain|inst|pg|pgf..." >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $me BUILD_DIR plain|inst|pg|pgf|patch|nop..." >&2; exit 2; }
 B=$1
 shift
 for v in "$@"; do
-	case "$v" in plain|inst|pg|pgf) ;; *) echo "$me: unknown variant '$v' (plain, inst, pg or pgf)" >&2; exit 2 ;; esac
+	case "$v" in plain|inst|pg|pgf|patch|nop) ;; *) echo "$me: unknown variant '$v' (plain, inst, pg, pgf, patch or nop)" >&2; exit 2 ;; esac
 done
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -115,6 +118,17 @@ flags_of() {
 	inst) echo "-O2 -g -finstrument-functions" ;;
 	pg) echo "-O2 -g -pg" ;;
 	pgf) echo "-O2 -g -pg -mfentry" ;;
+	patch) echo "-O2 -g -fpatchable-function-entry=5" ;;
+	nop) echo "-O2 -g -fno-pie -pg -mfentry -mnop-mcount -mrecord-mcount" ;;
+	esac
+}
+
+# link flags: the compile flags, but -mnop-mcount's build links without
+# -pg (gcrt1.o would write gmon.out) and without PIE (it has no -fPIC form)
+lflags_of() {
+	case "$1" in
+	nop) echo "-O2 -g -no-pie" ;;
+	*) flags_of "$1" ;;
 	esac
 }
 
@@ -122,12 +136,13 @@ flags_of() {
 build() {
 	v=$1
 	flags=$(flags_of "$v")
+	lflags=$(lflags_of "$v")
 	s=$OUT/$SQLITE_NAME
 	# shellcheck disable=SC2086
 	(
 		$CC $flags -I"$s" -c "$s/sqlite3.c" -o "$OUT/sqlite3-$v.o" &&
 		$CC $flags -I"$s" -c "$s/shell.c" -o "$OUT/shell-$v.o" &&
-		$CC $flags -o "$OUT/sqlite3-$v.tmp" "$OUT/shell-$v.o" "$OUT/sqlite3-$v.o" -lpthread -lm &&
+		$CC $lflags -o "$OUT/sqlite3-$v.tmp" "$OUT/shell-$v.o" "$OUT/sqlite3-$v.o" -lpthread -lm &&
 		mv "$OUT/sqlite3-$v.tmp" "$OUT/sqlite3-$v" &&
 		rm -f "$OUT/sqlite3-$v.o" "$OUT/shell-$v.o" &&
 		echo "$CC $flags" > "$OUT/sqlite3-$v.flags"

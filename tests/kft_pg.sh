@@ -16,7 +16,7 @@
 # status must not change.  Also: a signal storm into the hooks, fork+exec
 # (a program here), -lktrace instead of LD_PRELOAD, -pg programs without a
 # run, and the build line `record` prints for each flavour, a plain and a
-# -fpatchable-function-entry program.
+# -fpatchable-function-entry program (patched: tests/kft_patch.sh).
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
 san_preload
@@ -328,8 +328,8 @@ like line "^ktrace record: ./plain: built without function hooks: .*rebuild with
 rm -rf tr
 "$KTRACE" record -o tr ./patchable fib 3 2>err >/dev/null
 head -n 1 err >line
-like line "^ktrace record: ./patchable: built with -fpatchable-function-entry or -mnop-mcount: .*not supported yet" \
-	"record says: patchable entries not supported yet"
+like line "^ktrace record: ./patchable: patchable entries in [0-9]* functions .*patched at start" \
+	"record says: patchable entries patched at start (tests/kft_patch.sh tests them)"
 rm -rf tr
 "$KTRACE" record -q -o tr ./ct-pg tree 2>err >/dev/null
 is "$(cat err)" "" "record -q: no account"

@@ -22,6 +22,12 @@
 #   kt-pg        ktrace record, every call, on the -pg build (lib/kft_pg.c)
 #   kt-pgf       ktrace record, every call, on the -pg -mfentry build
 #   uf-pgf       uftrace record on the -pg -mfentry build
+#   kt-patch     ktrace record, every call, on the -fpatchable-function-entry=5
+#                build (every entry patched at start, lib/kft_patch.c)
+#   kt-patch-F1  the same with funclist sqlite3BtreeInsert: that one entry patched
+#   patch-untraced  the -fpatchable-function-entry=5 build run alone (NOPs)
+#   uf-patch     uftrace record -P . on the patchable build (dynamic tracing)
+#   uf-patch-F1  uftrace record -P sqlite3BtreeInsert on the patchable build
 #
 # and prints the table of docs/PERFORMANCE.md, "Function tracing (KFT) on
 # SQLite": median wall and CPU (user + sys, all processes) seconds, ratio to
@@ -86,7 +92,7 @@ W=$(cd "$W" && pwd) || exit 1
 # Run everything from $O: the -pg build writes gmon.out into its directory.
 cd "$O" || exit 1
 
-"$SRC/scripts/sqlite-build.sh" "$B" plain inst pg pgf || exit 1
+"$SRC/scripts/sqlite-build.sh" "$B" plain inst pg pgf patch || exit 1
 "$CC" -O2 -Wall -Wextra -shared -fPIC -o "$O/empty_hooks.so" "$SRC/bench/kft/empty_hooks.c" ||
 	die "cannot build empty_hooks.so"
 "$CC" -O2 -Wall -Wextra -shared -fPIC -o "$O/floor_hooks.so" "$SRC/bench/kft/floor_hooks.c" ||
@@ -120,6 +126,7 @@ printf 'filter mintime 1\n' > "$O/mintime1.kft"
 printf 'filter funclist sqlite3BtreeInsert fend\n' > "$O/funclist.kft"
 
 ROWS="plain empty floor kt-stream kt-flight kt-mintime1 kt-funclist uf-pg uf-pg-t1us uf-pg-F uf-inst kt-pg kt-pgf uf-pgf"
+ROWS="$ROWS kt-patch kt-patch-F1 patch-untraced uf-patch uf-patch-F1"
 declare -A DESC BUF
 DESC[plain]="plain -O2"
 DESC[empty]="-finstrument-functions, empty hooks"
@@ -135,6 +142,13 @@ DESC[uf-inst]="uftrace record (-finstrument-functions build)"
 DESC[kt-pg]="ktrace record (-pg build, every call)"
 DESC[kt-pgf]="ktrace record (-pg -mfentry build, every call)"
 DESC[uf-pgf]="uftrace record (-pg -mfentry build)"
+DESC[kt-patch]="ktrace record (-fpatchable-function-entry=5 build, every call)"
+DESC[kt-patch-F1]="ktrace record, funclist sqlite3BtreeInsert (patchable build)"
+DESC[patch-untraced]="-fpatchable-function-entry=5 build, untraced"
+DESC[uf-patch]="uftrace record -P . (patchable build)"
+DESC[uf-patch-F1]="uftrace record -P sqlite3BtreeInsert (patchable build)"
+BUF[kt-patch]="ring 32 x 256 KiB"
+BUF[kt-patch-F1]="ring 32 x 256 KiB"
 BUF[kt-pg]="ring 32 x 256 KiB"
 BUF[kt-pgf]="ring 32 x 256 KiB"
 BUF[kt-stream]="ring 32 x 256 KiB"
@@ -171,6 +185,11 @@ row_cmd() {
 	kt-pg) CMD=("${k[@]}" -- "$D/sqlite3-pg" :memory:) ;;
 	kt-pgf) CMD=("${k[@]}" -- "$D/sqlite3-pgf" :memory:) ;;
 	uf-pgf) CMD=(uftrace record -d "$W/t" "$D/sqlite3-pgf" :memory:) ;;
+	kt-patch) CMD=("${k[@]}" -- "$D/sqlite3-patch" :memory:) ;;
+	kt-patch-F1) CMD=("${k[@]}" --config "$O/funclist.kft" -- "$D/sqlite3-patch" :memory:) ;;
+	patch-untraced) CMD=("$D/sqlite3-patch" :memory:) ;;
+	uf-patch) CMD=(uftrace record -P . -d "$W/t" "$D/sqlite3-patch" :memory:) ;;
+	uf-patch-F1) CMD=(uftrace record -P sqlite3BtreeInsert -d "$W/t" "$D/sqlite3-patch" :memory:) ;;
 	esac
 }
 
@@ -228,6 +247,7 @@ printf '# row\trep\twall_s\tcpu_s\tsetup_s\trecorded\tondisk\tbytes\tlost\tnote\
 "$D/sqlite3-plain" :memory: < "$SQL" > /dev/null
 LD_PRELOAD=$O/empty_hooks.so "$D/sqlite3-inst" :memory: < "$SQL" > /dev/null
 LD_PRELOAD=$O/empty_hooks.so "$D/sqlite3-pg" :memory: < "$SQL" > /dev/null 2>&1
+"$D/sqlite3-patch" :memory: < "$SQL" > /dev/null
 for rep in $(seq 1 "$REPS"); do
 	for row in $ROWS; do
 		if wanted "$row"; then run_row "$row" "$rep"; fi
@@ -268,10 +288,11 @@ fi
 		uf-inst) calls=$UF_INST_CALLS ;;
 		uf-*) calls=$UF_PG_CALLS ;;
 		kt-pg|kt-pgf) calls=$CALLS_PG_MCOUNT ;; # -mfentry hooks the same functions
+		kt-patch*|patch-untraced) calls=$CALLS_PG_MCOUNT ;; # the same functions have entries
 		*) calls=$CALLS_INST ;;
 		esac
 		buf=${BUF[$row]:-}
-		case "$row" in uf-*) buf="uftrace default"; lost="not reported" ;; plain|empty|floor) lost="" ;; esac
+		case "$row" in uf-*) buf="uftrace default"; lost="not reported" ;; plain|empty|floor|patch-untraced) lost="" ;; esac
 		awk -v d="${DESC[$row]}" -v buf="$buf" -v w="$w" -v c="$c" -v pw="$PLAIN_W" \
 			-v pc="$PLAIN_C" -v calls="$calls" -v rec="$rec" -v ond="$ond" -v byt="$byt" \
 			-v lost="$lost" -v row="$row" -v rss="$rss" -v prc="$pc" -v cc="$cc" -v pm="$pm" \

@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NOINST __attribute__((no_instrument_function))
+#define NOINST __attribute__((no_instrument_function, patchable_function_entry(0, 0)))
 #define NOINLINE __attribute__((noinline))
 
 static volatile int sink;
