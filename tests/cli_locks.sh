@@ -1,0 +1,121 @@
+#!/bin/sh
+# tests/cli_locks.sh - `ktrace record --locks` and `ktrace locks`: the
+# planted misuse of tests/locks/misuse.c (one kind per mode) is reported
+# exactly once, with call sites in the functions the program plants them
+# in, each "NAME+0xOFF" checked against nm's symbol table (OFF inside NAME's
+# size: OFF - 1, as sites are return addresses); the error-checking mutex's EDEADLK is a double acquire too; the
+# clean thread pool (condvars, rwlock, spinlock, recursive mutex, trylocks)
+# reports nothing; exit statuses (3 misuse, 0 clean, 1 no lock events, 2
+# usage); without --locks the shim is not preloaded and nothing is recorded.
+. "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
+
+san_preload
+cd "$T" || exit 1
+cc -O1 -g -pthread -o misuse "$KTRACE_SRC/tests/locks/misuse.c" || exit 1
+nm -S --defined-only misuse >syms || exit 1
+
+# check_sites FILE NAME... : the "at NAME+0xOFF" sites of FILE, in order,
+# are these functions, and each offset lies inside the function (nm -S)
+check_sites() {
+	f=$1
+	shift
+	got=$(grep -o ' at [A-Za-z_][A-Za-z_0-9]*+0x[0-9a-f]*' "$f" | sed 's/^ at //')
+	names=$(echo "$got" | sed 's/+0x.*//' | tr '\n' ' ' | sed 's/ $//')
+	is "$names" "$*" "$(basename "$f"): the call sites are in $*"
+	bad=0
+	for s in $got; do
+		n=${s%%+0x*}
+		off=$((0x${s##*+0x}))
+		size=$(awk -v n="$n" '$4 == n { print $2 }' syms)
+		# a return address: the call ends at OFF, so OFF - 1 is inside
+		if [ -z "$size" ] || [ "$off" -lt 1 ] || [ "$off" -gt $((0x$size)) ]; then
+			bad=$((bad + 1))
+			echo "# $s: not inside $n (nm size 0x$size)"
+		fi
+	done
+	is "$bad" 0 "$(basename "$f"): every return address follows a call inside its function (nm -S)"
+}
+
+# findings FILE: the number of finding headers (misuse and notes)
+findings() {
+	grep -cE '^(lock-order inversion|unlock by non-holder|double acquire|held at thread exit|note:)' "$1"
+}
+
+for m in order unlock double errchk exit clean; do
+	run "$KTRACE" record -q --locks -o "d.$m" ./misuse "$m"
+	is "$rc" 0 "$m: record --locks runs the uninstrumented program (exit 0)"
+	run "$KTRACE" locks "d.$m"
+	cp "$T/out" "locks.$m"
+	cp "$T/err" "err.$m"
+	if [ "$m" = clean ]; then
+		is "$rc" 0 "$m: no misuse: exit 0"
+	else
+		is "$rc" 3 "$m: misuse found: exit 3"
+	fi
+	is "$(lines "err.$m")" 0 "$m: nothing on stderr (no reader diagnostics, no gaps)"
+done
+
+is "$(findings locks.order)" 1 "order: one finding"
+like locks.order '^lock-order inversion \(potential deadlock\): lock_[ab] \(0x[0-9a-f]+\) and lock_[ab] ' \
+	"order: an inversion of lock_a and lock_b, named from the symbol table"
+# the first thread's acquisition, then what it held; the second's
+check_sites locks.order take_ba take_ba take_ab take_ab
+like locks.order '^  thread [0-9]+ \(misuse\) acquired lock_a .* at take_ba\+' "order: take_ba took lock_a while holding lock_b"
+like locks.order '^    while holding lock_a .* acquired at take_ab\+' "order: take_ab held lock_a"
+like locks.order '^1 misuse finding \(14 lock events\)$' "order: 14 lock events (2 threads x (2 x acquire, acquired, release) + 2 thread exits)"
+
+is "$(findings locks.unlock)" 1 "unlock: one finding"
+like locks.unlock '^unlock by non-holder: lock_w ' "unlock: lock_w"
+check_sites locks.unlock unlock_other hold_w
+pid_main=$(grep -o 'released by thread [0-9]*' locks.unlock | grep -o '[0-9]*$')
+pid_other=$(grep -o 'held by thread [0-9]*' locks.unlock | grep -o '[0-9]*$')
+ok "$([ -n "$pid_main" ] && [ -n "$pid_other" ] && [ "$pid_main" != "$pid_other" ]; echo $?)" \
+	"unlock: released by one thread ($pid_main), held by another ($pid_other)"
+
+is "$(findings locks.double)" 1 "double: one finding"
+like locks.double '^double acquire: lock_d ' "double: lock_d"
+check_sites locks.double retake_d take_d
+
+is "$(findings locks.errchk)" 1 "errchk: one finding"
+like locks.errchk '^double acquire: lock_e ' "errchk: lock_e (EDEADLK)"
+check_sites locks.errchk retake_e take_e
+
+is "$(findings locks.exit)" 1 "exit: one finding"
+like locks.exit '^held at thread exit: lock_x ' "exit: lock_x"
+check_sites locks.exit hold_and_exit hold_and_exit
+
+is "$(findings locks.clean)" 0 "clean: the thread pool has no finding"
+like locks.clean '^0 misuse findings \([0-9]+ lock events\)$' "clean: the summary"
+like locks.clean '^[0-9.]+ [nmu]?s +[0-9.]+ [nmu]?s +[0-9.]+ [nmu]?s +[0-9.]+ [nmu]?s +200  spin ' \
+	"clean: the times table: the spinlock acquired 200 times (one per job)"
+like locks.clean ' +[0-9]+  table .* worker\+0x[0-9a-f]+ \(misuse\.c:[0-9]+\)$' \
+	"clean: the rwlock's read site with file:line"
+
+# the events themselves, as `ktrace print` names them from the catalogue
+run "$KTRACE" print -x d.double
+is "$(grep -c 'mutex_trylock:failed' "$T/out")" 1 "print: one failed trylock (EBUSY) in the double mode"
+is "$(grep -c 'mutex_lock:acquired' "$T/out")" 1 "print: one acquired lock"
+like "$T/out" 'mutex_unlock:release +lock=0x[0-9a-f]+ site=0x[0-9a-f]+' "print: lock and site arguments"
+
+# --top
+run "$KTRACE" locks --top 1 d.clean
+like "$T/out" '^\([0-9]+ more; --top 0 shows all\)$' "--top 1: one row and the rest counted"
+
+# without --locks: no shim, no lock events
+run "$KTRACE" record -q -o d.none ./misuse double
+run "$KTRACE" locks d.none
+is "$rc" 1 "a trace without lock events: exit 1"
+like "$T/err" '^ktrace locks: .*d\.none: no lock events' "... saying so"
+run "$KTRACE" record -q -o d.env sh -c 'echo "$LD_PRELOAD"'
+unlike "$T/out" 'libktrace-locks' "without --locks libktrace-locks.so is not preloaded"
+run "$KTRACE" record -q --locks -o d.env2 sh -c 'echo "$LD_PRELOAD"'
+like "$T/out" 'libktrace-locks\.so\.0' "with --locks it is"
+
+run "$KTRACE" locks --bogus d.clean
+is "$rc" 2 "unknown option: exit 2"
+run "$KTRACE" locks "$T/missing"
+is "$rc" 1 "missing directory: exit 1"
+run "$KTRACE" locks --help
+like "$T/out" '^usage: ktrace locks' "--help"
+
+done_testing
