@@ -45,6 +45,7 @@ struct kl_thread {
 	uint64_t want_lock, want_site, want_ns; /* the acquisition under way */
 	int want, exited;
 	uint64_t kwait_ns, klock; /* kernel: contention under way */
+	unsigned kflags;
 	int kwait;
 };
 
@@ -400,14 +401,20 @@ static int feed_kernel(struct ka_locks *l, const struct ktr_rec *r)
 
 	if (!th)
 		return -ENOMEM;
-	for (unsigned i = 0; i < n; i++)
+	unsigned flags = 0;
+
+	for (unsigned i = 0; i < n; i++) {
 		if (names[i] && !strcmp(names[i], "lock_addr"))
 			lock = vals[i];
+		else if (names[i] && !strcmp(names[i], "flags"))
+			flags = (unsigned)vals[i];
+	}
 	l->nkernel++;
 	if (r->id == KTRACE_LKST_LOCK_CONTENTION_BEGIN) {
 		th->kwait = 1;
 		th->kwait_ns = r->ns;
 		th->klock = lock;
+		th->kflags = flags;
 	} else if (th->kwait) {
 		struct ka_lock_stat *s = stat_of(l, th->klock, 0, 1);
 		uint64_t w = r->ns > th->kwait_ns ? r->ns - th->kwait_ns : 0;
@@ -415,6 +422,7 @@ static int feed_kernel(struct ka_locks *l, const struct ktr_rec *r)
 		if (!s)
 			return -ENOMEM;
 		th->kwait = 0;
+		s->kflags |= th->kflags;
 		s->acquired++;
 		s->wait_total += w;
 		if (w > s->wait_max)

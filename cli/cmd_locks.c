@@ -43,6 +43,7 @@ static void help(FILE *out)
 		"wait times of its contention events (--kernel=lock).  DIR: ktrace.data.\n"
 		"\n"
 		"  -n, --top N   rows of the times table (default 20; 0: all)\n"
+		"  -a, --all     kernel contention of every task (default: the program's)\n"
 		"  -h, --help    this text\n"
 		"\n"
 		"Exit status: 0 no misuse found, 3 misuse found, 1 the trace cannot be read or\n"
@@ -77,10 +78,14 @@ static const char *lock_name(struct ktr_syms *syms, uint64_t lock, int kernel, c
 	struct ktr_sym s;
 
 	if (kernel) {
+		/* contention_begin's flags: 1 SPIN, 2 READ, 4 WRITE, 32 MUTEX */
+		const char *kind = kernel & 32 ? "mutex" : kernel & 1 ? (kernel & 6 ? "rwlock" : "spinlock")
+					   : kernel & 6 ? "rwsem" : "lock";
+
 		if (lock)
-			snprintf(buf, len, "kernel 0x%" PRIx64, lock);
+			snprintf(buf, len, "kernel %s #%08" PRIx64, kind, lock >> 32);
 		else
-			snprintf(buf, len, "kernel (lock_addr not recorded)");
+			snprintf(buf, len, "kernel %s (no id)", kind);
 		return buf;
 	}
 	ktr_sym_lookup(syms, lock, 0, &s);
@@ -163,6 +168,7 @@ static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "top", required_argument, NULL, 'n' },
+		{ "all", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -173,18 +179,23 @@ static int run(int argc, char **argv)
 	const struct ka_lock_finding *f;
 	const struct ka_lock_stat *st;
 	uint64_t top = 20, napp, nkernel, ngaps, misuse = 0;
+	struct ka_tasks *tasks = NULL;
+	int all = 0;
 	size_t nf, nst;
 	const char *dir;
 	int c, rc = 0;
 
 	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":n:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":n:ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (cli_parse_u64(optarg, &top) < 0) {
 				cli_error(CMD, "option '--top' needs a number, not '%s'", optarg);
 				return 2;
 			}
+			break;
+		case 'a':
+			all = 1;
 			break;
 		case 'h':
 			help(stdout);
@@ -204,15 +215,21 @@ static int run(int argc, char **argv)
 	cli_diags(CMD, t);
 	l = ka_locks_new(t);
 	syms = ktr_syms_new(t);
-	if (!l || !syms) {
+	tasks = ka_tasks_new(t, all, NULL, NULL);
+	if (!l || !syms || !tasks) {
 		cli_error(CMD, "%s: out of memory", dir);
 		ka_locks_free(l);
 		ktr_syms_free(syms);
+		ka_tasks_free(tasks);
 		ktr_close(t);
 		return 1;
 	}
 	while (ktr_next(t, &r)) {
 		cli_diags(CMD, t);
+		ka_tasks_feed(tasks, &r);
+		/* kernel events: the program's tasks only (or --all) */
+		if (r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_KEVENT && !ka_tasks_want(tasks, r.tid, r.pid))
+			continue;
 		if (ka_locks_feed(l, &r) < 0) {
 			cli_error(CMD, "%s: out of memory", dir);
 			rc = 1;
@@ -265,7 +282,7 @@ static int run(int argc, char **argv)
 				       s->kernel ? "-" : dur(s->hold_max, h1, sizeof(h1)),
 				       s->kernel ? "-" : dur(s->hold_total / n, h2, sizeof(h2)),
 				       dur(s->wait_max, w1, sizeof(w1)), dur(s->wait_total / n, w2, sizeof(w2)),
-				       s->acquired, lock_name(syms, s->lock, s->kernel, ln, sizeof(ln)),
+				       s->acquired, lock_name(syms, s->lock, s->kernel ? (int)(s->kflags | 0x100) : 0, ln, sizeof(ln)),
 				       s->kernel ? "(kernel contention)" : site_name(syms, s->site, sn, sizeof(sn)));
 			}
 			if (top && nst > top)
@@ -278,6 +295,7 @@ static int run(int argc, char **argv)
 	}
 	ka_locks_free(l);
 	ktr_syms_free(syms);
+	ka_tasks_free(tasks);
 	ktr_close(t);
 	return rc;
 }
