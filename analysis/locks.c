@@ -44,9 +44,13 @@ struct kl_thread {
 	size_t nheld, cap;
 	uint64_t want_lock, want_site, want_ns; /* the acquisition under way */
 	int want, exited;
-	uint64_t kwait_ns, klock; /* kernel: contention under way */
-	unsigned kflags;
-	int kwait;
+	/* kernel: contentions under way, nested (a spinlock's inside an
+	 * rwsem's slow path): begin pushes, end pops its lock's */
+	struct {
+		uint64_t ns, lock;
+		unsigned flags;
+	} kw[8];
+	unsigned nkw;
 };
 
 struct kl_edge {
@@ -411,18 +415,26 @@ static int feed_kernel(struct ka_locks *l, const struct ktr_rec *r)
 	}
 	l->nkernel++;
 	if (r->id == KTRACE_LKST_LOCK_CONTENTION_BEGIN) {
-		th->kwait = 1;
-		th->kwait_ns = r->ns;
-		th->klock = lock;
-		th->kflags = flags;
-	} else if (th->kwait) {
-		struct ka_lock_stat *s = stat_of(l, th->klock, 0, 1);
-		uint64_t w = r->ns > th->kwait_ns ? r->ns - th->kwait_ns : 0;
+		unsigned k = th->nkw < 8 ? th->nkw++ : 7; /* deeper: the innermost replaced */
 
+		th->kw[k].ns = r->ns;
+		th->kw[k].lock = lock;
+		th->kw[k].flags = flags;
+	} else if (th->nkw) {
+		unsigned k = th->nkw - 1;
+		struct ka_lock_stat *s;
+		uint64_t w;
+
+		while (k > 0 && th->kw[k].lock != lock) /* the end of an outer one: inner ones lost */
+			k--;
+		if (th->kw[k].lock != lock)
+			k = th->nkw - 1;
+		s = stat_of(l, th->kw[k].lock, 0, 1);
+		w = r->ns > th->kw[k].ns ? r->ns - th->kw[k].ns : 0;
 		if (!s)
 			return -ENOMEM;
-		th->kwait = 0;
-		s->kflags |= th->kflags;
+		s->kflags |= th->kw[k].flags;
+		th->nkw = k;
 		s->acquired++;
 		s->wait_total += w;
 		if (w > s->wait_max)

@@ -7,6 +7,10 @@
 # clean thread pool (condvars, rwlock, spinlock, recursive mutex, trylocks)
 # reports nothing; exit statuses (3 misuse, 0 clean, 1 no lock events, 2
 # usage); without --locks the shim is not preloaded and nothing is recorded.
+# As root with tracefs, --kernel=lock: the kernel's contention events of
+# tests/locks/mmap_contend.c (mmap_lock) in the wait table, their number
+# the contention_end events trace-cmd reads from the raw copy, and no
+# kernel address among the lock ids.
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
 san_preload
@@ -110,6 +114,36 @@ run "$KTRACE" record -q -o d.env sh -c 'echo "$LD_PRELOAD"'
 unlike "$T/out" 'libktrace-locks' "without --locks libktrace-locks.so is not preloaded"
 run "$KTRACE" record -q --locks -o d.env2 sh -c 'echo "$LD_PRELOAD"'
 like "$T/out" 'libktrace-locks\.so\.0' "with --locks it is"
+
+# ---- the kernel's contention events (root, tracefs; an instance of our own) ----
+cc -O1 -pthread -o mmap_contend "$KTRACE_SRC/tests/locks/mmap_contend.c" || exit 1
+if [ "$(id -u)" -eq 0 ] && grep -qw tracefs /proc/filesystems; then
+	run "$KTRACE" record -q --locks --kernel=lock -o d.kernel ./mmap_contend
+	is "$rc" 0 "kernel: record --locks --kernel=lock (exit 0)"
+	run "$KTRACE" locks --top 0 d.kernel
+	is "$rc" 0 "kernel: contention is no misuse (exit 0)"
+	cp "$T/out" locks.kernel
+	n=$(sed -n 's/.*, \([0-9]*\) kernel contention events).*/\1/p' locks.kernel)
+	rows=$(awk '$1 == "-" && $2 == "-" && / kernel (rwsem|spinlock|mutex|rwlock|lock) / { n += $7 } END { print n + 0 }' locks.kernel)
+	ok "$([ "${n:-0}" -gt 0 ]; echo $?)" "kernel: contention events of the program's tasks ($n)"
+	# trace-cmd, a third-party reader, from the raw copy: the program's contentions
+	run "$KTRACE" export --format=trace.dat -o k.dat d.kernel
+	trace-cmd report k.dat 2>/dev/null >k.report
+	tc=$(grep -c '^ *mmap_contend-[0-9]* .*contention_end:' k.report)
+	is "$rows" "$tc" "kernel: the wait table's contentions are trace-cmd's contention_end events of mmap_contend"
+	is "$((n / 2))" "$tc" "kernel: as many begin/end events as trace-cmd finds"
+	like locks.kernel '^- +- +[0-9.]+ [nmu]?s +[0-9.]+ [nmu]?s +[0-9]+  kernel rwsem #[0-9a-f]{8} +\(kernel contention\)$' \
+		"kernel: the mmap_lock rwsem in the table (flags READ/WRITE, no SPIN)"
+	# no kernel address in the records: the ids are none of trace-cmd's lock_addr values
+	grep -o 'contention_[a-z]*: *0x[0-9a-f]*' k.report | sed 's/.* //' | sort -u >addrs
+	"$KTRACE" print -x d.kernel | grep -o 'lock_addr=0x[0-9a-f]*' | sed 's/.*=//' | sort -u >ids
+	ok "$([ -s addrs ] && [ -s ids ] && [ -z "$(comm -12 addrs ids)" ] && ! grep -q '^0xffff' ids; echo $?)" \
+		"kernel: lock_addr is an id, never the kernel address trace-cmd shows ($(wc -l <ids) locks)"
+else
+	run "$KTRACE" record -q --locks --kernel=lock -o d.kernel ./mmap_contend
+	run "$KTRACE" locks d.kernel
+	ok "$([ "$rc" = 0 ] || [ "$rc" = 1 ]; echo $?)" "kernel (not root): the lock events of the program only"
+fi
 
 run "$KTRACE" locks --bogus d.clean
 is "$rc" 2 "unknown option: exit 2"
