@@ -83,7 +83,7 @@ static const char *lock_name(struct ktr_syms *syms, uint64_t lock, int kernel, c
 					   : kernel & 6 ? "rwsem" : "lock";
 
 		if (lock)
-			snprintf(buf, len, "kernel %s #%08" PRIx64, kind, lock >> 32);
+			snprintf(buf, len, "kernel %s #%016" PRIx64, kind, lock);
 		else
 			snprintf(buf, len, "kernel %s (no id)", kind);
 		return buf;
@@ -272,13 +272,13 @@ static int run(int argc, char **argv)
 		if (nst) {
 			char w1[32], w2[32], h1[32], h2[32], ln[300], sn[600];
 
-			printf("\n%-10s %-10s %-10s %-10s %8s  %-28s %s\n", "hold max", "hold avg", "wait max",
+			printf("\n%-10s %-10s %-10s %-10s %8s  %-30s %s\n", "hold max", "hold avg", "wait max",
 			       "wait avg", "count", "lock", "acquired at");
 			for (size_t i = 0; i < nst && (!top || i < top); i++) {
 				const struct ka_lock_stat *s = &st[i];
 				uint64_t n = s->acquired ? s->acquired : 1;
 
-				printf("%-10s %-10s %-10s %-10s %8" PRIu64 "  %-28s %s\n",
+				printf("%-10s %-10s %-10s %-10s %8" PRIu64 "  %-30s %s\n",
 				       s->kernel ? "-" : dur(s->hold_max, h1, sizeof(h1)),
 				       s->kernel ? "-" : dur(s->hold_total / n, h2, sizeof(h2)),
 				       dur(s->wait_max, w1, sizeof(w1)), dur(s->wait_total / n, w2, sizeof(w2)),

@@ -46,6 +46,13 @@ KT_EXPORT int ktrace__locks_catalog(void)
 
 			if (single && p)
 				break;
+			/* the phases an op writes: locks acquire, acquired, failed;
+			 * unlocks release; cond waits release, acquired, failed */
+			if ((kind == KTRACE_LOCK_K_UNLOCK && p != KTRACE_LOCK_RELEASE) ||
+			    ((kind == KTRACE_LOCK_K_LOCK || kind == KTRACE_LOCK_K_RDLOCK) &&
+			     p == KTRACE_LOCK_RELEASE) ||
+			    (kind == KTRACE_LOCK_K_WAIT && p == KTRACE_LOCK_ACQUIRE))
+				continue;
 			if (single)
 				snprintf(names[i][p], sizeof(names[i][p]), "%s", kt_lock_ops[i].name);
 			else

@@ -132,7 +132,7 @@ if [ "$(id -u)" -eq 0 ] && grep -qw tracefs /proc/filesystems; then
 	tc=$(grep -c '^ *mmap_contend-[0-9]* .*contention_end:' k.report)
 	is "$rows" "$tc" "kernel: the wait table's contentions are trace-cmd's contention_end events of mmap_contend"
 	is "$((n / 2))" "$tc" "kernel: as many begin/end events as trace-cmd finds"
-	like locks.kernel '^- +- +[0-9.]+ [nmu]?s +[0-9.]+ [nmu]?s +[0-9]+  kernel rwsem #[0-9a-f]{8} +\(kernel contention\)$' \
+	like locks.kernel '^- +- +[0-9.]+ [nmu]?s +[0-9.]+ [nmu]?s +[0-9]+  kernel rwsem #[0-9a-f]{16} +\(kernel contention\)$' \
 		"kernel: the mmap_lock rwsem in the table (flags READ/WRITE, no SPIN)"
 	# no kernel address in the records: the ids are none of trace-cmd's lock_addr values
 	grep -o 'contention_[a-z]*: *0x[0-9a-f]*' k.report | sed 's/.* //' | sort -u >addrs
