@@ -5,7 +5,7 @@
 # in, each "NAME+0xOFF" checked against nm's symbol table (OFF inside NAME's
 # size: OFF - 1, as sites are return addresses); the error-checking mutex's EDEADLK is a double acquire too; the
 # clean thread pool (condvars, rwlock, spinlock, recursive mutex, trylocks)
-# reports nothing; exit statuses (3 misuse, 0 clean, 1 no lock events, 2
+# and the SQLite shell with sorter threads report nothing; exit statuses (3 misuse, 0 clean, 1 no lock events, 2
 # usage); without --locks the shim is not preloaded and nothing is recorded.
 # As root with tracefs, --kernel=lock: the kernel's contention events of
 # tests/locks/mmap_contend.c (mmap_lock) in the wait table, their number
@@ -94,6 +94,17 @@ like locks.clean '^[0-9.]+ [nmu]?s +[0-9.]+ [nmu]?s +[0-9.]+ [nmu]?s +[0-9.]+ [n
 	"clean: the times table: the spinlock acquired 200 times (one per job)"
 like locks.clean ' +[0-9]+  table .* worker\+0x[0-9a-f]+ \(misuse\.c:[0-9]+\)$' \
 	"clean: the rwlock's read site with file:line"
+
+# a real program: the SQLite shell (libsqlite3's mutexes, sorter threads)
+run "$KTRACE" record -q --locks -o d.sql sqlite3 :memory: "PRAGMA threads=4; CREATE TABLE t(x);
+WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 50000)
+INSERT INTO t SELECT abs(random()) FROM c; CREATE INDEX ti ON t(x); SELECT count(*) FROM t;"
+is "$(tail -n 1 "$T/out")" 50000 "sqlite3 under record --locks: its answer"
+run "$KTRACE" locks d.sql
+is "$rc" 0 "sqlite3 with sorter threads: no misuse (exit 0)"
+is "$(findings "$T/out")" 0 "sqlite3: no finding"
+like "$T/out" '^0 misuse findings \([0-9]{5,} lock events\)$' "sqlite3: tens of thousands of lock events"
+like "$T/out" ' sqlite3Malloc\+0x[0-9a-f]+$' "sqlite3: libsqlite3's sites named (sqlite3Malloc's mutex)"
 
 # the events themselves, as `ktrace print` names them from the catalogue
 run "$KTRACE" print -x d.double
