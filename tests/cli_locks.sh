@@ -140,8 +140,11 @@ if [ "$(id -u)" -eq 0 ] && grep -qw tracefs /proc/filesystems; then
 	# trace-cmd, a third-party reader, from the raw copy: the program's contentions
 	run "$KTRACE" export --format=trace.dat -o k.dat d.kernel
 	trace-cmd report k.dat 2>/dev/null >k.report
-	tc=$(grep -c '^ *mmap_contend-[0-9]* .*contention_end:' k.report)
-	is "$rows" "$tc" "kernel: the wait table's contentions are trace-cmd's contention_end events of mmap_contend"
+	# the program's tasks: its pid (before exec its comm was ktrace's) and its threads
+	ppid=$(sed -n 's/^pid //p' d.kernel/metadata)
+	tc=$(awk -v p="$ppid" '/contention_end:/ { split($1, a, "-"); t = a[length(a)];
+		if (t == p || $1 ~ /^mmap_contend-/) n++ } END { print n + 0 }' k.report)
+	is "$rows" "$tc" "kernel: the wait table's contentions are trace-cmd's contention_end events of mmap_contend's tasks"
 	is "$((n / 2))" "$tc" "kernel: as many begin/end events as trace-cmd finds"
 	like locks.kernel '^- +- +[0-9.]+ [nmu]?s +[0-9.]+ [nmu]?s +[0-9]+  kernel rwsem #[0-9a-f]{16} +\(kernel contention\)$' \
 		"kernel: the mmap_lock rwsem in the table (flags READ/WRITE, no SPIN)"
