@@ -19,6 +19,11 @@
  * lockdep and TSan do: A then B in one place, B then A in another, even
  * if no deadlock happened.  Longer cycles are not searched.
  *
+ * Kernel contention (LOCK_CONTENTION_BEGIN/END, per task): a wait from
+ * begin to the end of the same lock id; nested waits (a spinlock's inside
+ * an rwsem's slow path) are a small stack per task, and a mutex's second
+ * begin (optimistic spinning, then sleeping) continues the first wait.
+ *
  * Every finding is kept once per distinct (kind, locks, sites); later
  * sightings count.  Memory: per thread its held locks, per edge, per
  * (lock, site), per finding; ka_map64 indexes them.
@@ -415,8 +420,16 @@ static int feed_kernel(struct ka_locks *l, const struct ktr_rec *r)
 	}
 	l->nkernel++;
 	if (r->id == KTRACE_LKST_LOCK_CONTENTION_BEGIN) {
-		unsigned k = th->nkw < 8 ? th->nkw++ : 7; /* deeper: the innermost replaced */
+		unsigned k;
 
+		/* a mutex begins twice (optimistic spin, then sleep) and ends
+		 * once: the wait runs from the first begin */
+		for (k = 0; k < th->nkw; k++)
+			if (th->kw[k].lock == lock) {
+				th->kw[k].flags |= flags;
+				return 0;
+			}
+		k = th->nkw < 8 ? th->nkw++ : 7; /* deeper: the innermost replaced */
 		th->kw[k].ns = r->ns;
 		th->kw[k].lock = lock;
 		th->kw[k].flags = flags;

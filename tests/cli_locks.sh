@@ -145,7 +145,8 @@ if [ "$(id -u)" -eq 0 ] && grep -qw tracefs /proc/filesystems; then
 	tc=$(awk -v p="$ppid" '/contention_end:/ { split($1, a, "-"); t = a[length(a)];
 		if (t == p || $1 ~ /^mmap_contend-/) n++ } END { print n + 0 }' k.report)
 	is "$rows" "$tc" "kernel: the wait table's contentions are trace-cmd's contention_end events of mmap_contend's tasks"
-	is "$((n / 2))" "$tc" "kernel: as many begin/end events as trace-cmd finds"
+	"$KTRACE" print -C d.kernel | awk -F, -v p="$ppid" '$9 == "LOCK_CONTENTION_END" && $5 == p' >k.ends
+	is "$(lines k.ends)" "$tc" "kernel: ktrace print's contention_end records of the program = trace-cmd's"
 	like locks.kernel '^- +- +[0-9.]+ [nmu]?s +[0-9.]+ [nmu]?s +[0-9]+  kernel rwsem #[0-9a-f]{16} +\(kernel contention\)$' \
 		"kernel: the mmap_lock rwsem in the table (flags READ/WRITE, no SPIN)"
 	# no kernel address in the records: the ids are none of trace-cmd's lock_addr values
