@@ -14,6 +14,10 @@
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
 san_preload
+# third-party tools run without the sanitizer runtimes (ASan's interceptors
+# find over-reads in mawk itself)
+awk() { env -u LD_PRELOAD awk "$@"; }
+trace_cmd() { env -u LD_PRELOAD trace-cmd "$@"; }
 cd "$T" || exit 1
 cc -O1 -g -pthread -o misuse "$KTRACE_SRC/tests/locks/misuse.c" || exit 1
 nm -S --defined-only misuse >syms || exit 1
@@ -139,7 +143,7 @@ if [ "$(id -u)" -eq 0 ] && grep -qw tracefs /proc/filesystems; then
 	ok "$([ "${n:-0}" -gt 0 ]; echo $?)" "kernel: contention events of the program's tasks ($n)"
 	# trace-cmd, a third-party reader, from the raw copy: the program's contentions
 	run "$KTRACE" export --format=trace.dat -o k.dat d.kernel
-	trace-cmd report k.dat 2>/dev/null >k.report
+	trace_cmd report k.dat 2>/dev/null >k.report
 	# the program's tasks: its pid (before exec its comm was ktrace's) and its threads
 	ppid=$(sed -n 's/^pid //p' d.kernel/metadata)
 	tc=$(awk -v p="$ppid" '/contention_end:/ { split($1, a, "-"); t = a[length(a)];
