@@ -373,6 +373,7 @@ struct ka_lock_finding {
 	uint64_t site, site2, site3, site4;
 	uint64_t ns;
 	uint64_t count;
+	unsigned err; /* DOUBLE: the error the second acquisition returned (EBUSY, EDEADLK), 0 if none */
 };
 
 /**

@@ -49,6 +49,7 @@ struct kl_thread {
 	size_t nheld, cap;
 	uint64_t want_lock, want_site, want_ns; /* the acquisition under way */
 	int want, exited;
+	long double_f; /* the finding of the acquisition under way, if a double acquire, else -1 */
 	/* kernel: contentions under way, nested (a spinlock's inside an
 	 * rwsem's slow path): begin pushes, end pops its lock's */
 	struct {
@@ -133,6 +134,7 @@ static struct kl_thread *thread_of(struct ka_locks *l, uint32_t tid)
 		return NULL;
 	memset(&l->th[l->nth], 0, sizeof(l->th[0]));
 	l->th[l->nth].tid = tid;
+	l->th[l->nth].double_f = -1;
 	return &l->th[l->nth++];
 }
 
@@ -232,8 +234,8 @@ static int same_finding(void *arg, size_t i)
 	       f->site2 == k->d;
 }
 
-/* Record finding @nf once per (kind, locks, the first two sites). */
-static int finding(struct ka_locks *l, const struct ka_lock_finding *nf)
+/* Record finding @nf once per (kind, locks, the first two sites).  Return: its index, or -ENOMEM. */
+static long finding(struct ka_locks *l, const struct ka_lock_finding *nf)
 {
 	struct kl_key k = { l, nf->lock, nf->lock2, nf->site, nf->site2, (int)nf->kind };
 	int added;
@@ -251,7 +253,7 @@ static int finding(struct ka_locks *l, const struct ka_lock_finding *nf)
 		l->f[i].count = 0;
 	}
 	l->f[i].count++;
-	return 0;
+	return i;
 }
 
 /* The most recent entry of @lock in @th's held list, or -1. */
@@ -280,11 +282,13 @@ static int on_acquire(struct ka_locks *l, struct kl_thread *th, unsigned op, uin
 	th->want_lock = lock;
 	th->want_site = site;
 	th->want_ns = ns;
+	th->double_f = -1;
 	if (i >= 0 && !(flags & KTRACE_LOCK_F_RECURSIVE) && !(rd && th->held[i].rd)) {
 		struct ka_lock_finding f = { .kind = KA_LOCK_DOUBLE, .lock = lock, .tid = th->tid,
 					     .site = site, .site2 = th->held[i].site, .ns = ns };
 
-		if (finding(l, &f) < 0)
+		th->double_f = finding(l, &f);
+		if (th->double_f < 0)
 			return -ENOMEM;
 	}
 	if (flags & KTRACE_LOCK_F_TRY)
@@ -367,7 +371,7 @@ static int on_release(struct ka_locks *l, struct kl_thread *th, uint64_t lock, u
 			break;
 		}
 	}
-	return finding(l, &f);
+	return finding(l, &f) < 0 ? -ENOMEM : 0;
 }
 
 static int on_exit_(struct ka_locks *l, struct kl_thread *th, uint64_t site, uint64_t ns)
@@ -476,7 +480,7 @@ int ka_locks_feed(struct ka_locks *l, const struct ktr_rec *r)
 	op = KTRACE_LOCK_OP(code);
 	phase = KTRACE_LOCK_PHASE(code);
 	lock = r->w[0];
-	site = r->w[1];
+	site = KTRACE_LOCK_SITE(r->w[1]);
 	th = thread_of(l, r->tid);
 	if (!th)
 		return -ENOMEM;
@@ -488,8 +492,13 @@ int ka_locks_feed(struct ka_locks *l, const struct ktr_rec *r)
 			return on_acquire(l, th, op, lock, site, r->ns);
 		if (phase == KTRACE_LOCK_ACQUIRED)
 			return on_acquired(l, th, op, lock, site, r->ns, 1);
-		if (phase == KTRACE_LOCK_FAILED)
+		if (phase == KTRACE_LOCK_FAILED) {
+			/* the error of a double acquisition: EBUSY, EDEADLK */
+			if (th->want && th->want_lock == lock && th->double_f >= 0 &&
+			    !l->f[th->double_f].err)
+				l->f[th->double_f].err = KTRACE_LOCK_ERR(r->w[1]);
 			th->want = 0;
+		}
 		return 0;
 	case KTRACE_LOCK_K_UNLOCK:
 		return phase == KTRACE_LOCK_RELEASE ? on_release(l, th, lock, site, r->ns) : 0;

@@ -149,7 +149,15 @@ static void print_finding(struct ktr_trace *t, struct ktr_syms *syms, const stru
 		break;
 	case KA_LOCK_DOUBLE:
 		printf("double acquire: %s%s\n", l1, times);
-		printf("  %s acquired it again at %s\n", t1, site_name(syms, f->site, a, sizeof(a)));
+		printf("  %s acquired it again at %s", t1, site_name(syms, f->site, a, sizeof(a)));
+		if (f->err) {
+			const char *en = f->err < 4096 ? strerrorname_np((int)f->err) : NULL;
+
+			printf(": %s", en ? en : "error");
+			if (!en)
+				printf(" %u", f->err);
+		}
+		printf("\n");
 		printf("  already holding it, acquired at %s\n", site_name(syms, f->site2, b, sizeof(b)));
 		break;
 	case KA_LOCK_HELD_AT_EXIT:

@@ -63,7 +63,7 @@ KT_EXPORT int ktrace__locks_catalog(void)
 			ev[n].name = names[i][p];
 			ev[n].category = "locks";
 			ev[n].args[0] = "lock";
-			ev[n].args[1] = "site";
+			ev[n].args[1] = p == KTRACE_LOCK_FAILED ? "site_err" : "site";
 			n++;
 		}
 	}

@@ -82,10 +82,14 @@ ok "$([ -n "$pid_main" ] && [ -n "$pid_other" ] && [ "$pid_main" != "$pid_other"
 
 is "$(findings locks.double)" 1 "double: one finding"
 like locks.double '^double acquire: lock_d ' "double: lock_d"
+like locks.double '^  thread [0-9]+ \(misuse\) acquired it again at retake_d\+0x[0-9a-f]+ \(misuse\.c:[0-9]+\): EBUSY$' \
+	"double: the trylock's EBUSY (POSIX: a locked mutex)"
 check_sites locks.double retake_d take_d
 
 is "$(findings locks.errchk)" 1 "errchk: one finding"
-like locks.errchk '^double acquire: lock_e ' "errchk: lock_e (EDEADLK)"
+like locks.errchk '^double acquire: lock_e ' "errchk: lock_e"
+like locks.errchk ' acquired it again at retake_e\+0x[0-9a-f]+ .*: EDEADLK$' \
+	"errchk: EDEADLK (POSIX: an error-checking mutex relocked by its owner)"
 check_sites locks.errchk retake_e take_e
 
 is "$(findings locks.exit)" 1 "exit: one finding"
@@ -115,6 +119,9 @@ run "$KTRACE" print -x d.double
 is "$(grep -c 'mutex_trylock:failed' "$T/out")" 1 "print: one failed trylock (EBUSY) in the double mode"
 is "$(grep -c 'mutex_lock:acquired' "$T/out")" 1 "print: one acquired lock"
 like "$T/out" 'mutex_unlock:release +lock=0x[0-9a-f]+ site=0x[0-9a-f]+' "print: lock and site arguments"
+is "$(sed -n 's/.*mutex_trylock:failed .*site_err=\(0x[0-9a-f]*\).*/\1/p' "$T/out" |
+	python3 -c 'import errno, sys; v = int(sys.stdin.read(), 16); print(errno.errorcode.get(v >> 48), hex(v & (2**48 - 1)) != "0x0")')" \
+	"EBUSY True" "print: the failed trylock's site_err holds EBUSY in bits 48..63 (python's errno table) and the site"
 
 # --top
 run "$KTRACE" locks --top 1 d.clean

@@ -13,7 +13,10 @@
  *                thread_exit)
  *   w[1] "site"  the call site: the return address of the call, i.e. the
  *                instruction after the call in the caller (0 for the
- *                thread_exit of a thread returning from its start routine)
+ *                thread_exit of a thread returning from its start routine);
+ *                in a failed event ("site_err") bits 0..47 are the site and
+ *                bits 48..63 the error number the call returned (EBUSY,
+ *                ETIMEDOUT, EDEADLK, ...): KTRACE_LOCK_SITE(), KTRACE_LOCK_ERR()
  * Their catalogue (category "locks", names "OP:PHASE", e.g.
  * "mutex_lock:acquired") is in the trace's metadata, so `ktrace print`
  * names them and `ktrace ctl DIR disable 'locks:*'` switches them off.
@@ -89,5 +92,9 @@
 #define KTRACE_LOCK_CODE(op, phase) ((unsigned)(((op) << 2) | (phase)))
 #define KTRACE_LOCK_OP(code) ((unsigned)((code) >> 2) & 0x3f)
 #define KTRACE_LOCK_PHASE(code) ((unsigned)(code) & 3)
+
+/* The site and (failed events) the error number of word 1. */
+#define KTRACE_LOCK_SITE(w1) ((w1) & 0xffffffffffffull)
+#define KTRACE_LOCK_ERR(w1) ((unsigned)((w1) >> 48))
 
 #endif /* KTRACE_LOCKS_H */

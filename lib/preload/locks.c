@@ -93,8 +93,10 @@ static __attribute__((noinline)) void kl_thread_start(void)
 		pthread_setspecific(kl_key, (void *)1);
 }
 
-static inline __attribute__((always_inline)) void kl_event(unsigned op, unsigned phase,
-							    const void *lock, const void *site)
+/* One lock event; @err (failed: the error number) goes in bits 48..63 of the site word. */
+static inline __attribute__((always_inline)) void kl_event_err(unsigned op, unsigned phase,
+								const void *lock, const void *site,
+								int err)
 {
 	if (__builtin_expect(kl_busy || (uintptr_t)site - kl_lo < kl_len, 0))
 		return;
@@ -102,8 +104,21 @@ static inline __attribute__((always_inline)) void kl_event(unsigned op, unsigned
 	if (__builtin_expect(kl_state == 0, 0))
 		kl_thread_start();
 	ktrace_log2(KTRACE_LOCKS_FUNC, (uint8_t)KTRACE_LOCK_CODE(op, phase), (uintptr_t)lock,
-		    (uintptr_t)site);
+		    (uintptr_t)site | (uint64_t)(err & 0xffff) << 48);
 	kl_busy = 0;
+}
+
+static inline __attribute__((always_inline)) void kl_event(unsigned op, unsigned phase,
+							    const void *lock, const void *site)
+{
+	kl_event_err(op, phase, lock, site, 0);
+}
+
+/* After an acquiring call that returned @r: acquired, or failed with error @r. */
+static inline __attribute__((always_inline)) void kl_result(unsigned op, int r, const void *lock,
+							     const void *site)
+{
+	kl_event_err(op, r ? KTRACE_LOCK_FAILED : KTRACE_LOCK_ACQUIRED, lock, site, r);
 }
 
 static void kl_exit_key(void *arg)
@@ -133,7 +148,7 @@ SHIM_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 
 	kl_event(op, KTRACE_LOCK_ACQUIRE, m, KL_SITE);
 	r = next(m);
-	kl_event(op, r ? KTRACE_LOCK_FAILED : KTRACE_LOCK_ACQUIRED, m, KL_SITE);
+	kl_result(op, r, m, KL_SITE);
 	return r;
 }
 
@@ -145,7 +160,7 @@ SHIM_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 
 	kl_event(op, KTRACE_LOCK_ACQUIRE, m, KL_SITE);
 	r = next(m);
-	kl_event(op, r ? KTRACE_LOCK_FAILED : KTRACE_LOCK_ACQUIRED, m, KL_SITE);
+	kl_result(op, r, m, KL_SITE);
 	return r;
 }
 
@@ -158,7 +173,7 @@ SHIM_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespe
 
 	kl_event(op, KTRACE_LOCK_ACQUIRE, m, KL_SITE);
 	r = next(m, t);
-	kl_event(op, r ? KTRACE_LOCK_FAILED : KTRACE_LOCK_ACQUIRED, m, KL_SITE);
+	kl_result(op, r, m, KL_SITE);
 	return r;
 }
 
@@ -180,7 +195,7 @@ SHIM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
                                                                                              \
 		kl_event(op, KTRACE_LOCK_ACQUIRE, l, KL_SITE);                               \
 		r = next(l);                                                                 \
-		kl_event(op, r ? KTRACE_LOCK_FAILED : KTRACE_LOCK_ACQUIRED, l, KL_SITE);     \
+		kl_result(op, r, l, KL_SITE);     \
 		return r;                                                                    \
 	}
 #define KL_RW_TIMED(fn, op)                                                                  \
@@ -192,7 +207,7 @@ SHIM_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
                                                                                              \
 		kl_event(op, KTRACE_LOCK_ACQUIRE, l, KL_SITE);                               \
 		r = next(l, t);                                                              \
-		kl_event(op, r ? KTRACE_LOCK_FAILED : KTRACE_LOCK_ACQUIRED, l, KL_SITE);     \
+		kl_result(op, r, l, KL_SITE);     \
 		return r;                                                                    \
 	}
 
@@ -220,7 +235,7 @@ SHIM_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 
 	kl_event(KL_spin_lock, KTRACE_LOCK_ACQUIRE, (const void *)l, KL_SITE);
 	r = next(l);
-	kl_event(KL_spin_lock, r ? KTRACE_LOCK_FAILED : KTRACE_LOCK_ACQUIRED, (const void *)l, KL_SITE);
+	kl_result(KL_spin_lock, r, (const void *)l, KL_SITE);
 	return r;
 }
 
@@ -231,7 +246,7 @@ SHIM_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 
 	kl_event(KL_spin_trylock, KTRACE_LOCK_ACQUIRE, (const void *)l, KL_SITE);
 	r = next(l);
-	kl_event(KL_spin_trylock, r ? KTRACE_LOCK_FAILED : KTRACE_LOCK_ACQUIRED, (const void *)l, KL_SITE);
+	kl_result(KL_spin_trylock, r, (const void *)l, KL_SITE);
 	return r;
 }
 
@@ -253,7 +268,7 @@ SHIM_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 
 	kl_event(KL_cond_wait, KTRACE_LOCK_RELEASE, m, KL_SITE);
 	r = next(c, m);
-	kl_event(KL_cond_wait, r ? KTRACE_LOCK_FAILED : KTRACE_LOCK_ACQUIRED, m, KL_SITE);
+	kl_result(KL_cond_wait, r, m, KL_SITE);
 	return r;
 }
 
@@ -267,8 +282,7 @@ SHIM_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, co
 	kl_event(KL_cond_timedwait, KTRACE_LOCK_RELEASE, m, KL_SITE);
 	r = next(c, m, t);
 	/* ETIMEDOUT: the mutex is held again all the same */
-	kl_event(KL_cond_timedwait, r && r != ETIMEDOUT ? KTRACE_LOCK_FAILED : KTRACE_LOCK_ACQUIRED, m,
-		 KL_SITE);
+	kl_result(KL_cond_timedwait, r == ETIMEDOUT ? 0 : r, m, KL_SITE);
 	return r;
 }
 
