@@ -349,6 +349,7 @@ enum ka_lock_kind {
 	KA_LOCK_DOUBLE,         /* acquired again by its holder (not recursive) */
 	KA_LOCK_HELD_AT_EXIT,   /* still held when its thread ended */
 	KA_LOCK_HELD_AT_END,    /* still held when the trace ended (a note, not misuse) */
+	KA_LOCK_CYCLE,          /* a lock-order cycle of 3 or 4 locks: a potential deadlock */
 };
 
 /**
@@ -364,6 +365,9 @@ enum ka_lock_kind {
  * HELD_AT_EXIT: thread @tid ended (pthread_exit at @site; 0: it returned)
  *            holding @lock, acquired at @site2.
  * HELD_AT_END: thread @tid held @lock (acquired at @site2) at the end.
+ * CYCLE:     @ncycle edges of the lock-order graph, @cycle[] (for
+ *            ka_locks_edge()), each lock acquired while holding the one
+ *            before, the last's back to the first's; @lock the smallest.
  * @ns: CLOCK_MONOTONIC ns of the first time it was seen.
  */
 struct ka_lock_finding {
@@ -374,6 +378,8 @@ struct ka_lock_finding {
 	uint64_t ns;
 	uint64_t count;
 	unsigned err; /* DOUBLE: the error the second acquisition returned (EBUSY, EDEADLK), 0 if none */
+	uint32_t cycle[4];
+	unsigned ncycle;
 };
 
 /**
@@ -417,6 +423,19 @@ int ka_locks_feed(struct ka_locks *l, const struct ktr_rec *r);
  * (cycles of two locks), locks still held.  Return: 0 or -ENOMEM.
  */
 int ka_locks_end(struct ka_locks *l);
+
+/**
+ * struct ka_lock_edge - one edge of the lock-order graph: thread @tid
+ * acquired @b at @site_b while holding @a, acquired at @site_a (the first
+ * time seen).
+ */
+struct ka_lock_edge {
+	uint64_t a, b, site_a, site_b;
+	uint32_t tid;
+};
+
+/** ka_locks_edge() - edge @i of the graph (a CYCLE finding's @cycle[k]) into *@e. Return: 0, -1 bad @i. */
+int ka_locks_edge(const struct ka_locks *l, uint32_t i, struct ka_lock_edge *e);
 
 /** ka_locks_findings() - the findings in the order seen (inversions last); *@n their number. */
 const struct ka_lock_finding *ka_locks_findings(const struct ka_locks *l, size_t *n);

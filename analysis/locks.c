@@ -17,7 +17,9 @@
  *   thread_exit  every lock still held: held at exit
  * At the end the graph's two-lock cycles are the inversions, reported as
  * lockdep and TSan do: A then B in one place, B then A in another, even
- * if no deadlock happened.  Longer cycles are not searched.
+ * if no deadlock happened.  Cycles of three and four locks are searched
+ * too, from each cycle's smallest lock through larger ones only (so each
+ * is found once), within a bounded number of steps.
  *
  * Kernel contention (LOCK_CONTENTION_BEGIN/END, per task): a wait from
  * begin to the end of the same lock id; nested waits (a spinlock's inside
@@ -526,6 +528,115 @@ static int cmp_stat(const void *a, const void *b)
 	return x->lock < y->lock ? -1 : x->lock > y->lock;
 }
 
+int ka_locks_edge(const struct ka_locks *l, uint32_t i, struct ka_lock_edge *e)
+{
+	if (i >= l->nedge)
+		return -1;
+	*e = (struct ka_lock_edge){ l->edge[i].a, l->edge[i].b, l->edge[i].site_a, l->edge[i].site_b,
+				    l->edge[i].tid };
+	return 0;
+}
+
+/* Edges sorted by their first lock, for the cycle search. */
+struct kl_adj {
+	uint32_t *by_a; /* edge indices sorted by edge.a */
+	struct ka_map64 first; /* lock -> first position in by_a */
+	const struct kl_edge *edge;
+	size_t n;
+	uint64_t steps;
+};
+
+static int cmp_edge_a(const void *x, const void *y, void *arg)
+{
+	const struct kl_edge *edge = arg;
+	uint64_t a = edge[*(const uint32_t *)x].a, b = edge[*(const uint32_t *)y].a;
+
+	return a < b ? -1 : a > b;
+}
+
+#define KL_CYCLE_MAX 4            /* locks in the longest cycle searched */
+#define KL_CYCLE_STEPS 4000000ull /* edges looked at in all, at most */
+#define KL_CYCLE_FINDINGS 1000    /* cycles reported, at most */
+
+/* Paths from @path[@depth - 1]'s lock through locks above @start back to @start. */
+static int cycles_from(struct ka_locks *l, struct kl_adj *g, uint64_t start, uint32_t *path,
+		       unsigned depth, unsigned *found)
+{
+	uint64_t at = g->edge[path[depth - 1]].b;
+	long p = ka_map64_get(&g->first, at);
+
+	if (p < 0)
+		return 0;
+	for (size_t k = (size_t)p; k < g->n && g->edge[g->by_a[k]].a == at; k++) {
+		const struct kl_edge *e = &g->edge[g->by_a[k]];
+		int seen = 0;
+
+		if (++g->steps > KL_CYCLE_STEPS || *found >= KL_CYCLE_FINDINGS)
+			return 0;
+		if (e->b == start) {
+			if (depth + 1 >= 3) { /* two-lock cycles are the inversions */
+				struct ka_lock_finding f = { .kind = KA_LOCK_CYCLE, .lock = start,
+							     .tid = g->edge[path[0]].tid };
+
+				for (unsigned i = 0; i < depth; i++)
+					f.cycle[i] = path[i];
+				f.cycle[depth] = g->by_a[k];
+				f.ncycle = depth + 1;
+				/* one finding per cycle: its sites as the key */
+				f.site = g->edge[path[0]].site_b;
+				f.site2 = e->site_b;
+				f.lock2 = g->edge[path[1]].b;
+				if (finding(l, &f) < 0)
+					return -ENOMEM;
+				(*found)++;
+			}
+			continue;
+		}
+		if (e->b < start || depth + 1 >= KL_CYCLE_MAX)
+			continue;
+		for (unsigned i = 0; i < depth; i++)
+			seen |= g->edge[path[i]].a == e->b;
+		if (seen)
+			continue;
+		path[depth] = g->by_a[k];
+		if (cycles_from(l, g, start, path, depth + 1, found) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int find_cycles(struct ka_locks *l)
+{
+	struct kl_adj g = { NULL, { NULL, NULL, 0, 0 }, l->edge, l->nedge, 0 };
+	uint32_t path[KL_CYCLE_MAX];
+	unsigned found = 0;
+	int rc = 0;
+
+	if (l->nedge < 3)
+		return 0;
+	g.by_a = malloc(l->nedge * sizeof(*g.by_a));
+	if (!g.by_a)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->nedge; i++)
+		g.by_a[i] = (uint32_t)i;
+	qsort_r(g.by_a, l->nedge, sizeof(*g.by_a), cmp_edge_a, l->edge);
+	for (size_t k = l->nedge; k-- > 0;)
+		if (ka_map64_put(&g.first, l->edge[g.by_a[k]].a, (uint32_t)k) < 0) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	for (size_t i = 0; i < l->nedge && !rc; i++) {
+		if (l->edge[i].b <= l->edge[i].a)
+			continue; /* start at each cycle's smallest lock */
+		path[0] = (uint32_t)i;
+		rc = cycles_from(l, &g, l->edge[i].a, path, 1, &found);
+	}
+out:
+	free(g.by_a);
+	ka_map64_free(&g.first);
+	return rc;
+}
+
 int ka_locks_end(struct ka_locks *l)
 {
 	/* inversions: A -> B and B -> A, each pair once (A < B) */
@@ -548,6 +659,8 @@ int ka_locks_end(struct ka_locks *l)
 				return -ENOMEM;
 		}
 	}
+	if (find_cycles(l) < 0)
+		return -ENOMEM;
 	for (size_t t = 0; t < l->nth; t++) {
 		struct kl_thread *th = &l->th[t];
 

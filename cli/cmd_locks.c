@@ -34,7 +34,8 @@ static void help(FILE *out)
 		"(pthread mutexes, rwlocks, spinlocks, condition variables) and report, each\n"
 		"once, with both call sites (function+offset, file:line):\n"
 		"  lock-order inversion   A then B in one place, B then A in another: a\n"
-		"                         potential deadlock, even if none happened\n"
+		"                         potential deadlock, even if none happened (and\n"
+		"                         cycles of three or four locks)\n"
 		"  unlock by non-holder   a lock released by a thread that does not hold it\n"
 		"  double acquire         a non-recursive lock acquired again by its holder\n"
 		"  held at thread exit    a lock still held when its thread ended\n"
@@ -119,7 +120,8 @@ static const char *dur(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
-static void print_finding(struct ktr_trace *t, struct ktr_syms *syms, const struct ka_lock_finding *f)
+static void print_finding(struct ktr_trace *t, struct ktr_syms *syms, const struct ka_locks *l,
+			  const struct ka_lock_finding *f)
 {
 	char a[600], b[600], l1[300], l2[300], t1[200], t2[200];
 	char times[64] = "";
@@ -165,6 +167,25 @@ static void print_finding(struct ktr_trace *t, struct ktr_syms *syms, const stru
 		printf("  %s ended at %s\n", t1, site_name(syms, f->site, a, sizeof(a)));
 		printf("  holding it, acquired at %s\n", site_name(syms, f->site2, b, sizeof(b)));
 		break;
+	case KA_LOCK_CYCLE: {
+		struct ka_lock_edge e;
+
+		printf("lock-order cycle (potential deadlock) of %u locks:", f->ncycle);
+		for (unsigned i = 0; i < f->ncycle; i++)
+			if (ka_locks_edge(l, f->cycle[i], &e) == 0)
+				printf(" %s ->", lock_name(syms, e.a, 0, l1, sizeof(l1)));
+		printf(" %s\n", lock_name(syms, f->lock, 0, l1, sizeof(l1)));
+		for (unsigned i = 0; i < f->ncycle; i++) {
+			if (ka_locks_edge(l, f->cycle[i], &e) < 0)
+				continue;
+			lock_name(syms, e.a, 0, l1, sizeof(l1));
+			lock_name(syms, e.b, 0, l2, sizeof(l2));
+			printf("  %s acquired %s at %s\n", thread_name(t, e.tid, t2, sizeof(t2)), l2,
+			       site_name(syms, e.site_b, a, sizeof(a)));
+			printf("    while holding %s acquired at %s\n", l1, site_name(syms, e.site_a, b, sizeof(b)));
+		}
+		break;
+	}
 	case KA_LOCK_HELD_AT_END:
 		printf("note: held at the end of the trace: %s by %s, acquired at %s\n", l1, t1,
 		       site_name(syms, f->site2, b, sizeof(b)));
@@ -263,7 +284,7 @@ static int run(int argc, char **argv)
 				if ((f[i].kind == KA_LOCK_HELD_AT_END) != pass)
 					continue;
 				misuse += f[i].kind != KA_LOCK_HELD_AT_END;
-				print_finding(t, syms, &f[i]);
+				print_finding(t, syms, l, &f[i]);
 			}
 		printf("%s%" PRIu64 " misuse finding%s (%" PRIu64 " lock events", nf ? "\n" : "", misuse,
 		       misuse == 1 ? "" : "s", napp);

@@ -46,10 +46,10 @@ check_sites() {
 
 # findings FILE: the number of finding headers (misuse and notes)
 findings() {
-	grep -cE '^(lock-order inversion|unlock by non-holder|double acquire|held at thread exit|note:)' "$1"
+	grep -cE '^(lock-order inversion|lock-order cycle|unlock by non-holder|double acquire|held at thread exit|note:)' "$1"
 }
 
-for m in order unlock double errchk exit clean; do
+for m in order cycle unlock double errchk exit clean; do
 	run "$KTRACE" record -q --locks -o "d.$m" ./misuse "$m"
 	is "$rc" 0 "$m: record --locks runs the uninstrumented program (exit 0)"
 	run "$KTRACE" locks "d.$m"
@@ -71,6 +71,16 @@ check_sites locks.order take_ba take_ba take_ab take_ab
 like locks.order '^  thread [0-9]+ \(misuse\) acquired lock_a .* at take_ba\+' "order: take_ba took lock_a while holding lock_b"
 like locks.order '^    while holding lock_a .* acquired at take_ab\+' "order: take_ab held lock_a"
 like locks.order '^1 misuse finding \(14 lock events\)$' "order: 14 lock events (2 threads x (2 x acquire, acquired, release) + 2 thread exits)"
+
+is "$(findings locks.cycle)" 1 "cycle: one finding"
+like locks.cycle '^lock-order cycle \(potential deadlock\) of 3 locks: lock_[abc] .* -> lock_[abc] .* -> lock_[abc] .* -> lock_[abc] ' \
+	"cycle: three locks, named"
+# each edge's two sites are in one function; the three functions are the three threads'
+grep -o ' at [A-Za-z_][A-Za-z_0-9]*+0x[0-9a-f]*' locks.cycle | sed 's/^ at //; s/+0x.*//' >cycle.fn
+is "$(paste - - <cycle.fn | awk '$1 == $2 { print $1 }' | sort | tr '\n' ' ')" "take_ab take_bc take_ca " \
+	"cycle: each edge acquired and held in take_ab, take_bc, take_ca"
+set -- $(paste -d' ' - - <cycle.fn | awk '{ print $1 }')
+check_sites locks.cycle "$1" "$1" "$2" "$2" "$3" "$3"
 
 is "$(findings locks.unlock)" 1 "unlock: one finding"
 like locks.unlock '^unlock by non-holder: lock_w ' "unlock: lock_w"

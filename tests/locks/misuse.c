@@ -6,6 +6,9 @@
  *   order   lock-order inversion: take_ab() locks lock_a then lock_b in one
  *           thread; after it is joined, take_ba() locks lock_b then lock_a
  *           in another (no deadlock can happen: they never overlap)
+ *   cycle   lock-order cycle of three locks: take_ab() (lock_a, lock_b),
+ *           take_bc() (lock_b, lock_c), take_ca() (lock_c, lock_a), each in
+ *           a thread of its own, one after the other
  *   unlock  unlock by non-holder: hold_w() (a thread) locks lock_w, then
  *           main's unlock_other() unlocks it (glibc's normal mutexes allow
  *           it), barriers ordering the two
@@ -31,6 +34,7 @@
 
 pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t lock_c = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t lock_w = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t lock_d = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t lock_e;
@@ -55,6 +59,26 @@ NOINLINE void *take_ba(void *arg)
 	sink++;
 	pthread_mutex_unlock(&lock_a);
 	pthread_mutex_unlock(&lock_b);
+	return arg;
+}
+
+NOINLINE void *take_bc(void *arg)
+{
+	pthread_mutex_lock(&lock_b);
+	pthread_mutex_lock(&lock_c);
+	sink++;
+	pthread_mutex_unlock(&lock_c);
+	pthread_mutex_unlock(&lock_b);
+	return arg;
+}
+
+NOINLINE void *take_ca(void *arg)
+{
+	pthread_mutex_lock(&lock_c);
+	pthread_mutex_lock(&lock_a);
+	sink++;
+	pthread_mutex_unlock(&lock_a);
+	pthread_mutex_unlock(&lock_c);
 	return arg;
 }
 
@@ -182,6 +206,13 @@ int main(int argc, char **argv)
 		pthread_join(t, NULL);
 		pthread_create(&t, NULL, take_ba, NULL);
 		pthread_join(t, NULL);
+	} else if (!strcmp(m, "cycle")) {
+		void *(*fn[3])(void *) = { take_ab, take_bc, take_ca };
+
+		for (int i = 0; i < 3; i++) {
+			pthread_create(&t, NULL, fn[i], NULL);
+			pthread_join(t, NULL);
+		}
 	} else if (!strcmp(m, "unlock")) {
 		pthread_barrier_init(&bar, NULL, 2);
 		pthread_create(&t, NULL, hold_w, NULL);
