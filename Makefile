@@ -109,6 +109,7 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/tests/helpers/%,$(TEST_HELPERS)
 LIBA := $(B)/libktrace.a
 LIBSO := $(B)/libktrace.so.0
 RECSO := $(B)/libktrace-record.so.0
+LOCKSO := $(B)/libktrace-locks.so.0
 READERA := $(B)/libktrace-reader.a
 CONSUMERA := $(B)/libktrace-consumer.a
 KCLIENTA := $(B)/libktrace-kclient.a
@@ -117,7 +118,7 @@ ANALYSISA := $(B)/libktrace-analysis.a
 KTRACE := $(B)/ktrace
 
 .PHONY: all test check bench fuzz install uninstall clean demo kmod test-kmod bench-kmod
-all: $(LIBA) $(B)/libktrace.so $(RECSO) $(KTRACE) $(EXAMPLES)
+all: $(LIBA) $(B)/libktrace.so $(RECSO) $(LOCKSO) $(KTRACE) $(EXAMPLES)
 
 # The runtime is never instrumented: it provides the instrumentation hooks.
 $(B)/pic/%.o: %.c
@@ -146,6 +147,9 @@ $(B)/libktrace.so: $(LIBSO)
 # the shim `ktrace record` preloads: sigaction()/signal() of the traced program
 $(RECSO): $(B)/pic/lib/preload/signal.o $(LIBSO)
 	$(CC) -shared -Wl,-soname,libktrace-record.so.0 $(LDFLAGS) -o $@ $< $(LIBSO)
+# the shim `ktrace record --locks` preloads: pthread lock calls as lock events
+$(LOCKSO): $(B)/pic/lib/preload/locks.o $(LIBSO)
+	$(CC) -shared -Wl,-soname,libktrace-locks.so.0 $(LDFLAGS) -o $@ $< $(LIBSO) -ldl -lpthread
 $(READERA): $(READER_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -220,7 +224,7 @@ PUBLIC_H := $(wildcard include/ktrace/*.h)
 MAN_PAGES := $(wildcard docs/man/*.[135])
 DOCS := $(wildcard docs/*.md) README.md
 INSTALLED := $(addprefix $(LIBDIR)/,libktrace.a libktrace-reader.a libktrace.so.0 libktrace.so \
-		libktrace-record.so.0 pkgconfig/ktrace.pc pkgconfig/ktrace-reader.pc) \
+		libktrace-record.so.0 libktrace-locks.so.0 pkgconfig/ktrace.pc pkgconfig/ktrace-reader.pc) \
 	$(addprefix $(PREFIX)/include/ktrace/,$(notdir $(PUBLIC_H)) reader.h) $(PREFIX)/bin/ktrace \
 	$(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 	$(addprefix $(DOCDIR)/,$(notdir $(DOCS)))
@@ -229,7 +233,7 @@ install: all
 	install -d $(addprefix $(DESTDIR),$(LIBDIR)/pkgconfig $(PREFIX)/include/ktrace $(PREFIX)/bin \
 		$(MANDIR)/man1 $(MANDIR)/man3 $(MANDIR)/man5 $(DOCDIR))
 	install -m 0644 $(LIBA) $(READERA) $(DESTDIR)$(LIBDIR)/
-	install -m 0755 $(LIBSO) $(RECSO) $(DESTDIR)$(LIBDIR)/
+	install -m 0755 $(LIBSO) $(RECSO) $(LOCKSO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libktrace.so.0 $(DESTDIR)$(LIBDIR)/libktrace.so
 	install -m 0644 $(PUBLIC_H) $(DESTDIR)$(PREFIX)/include/ktrace/
 	install -m 0644 reader/reader.h $(DESTDIR)$(PREFIX)/include/ktrace/reader.h

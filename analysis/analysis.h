@@ -424,4 +424,113 @@ int ka_memview_finish(struct ka_memview *m, uint64_t last_ns);
 /** ka_memview_free() - free @m's memory (it is zeroed). */
 void ka_memview_free(struct ka_memview *m);
 
+/* ---- lock misuse and lock times (analysis/locks.c, `ktrace locks`) ------------- */
+
+/* What a finding is (struct ka_lock_finding). */
+enum ka_lock_kind {
+	KA_LOCK_INVERSION = 1,  /* lock-order inversion: a potential deadlock */
+	KA_LOCK_BAD_RELEASE,    /* released by a thread that does not hold it */
+	KA_LOCK_DOUBLE,         /* acquired again by its holder (not recursive) */
+	KA_LOCK_HELD_AT_EXIT,   /* still held when its thread ended */
+	KA_LOCK_HELD_AT_END,    /* still held when the trace ended (a note, not misuse) */
+	KA_LOCK_CYCLE,          /* a lock-order cycle of 3 or 4 locks: a potential deadlock */
+};
+
+/**
+ * struct ka_lock_finding - one misuse, reported once per distinct
+ * (kind, locks, call sites); @count is how often it was seen.  Call sites
+ * are return addresses (look them up with KTR_SYM_RETADDR).
+ * INVERSION: thread @tid acquired @lock2 at @site while holding @lock
+ *            (acquired at @site2); thread @tid2 acquired @lock at @site3
+ *            while holding @lock2 (acquired at @site4).
+ * BAD_RELEASE: thread @tid released @lock at @site; thread @tid2 held it
+ *            (acquired at @site2), or @tid2 = 0: nobody held it.
+ * DOUBLE:    thread @tid acquired @lock at @site, holding it since @site2.
+ * HELD_AT_EXIT: thread @tid ended (pthread_exit at @site; 0: it returned)
+ *            holding @lock, acquired at @site2.
+ * HELD_AT_END: thread @tid held @lock (acquired at @site2) at the end.
+ * CYCLE:     @ncycle edges of the lock-order graph, @cycle[] (for
+ *            ka_locks_edge()), each lock acquired while holding the one
+ *            before, the last's back to the first's; @lock the smallest.
+ * @ns: CLOCK_MONOTONIC ns of the first time it was seen.
+ */
+struct ka_lock_finding {
+	enum ka_lock_kind kind;
+	uint64_t lock, lock2;
+	uint32_t tid, tid2;
+	uint64_t site, site2, site3, site4;
+	uint64_t ns;
+	uint64_t count;
+	unsigned err; /* DOUBLE: the error the second acquisition returned (EBUSY, EDEADLK), 0 if none */
+	uint32_t cycle[4];
+	unsigned ncycle;
+};
+
+/**
+ * struct ka_lock_stat - the times of one lock acquired at one call site.
+ * @lock, @site: the lock's address and the call site of its acquisition
+ *          (@site 0 and @kernel 1 for the kernel's contention events, whose
+ *          @lock is the tracepoint's lock_addr, 0 where not recorded).
+ * @acquired: acquisitions (kernel: contentions).
+ * @wait_total, @wait_max: ns from the acquire call to holding the lock
+ *          (kernel: from contention_begin to contention_end).
+ * @hold_total, @hold_max: ns from holding it to its release (0 kernel).
+ */
+struct ka_lock_stat {
+	uint64_t lock, site;
+	int kernel;
+	unsigned kflags; /* kernel: contention_begin's flags seen (1 spin, 2 read, 4 write, 32 mutex) */
+	uint64_t acquired;
+	uint64_t wait_total, wait_max, hold_total, hold_max;
+};
+
+struct ka_locks;
+
+/**
+ * ka_locks_new() - a lock analysis of trace @t: feed it every record in
+ * time order (ktr_next()) with ka_locks_feed(), then ka_locks_end().  It
+ * keeps, per thread, the locks held and the acquisition under way, the
+ * lock-order graph (an edge A -> B per pair of locks, with the first call
+ * sites seen) and per (lock, call site) the times.  The lock events are
+ * those of include/ktrace/locks.h whose catalogue category is "locks";
+ * LOCK_CONTENTION_BEGIN/END of the kernel sub-trace (include/ktrace/lkst.h)
+ * give kernel wait times.  Memory: per thread, lock, edge and site.
+ * Return: the analysis or NULL (ENOMEM).  Not thread-safe.
+ */
+struct ka_locks *ka_locks_new(const struct ktr_trace *t);
+
+/** ka_locks_feed() - take record @r (gaps make the results uncertain: counted). Return: 0 or -ENOMEM. */
+int ka_locks_feed(struct ka_locks *l, const struct ktr_rec *r);
+
+/**
+ * ka_locks_end() - after the last record: inversions from the graph
+ * (cycles of two locks), locks still held.  Return: 0 or -ENOMEM.
+ */
+int ka_locks_end(struct ka_locks *l);
+
+/**
+ * struct ka_lock_edge - one edge of the lock-order graph: thread @tid
+ * acquired @b at @site_b while holding @a, acquired at @site_a (the first
+ * time seen).
+ */
+struct ka_lock_edge {
+	uint64_t a, b, site_a, site_b;
+	uint32_t tid;
+};
+
+/** ka_locks_edge() - edge @i of the graph (a CYCLE finding's @cycle[k]) into *@e. Return: 0, -1 bad @i. */
+int ka_locks_edge(const struct ka_locks *l, uint32_t i, struct ka_lock_edge *e);
+
+/** ka_locks_findings() - the findings in the order seen (inversions last); *@n their number. */
+const struct ka_lock_finding *ka_locks_findings(const struct ka_locks *l, size_t *n);
+
+/** ka_locks_stats() - the (lock, site) times, sorted by @hold_max then @wait_max, longest first. */
+const struct ka_lock_stat *ka_locks_stats(struct ka_locks *l, size_t *n);
+
+/** ka_locks_counts() - lock events read (application, kernel) and gaps seen, into *@app, *@kernel, *@gaps. */
+void ka_locks_counts(const struct ka_locks *l, uint64_t *app, uint64_t *kernel, uint64_t *gaps);
+
+/** ka_locks_free() - free @l (NULL allowed). */
+void ka_locks_free(struct ka_locks *l);
+
 #endif

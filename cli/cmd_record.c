@@ -37,6 +37,10 @@
  * -e SYS:NAME (repeatable) enables more tracepoints, kept in the raw copy
  * DIR/kernel/ftrace only; an unknown one is a usage error (exit 2).
  *
+ * With --locks, libktrace-locks.so is preloaded too (lib/preload/locks.c):
+ * the program's pthread lock calls become lock events (include/ktrace/locks.h)
+ * for `ktrace locks DIR`; PROG need not be instrumented then.
+ *
  * Exit status: the program's (128 + signal if it was killed); 1 if the
  * configuration is bad, the program cannot be started or was not traced;
  * 2 usage error.
@@ -117,6 +121,9 @@ static void help(FILE *out)
 		"                        'block:*', 'sched' = 'sched:*'); every event is kept\n"
 		"                        raw in DIR/kernel/ftrace for `ktrace export\n"
 		"                        --format=trace.dat` (trace-cmd, KernelShark)\n"
+		"      --locks           also record PROG's pthread mutex, rwlock, spinlock and\n"
+		"                        condition-variable calls (libktrace-locks.so) for\n"
+		"                        `ktrace locks DIR`; PROG need not be instrumented\n"
 		"  -h, --help            this text\n"
 		"\n"
 		"While PROG runs: ktrace kft DIR status|start|stop|prime|load FILE.\n"
@@ -249,7 +256,7 @@ static int absolute(const char *path, char *out, size_t size)
 
 static int run(int argc, char **argv)
 {
-	enum { OPT_CONFIG = 0x1000, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK };
+	enum { OPT_CONFIG = 0x1000, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK, OPT_LOCKS };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, OPT_CONFIG }, { "output", required_argument, NULL, 'o' },
 		{ "buf-size", required_argument, NULL, 'b' }, { "buf-nr", required_argument, NULL, 'n' },
@@ -261,6 +268,7 @@ static int run(int argc, char **argv)
 		{ "trigger", required_argument, NULL, 'T' },
 		{ "block-timeout", required_argument, NULL, OPT_BLOCK },
 		{ "event", required_argument, NULL, 'e' },
+		{ "locks", no_argument, NULL, OPT_LOCKS },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_opts ro = { NULL, 0, 0, 0, 0, 0 };
@@ -269,8 +277,8 @@ static int run(int argc, char **argv)
 	size_t cfg_len = 0;
 	const char *config = NULL, *out = "ktrace.data", *bufsize = NULL, *bufnr = NULL,
 		   *threads = NULL;
-	char lib[PATH_MAX], dir[PATH_MAX], cfg_abs[PATH_MAX], preload[3 * PATH_MAX + 64];
-	int flight = 0, quiet = 0, c, status, kernel = 0;
+	char lib[PATH_MAX], dir[PATH_MAX], cfg_abs[PATH_MAX], preload[4 * PATH_MAX + 96];
+	int flight = 0, quiet = 0, c, status, kernel = 0, locks = 0;
 	struct krec_opts kopts = { NULL, 0, 0, NULL, 0 };
 	static const char *events[64]; /* -e: pointers into argv */
 	struct krec *krec = NULL;
@@ -322,6 +330,9 @@ static int run(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = 1;
+			break;
+		case OPT_LOCKS:
+			locks = 1;
 			break;
 		case OPT_BLOCK:
 			if (cli_parse_time(optarg, 1000000, &block_ns) < 0) {
@@ -465,6 +476,22 @@ static int run(int argc, char **argv)
 			return 1;
 		}
 		snprintf(preload, sizeof(preload), "%s%s%s:%s", old ? old : "", old && *old ? ":" : "", shim, lib);
+		if (locks) {
+			/* libktrace-locks.so.0 beside it, before libktrace.so.0 (its
+			 * pthread_exit wraps libktrace's) */
+			char lk[PATH_MAX + 32];
+
+			snprintf(lk, sizeof(lk), "%s", shim);
+			slash = strrchr(lk, '/');
+			snprintf(slash ? slash + 1 : lk, sizeof(lk) - (size_t)(slash ? slash + 1 - lk : 0),
+				 "libktrace-locks.so.0");
+			if (access(lk, R_OK) != 0) {
+				cli_error(CMD, "cannot find %s beside %s", lk, lib);
+				return 1;
+			}
+			snprintf(preload, sizeof(preload), "%s%s%s:%s:%s", old ? old : "",
+				 old && *old ? ":" : "", shim, lk, lib);
+		}
 	}
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
@@ -560,7 +587,7 @@ static int run(int argc, char **argv)
 			(double)ru.ru_maxrss / 1024);
 	}
 	/* Kernel events, or a channel the program set up itself: PROG need not be instrumented. */
-	kernel = krec != NULL || kc_stats(sess)->channels > 1;
+	kernel = krec != NULL || kc_stats(sess)->channels > 1 || locks;
 	kc_close(sess, 1);
 	krec_end_program(krec, dir, 1, quiet);
 	return rec_outcome(&rep, dir, argv + optind, status, kernel, quiet);

@@ -354,7 +354,7 @@ int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, 
 	record_cmdline(dir, argv);
 	if (why[0])
 		cli_error(CMD, "warning: %s's calls were not traced: %s (its other events are recorded: "
-			       "kernel events in %s/kernel, its own channels where it set them up)",
+			       "lock events with --locks, kernel events in %s/kernel, its own channels where it set them up)",
 			  prog, why, dir);
 	else if (!quiet)
 		summarise(dir, 0, error, sizeof(error));

@@ -66,6 +66,7 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -250,6 +251,7 @@ struct krec {
 	struct tep_handle *tep;
 	struct kbuffer *kbuf;
 	uint8_t sel[KTRACE_LKST_MAX_ID];
+	uint64_t lock_key[2]; /* random: the contention events' lock ids (lock_id()) */
 	/*
 	 * -e tracepoints: @xl as matched; those outside the catalogue become
 	 * events of their own, @xdefs (ids XID_BASE + i, name the tracepoint's,
@@ -494,6 +496,26 @@ static struct task *task_seen(struct krec *k, int32_t pid)
 	return t;
 }
 
+/*
+ * The id of the lock at kernel address @a (lkst.h: no kernel address in a
+ * trace): a keyed 64-bit mix (MurmurHash3's fmix64 around the two random
+ * key halves), the same for the same lock in one recording.  Not a
+ * cryptographic hash: the trace is root's (0600) in any case.
+ */
+static uint64_t lock_id(const struct krec *k, uint64_t a)
+{
+	a ^= k->lock_key[0];
+	for (int i = 0; i < 2; i++) {
+		a ^= a >> 33;
+		a *= 0xff51afd7ed558ccdull;
+		a ^= a >> 33;
+		a *= 0xc4ceb9fe1a85ec53ull;
+		a ^= a >> 33;
+		a ^= k->lock_key[1];
+	}
+	return a;
+}
+
 static void convert_event(struct krec *k, struct kout *o, uint64_t ts, void *data, int size)
 {
 	struct tep_record rec;
@@ -550,6 +572,12 @@ static void convert_event(struct krec *k, struct kout *o, uint64_t ts, void *dat
 		for (unsigned i = 0; i < e->d->nargs; i++)
 			if (args[i] >= 0x00007ffffffff000ull && args[i] < (uint64_t)-4095)
 				args[i] = 0;
+	}
+	if ((e->d->id == KTRACE_LKST_LOCK_CONTENTION_BEGIN ||
+	     e->d->id == KTRACE_LKST_LOCK_CONTENTION_END) && e->d->nargs > 1) {
+		uint64_t a = read_arg(&e->a[1], data, size);
+
+		args[1] = a ? lock_id(k, a) : 0;
 	}
 	if (e->d->id == KTRACE_LKST_EXCEPTION_PAGEFAULT_USER ||
 	    e->d->id == KTRACE_LKST_EXCEPTION_PAGEFAULT_KERNEL) {
@@ -1211,6 +1239,10 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 	if (!k) {
 		snprintf(msg, len, "out of memory");
 		return NULL;
+	}
+	if (getrandom(k->lock_key, sizeof(k->lock_key), 0) != (ssize_t)sizeof(k->lock_key)) {
+		k->lock_key[0] = now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32);
+		k->lock_key[1] = now_ns(CLOCK_REALTIME);
 	}
 	lkst_defs = krec_catalogue(&NDEFS);
 	k->wake[0] = k->wake[1] = k->dirfd = k->ftfd = -1;

@@ -36,7 +36,9 @@
 #include <linux/blktrace_api.h>
 #include <linux/interrupt.h>
 #include <linux/mm.h>
+#include <linux/random.h>
 #include <linux/sched.h>
+#include <linux/siphash.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -441,14 +443,28 @@ static void kt_p_netif_receive_skb(void *data, struct sk_buff *skb)
 
 /* locks */
 
+/*
+ * A lock's id in a trace: a keyed hash of its address (lkst.h: no kernel
+ * address in a trace), the key random, drawn when the first probe is
+ * registered (process context), so the same lock has the same id for the
+ * module's lifetime.
+ */
+static siphash_key_t kt_lock_key;
+static bool kt_lock_key_set;
+
+static __always_inline u64 kt_lock_id(const void *lock)
+{
+	return siphash_1u64((u64)(unsigned long)lock, &kt_lock_key);
+}
+
 static void kt_p_contention_begin(void *data, void *lock, unsigned int flags)
 {
-	KT_EMIT(LOCK_CONTENTION_BEGIN, KT_U(flags));
+	KT_EMIT(LOCK_CONTENTION_BEGIN, KT_U(flags), kt_lock_id(lock));
 }
 
 static void kt_p_contention_end(void *data, void *lock, int ret)
 {
-	KT_EMIT(LOCK_CONTENTION_END, KT_S(ret));
+	KT_EMIT(LOCK_CONTENTION_END, KT_S(ret), kt_lock_id(lock));
 }
 
 /* timers */
@@ -659,6 +675,10 @@ int kt_lkst_probe_register(struct kt_lkst_ev *e)
 		return 0;
 	if (!kt_lkst_ev_available(e))
 		return -ENODEV;
+	if (!kt_lock_key_set) {
+		get_random_bytes(&kt_lock_key, sizeof(kt_lock_key));
+		kt_lock_key_set = true;
+	}
 	if (e->hook) {
 		ret = kt_lkst_hook_enable(e);
 		if (ret)

@@ -8,7 +8,8 @@
 #                              libtraceevent, libtracecmd, yajl, protobuf-c, libaudit,
 #                              libbabeltrace2) and the third-party readers the
 #                              tests run on its output (trace-cmd, babeltrace2,
-#                              protoc, rsvg-convert, python3; uftrace for
+#                              protoc, rsvg-convert, python3; sqlite3 for
+#                              tests/cli_locks.sh's threaded clean run; uftrace for
 #                              tests/kft_pg.sh's -pg call counts)
 #   scripts/deps.sh --bench    also LTTng, uftrace and perf (the benchmarks' peers)
 #   scripts/deps.sh --kmod     also the kernel images/headers (generic and
@@ -18,7 +19,7 @@ set -eu
 pkgs="build-essential pkg-config perl libelf-dev libdw-dev elfutils clang libclang-rt-dev
       libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd libiberty-dev libyajl-dev libaudit-dev
       libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libbabeltrace2-dev babeltrace2
-      python3 xz-utils curl ca-certificates librsvg2-bin uftrace"
+      python3 xz-utils curl ca-certificates librsvg2-bin uftrace sqlite3"
 for arg in "$@"; do
 	case "$arg" in
 	--bench) pkgs="$pkgs liblttng-ust-dev lttng-tools uftrace linux-perf time" ;;

@@ -44,6 +44,11 @@
  * records pids, so a trace shows nothing of the kernel's layout.  The page
  * fault events' address and ip are kernel addresses when the fault or the
  * faulting instruction is in the kernel: the module records those as 0.
+ * The contention events' lock_addr is not the address either but an opaque
+ * lock id: a keyed hash of it (SipHash in the module, a random key per
+ * module load; a keyed 64-bit mix in the tracefs backend, a random key per
+ * recording), the same for the same lock within one trace, so `ktrace
+ * locks` can tell locks apart and nothing of the layout shows.
  *
  * System masksets (LKST): RDEFAULT = the primary events, RALL = every
  * available event, RNOTHING = none.  Handlers: KTRACE_LKST_HANDLER_DEFAULT
@@ -112,8 +117,8 @@
 	X(0x50, NET_DEV_XMIT, network, "net", "net_dev_xmit", 2, "len,rc", 0) \
 	X(0x51, NET_RECEIVE_SKB, network, "net", "netif_receive_skb", 1, "len", 0) \
 	/* locks */ \
-	X(0x70, LOCK_CONTENTION_BEGIN, lock, "lock", "contention_begin", 1, "flags", 0) \
-	X(0x71, LOCK_CONTENTION_END, lock, "lock", "contention_end", 1, "ret", 0) \
+	X(0x70, LOCK_CONTENTION_BEGIN, lock, "lock", "contention_begin", 2, "flags,lock_addr", 0) \
+	X(0x71, LOCK_CONTENTION_END, lock, "lock", "contention_end", 2, "ret,lock_addr", 0) \
 	/* timers */ \
 	X(0x80, TIMER_EXPIRE_ENTRY, timer, "timer", "timer_expire_entry", 1, "now", 0) \
 	X(0x81, TIMER_EXPIRE_EXIT, timer, "timer", "timer_expire_exit", 0, "", 0) \

@@ -5,12 +5,13 @@
 # or the benchmark (kmod/bench/bench.sh) inside, bring the output back
 # over a second serial port, and judge it here.
 #
-#   kmod/tests/run-vm.sh [test|bench|boot|hooks|crash]
+#   kmod/tests/run-vm.sh [test|bench|boot|hooks|crash|exc|locks]
 #
 # boot: boot-time KFT (kmod/tests/suite_kboot.sh): the kernel boots with the
 # parameters `ktrace kft --boot` prints for kmod/tests/kboot-seed.conf.
 # hooks: kmod/tests/suite_hooks.sh alone.
 # exc: kmod/tests/suite_exc.sh (exception entry/exit events) alone.
+# locks: kmod/tests/suite_locks.sh alone (ktrace locks on contention events).
 # crash: the crash-extraction test (kmod/tests/suite_crash.sh): one qemu
 # process without -no-reboot, panic=1 and memmap=16M$0x38000000, panicked
 # (sysrq-c) 20 times and rebooted twice by the guest, then panicked once with a
@@ -36,8 +37,8 @@
 set -euo pipefail
 
 MODE=${1:-test}
-case "$MODE" in test | bench | boot | hooks | crash | exc) ;; *)
-	echo "usage: $0 [test|bench|boot|hooks|crash|exc]" >&2
+case "$MODE" in test | bench | boot | hooks | crash | exc | locks) ;; *)
+	echo "usage: $0 [test|bench|boot|hooks|crash|exc|locks]" >&2
 	exit 2
 	;;
 esac
@@ -171,6 +172,7 @@ cp "$SRC/kmod/tests/suite_lkst.sh" "$R/suite_lkst.sh"
 cp "$SRC/kmod/tests/suite_kft.sh" "$R/suite_kft.sh" # KFT in the kernel
 cp "$SRC/kmod/tests/suite_kboot.sh" "$R/suite_kboot.sh" # boot-time KFT (mode boot)
 cp "$SRC/kmod/tests/suite_hooks.sh" "$R/suite_hooks.sh" # LKST hooks anywhere
+cp "$SRC/kmod/tests/suite_locks.sh" "$R/suite_locks.sh" # ktrace locks on contention events (mode locks)
 cp "$SRC/kmod/bench/bench_lkst.sh" "$R/bench_lkst.sh"
 cp "$KSRC"/ktrace_lkst_pid.ko "$KSRC"/ktrace_lkst_test.ko "$R/lib/modules-ktrace/"
 cp "$W/lkstcheck" "$W/sysloop" "$R/bin/"

@@ -65,6 +65,16 @@ if [ "${KTRACE_SUITE_ONLY:-}" = exc ]; then
 	exit
 fi
 
+# `run-vm.sh locks`: ktrace locks on the contention events alone (kmod/tests/suite_locks.sh)
+if [ "${KTRACE_SUITE_ONLY:-}" = locks ]; then
+	. /suite_locks.sh
+	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace|UBSAN|KASAN' | head -n 5)
+	is "$bad" "" "no kernel warning, BUG or oops"
+	echo "1..$n"
+	[ "$failed" = 0 ]
+	exit
+fi
+
 # ------------------------------------------------------------------
 # load / unload
 # ------------------------------------------------------------------
@@ -472,6 +482,11 @@ ok $? "load and unload once more after all that"
 
 # exception entry/exit events (kmod/tests/suite_exc.sh)
 . /suite_exc.sh
+
+# ------------------------------------------------------------------
+# ktrace locks on the lock contention events (kmod/tests/suite_locks.sh)
+# ------------------------------------------------------------------
+. /suite_locks.sh
 
 # ------------------------------------------------------------------
 # the kernel log

@@ -58,6 +58,7 @@ bench) { sh /bench.sh 2>&1; echo $? > /tmp/rc; } | tee /tmp/results.txt ;;
 boot) { sh /suite_kboot.sh 2>/tmp/suite.err; echo $? > /tmp/rc; } | tee /tmp/results.txt ;; # boot-time KFT
 hooks) { KTRACE_SUITE_ONLY=hooks sh /suite.sh 2>/tmp/suite.err; echo $? > /tmp/rc; } | tee /tmp/results.txt ;;
 exc) { KTRACE_SUITE_ONLY=exc sh /suite.sh 2>/tmp/suite.err; echo $? > /tmp/rc; } | tee /tmp/results.txt ;;
+locks) { KTRACE_SUITE_ONLY=locks sh /suite.sh 2>/tmp/suite.err; echo $? > /tmp/rc; } | tee /tmp/results.txt ;;
 *) { sh /suite.sh 2>/tmp/suite.err; echo $? > /tmp/rc; } | tee /tmp/results.txt ;;
 esac
 read rc < /tmp/rc
