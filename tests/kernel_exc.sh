@@ -6,16 +6,18 @@
 #
 # kmod/tests/excprog.c (the module suite's program, built -no-pie so nm's
 # addresses are its run-time ones) raises N int3, N divide errors and N
-# reads of unmapped addresses 0x10 + 8 i, each caught by a signal handler.
+# reads of unmapped addresses 0x10 + 8 i and (argument "ud") N ud2, each
+# caught by a signal handler.
 # Expected, independently of ktrace: for the program's pid, N vector-0
 # entries whose ip lies in main (nm -S) when the metadata says vector 0 is
 # covered (a kernel with kprobe events), else none and the reason naming
 # the missing kprobe events (the host's 6.18 has CONFIG_KPROBES off); the
-# same for int3 (vector 3); vector-14 entries exactly as many as the
-# exceptions:page_fault_user/kernel events that trace-cmd decodes from the
-# raw copy (export --format=trace.dat, a third-party reader), with the
-# same ips, N of them in main; no other vector; no kprobe event of
-# ktrace's pid left in dynamic_events after the run, after SIGINT too;
+# same for int3 (vector 3) and ud2 (vector 6); vector-14 entries exactly
+# as many as the exceptions:page_fault_user/kernel events that trace-cmd
+# decodes from the raw copy (export --format=trace.dat, a third-party
+# reader), with the same ips, N of them in main; no other vector; no
+# kprobe event of ktrace's pid left in dynamic_events after the run,
+# after SIGINT too;
 # EXCEPTION_EXIT unavailable, saying why.  Root and tracefs needed (CI);
 # the recording runs in ktrace's own instance, so other tracefs users do
 # not disturb it.
@@ -33,11 +35,12 @@ MAIN_HI=$((0x$1 + 0x$2))
 KPROBES=0
 [ -e $TF/kprobe_events ] && KPROBES=1
 
-run "$KTRACE" record -q --kernel=EXCEPTION_ENTRY,EXCEPTION_EXIT -o "$T/tr" -- "$PROG" $N
-is "$rc" 0 "record --kernel=EXCEPTION_ENTRY,EXCEPTION_EXIT of excprog $N: exit 0"
+run "$KTRACE" record -q --kernel=EXCEPTION_ENTRY,EXCEPTION_EXIT -o "$T/tr" -- "$PROG" $N ud
+is "$rc" 0 "record --kernel=EXCEPTION_ENTRY,EXCEPTION_EXIT of excprog $N ud: exit 0"
 XPID=$(sed -n 's/^pid //p' "$T/out")
 KPID=$(sed -n 's/^pid //p' "$T/tr/kernel/metadata")
 like "$T/out" "^de $N$" "excprog caught its $N divide errors"
+like "$T/out" "^ud $N$" "... and its $N invalid opcodes"
 M=$T/tr/kernel/metadata
 unlike "$M" "^unavailable 32 " "EXCEPTION_ENTRY is available"
 like "$M" "^unavailable 33 EXCEPTION_EXIT module only .*cannot read the trap number" \
@@ -70,7 +73,7 @@ count() {
 			if (vec == v && (!m || (ip >= lo && ip < hi))) n++
 		} END { print n + 0 }' "$T/p.csv"
 }
-for v in 0 3; do
+for v in 0 3 6; do
 	if has_vec $v; then want=$N; else want=0; fi
 	is "$(count $v 0)" "$want" "vector $v: $want EXCEPTION_ENTRY for excprog (pid $XPID)"
 	is "$(count $v 1)" "$want" "... with the ip in main ($(printf '%#x' $MAIN_LO)..$(printf '%#x' $MAIN_HI))"
@@ -78,7 +81,7 @@ done
 if ! has_vec 0; then
 	like "$M" "^# EXCEPTION_ENTRY vectors .*; not: .*(kprobe|do_error_trap)" "vector 0 not covered: the metadata says why"
 fi
-other=$(awk -F, -v p="$XPID" '$6 == p && $9 == "EXCEPTION_ENTRY" && $10 !~ /^vector=(0|3|14);/' "$T/p.csv" | wc -l)
+other=$(awk -F, -v p="$XPID" '$6 == p && $9 == "EXCEPTION_ENTRY" && $10 !~ /^vector=(0|3|6|14);/' "$T/p.csv" | wc -l)
 is "$other" 0 "no other vector in excprog"
 
 # vector 14 against the page fault tracepoints as trace-cmd decodes them

@@ -126,7 +126,8 @@ ok $? "rmmod ktrace (exceptions)"
 # from kprobe events on the trap handlers (do_error_trap: vector 0 here;
 # int3 only where do_int3_user or do_trap is probe-able, the metadata
 # says), vector 14 beside the page fault tracepoints.  Expected for
-# excprog's pid: XN vector-0 entries with the ip inside main (nm -S of
+# excprog's pid (`excprog XN ud`: also XN ud2): XN vector-0 and XN
+# vector-6 entries with the ip inside main (nm -S of
 # excprog, /excprog.nm, made by run-vm.sh), vector 3 XN or 0 as covered,
 # vector 14 as many as the page fault events, no other; no kprobe event
 # of ktrace's pid left after SIGINT; one left by SIGKILL is removed by
@@ -143,8 +144,8 @@ i=0
 while [ ! -s /tmp/xt/kernel/metadata ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.5
 diag "kprobe events while recording: $(grep ktrace_exc $TK/kprobe_events | tr '\n' '|')"
-excprog $XN > /tmp/xt.prog
-ok $? "tracefs: excprog $XN ran while ktrace record --kernel=EXCEPTION_ENTRY,... records"
+excprog $XN ud > /tmp/xt.prog
+ok $? "tracefs: excprog $XN ud ran while ktrace record --kernel=EXCEPTION_ENTRY,... records"
 kill -INT $rec
 wait $rec
 ok $? "tracefs: the recording ended at SIGINT"
@@ -160,6 +161,8 @@ inmain() { awk -F, -v p="$xpid" -v v="$1" -v lo="$mlo" -v hi="$mhi" '$6 == p && 
 	split($10, a, ";"); ip = substr(a[3], 4) + 0; if (a[1] == "vector=" v && ip >= lo && ip < hi) n++ } END { print n + 0 }' /tmp/xt.csv; }
 is "$(ex_count /tmp/xt.csv "$xpid" EXCEPTION_ENTRY 'vector=0;')" "$XN" "tracefs: $XN EXCEPTION_ENTRY with vector 0 in excprog's pid"
 is "$(inmain 0)" "$XN" "tracefs: ... with their ip in main"
+is "$(ex_count /tmp/xt.csv "$xpid" EXCEPTION_ENTRY 'vector=6;') $(inmain 6)" "$XN $XN" \
+	"tracefs: ud2: $XN EXCEPTION_ENTRY with vector 6 (invalid opcode), ip in main"
 case "$cov" in *" 3 "*) w3=$XN ;; *) w3=0 ;; esac
 is "$(ex_count /tmp/xt.csv "$xpid" EXCEPTION_ENTRY 'vector=3;') $(inmain 3)" "$w3 $w3" \
 	"tracefs: vector 3: $w3 entries in main (covered: $cov)"
@@ -172,7 +175,7 @@ pfk=$(ex_count /tmp/xt.csv "$xpid" EXCEPTION_PAGEFAULT_KERNEL '')
 is "$(ex_count /tmp/xt.csv "$xpid" EXCEPTION_ENTRY 'vector=14;')" "$((pfu + pfk))" \
 	"tracefs: vector 14 = the page fault events ($pfu user + $pfk kernel)"
 is "$(inmain 14)" "$XN" "tracefs: $XN of them in main (the unmapped reads)"
-other=$(awk -F, -v t="$xpid" '$6 == t && $9 == "EXCEPTION_ENTRY" && $10 !~ /^vector=(0|3|14);/' /tmp/xt.csv | wc -l)
+other=$(awk -F, -v t="$xpid" '$6 == t && $9 == "EXCEPTION_ENTRY" && $10 !~ /^vector=(0|3|6|14);/' /tmp/xt.csv | wc -l)
 is "$other" "0" "tracefs: no other vector"
 grep -q '^unavailable 33 EXCEPTION_EXIT module only' /tmp/xt/kernel/metadata
 ok $? "tracefs: EXCEPTION_EXIT unavailable (module only), saying why"
