@@ -81,6 +81,41 @@ const struct lkst_def *krec_catalogue(size_t *n);
 int krec_hook_defs(const uint8_t *sel, struct lkst_def *defs, char (*names)[160],
 		   char (*args)[32], char (*events)[32]);
 
+/**
+ * kcl_tf_last_error() - the reason of tracefs's last error_log entry ("Invalid
+ * probed address or symbol") in @why (@len bytes; "" if none), for a
+ * refused dynamic event's message (kclient/lkst_tracefs.c).
+ */
+void kcl_tf_last_error(char *why, size_t len);
+
+/* ---- EXCEPTION_ENTRY through kprobe events (kclient/exc_tracefs.c) ------ */
+
+/* the kprobe event group of the exception probes: KREC_EXC_GROUP/PREFIX_PID */
+#define KREC_EXC_GROUP "ktrace_exc"
+
+/**
+ * krec_exc_create() - make this process's kprobe events of EXCEPTION_ENTRY
+ * (fields vector, error_code, ip: u64, do_trap's vector u32), before the
+ * recording reads the formats of group KREC_EXC_GROUP.  @why (@whylen
+ * bytes) gets the probes refused and why ("" if none).  Return: how many
+ * were made (0: none; tracefs errors are not fatal).
+ */
+int krec_exc_create(char *why, size_t whylen);
+/** krec_exc_nprobes() - the number of probe slots krec_exc_event() takes. */
+unsigned krec_exc_nprobes(void);
+/**
+ * krec_exc_event() - event name of probe slot @i if made (else NULL), the
+ * filter to set in the instance (*@filter, NULL: none) and the vectors it
+ * covers (*@vectors, "0 4 5 ...": static strings).
+ */
+const char *krec_exc_event(unsigned i, const char **filter, const char **vectors);
+/** krec_exc_destroy() - delete the events made (once no instance enables them). */
+void krec_exc_destroy(void);
+/** krec_exc_emergency() - the same with open/write only, for a fatal signal. */
+void krec_exc_emergency(void);
+/** krec_exc_remove_stale() - delete KREC_EXC_GROUP events of dead pids; how many. */
+int krec_exc_remove_stale(void);
+
 /* ---- recording kernel events through tracefs (kclient/tracefs_record.c) - */
 
 /* (krec_begin_program(), krec_end_program() and krec_record_system() are

@@ -133,7 +133,7 @@ int kcl_lkst_tf_hooks(struct kcl_lkst_hook **out, size_t *n)
 }
 
 /* the last line of tracefs's error_log, for a refusal's message */
-static void last_error(char *why, size_t len)
+void kcl_tf_last_error(char *why, size_t len)
 {
 	char *e = tracefs_error_last(NULL), *p;
 
@@ -199,7 +199,7 @@ int kcl_lkst_tf_hook_add(int id, const char *func, unsigned off, const unsigned 
 	ret = tracefs_dynevent_create(kp);
 	if (ret < 0) {
 		ret = errno ? -errno : -EINVAL;
-		last_error(why, whylen);
+		kcl_tf_last_error(why, whylen);
 	} else {
 		ret = id;
 	}
@@ -221,7 +221,7 @@ int kcl_lkst_tf_hook_del(int id, char *why, size_t whylen)
 	errno = 0;
 	if (tracefs_dynevent_destroy(kp, false) < 0) {
 		ret = errno ? -errno : -EBUSY;
-		last_error(why, whylen);
+		kcl_tf_last_error(why, whylen);
 	}
 	tracefs_dynevent_free(kp);
 	return ret;

@@ -239,6 +239,7 @@ struct kev {
 	struct karg a[MAX_ARGS];
 	int special; /* 1 sched_switch, 2 wakeup(_new), 3 task_newtask */
 	int silent;  /* enabled for the task table only: no record */
+	int pf_entry; /* a page fault tracepoint: also EXCEPTION_ENTRY vector 14 */
 	struct tep_format_field *comm, *pid, *comm2, *pid2, *flags;
 };
 
@@ -288,6 +289,10 @@ struct krec {
 	int ftfd;               /* DIR/kernel/ftrace, -1: none */
 	int *rawfd;             /* ftrace/cpuN, -1: none (or a write failed) */
 	uint64_t raw_pages;
+	/* EXCEPTION_ENTRY: kprobe events made (kclient/exc_tracefs.c), what
+	 * was refused, the vectors covered (metadata comment) */
+	int nexc;
+	char exc_why[256], exc_how[160];
 };
 
 /* For the atexit/fatal-signal cleanup: the live recording, if any. */
@@ -303,6 +308,7 @@ static void emergency_remove(void)
 	for (int i = 0; i < live_nfds; i++)
 		close(live_fds[i]);
 	rmdir(live_path);
+	krec_exc_emergency(); /* after the instance that enabled them */
 	live = NULL;
 }
 
@@ -558,6 +564,14 @@ static void convert_event(struct krec *k, struct kout *o, uint64_t ts, void *dat
 	default:
 		break;
 	}
+	if (e->pf_entry) { /* EXCEPTION_ENTRY 14 as the module's (kclient/exc_tracefs.c) */
+		uint64_t ip = read_arg(&e->a[1], data, size);
+		uint64_t x[3] = { 14, read_arg(&e->a[2], data, size), ip >> 63 ? 0 : ip };
+
+		t = task_seen(k, pid);
+		out_record(k, o, ts, KTRACE_LKST_EXCEPTION_ENTRY,
+			   (uint32_t)pid | (uint64_t)(t ? t->tgid : 0) << 32, x, 3);
+	}
 	if (e->silent)
 		return;
 	t = task_seen(k, pid);
@@ -579,6 +593,8 @@ static void convert_event(struct krec *k, struct kout *o, uint64_t ts, void *dat
 
 		args[1] = a ? lock_id(k, a) : 0;
 	}
+	if (e->d->id == KTRACE_LKST_EXCEPTION_ENTRY && args[2] >> 63)
+		args[2] = 0; /* a kprobe's ip in the kernel, as the module */
 	if (e->d->id == KTRACE_LKST_EXCEPTION_PAGEFAULT_USER ||
 	    e->d->id == KTRACE_LKST_EXCEPTION_PAGEFAULT_KERNEL) {
 		/* no kernel address in a trace (lkst.h): address and ip in the
@@ -762,7 +778,9 @@ static void mark_unavailable(struct krec *k, unsigned id, const char *fmt, ...)
  */
 static int used(const struct krec *k, unsigned id)
 {
-	return k->sel[id] || id == KTRACE_LKST_PROCESS_LTHREADGEN;
+	return k->sel[id] || id == KTRACE_LKST_PROCESS_LTHREADGEN ||
+	       ((id == KTRACE_LKST_EXCEPTION_PAGEFAULT_USER || id == KTRACE_LKST_EXCEPTION_PAGEFAULT_KERNEL) &&
+		k->sel[KTRACE_LKST_EXCEPTION_ENTRY]); /* its vector 14 */
 }
 
 /* The systems the enabled events need, NULL-terminated (static storage). */
@@ -791,6 +809,8 @@ static const char **needed_systems(const struct krec *k)
 		if (j == n)
 			sys[n++] = d->sys;
 	}
+	if (k->nexc)
+		sys[n++] = KREC_EXC_GROUP;
 	sys[n] = NULL;
 	return sys;
 }
@@ -877,6 +897,75 @@ static int setup_extra(struct krec *k)
 	return 0;
 }
 
+/*
+ * EXCEPTION_ENTRY (kclient/exc_tracefs.c): the kprobe events made by
+ * krec_exc_create(), each enabled (with its filter) and converted as the
+ * catalogue's event, and the page fault tracepoints (enabled by used())
+ * writing vector 14 beside their own event.  Unavailable if none is.
+ */
+static int setup_exc(struct krec *k)
+{
+	static const char *const pf[2] = { "page_fault_user", "page_fault_kernel" };
+	const struct lkst_def *d = NULL;
+	size_t hl = 0;
+
+	for (size_t i = 0; i < NDEFS; i++)
+		if (lkst_defs[i].id == KTRACE_LKST_EXCEPTION_ENTRY)
+			d = &lkst_defs[i];
+	if (!d || !k->sel[d->id])
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		struct tep_event *ev = tep_find_event_by_name(k->tep, "exceptions", pf[i]);
+
+		if (ev && ev->id >= 0 && ev->id <= k->maxtype && k->bytype[ev->id].d) {
+			k->bytype[ev->id].pf_entry = 1;
+			if (!hl)
+				hl = (size_t)snprintf(k->exc_how, sizeof(k->exc_how), "14");
+		}
+	}
+	for (unsigned i = 0; i < krec_exc_nprobes(); i++) {
+		const char *filter, *vec, *name = krec_exc_event(i, &filter, &vec), *p = d->args;
+		struct tep_event *ev = name ? tep_find_event_by_name(k->tep, KREC_EXC_GROUP, name) : NULL;
+		struct kev *e;
+
+		if (!ev || ev->id < 0)
+			continue;
+		if (ev->id > k->maxtype) {
+			struct kev *nb = realloc(k->bytype, ((size_t)ev->id + 1) * sizeof(*nb));
+
+			if (!nb)
+				return -1;
+			memset(nb + k->maxtype + 1, 0, (size_t)(ev->id - k->maxtype) * sizeof(*nb));
+			k->bytype = nb;
+			k->maxtype = ev->id;
+		}
+		if ((filter && tracefs_event_file_write(k->inst, KREC_EXC_GROUP, name, "filter", filter) < 0) ||
+		    tracefs_event_enable(k->inst, KREC_EXC_GROUP, name) < 0) {
+			snprintf(k->exc_why + strlen(k->exc_why), sizeof(k->exc_why) - strlen(k->exc_why),
+				 "%scannot enable %s/%s", k->exc_why[0] ? "; " : "", KREC_EXC_GROUP, name);
+			continue;
+		}
+		e = &k->bytype[ev->id];
+		e->d = d;
+		for (unsigned a = 0; a < d->nargs && *p; a++) {
+			size_t l = strcspn(p, ",");
+
+			resolve_arg(ev, p, l, &e->a[a]);
+			p += l + (p[l] == ',');
+		}
+		if (hl < sizeof(k->exc_how))
+			hl += (size_t)snprintf(k->exc_how + hl, sizeof(k->exc_how) - hl, "%s%s",
+					       hl ? " " : "", vec);
+	}
+	if (!hl)
+		mark_unavailable(k, d->id, "no kprobe event on the trap handlers (%s) and no page "
+					   "fault tracepoint",
+				 k->exc_why[0] ? k->exc_why : "none made");
+	else
+		k->enabled++;
+	return 0;
+}
+
 static int setup_events(struct krec *k)
 {
 	const char **systems = needed_systems(k);
@@ -891,8 +980,10 @@ static int setup_events(struct krec *k)
 
 		if (!used(k, d->id))
 			continue;
-		if (!strcmp(d->sys, "ktrace")) { /* EXCEPTION_ENTRY/EXIT: kmod/lkst_exc.c */
-			mark_unavailable(k, d->id, "made by ktrace.ko (die notifier chain, kretprobes): module only");
+		if (!strcmp(d->sys, "ktrace")) { /* EXCEPTION_ENTRY: setup_exc() */
+			if (d->id != KTRACE_LKST_EXCEPTION_ENTRY)
+				mark_unavailable(k, d->id, "module only (kretprobes): a tracefs kretprobe "
+							   "cannot read the trap number at the return");
 			continue;
 		}
 		if (!d->tp[0]) {
@@ -955,6 +1046,8 @@ static int setup_events(struct krec *k)
 		if (!e->silent)
 			k->enabled++;
 	}
+	if (setup_exc(k) < 0)
+		return -1;
 	return setup_extra(k);
 }
 
@@ -1013,6 +1106,9 @@ static char *metadata_text(struct krec *k, int final, const struct krec_stats *s
 		if (k->sel[d->id] && k->unavail[d->id])
 			fprintf(f, "unavailable %u %s %s\n", d->id, d->mn, k->unavail[d->id]);
 	}
+	if (k->exc_how[0]) /* kclient/exc_tracefs.c */
+		fprintf(f, "# EXCEPTION_ENTRY vectors %s%s%s\n", k->exc_how,
+			k->exc_why[0] ? "; not: " : "", k->exc_why);
 	if (final) {
 		for (size_t i = 0; i < k->tasks.cap; i++) {
 			const struct task *t = &k->tasks.v[i];
@@ -1089,6 +1185,7 @@ static void destroy(struct krec *k)
 				  strerror(errno));
 		tracefs_instance_free(k->inst);
 	}
+	krec_exc_destroy(); /* kprobe events: once the instance is gone */
 	if (k->dirfd >= 0)
 		close(k->dirfd);
 	if (k->wake[0] >= 0)
@@ -1139,7 +1236,7 @@ int krec_remove_stale(void)
 	if (!tracefs_tracing_dir())
 		return 0;
 	tracefs_instances_walk(stale_cb, &n);
-	return n;
+	return n + krec_exc_remove_stale(); /* after the instances that enabled them */
 }
 
 /*
@@ -1319,6 +1416,8 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 		if (d)
 			k->sel[d->id] = 1;
 	}
+	if (k->sel[KTRACE_LKST_EXCEPTION_ENTRY]) /* kclient/exc_tracefs.c */
+		k->nexc = krec_exc_create(k->exc_why, sizeof(k->exc_why));
 	/* only the reader thread is left out (reader_main()): ktrace's main thread
 	 * forks the program, and that task_newtask names the program's tgid */
 	if (setup_events(k) < 0) {

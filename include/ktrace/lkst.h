@@ -26,7 +26,7 @@
  *             (EXCEPTION_ENTRY/EXIT: the die notifier chain, the page fault
  *             tracepoints and kretprobes, kmod/lkst_exc.c; vector = the
  *             x86 trap number X86_TRAP_*, 0 divide error, 3 int3, 14 page
- *             fault; unavailable on the tracefs backend)
+ *             fault; tracefs: ENTRY from kprobe events, kclient/exc_tracefs.c)
  *   nargs     argument words recorded (0..4)
  *   arg names comma-separated; for tracefs these are the event's field names
  *             (an array element is written field[i], e.g. "args[0]")

@@ -2,13 +2,14 @@
  * kmod/tests/excprog.c - raises user-mode exceptions for the VM test of
  * EXCEPTION_ENTRY/EXIT (kmod/tests/suite_exc.sh, kmod/lkst_exc.c):
  *
- *   excprog N
+ *   excprog N [ud]
  *
  * N times each, in this order: int3 (vector 3, SIGTRAP caught), an integer
  * divide by zero (vector 0, SIGFPE caught, the faulting idiv skipped by
  * siglongjmp), and a read of an address that is never mapped (vector 14,
- * SIGSEGV caught).  Prints "pid P" and, at the end, "int3 N", "de N",
- * "pf N" (the signals each handler saw) on stdout.  Statically linked for
+ * SIGSEGV caught); with "ud" also N ud2 (invalid opcode, vector 6, SIGILL
+ * caught; for the tracefs test, tests/kernel_exc.sh).  Prints "pid P" and, at the end, "int3 N", "de N",
+ * "pf N" (and "ud N") (the signals each handler saw) on stdout.  Statically linked for
  * the guest.  Exit 0 if every signal came, 1 otherwise.
  */
 #define _GNU_SOURCE
@@ -33,6 +34,7 @@ static void on_sig(int sig)
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 10;
+	int ud = argc > 2 && !strcmp(argv[2], "ud");
 	struct sigaction sa;
 	volatile int zero = 0, sink = 0;
 
@@ -42,6 +44,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTRAP, &sa, NULL);
 	sigaction(SIGFPE, &sa, NULL);
 	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
 	printf("pid %d\n", (int)getpid());
 	fflush(stdout);
 	for (int i = 0; i < n; i++)
@@ -53,6 +56,12 @@ int main(int argc, char **argv)
 	for (volatile int i = 0; i < n; i++)
 		if (!sigsetjmp(env, 1))
 			sink += *(volatile int *)(unsigned long)(0x10 + 8 * i);
+	for (volatile int i = 0; ud && i < n; i++)
+		if (!sigsetjmp(env, 1))
+			__asm__ volatile("ud2");
 	printf("int3 %d\nde %d\npf %d\n", (int)got[SIGTRAP], (int)got[SIGFPE], (int)got[SIGSEGV]);
-	return got[SIGTRAP] == n && got[SIGFPE] == n && got[SIGSEGV] == n ? 0 : 1;
+	if (ud)
+		printf("ud %d\n", (int)got[SIGILL]);
+	return got[SIGTRAP] == n && got[SIGFPE] == n && got[SIGSEGV] == n &&
+			       (!ud || got[SIGILL] == n) ? 0 : 1;
 }

@@ -178,6 +178,7 @@ cp "$KSRC"/ktrace_lkst_pid.ko "$KSRC"/ktrace_lkst_test.ko "$R/lib/modules-ktrace
 cp "$W/lkstcheck" "$W/sysloop" "$R/bin/"
 cp "$SRC/kmod/tests/suite_crash.sh" "$R/suite_crash.sh" && cp "$W/crashcheck" "$R/bin/" # crash extraction
 cp "$SRC/kmod/tests/suite_exc.sh" "$R/suite_exc.sh" && cp "$W/excprog" "$W/memphases" "$R/bin/" # exception events, memview
+nm -S "$W/excprog" > "$R/excprog.nm" # its main for the tracefs part's ip check (suite_exc.sh)
 for m in fs/configfs/configfs.ko drivers/block/null_blk/null_blk.ko; do
 	if [ -f "$IMG/lib/modules/$KVER/kernel/$m" ]; then cp "$IMG/lib/modules/$KVER/kernel/$m" "$R/lib/modules-ktrace/"; fi
 done

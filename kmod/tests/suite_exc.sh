@@ -120,3 +120,77 @@ ok $? "memview --svg draws its polyline"
 ktrace lkst set -m RDEFAULT
 rmmod_retry ktrace
 ok $? "rmmod ktrace (exceptions)"
+
+# ------------------------------------------------------------------
+# The tracefs backend (kclient/exc_tracefs.c, no module): EXCEPTION_ENTRY
+# from kprobe events on the trap handlers (do_error_trap: vector 0 here;
+# int3 only where do_int3_user or do_trap is probe-able, the metadata
+# says), vector 14 beside the page fault tracepoints.  Expected for
+# excprog's pid (`excprog XN ud`: also XN ud2): XN vector-0 and XN
+# vector-6 entries with the ip inside main (nm -S of
+# excprog, /excprog.nm, made by run-vm.sh), vector 3 XN or 0 as covered,
+# vector 14 as many as the page fault events, no other; no kprobe event
+# of ktrace's pid left after SIGINT; one left by SIGKILL is removed by
+# the next recording.
+# ------------------------------------------------------------------
+TK=/sys/kernel/tracing
+set -- $(awk '$4 == "main" { print $1, $2 }' /excprog.nm)
+mlo=$((0x$1))
+mhi=$((0x$1 + 0x$2))
+ktrace record -q --kernel=EXCEPTION_ENTRY,EXCEPTION_EXIT,EXCEPTION_PAGEFAULT_USER,EXCEPTION_PAGEFAULT_KERNEL \
+	-o /tmp/xt > /dev/null 2> /tmp/xt.err &
+rec=$!
+i=0
+while [ ! -s /tmp/xt/kernel/metadata ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.5
+diag "kprobe events while recording: $(grep ktrace_exc $TK/kprobe_events | tr '\n' '|')"
+excprog $XN ud > /tmp/xt.prog
+ok $? "tracefs: excprog $XN ud ran while ktrace record --kernel=EXCEPTION_ENTRY,... records"
+kill -INT $rec
+wait $rec
+ok $? "tracefs: the recording ended at SIGINT"
+sed 's/^/#   /' /tmp/xt.err
+xpid=$(kv /tmp/xt.prog pid)
+grep '^# EXCEPTION_ENTRY\|^unavailable 3[23]' /tmp/xt/kernel/metadata | sed 's/^/#   /'
+cov=" $(sed -n 's/^# EXCEPTION_ENTRY vectors \([0-9 ]*\).*/\1/p' /tmp/xt/kernel/metadata) "
+case "$cov" in *" 0 "*) c0=0 ;; *) c0=1 ;; esac
+ok $c0 "tracefs: vector 0 covered (a kprobe event on do_error_trap)"
+ktrace print -C /tmp/xt > /tmp/xt.csv 2> /dev/null
+ok $? "tracefs: ktrace print -C"
+inmain() { awk -F, -v p="$xpid" -v v="$1" -v lo="$mlo" -v hi="$mhi" '$6 == p && $9 == "EXCEPTION_ENTRY" {
+	split($10, a, ";"); ip = substr(a[3], 4) + 0; if (a[1] == "vector=" v && ip >= lo && ip < hi) n++ } END { print n + 0 }' /tmp/xt.csv; }
+is "$(ex_count /tmp/xt.csv "$xpid" EXCEPTION_ENTRY 'vector=0;')" "$XN" "tracefs: $XN EXCEPTION_ENTRY with vector 0 in excprog's pid"
+is "$(inmain 0)" "$XN" "tracefs: ... with their ip in main"
+is "$(ex_count /tmp/xt.csv "$xpid" EXCEPTION_ENTRY 'vector=6;') $(inmain 6)" "$XN $XN" \
+	"tracefs: ud2: $XN EXCEPTION_ENTRY with vector 6 (invalid opcode), ip in main"
+case "$cov" in *" 3 "*) w3=$XN ;; *) w3=0 ;; esac
+is "$(ex_count /tmp/xt.csv "$xpid" EXCEPTION_ENTRY 'vector=3;') $(inmain 3)" "$w3 $w3" \
+	"tracefs: vector 3: $w3 entries in main (covered: $cov)"
+if [ "$w3" = 0 ]; then
+	grep -q '^# EXCEPTION_ENTRY vectors .*; not: .*do_int3_user.*do_trap' /tmp/xt/kernel/metadata
+	ok $? "tracefs: int3 not covered: the metadata names do_int3_user and do_trap and why"
+fi
+pfu=$(ex_count /tmp/xt.csv "$xpid" EXCEPTION_PAGEFAULT_USER '')
+pfk=$(ex_count /tmp/xt.csv "$xpid" EXCEPTION_PAGEFAULT_KERNEL '')
+is "$(ex_count /tmp/xt.csv "$xpid" EXCEPTION_ENTRY 'vector=14;')" "$((pfu + pfk))" \
+	"tracefs: vector 14 = the page fault events ($pfu user + $pfk kernel)"
+is "$(inmain 14)" "$XN" "tracefs: $XN of them in main (the unmapped reads)"
+other=$(awk -F, -v t="$xpid" '$6 == t && $9 == "EXCEPTION_ENTRY" && $10 !~ /^vector=(0|3|6|14);/' /tmp/xt.csv | wc -l)
+is "$other" "0" "tracefs: no other vector"
+grep -q '^unavailable 33 EXCEPTION_EXIT module only' /tmp/xt/kernel/metadata
+ok $? "tracefs: EXCEPTION_EXIT unavailable (module only), saying why"
+is "$(grep -c "ktrace_exc/[a-z0-9]*_$rec " $TK/kprobe_events)" "0" "tracefs: no kprobe event of ktrace (pid $rec) left"
+ktrace record -q --kernel=EXCEPTION_ENTRY -o /tmp/xk > /dev/null 2>&1 &
+rec=$!
+i=0
+while [ ! -s /tmp/xk/kernel/metadata ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -KILL $rec
+wait $rec 2> /dev/null
+cmp_ok "$(grep -c "ktrace_exc/[a-z0-9]*_$rec " $TK/kprobe_events)" -ge 1 "tracefs: SIGKILL leaves its kprobe events"
+ktrace record -q --kernel=RNOTHING -o /tmp/xn > /dev/null 2>&1 &
+rec2=$!
+i=0
+while [ ! -s /tmp/xn/kernel/metadata ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -INT $rec2
+wait $rec2
+is "$(grep -c "ktrace_exc/[a-z0-9]*_$rec " $TK/kprobe_events)" "0" "tracefs: the next recording removes them"
