@@ -201,6 +201,32 @@ void kft_hooks_atfork_child(void);
 int kft_pg_hook_enter(uint64_t fn, uint64_t site, uint64_t sp);
 void kft_pg_hook_exit(uint64_t fn, uint64_t site);
 void kft_pg_hook_missed(void); /* an entry lost inside a -pg hook (signal), counted */
+/*
+ * kft_plt_hook_sp() - the stack position (as kft_pg_hook_enter()'s @sp) of
+ * a library call whose return-address slot is at @slot: @slot shifted, or
+ * one unit below the calling thread's top frame when that frame's own
+ * position lies less than 4 KiB below the slot (a -finstrument-functions
+ * caller, whose entry hook ran from the calling function's body), so the
+ * call nests in its caller.  Calling thread only; async-signal-safe.
+ */
+uint64_t kft_plt_hook_sp(uint64_t slot);
+
+/*
+ * kft_pg.c: the -pg entry hook.  @fentry: 0 mcount, 1 __fentry__ (@self:
+ * the hook's return address), KFT_PG_LIBCALL a library call through the
+ * PLT (lib/kft_plt.c; @self: the function's address as recorded).  @slot:
+ * the call's return-address slot, diverted to kft_pg_return if traced.
+ */
+#define KFT_PG_LIBCALL 2
+void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry);
+
+/*
+ * kft_plt.c: library calls of the main program through its PLT/GOT.
+ * kft_plt_setup() hooks them (from kft_ctor(), once the run is set up,
+ * unless KTRACE_LIBCALL=0).  Return: the number of functions hooked, or a
+ * negative errno (nothing hooked).  Not thread-safe: before main().
+ */
+int kft_plt_setup(void);
 
 /* kft_names.c: function names of the program (configuration loading, before main) */
 struct kft_resolver;

@@ -489,5 +489,8 @@ __attribute__((constructor)) static void kft_ctor(void)
 	atexit(kft_atexit);
 	ktrace_start(g->ch);
 	__atomic_store_n(&kft_g, g, __ATOMIC_RELEASE);
+	/* library calls of the program (lib/kft_plt.c), unless KTRACE_LIBCALL=0 */
+	if (env_u32("KTRACE_LIBCALL", 1))
+		kft_plt_setup();
 	kft_write_status(1);
 }
