@@ -105,6 +105,8 @@ static void help(FILE *out)
 		"                        records (default 100ms; 0: drop at once)\n"
 		"      --threads N       thread streams (default 2 x CPUs); more threads\n"
 		"                        share one stream\n"
+		"      --no-libcall      do not record the program's calls into shared\n"
+		"                        libraries (recorded by default, as uftrace does)\n"
 		"  -q, --quiet           no summary at the end\n"
 		"      --kernel[=MASKSET]  also record kernel events through tracefs (root):\n"
 		"                        MASKSET is RDEFAULT (default: context switches,\n"
@@ -249,7 +251,7 @@ static int absolute(const char *path, char *out, size_t size)
 
 static int run(int argc, char **argv)
 {
-	enum { OPT_CONFIG = 0x1000, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK };
+	enum { OPT_CONFIG = 0x1000, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK, OPT_NOLIBCALL };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, OPT_CONFIG }, { "output", required_argument, NULL, 'o' },
 		{ "buf-size", required_argument, NULL, 'b' }, { "buf-nr", required_argument, NULL, 'n' },
@@ -261,6 +263,7 @@ static int run(int argc, char **argv)
 		{ "trigger", required_argument, NULL, 'T' },
 		{ "block-timeout", required_argument, NULL, OPT_BLOCK },
 		{ "event", required_argument, NULL, 'e' },
+		{ "no-libcall", no_argument, NULL, OPT_NOLIBCALL },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_opts ro = { NULL, 0, 0, 0, 0, 0 };
@@ -270,7 +273,7 @@ static int run(int argc, char **argv)
 	const char *config = NULL, *out = "ktrace.data", *bufsize = NULL, *bufnr = NULL,
 		   *threads = NULL;
 	char lib[PATH_MAX], dir[PATH_MAX], cfg_abs[PATH_MAX], preload[3 * PATH_MAX + 64];
-	int flight = 0, quiet = 0, c, status, kernel = 0;
+	int flight = 0, quiet = 0, c, status, kernel = 0, libcall;
 	struct krec_opts kopts = { NULL, 0, 0, NULL, 0 };
 	static const char *events[64]; /* -e: pointers into argv */
 	struct krec *krec = NULL;
@@ -279,6 +282,8 @@ static int run(int argc, char **argv)
 	struct sigaction ign, old_int, old_quit, old_chld;
 	struct kc_session *sess;
 
+	/* library calls: on unless --no-libcall or KTRACE_LIBCALL=0 (the runtime's knob) */
+	libcall = !getenv("KTRACE_LIBCALL") || strcmp(getenv("KTRACE_LIBCALL"), "0") != 0;
 	cli_getopt_reset();
 	while ((c = getopt_long(argc, argv, "+:o:b:n:qhF:N:D:t:T:e:", opts, NULL)) != -1) {
 		switch (c) {
@@ -311,6 +316,9 @@ static int run(int argc, char **argv)
 			break;
 		case OPT_FLIGHT:
 			flight = 1;
+			break;
+		case OPT_NOLIBCALL:
+			libcall = 0;
 			break;
 		case OPT_THREADS:
 			if (cli_parse_u64(optarg, &v) < 0 || v < 1 || v > 4096) {
@@ -444,8 +452,15 @@ static int run(int argc, char **argv)
 
 		/* (a program that cannot be run is reported when it is run) */
 		if (!(b & REC_BUILD_NOFILE)) {
-			rec_detect_line(b, argv[optind], line, sizeof(line));
-			fprintf(stderr, "ktrace record: %s\n", line);
+			int ok = rec_detect_line(b, argv[optind], line, sizeof(line)), nlib;
+
+			/* library calls (lib/kft_plt.c, cli/record_libcall.c) */
+			nlib = ok && libcall ? rec_detect_libcalls(path) : -1;
+			if (nlib > 0)
+				fprintf(stderr, "ktrace record: %s + %d library functions through the PLT\n",
+					line, nlib);
+			else
+				fprintf(stderr, "ktrace record: %s\n", line);
 		}
 	}
 	{
@@ -518,6 +533,8 @@ static int run(int argc, char **argv)
 			setenv("KTRACE_FLIGHT", "1", 1);
 		if (threads)
 			setenv("KTRACE_THREADS", threads, 1);
+		if (!libcall) /* library calls (lib/kft_plt.c) */
+			setenv("KTRACE_LIBCALL", "0", 1);
 		rec_report_child(&rep, &ro);
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "ktrace record: cannot run %s: %s\n", argv[optind], strerror(errno));

@@ -40,8 +40,7 @@ static inline int kft_libcall_skip(const char *name)
 		"__cxa_throw", "__cxa_rethrow", "__cxa_begin_catch", "__cxa_end_catch",
 		"__cxa_finalize", "__gxx_personality_v0", "__tls_get_addr", "dlsym", "dlvsym",
 		"dlopen", "dlmopen", "mcount", "_mcount", "__fentry__", "__gnu_mcount_nc",
-		"__cyg_profile_func_enter", "__cyg_profile_func_exit", "__monstartup",
-		"_mcleanup",
+		"__cyg_profile_func_enter", "__cyg_profile_func_exit",
 	};
 
 	if (!strncmp(name, "_Unwind_", 8) || !strncmp(name, "ktrace_", 7))
