@@ -13,8 +13,11 @@
 #include "cli/record_opts.h"
 #include "kft/libcall.h"
 
-/* Hookable relocations of @type in the SHT_RELA section @scn (header @sh). */
-static int count_rela(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, unsigned type)
+/*
+ * Hookable relocations of @type in the SHT_RELA section @scn (header @sh);
+ * *@plt counts those not in kft_libcall_always_plt().
+ */
+static int count_rela(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, unsigned type, int *plt)
 {
 	Elf_Scn *ls = elf_getscn(elf, sh->sh_link);
 	Elf_Data *rd = elf_getdata(scn, NULL), *sd;
@@ -38,8 +41,10 @@ static int count_rela(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, unsigned type
 		    (type == R_X86_64_GLOB_DAT && GELF_ST_TYPE(sym.st_info) != STT_FUNC))
 			continue;
 		name = elf_strptr(elf, lsh.sh_link, sym.st_name);
-		if (name && *name && !kft_libcall_skip(name))
+		if (name && *name && !kft_libcall_skip(name)) {
 			n++;
+			*plt += !kft_libcall_always_plt(name);
+		}
 	}
 	return n;
 }
@@ -49,7 +54,7 @@ int rec_detect_libcalls(const char *path)
 	unsigned types[2] = { R_X86_64_JUMP_SLOT, R_X86_64_GLOB_DAT };
 	GElf_Ehdr eh;
 	Elf *elf;
-	int fd, n = 0;
+	int fd, n = 0, plt = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -63,15 +68,15 @@ int rec_detect_libcalls(const char *path)
 		close(fd);
 		return -1;
 	}
-	/* as the runtime: the PLT's slots, or with -fno-plt (none) the GLOB_DAT ones */
-	for (int t = 0; t < 2 && !n; t++) {
+	/* as the runtime: the PLT's slots, and with -fno-plt the GLOB_DAT ones */
+	for (int t = 0; t < 2 && !plt; t++) {
 		Elf_Scn *scn = NULL;
 
 		while ((scn = elf_nextscn(elf, scn))) {
 			GElf_Shdr sh;
 
 			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA)
-				n += count_rela(elf, scn, &sh, types[t]);
+				n += count_rela(elf, scn, &sh, types[t], &plt);
 		}
 	}
 	elf_end(elf);

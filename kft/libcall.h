@@ -16,7 +16,9 @@
  *   dlsym, dlvsym, dlopen, dlmopen: they find the calling object from
  *     their return address;
  *   the -pg / -finstrument-functions hooks themselves, __cxa_begin_catch
- *     and __cxa_end_catch, __gxx_personality_v0, __tls_get_addr.
+ *     and __cxa_end_catch, __gxx_personality_v0, __tls_get_addr;
+ *   _mcleanup: -pg's exit handler, whose GOT slot gcrt1.o passes to
+ *     atexit() (with -fno-plt, it would be hooked as a call from libc).
  * Calls into libktrace itself are not hooked either (lib/kft_plt.c checks
  * the resolved address).
  */
@@ -40,7 +42,7 @@ static inline int kft_libcall_skip(const char *name)
 		"__cxa_throw", "__cxa_rethrow", "__cxa_begin_catch", "__cxa_end_catch",
 		"__cxa_finalize", "__gxx_personality_v0", "__tls_get_addr", "dlsym", "dlvsym",
 		"dlopen", "dlmopen", "mcount", "_mcount", "__fentry__", "__gnu_mcount_nc",
-		"__cyg_profile_func_enter", "__cyg_profile_func_exit",
+		"__cyg_profile_func_enter", "__cyg_profile_func_exit", "_mcleanup",
 	};
 
 	if (!strncmp(name, "_Unwind_", 8) || !strncmp(name, "ktrace_", 7))
@@ -49,6 +51,20 @@ static inline int kft_libcall_skip(const char *name)
 		if (!strcmp(name, skip[i]))
 			return 1;
 	return 0;
+}
+
+/*
+ * kft_libcall_always_plt() - 1 if compilers call @name through a PLT slot
+ * even in a program built with -fno-plt (gcc's -pg and stack protector,
+ * C++ static constructors, Rust: uftrace's list), so that a program whose
+ * PLT slots are all such functions is taken for a -fno-plt build, whose
+ * other calls read GOT (R_X86_64_GLOB_DAT) slots.  Pure; thread-safe.
+ */
+static inline int kft_libcall_always_plt(const char *name)
+{
+	return !strcmp(name, "__stack_chk_fail") || !strcmp(name, "__monstartup") ||
+	       !strcmp(name, "__cxa_atexit") || !strcmp(name, "__tls_get_addr") ||
+	       !strcmp(name, "_Unwind_Resume");
 }
 
 #endif /* KTRACE_KFT_LIBCALL_H */

@@ -158,6 +158,7 @@ static const char *plt_version(const struct plt_prog *p, const ElfW(Half) *versy
 struct plt_todo {
 	uint64_t *got;
 	uint64_t real;
+	const char *name;
 };
 
 /* 1 if @a lies in libktrace's own object. */
@@ -194,6 +195,7 @@ static int plt_consider(const struct plt_prog *p, const ElfW(Rela) *r, unsigned 
 	name = str + sym->st_name;
 	if (!*name || kft_libcall_skip(name))
 		return 0;
+	t->name = name;
 	t->got = (uint64_t *)(uintptr_t)(p->base + r->r_offset);
 	cur = *t->got;
 	if (cur && (cur < p->lo || cur >= p->hi)) {
@@ -243,7 +245,7 @@ int kft_plt_setup(void)
 	uint8_t *code;
 	size_t nrel, slots_len, code_len;
 	unsigned type = R_X86_64_JUMP_SLOT;
-	int relro_rw = 0;
+	int relro_rw = 0, plt = 0;
 
 	memset(&p, 0, sizeof(p));
 	dl_iterate_phdr(plt_phdr_cb, &p);
@@ -276,10 +278,11 @@ int kft_plt_setup(void)
 	if (!todo)
 		return -ENOMEM;
 	for (i = 0; jmprel && i < pltsz / sizeof(ElfW(Rela)); i++)
-		n += (uint64_t)plt_consider(&p, &jmprel[i], R_X86_64_JUMP_SLOT, symtab, str, versym,
-					    vn, nvn, &todo[n]);
-	/* -fno-plt: calls read the GLOB_DAT slots of undefined functions */
-	if (!n && rela) {
+		if (plt_consider(&p, &jmprel[i], R_X86_64_JUMP_SLOT, symtab, str, versym, vn, nvn,
+				 &todo[n]))
+			plt += !kft_libcall_always_plt(todo[n++].name);
+	/* -fno-plt (no PLT slot but the compiler's own): calls read the GLOB_DAT slots */
+	if (!plt && rela) {
 		type = R_X86_64_GLOB_DAT;
 		for (i = 0; i < relasz / sizeof(ElfW(Rela)); i++)
 			n += (uint64_t)plt_consider(&p, &rela[i], type, symtab, str, versym, vn,
