@@ -161,15 +161,20 @@ struct plt_todo {
 	const char *name;
 };
 
+/* 1 if code addresses @a and @b lie in the same loaded object (0 if unknown). */
+static int plt_same_object(const void *a, const void *b)
+{
+	Dl_info x, y;
+
+	if (!dladdr(a, &x) || !dladdr(b, &y))
+		return 0;
+	return x.dli_fbase == y.dli_fbase;
+}
+
 /* 1 if @a lies in libktrace's own object. */
 static int plt_in_self(uint64_t a)
 {
-	Dl_info mine, it;
-
-	if (!dladdr((void *)(uintptr_t)kft_plt_enter, &mine) ||
-	    !dladdr((void *)(uintptr_t)a, &it))
-		return 0;
-	return mine.dli_fbase == it.dli_fbase;
+	return plt_same_object((const void *)(uintptr_t)kft_plt_enter, (const void *)(uintptr_t)a);
 }
 
 /*
@@ -184,7 +189,7 @@ static int plt_consider(const struct plt_prog *p, const ElfW(Rela) *r, unsigned 
 	uint64_t si = ELF64_R_SYM(r->r_info), cur;
 	const ElfW(Sym) *sym;
 	const char *name, *ver;
-	void *f;
+	void *f, *d;
 
 	if (ELF64_R_TYPE(r->r_info) != type || !si)
 		return 0;
@@ -201,10 +206,17 @@ static int plt_consider(const struct plt_prog *p, const ElfW(Rela) *r, unsigned 
 	if (cur && (cur < p->lo || cur >= p->hi)) {
 		t->real = cur; /* resolved already (BIND_NOW, or GLOB_DAT) */
 	} else {
+		/*
+		 * The version the program asked for (memcpy@GLIBC_2.2.5 is not
+		 * memcpy@@GLIBC_2.14), unless an object earlier in the lookup
+		 * scope defines the name unversioned (a preloaded interposer:
+		 * sanitizers, libktrace-record.so), which ld.so would bind.
+		 */
 		ver = plt_version(p, versym, vn, nvn, str, si);
 		f = ver ? dlvsym(RTLD_DEFAULT, name, ver) : NULL;
-		if (!f)
-			f = dlsym(RTLD_DEFAULT, name);
+		d = dlsym(RTLD_DEFAULT, name);
+		if (!f || (d && !plt_same_object(f, d)))
+			f = d;
 		if (!f)
 			return 0; /* weak and undefined, or not found: left alone */
 		t->real = (uint64_t)(uintptr_t)f;
