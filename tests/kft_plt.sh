@@ -115,7 +115,10 @@ unlike err-env "library functions" "KTRACE_LIBCALL=0: the build line counts none
 for b in pg fentry; do
 	rm -rf "u-$b"
 	env -u LD_PRELOAD uftrace record -d "u-$b" "./lc-$b" 100 3 50 >/dev/null 2>&1
-	is "$(cut -d' ' -f1,2 "rows-$b")" "$(urows "u-$b")" \
+	# (a sanitizer build runs the program with libasan, whose qsort calls
+	# the comparator more to check the order; uftrace runs without it)
+	if [ -n "${KTRACE_SAN:-}" ]; then drop='^cmp '; else drop='^$'; fi
+	is "$(cut -d' ' -f1,2 "rows-$b" | grep -v "$drop")" "$(urows "u-$b" | grep -v "$drop")" \
 		"libcalls -$b: kd's rows (own and library functions) equal uftrace's"
 done
 
