@@ -482,6 +482,7 @@ static void inline_frames(struct ktr_syms *s, struct sym_mod *m, uint64_t pc, st
 	free(scopes);
 }
 
+/* qsort/bsearch order of struct got_ent: by address. */
 static int cmp_got(const void *a, const void *b)
 {
 	const struct got_ent *x = a, *y = b;
