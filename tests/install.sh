@@ -9,9 +9,6 @@
 # docs the man pages name are installed; `make uninstall` removes every
 # installed file.
 . "$KTRACE_SRC/tests/helpers/tap.sh"
-# the programs' own calls: library calls (on by default) are tests/kft_plt.sh's
-KTRACE_LIBCALL=0
-export KTRACE_LIBCALL
 cd "$T" || exit 1
 unset MAKEFLAGS MFLAGS MAKELEVEL LD_LIBRARY_PATH
 P=$T/prefix

@@ -18,9 +18,6 @@
 #
 # As another user than root only the checks that need no tracefs run.
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
-# the programs' own calls: library calls (on by default) are tests/kft_plt.sh's
-KTRACE_LIBCALL=0
-export KTRACE_LIBCALL
 
 # An ASan/UBSan build of libktrace.so needs its runtime first in the
 # uninstrumented program (as tests/kernel_record.sh does).
