@@ -31,6 +31,9 @@
  * not the IFUNC's "__memmove_avx_unaligned_erms").  The call site is the
  * real return address, in the program.
  *
+ * Only programs built with function hooks (-finstrument-functions, -pg)
+ * imported from a shared object get it (an uninstrumented program's calls
+ * are not traced at all, as uftrace needs -pg for its library calls).
  * Not hooked: the functions kft/libcall.h lists (never return normally,
  * return twice, look at their return address), functions libktrace itself
  * defines (its hooks and wrappers), everything when libktrace is linked
@@ -226,6 +229,25 @@ static int plt_consider(const struct plt_prog *p, const ElfW(Rela) *r, unsigned 
 	return 1;
 }
 
+/*
+ * 1 if one of the @n relocations at @r imports a function-tracing hook
+ * (__cyg_profile_func_enter, mcount, _mcount, __fentry__): the program is
+ * instrumented and gets its hooks from a shared object (libktrace.so).
+ */
+static int plt_instrumented(const ElfW(Rela) *r, uint64_t n, const ElfW(Sym) *symtab,
+			    const char *str)
+{
+	for (uint64_t i = 0; r && i < n; i++) {
+		const char *name = str + symtab[ELF64_R_SYM(r[i].r_info)].st_name;
+
+		if (ELF64_R_SYM(r[i].r_info) &&
+		    (!strcmp(name, "__cyg_profile_func_enter") || !strcmp(name, "mcount") ||
+		     !strcmp(name, "_mcount") || !strcmp(name, "__fentry__")))
+			return 1;
+	}
+	return 0;
+}
+
 /* Write the stub for @s at @code. */
 static void plt_stub(uint8_t *code, const struct kft_plt_slot *s)
 {
@@ -286,6 +308,10 @@ int kft_plt_setup(void)
 	nrel = (size_t)(pltsz / sizeof(ElfW(Rela)) + relasz / sizeof(ElfW(Rela)));
 	if (!nrel)
 		return 0;
+	/* as uftrace: the library calls of programs whose own calls are traced */
+	if (!plt_instrumented(jmprel, pltsz / sizeof(ElfW(Rela)), symtab, str) &&
+	    !plt_instrumented(rela, relasz / sizeof(ElfW(Rela)), symtab, str))
+		return -ENOTSUP;
 	todo = calloc(nrel, sizeof(*todo));
 	if (!todo)
 		return -ENOMEM;

@@ -10,7 +10,7 @@
 # -pg -mfentry, -pg -fno-plt (GOT calls) and -finstrument-functions with
 # BIND_NOW + RELRO (read-only GOT), kd's count of each of those functions
 # must equal the program's, none unfinished, the program's output
-# unchanged.  On the -pg builds every row of kd (own and library
+# unchanged; built without hooks, nothing is recorded.  On the -pg builds every row of kd (own and library
 # functions) must equal uftrace's (`uftrace record` with its default
 # library calls + `uftrace report`).  With --no-libcall only the program's
 # own functions remain.  print, addr2sym and export (folded, chrome JSON
@@ -110,6 +110,13 @@ is "$(awk '$1 == "cmp"' rows-pg)" "$(rows no-pg | awk '$1 == "cmp"')" "libcalls:
 KTRACE_LIBCALL=0 "$KTRACE" record -o env-off ./lc-pg >/dev/null 2>err-env
 is "$(rows env-off | cut -d' ' -f1 | tr '\n' ' ')" "cmp main worker " "KTRACE_LIBCALL=0: no library calls"
 unlike err-env "library functions" "KTRACE_LIBCALL=0: the build line counts none"
+
+# a program without hooks: no library calls either (as uftrace without -pg)
+cc -O1 -pthread -o lc-plain "$LC" || exit 1
+rm -rf tr-plain
+"$KTRACE" record -q -o tr-plain ./lc-plain >/dev/null 2>&1
+"$KTRACE" kd tr-plain >kd-plain 2>&1
+like kd-plain "no function calls to report" "a program without hooks: no library calls recorded"
 
 # uftrace (library calls by default) on the same -pg binaries: every row
 for b in pg fentry; do
