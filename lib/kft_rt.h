@@ -224,7 +224,10 @@ void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry);
  * kft_plt.c: library calls of the main program through its PLT/GOT.
  * kft_plt_setup() hooks them (from kft_ctor(), once the run is set up,
  * unless KTRACE_LIBCALL=0).  Return: the number of functions hooked, or a
- * negative errno (nothing hooked).  Not thread-safe: before main().
+ * negative errno, nothing hooked: -ENOENT no dynamic section (static
+ * program), -EXDEV libktrace linked into the program, -ENOTSUP the program
+ * imports no function-tracing hook, -ENOEXEC unusable dynamic section,
+ * -ENOMEM, or mprotect()'s error.  Not thread-safe: before main().
  */
 int kft_plt_setup(void);
 
