@@ -109,6 +109,8 @@ static void help(FILE *out)
 		"                        records (default 100ms; 0: drop at once)\n"
 		"      --threads N       thread streams (default 2 x CPUs); more threads\n"
 		"                        share one stream\n"
+		"      --no-libcall      do not record the program's calls into shared\n"
+		"                        libraries (recorded by default, as uftrace does)\n"
 		"  -q, --quiet           no summary at the end\n"
 		"      --kernel[=MASKSET]  also record kernel events through tracefs (root):\n"
 		"                        MASKSET is RDEFAULT (default: context switches,\n"
@@ -254,9 +256,23 @@ static int absolute(const char *path, char *out, size_t size)
 	return 0;
 }
 
+/* @name's path in libktrace.so.0's directory @lib, into @out.  Return: 0,
+ * or -1 when it is not there (said on stderr). */
+static int beside(const char *lib, const char *name, char *out, size_t size)
+{
+	const char *slash = strrchr(lib, '/');
+
+	snprintf(out, size, "%.*s%s", slash ? (int)(slash + 1 - lib) : 0, lib, name);
+	if (access(out, R_OK) != 0) {
+		cli_error(CMD, "cannot find %s beside %s", out, lib);
+		return -1;
+	}
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
-	enum { OPT_CONFIG = 0x1000, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK, OPT_LOCKS };
+	enum { OPT_CONFIG = 0x1000, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK, OPT_LOCKS, OPT_NOLIBCALL };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, OPT_CONFIG }, { "output", required_argument, NULL, 'o' },
 		{ "buf-size", required_argument, NULL, 'b' }, { "buf-nr", required_argument, NULL, 'n' },
@@ -269,6 +285,7 @@ static int run(int argc, char **argv)
 		{ "block-timeout", required_argument, NULL, OPT_BLOCK },
 		{ "event", required_argument, NULL, 'e' },
 		{ "locks", no_argument, NULL, OPT_LOCKS },
+		{ "no-libcall", no_argument, NULL, OPT_NOLIBCALL },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_opts ro = { NULL, 0, 0, 0, 0, 0 };
@@ -278,7 +295,7 @@ static int run(int argc, char **argv)
 	const char *config = NULL, *out = "ktrace.data", *bufsize = NULL, *bufnr = NULL,
 		   *threads = NULL;
 	char lib[PATH_MAX], dir[PATH_MAX], cfg_abs[PATH_MAX], preload[4 * PATH_MAX + 96];
-	int flight = 0, quiet = 0, c, status, kernel = 0, locks = 0;
+	int flight = 0, quiet = 0, c, status, kernel = 0, locks = 0, libcall;
 	struct krec_opts kopts = { NULL, 0, 0, NULL, 0 };
 	static const char *events[64]; /* -e: pointers into argv */
 	struct krec *krec = NULL;
@@ -287,6 +304,8 @@ static int run(int argc, char **argv)
 	struct sigaction ign, old_int, old_quit, old_chld;
 	struct kc_session *sess;
 
+	/* library calls: on unless --no-libcall or KTRACE_LIBCALL=0 (the runtime's knob) */
+	libcall = !getenv("KTRACE_LIBCALL") || strcmp(getenv("KTRACE_LIBCALL"), "0") != 0;
 	cli_getopt_reset();
 	while ((c = getopt_long(argc, argv, "+:o:b:n:qhF:N:D:t:T:e:", opts, NULL)) != -1) {
 		switch (c) {
@@ -319,6 +338,9 @@ static int run(int argc, char **argv)
 			break;
 		case OPT_FLIGHT:
 			flight = 1;
+			break;
+		case OPT_NOLIBCALL:
+			libcall = 0;
 			break;
 		case OPT_THREADS:
 			if (cli_parse_u64(optarg, &v) < 0 || v < 1 || v > 4096) {
@@ -455,40 +477,35 @@ static int run(int argc, char **argv)
 
 		/* (a program that cannot be run is reported when it is run) */
 		if (!(b & REC_BUILD_NOFILE)) {
-			rec_detect_line(b, argv[optind], line, sizeof(line));
-			fprintf(stderr, "ktrace record: %s\n", line);
+			int ok = rec_detect_line(b, argv[optind], line, sizeof(line)), nlib;
+
+			/* library calls (lib/kft_plt.c, cli/record_libcall.c) */
+			nlib = ok && libcall ? rec_detect_libcalls(path) : -1;
+			if (nlib > 0)
+				fprintf(stderr, "ktrace record: %s + %d library functions through the PLT%s\n",
+					line, nlib,
+					(b & (REC_BUILD_INST | REC_BUILD_MCOUNT | REC_BUILD_FENTRY)) ? ""
+					 : " when all are patched (no -F/funclist)");
+			else
+				fprintf(stderr, "ktrace record: %s\n", line);
 		}
 	}
 	{
 		/* The user's preloads first: a sanitizer runtime must lead the list. */
 		const char *old = getenv("LD_PRELOAD");
 
-		char shim[PATH_MAX + 32], *slash;
+		char shim[PATH_MAX + 32], lk[PATH_MAX + 32];
 
 		/* libktrace-record.so.0 (sigaction/signal for KFT's interrupt
 		 * context, lib/preload/signal.c) lives beside libktrace.so.0 */
-		snprintf(shim, sizeof(shim), "%s", lib);
-		slash = strrchr(shim, '/');
-		snprintf(slash ? slash + 1 : shim, sizeof(shim) - (size_t)(slash ? slash + 1 - shim : 0),
-			 "libktrace-record.so.0");
-		if (access(shim, R_OK) != 0) {
-			cli_error(CMD, "cannot find %s beside %s", shim, lib);
+		if (beside(lib, "libktrace-record.so.0", shim, sizeof(shim)) < 0)
 			return 1;
-		}
 		snprintf(preload, sizeof(preload), "%s%s%s:%s", old ? old : "", old && *old ? ":" : "", shim, lib);
 		if (locks) {
-			/* libktrace-locks.so.0 beside it, before libktrace.so.0 (its
+			/* libktrace-locks.so.0 too, before libktrace.so.0 (its
 			 * pthread_exit wraps libktrace's) */
-			char lk[PATH_MAX + 32];
-
-			snprintf(lk, sizeof(lk), "%s", shim);
-			slash = strrchr(lk, '/');
-			snprintf(slash ? slash + 1 : lk, sizeof(lk) - (size_t)(slash ? slash + 1 - lk : 0),
-				 "libktrace-locks.so.0");
-			if (access(lk, R_OK) != 0) {
-				cli_error(CMD, "cannot find %s beside %s", lk, lib);
+			if (beside(lib, "libktrace-locks.so.0", lk, sizeof(lk)) < 0)
 				return 1;
-			}
 			snprintf(preload, sizeof(preload), "%s%s%s:%s:%s", old ? old : "",
 				 old && *old ? ":" : "", shim, lk, lib);
 		}
@@ -545,6 +562,8 @@ static int run(int argc, char **argv)
 			setenv("KTRACE_FLIGHT", "1", 1);
 		if (threads)
 			setenv("KTRACE_THREADS", threads, 1);
+		if (!libcall) /* library calls (lib/kft_plt.c) */
+			setenv("KTRACE_LIBCALL", "0", 1);
 		rec_report_child(&rep, &ro);
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "ktrace record: cannot run %s: %s\n", argv[optind], strerror(errno));

@@ -114,4 +114,12 @@ unsigned rec_detect(const char *prog, char *path, size_t size);
  */
 int rec_detect_line(unsigned b, const char *prog, char *line, size_t size);
 
+/**
+ * rec_detect_libcalls() - how many library functions the program at @path
+ * calls through its PLT (or, built -fno-plt, its GOT) that lib/kft_plt.c
+ * hooks (kft/libcall.h's list left out), from its ELF file (libelf).
+ * Return: the number, -1 if the file is unreadable, not ELF or not x86-64.
+ */
+int rec_detect_libcalls(const char *path);
+
 #endif

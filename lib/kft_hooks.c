@@ -615,6 +615,20 @@ KFT_HOOK void kft_pg_hook_exit(uint64_t fn, uint64_t site)
 	hook_exit(fn, site);
 }
 
+/* kft_rt.h */
+KFT_HOOK uint64_t kft_plt_hook_sp(uint64_t slot)
+{
+	struct kft_tls *t = &kft_tls;
+	uint64_t sp = slot << KFT_SP_SHIFT, top;
+
+	if (t->state != 1 || !t->depth || !t->stack)
+		return sp;
+	top = t->stack[t->depth - 1].sp;
+	if (top && top <= sp && sp - top < (4096ull << KFT_SP_SHIFT))
+		return top - 1;
+	return sp;
+}
+
 /* A -pg entry from a signal handler that interrupted a -pg hook: counted, untraced. */
 KFT_COLD void kft_pg_hook_missed(void)
 {

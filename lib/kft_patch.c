@@ -440,7 +440,7 @@ static int any_patch_sections(struct dl_phdr_info *info, size_t size, void *arg)
  * every site; @r NULL: a resolver of its own is opened and closed.  No
  * error return: what could not be done is counted (DIR/kft-patch, stderr).
  */
-void kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const char *dir)
+int kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const char *dir)
 {
 	struct kft_resolver *own = NULL;
 	struct patch_stats st = { 0 };
@@ -454,7 +454,7 @@ void kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const
 
 		dl_iterate_phdr(any_patch_sections, found);
 		if (!found[0])
-			return;
+			return 0;
 	}
 	if (use_sel) {
 		for (kt_u32 k = 0; k < cfg->nfuncs && k < KFT_FUNCLIST_MAX; k++)
@@ -494,15 +494,17 @@ void kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const
 out:
 	kft_resolver_close(own);
 	free(sel.v);
+	return st.patched && !use_sel;
 }
 
 #else /* !__x86_64__ */
 
-void kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const char *dir)
+int kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const char *dir)
 {
 	(void)cfg;
 	(void)r;
 	(void)dir;
+	return 0;
 }
 
 #endif

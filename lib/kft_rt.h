@@ -203,6 +203,37 @@ void kft_hooks_atfork_child(void);
 int kft_pg_hook_enter(uint64_t fn, uint64_t site, uint64_t sp);
 void kft_pg_hook_exit(uint64_t fn, uint64_t site);
 void kft_pg_hook_missed(void); /* an entry lost inside a -pg hook (signal), counted */
+/*
+ * kft_plt_hook_sp() - the stack position (as kft_pg_hook_enter()'s @sp) of
+ * a library call whose return-address slot is at @slot: @slot shifted, or
+ * one unit below the calling thread's top frame when that frame's own
+ * position lies less than 4 KiB below the slot (a -finstrument-functions
+ * caller, whose entry hook ran from the calling function's body), so the
+ * call nests in its caller.  Calling thread only; async-signal-safe.
+ */
+uint64_t kft_plt_hook_sp(uint64_t slot);
+
+/*
+ * kft_pg.c: the -pg entry hook.  @fentry: 0 mcount, 1 __fentry__ (@self:
+ * the hook's return address), KFT_PG_LIBCALL a library call through the
+ * PLT (lib/kft_plt.c; @self: the function's address as recorded).  @slot:
+ * the call's return-address slot, diverted to kft_pg_return if traced.
+ */
+#define KFT_PG_LIBCALL 2
+void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry);
+
+/*
+ * kft_plt.c: library calls of the main program through its PLT/GOT.
+ * kft_plt_setup() hooks them (from kft_ctor(), once the run is set up,
+ * unless KTRACE_LIBCALL=0), for a program whose own calls are all traced:
+ * it imports a function-tracing hook, or @patched (kft_patch_apply()
+ * patched every entry of a patchable build).  Return: the number of
+ * functions hooked, or a negative errno, nothing hooked: -ENOENT no
+ * dynamic section (static program), -EXDEV libktrace linked into the
+ * program, -ENOTSUP neither of the above, -ENOEXEC unusable dynamic section,
+ * -ENOMEM, or mprotect()'s error.  Not thread-safe: before main().
+ */
+int kft_plt_setup(int patched);
 
 /* kft_names.c: function names of the program (configuration loading, before main) */
 struct kft_resolver;
@@ -233,9 +264,10 @@ int kft_obj_funcs(struct kft_resolver *r, unsigned i,
  * when it has no funclist) into calls to the -mfentry hook, in every
  * object @r lists, writes DIR/kft-patch (@dir) and says on stderr when
  * sites were skipped.  Constructor only, before the program's threads.
+ * Return: 1 if it patched every site it could (no funclist), else 0.
  */
 struct kft_config;
-void kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const char *dir);
+int kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const char *dir);
 
 /* kft_start.c: what ktrace record passes besides the configuration */
 /*

@@ -291,6 +291,10 @@ static void kft_text_error(char *buf, size_t size, const char *text, const struc
  * (ktrace record's -F/-N/-D/-t/-T, combined with FILE as if appended), or
  * the default "record every call" run; prime it.
  */
+/* Every entry of a patchable build was patched (kft_load_config()): its
+ * library calls are traced too, as those of a -pg build. */
+static int kft_patched_all;
+
 static void kft_load_config(struct kft_global *g, const char *path)
 {
 	struct kft_config *cfg = calloc(1, sizeof(*cfg)), *more = NULL;
@@ -354,7 +358,7 @@ static void kft_load_config(struct kft_global *g, const char *path)
 	if (!(cfg->flags & KFT_CF_PRIME))
 		kft_command(g->run, KFT_CMD_PRIME, now);
 	/* patchable builds: the selected functions' entry NOPs become hook calls */
-	kft_patch_apply(path || opts ? cfg : NULL, res, g->dir);
+	kft_patched_all = kft_patch_apply(path || opts ? cfg : NULL, res, g->dir);
 	goto out;
 fail:
 	kft_report_untraced(g->file->error);
@@ -491,5 +495,8 @@ __attribute__((constructor)) static void kft_ctor(void)
 	atexit(kft_atexit);
 	ktrace_start(g->ch);
 	__atomic_store_n(&kft_g, g, __ATOMIC_RELEASE);
+	/* library calls of the program (lib/kft_plt.c), unless KTRACE_LIBCALL=0 */
+	if (env_u32("KTRACE_LIBCALL", 1))
+		kft_plt_setup(kft_patched_all);
 	kft_write_status(1);
 }

@@ -18,7 +18,11 @@
  * stripped object (no .symtab, no debug file) is used for what its
  * dynamic symbols say, with one warning when a function address in it has
  * no symbol.  Addresses outside every map (kernel function traces) are
- * named from DIR/kallsyms when the trace has one.  Results are cached per
+ * named from DIR/kallsyms when the trace has one.  The address of a GOT
+ * slot of a library function (how lib/kft_plt.c records a library call)
+ * is named after the relocation's symbol: the name the program called
+ * ("malloc", not the alias "__libc_malloc" or an IFUNC's implementation),
+ * as uftrace names library calls.  Results are cached per
  * (address, flags).  C++ and Rust names are demangled (reader/demangle.c)
  * unless ktr_syms_set_demangle() turned it off.
  */
@@ -47,6 +51,18 @@ struct sym_mod {
 	int warned;
 	Dwfl_Module *dm;
 	size_t first_seg;    /* a segment of this object (for the bias) */
+	struct got_ent *got; /* its GOT slots of library functions, by address */
+	size_t ngot;
+	int got_done;
+};
+
+/*
+ * A GOT slot of a library function the object calls: lib/kft_plt.c records
+ * a library call with its slot's address as the function.
+ */
+struct got_ent {
+	uint64_t addr;    /* where the slot was in the traced process */
+	const char *name; /* the relocation's symbol (in libelf's data) */
 };
 
 struct sym_seg {
@@ -258,8 +274,10 @@ void ktr_syms_free(struct ktr_syms *s)
 		return;
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
-	for (size_t k = 0; s->mods && k < s->nmods; k++)
+	for (size_t k = 0; s->mods && k < s->nmods; k++) {
 		free(s->mods[k].file);
+		free(s->mods[k].got);
+	}
 	free(s->mods);
 	free(s->segs);
 	free(s->cache);
@@ -464,6 +482,91 @@ static void inline_frames(struct ktr_syms *s, struct sym_mod *m, uint64_t pc, st
 	free(scopes);
 }
 
+/* qsort/bsearch order of struct got_ent: by address. */
+static int cmp_got(const void *a, const void *b)
+{
+	const struct got_ent *x = a, *y = b;
+
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/*
+ * The GOT slots of @m's library calls: R_X86_64_JUMP_SLOT relocations, and
+ * R_X86_64_GLOB_DAT ones of undefined functions (-fno-plt), from the
+ * SHT_RELA sections over .dynsym, at the module's load bias.  Built on
+ * first use; none on other machines or without memory.
+ */
+static void got_load(struct sym_mod *m)
+{
+	GElf_Addr bias = 0;
+	Elf *elf = dwfl_module_getelf(m->dm, &bias);
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	size_t cap = 0;
+
+	m->got_done = 1;
+	if (!elf || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh, lsh;
+		Elf_Scn *ls;
+		Elf_Data *rd, *sd;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		ls = elf_getscn(elf, sh.sh_link);
+		if (!ls || !gelf_getshdr(ls, &lsh) || lsh.sh_type != SHT_DYNSYM)
+			continue;
+		rd = elf_getdata(scn, NULL);
+		sd = elf_getdata(ls, NULL);
+		if (!rd || !sd)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			unsigned type;
+			const char *name;
+
+			if (!gelf_getrela(rd, (int)i, &r))
+				break;
+			type = (unsigned)GELF_R_TYPE(r.r_info);
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+			    !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym) ||
+			    sym.st_shndx != SHN_UNDEF ||
+			    (type == R_X86_64_GLOB_DAT && GELF_ST_TYPE(sym.st_info) != STT_FUNC))
+				continue;
+			name = elf_strptr(elf, lsh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			if (m->ngot == cap) {
+				struct got_ent *n = realloc(m->got, (cap ? 2 * cap : 64) * sizeof(*n));
+
+				if (!n)
+					return;
+				m->got = n;
+				cap = cap ? 2 * cap : 64;
+			}
+			m->got[m->ngot].addr = r.r_offset + bias;
+			m->got[m->ngot++].name = name;
+		}
+	}
+	if (m->ngot)
+		qsort(m->got, m->ngot, sizeof(*m->got), cmp_got);
+}
+
+/* The library function whose GOT slot in @m is at @addr, or NULL. */
+static const char *got_name(struct sym_mod *m, uint64_t addr)
+{
+	struct got_ent key = { addr, NULL }, *e;
+
+	if (!m->got_done)
+		got_load(m);
+	if (!m->ngot)
+		return NULL;
+	e = bsearch(&key, m->got, m->ngot, sizeof(*m->got), cmp_got);
+	return e ? e->name : NULL;
+}
+
 static void resolve(struct ktr_syms *s, uint64_t addr, unsigned flags, struct ktr_sym *out)
 {
 	const struct sym_seg *seg = find_seg(s, addr);
@@ -488,6 +591,13 @@ static void resolve(struct ktr_syms *s, uint64_t addr, unsigned flags, struct kt
 		mod_open(s, m);
 	if (m->state != MOD_OK)
 		return;
+	/* a library call (lib/kft_plt.c): the GOT slot names the function called */
+	name = pc == addr ? got_name(m, addr) : NULL;
+	if (name) {
+		out->name = ktr_demangle(s->dm, name);
+		out->offset = 0;
+		return;
+	}
 	name = dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL, NULL);
 	if (name && *name) {
 		out->name = ktr_demangle(s->dm, name);

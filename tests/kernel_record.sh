@@ -15,6 +15,9 @@
 # where the issue asks for them (the nanosleep gap within 100 us of the
 # call's duration); nothing else depends on speed.
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
+# the programs' own calls: library calls (on by default) are tests/kft_plt.sh's
+KTRACE_LIBCALL=0
+export KTRACE_LIBCALL
 
 K=$KTRACE_SRC/tests/kernel
 PROG=$T/kprog

@@ -297,6 +297,8 @@ static void test_threads(void)
 
 int main(void)
 {
+	/* the programs' own calls: library calls (on by default) are tests/kft_plt.sh's */
+	setenv("KTRACE_LIBCALL", "0", 1);
 	const char *build = getenv("KTRACE_BUILD"), *src = getenv("KTRACE_SRC");
 
 	if (!build || !src)

@@ -21,6 +21,9 @@
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
 san_preload
+# the program's own calls (library calls of patchable builds: tests/kft_plt.sh)
+KTRACE_LIBCALL=0
+export KTRACE_LIBCALL
 
 FLAVOURS="patch patch7 cet nop"
 # build FLAVOUR OUT SRC [CC]: compile and link SRC for one patchable flavour

@@ -20,6 +20,9 @@
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
 san_preload
+# the program's own calls only: library calls (on by default) are tests/kft_plt.sh's
+KTRACE_LIBCALL=0
+export KTRACE_LIBCALL
 
 CT="$KTRACE_SRC/tests/kft/calltree.c"
 cc -O1 -g -finstrument-functions -pthread -o ct-inst "$CT" || exit 1

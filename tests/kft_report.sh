@@ -9,6 +9,9 @@
 # pager and colours; info and graph; output errors; the stack watch's
 # independence from the stack's placement.
 . "$KTRACE_SRC/tests/helpers/tap.sh"
+# the programs' own calls: library calls (on by default) are tests/kft_plt.sh's
+KTRACE_LIBCALL=0
+export KTRACE_LIBCALL
 cd "$T" || exit 1
 cc -O1 -g -finstrument-functions -o shapes "$KTRACE_SRC/tests/kft/shapes.c" || exit 1
 g++ -O1 -g -finstrument-functions -I"$KTRACE_SRC/include" -o cxx "$KTRACE_SRC/tests/kft/cxx.cc" || exit 1

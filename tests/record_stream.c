@@ -616,6 +616,8 @@ static void test_api_channel(void)
 
 int main(void)
 {
+	/* the programs' own calls: library calls (on by default) are tests/kft_plt.sh's */
+	setenv("KTRACE_LIBCALL", "0", 1);
 	const char *build = getenv("KTRACE_BUILD"), *src = getenv("KTRACE_SRC");
 	char cmd[9000];
 

@@ -20,6 +20,8 @@
 #   uf-pg-F      uftrace record -F sqlite3BtreeInsert on the -pg build
 #   uf-inst      uftrace record on the -finstrument-functions build
 #   kt-pg        ktrace record, every call, on the -pg build (lib/kft_pg.c)
+#                and the library calls (lib/kft_plt.c), as uf-pg
+#   kt-pg-nolib  ktrace record --no-libcall on the -pg build: its own calls
 #   kt-pgf       ktrace record, every call, on the -pg -mfentry build
 #   uf-pgf       uftrace record on the -pg -mfentry build
 #   kt-patch     ktrace record, every call, on the -fpatchable-function-entry=5
@@ -63,6 +65,10 @@
 # plus the library calls it hooks through the PLT), counted by the uf-pg and
 # uf-inst rows (count_mcount.c gives the -pg build's own calls, for the
 # record).  uftrace's rows use the uf-pg divisor for -t and -F too.
+# ktrace records library calls by default as uftrace does: its rows use the
+# same divisors (uf-inst's for the -finstrument-functions build, uf-pg's for
+# -pg; tests/kft_plt.sh checks that both tracers see the same library calls),
+# but kt-pg-nolib, which uses the -pg build's own calls.
 #
 # Timings drift up to 2x on shared machines: rows are interleaved (one
 # repetition of every row, then the next), and medians are compared.
@@ -125,7 +131,7 @@ cmp -s "$O/plain.out" "$O/expected.out" || die "plain and instrumented builds di
 printf 'filter mintime 1\n' > "$O/mintime1.kft"
 printf 'filter funclist sqlite3BtreeInsert fend\n' > "$O/funclist.kft"
 
-ROWS="plain empty floor kt-stream kt-flight kt-mintime1 kt-funclist uf-pg uf-pg-t1us uf-pg-F uf-inst kt-pg kt-pgf uf-pgf"
+ROWS="plain empty floor kt-stream kt-flight kt-mintime1 kt-funclist uf-pg uf-pg-t1us uf-pg-F uf-inst kt-pg kt-pg-nolib kt-pgf uf-pgf"
 ROWS="$ROWS kt-patch kt-patch-F1 patch-untraced uf-patch uf-patch-F1"
 declare -A DESC BUF
 DESC[plain]="plain -O2"
@@ -140,6 +146,7 @@ DESC[uf-pg-t1us]="uftrace record -t 1us (-pg)"
 DESC[uf-pg-F]="uftrace record -F sqlite3BtreeInsert (-pg)"
 DESC[uf-inst]="uftrace record (-finstrument-functions build)"
 DESC[kt-pg]="ktrace record (-pg build, every call)"
+DESC[kt-pg-nolib]="ktrace record --no-libcall (-pg build, own calls)"
 DESC[kt-pgf]="ktrace record (-pg -mfentry build, every call)"
 DESC[uf-pgf]="uftrace record (-pg -mfentry build)"
 DESC[kt-patch]="ktrace record (-fpatchable-function-entry=5 build, every call)"
@@ -150,6 +157,7 @@ DESC[uf-patch-F1]="uftrace record -P sqlite3BtreeInsert (patchable build)"
 BUF[kt-patch]="ring 32 x 256 KiB"
 BUF[kt-patch-F1]="ring 32 x 256 KiB"
 BUF[kt-pg]="ring 32 x 256 KiB"
+BUF[kt-pg-nolib]="ring 32 x 256 KiB"
 BUF[kt-pgf]="ring 32 x 256 KiB"
 BUF[kt-stream]="ring 32 x 256 KiB"
 BUF[kt-flight]="flight, 64 x 1 MiB"
@@ -183,6 +191,7 @@ row_cmd() {
 	uf-pg-F) CMD=(uftrace record -F sqlite3BtreeInsert -d "$W/t" "$D/sqlite3-pg" :memory:) ;;
 	uf-inst) CMD=(uftrace record -d "$W/t" "$D/sqlite3-inst" :memory:) ;;
 	kt-pg) CMD=("${k[@]}" -- "$D/sqlite3-pg" :memory:) ;;
+	kt-pg-nolib) CMD=("${k[@]}" --no-libcall -- "$D/sqlite3-pg" :memory:) ;;
 	kt-pgf) CMD=("${k[@]}" -- "$D/sqlite3-pgf" :memory:) ;;
 	uf-pgf) CMD=(uftrace record -d "$W/t" "$D/sqlite3-pgf" :memory:) ;;
 	kt-patch) CMD=("${k[@]}" -- "$D/sqlite3-patch" :memory:) ;;
@@ -287,8 +296,10 @@ fi
 		plain) calls="" ;;
 		uf-inst) calls=$UF_INST_CALLS ;;
 		uf-*) calls=$UF_PG_CALLS ;;
-		kt-pg|kt-pgf) calls=$CALLS_PG_MCOUNT ;; # -mfentry hooks the same functions
+		kt-pg|kt-pgf) calls=$UF_PG_CALLS ;; # -mfentry hooks the same functions
+		kt-pg-nolib) calls=$CALLS_PG_MCOUNT ;;
 		kt-patch*|patch-untraced) calls=$CALLS_PG_MCOUNT ;; # the same functions have entries
+		kt-*) calls=$UF_INST_CALLS ;; # library calls included
 		*) calls=$CALLS_INST ;;
 		esac
 		buf=${BUF[$row]:-}
@@ -318,6 +329,13 @@ fi
 	echo "(-finstrument-functions) calls, library calls included ($UF_SRC).  Plain: ${PLAIN_W} s wall, ${PLAIN_C} s CPU"
 	echo "(medians of $REPS).  ktrace rows: the program's and the consumer's CPU and peak resident memory as"
 	echo "ktrace record reports them (shared rings counted in both); other rows: all processes (GNU time)."
+	LIBW=$(col kt-pg 3 | median)
+	NOLIBW=$(col kt-pg-nolib 3 | median)
+	if [ -n "$LIBW" ] && [ -n "$NOLIBW" ] && [ "$UF_PG_CALLS" -gt "$CALLS_PG_MCOUNT" ]; then
+		awk -v a="$LIBW" -v b="$NOLIBW" -v n="$((UF_PG_CALLS - CALLS_PG_MCOUNT))" 'BEGIN {
+			printf "Library calls (kt-pg - kt-pg-nolib): %.1fM calls, %.1f ns each (wall).\n",
+				n / 1e6, (a - b) * 1e9 / n }'
+	fi
 	echo "ktrace: $($KT --version 2>/dev/null || echo "$KT"), lib ${KTRACE_LIB:-$B/libktrace.so.0}${KFT_ALT_LIB:+, KFT_ALT_LIB $KFT_ALT_LIB}; $(uftrace --version 2>/dev/null | head -n 1)"
 	echo "Machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1), kernel $(uname -r), load before the run $LOAD0, after $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%d)"
 } >> "$O/results.md"

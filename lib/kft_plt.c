@@ -1,0 +1,386 @@
+/*
+ * lib/kft_plt.c - library calls of the main program (x86-64): calls from
+ * the program into shared libraries (malloc, memcpy, pthread_create, ...)
+ * recorded as CALL records like the program's own functions, as uftrace
+ * does by default.
+ *
+ * Mechanism (PLT/GOT hooking, as uftrace's libmcount/plthook.c; an
+ * LD_AUDIT library cannot be used, it lives in its own namespace without
+ * libktrace's per-thread state): kft_plt_setup(), called by kft_ctor()
+ * before main(), walks the main program's dynamic section: each
+ * R_X86_64_JUMP_SLOT relocation of .rela.plt names a function the program
+ * calls through its PLT (with -fno-plt, when the program has no PLT
+ * slot but a few, the R_X86_64_GLOB_DAT ones of undefined functions, which
+ * the calls read directly).  Each slot of the GOT then gets a stub of its
+ * own (generated, 32 bytes: endbr64; movabs $slot_info, %r11; jmp
+ * *kft_plt_entry) in place of the real function, which is resolved first
+ * (the slot's value if it already points outside the program: BIND_NOW or
+ * RELRO; else dlvsym()/dlsym() with the symbol's version).  The common
+ * entry kft_plt_entry (lib/kft_plt_entry.S) saves the argument registers
+ * and calls kft_plt_enter(), which enters the call through the -pg entry
+ * hook (kft_pg_enter(), KFT_PG_LIBCALL): the same shadow stack, engine,
+ * triggers and filters, the real return address saved on kft_pg.c's
+ * return stack and replaced by its exit trampoline, so longjmp, C++
+ * exceptions, signals and fork are handled as for -pg functions.  Then it
+ * jumps to the real function with the registers as they were.
+ *
+ * The recorded function address is the address of the call's GOT slot
+ * (in the program's data, mapped, listed in the trace's maps): the
+ * readers (reader/symbols.c) name it after the relocation's symbol, i.e.
+ * the name the program called ("malloc", not "__libc_malloc"; "memcpy",
+ * not the IFUNC's "__memmove_avx_unaligned_erms").  The call site is the
+ * real return address, in the program.
+ *
+ * Only programs built with function hooks (-finstrument-functions, -pg)
+ * imported from a shared object get it (an uninstrumented program's calls
+ * are not traced at all, as uftrace needs -pg for its library calls).
+ * Not hooked: the functions kft/libcall.h lists (never return normally,
+ * return twice, look at their return address), functions libktrace itself
+ * defines (its hooks and wrappers), everything when libktrace is linked
+ * into the program statically (libktrace's own library calls would go
+ * through the program's PLT then), calls from shared libraries to others,
+ * objects loaded by dlopen().  Library calls made by libktrace go through
+ * libktrace.so's own PLT: not traced.
+ *
+ * Thread-safety: setup before main() (single-threaded); the hooks are
+ * per-thread and async-signal-safe as the -pg ones.  A fork keeps the
+ * hooks (private copies); exec starts afresh.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kft/libcall.h"
+#include "kft_rt.h"
+
+#if defined(__x86_64__)
+
+/* What a stub hands the common entry in %r11: read-only after setup. */
+struct kft_plt_slot {
+	uint64_t real; /* the function's address */
+	uint64_t fn;   /* the address recorded: the GOT slot's */
+};
+
+#define PLT_STUB 32 /* bytes per stub */
+
+extern char kft_plt_entry[];
+uint64_t kft_plt_enter(uint64_t *ret_slot, const struct kft_plt_slot *s);
+
+/*
+ * kft_plt_enter() - called by kft_plt_entry with @ret_slot the address of
+ * the library call's return address on the stack and @s the hooked slot:
+ * enters the call (kft_pg_enter(): recorded, return address diverted, or
+ * left alone if the thread does not trace).  Return: the address to jump
+ * to (the real function).  Async-signal-safe.
+ */
+__attribute__((no_instrument_function)) uint64_t kft_plt_enter(uint64_t *ret_slot,
+							       const struct kft_plt_slot *s)
+{
+	kft_pg_enter(ret_slot, s->fn, KFT_PG_LIBCALL);
+	return s->real;
+}
+
+/* The main program's dynamic linking information (runtime addresses). */
+struct plt_prog {
+	uint64_t base;               /* load bias */
+	const ElfW(Dyn) *dyn;
+	uint64_t lo, hi;             /* its PT_LOAD segments' extent */
+	uint64_t relro, relro_end;   /* PT_GNU_RELRO, page-rounded (0, 0: none) */
+	int found;
+};
+
+static int plt_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct plt_prog *p = arg;
+	long pg = sysconf(_SC_PAGESIZE);
+
+	(void)size;
+	/* the first object is the main program */
+	p->base = info->dlpi_addr;
+	p->lo = UINT64_MAX;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_DYNAMIC)
+			p->dyn = (const ElfW(Dyn) *)(uintptr_t)a;
+		else if (ph->p_type == PT_LOAD) {
+			if (a < p->lo)
+				p->lo = a;
+			if (a + ph->p_memsz > p->hi)
+				p->hi = a + ph->p_memsz;
+		} else if (ph->p_type == PT_GNU_RELRO) {
+			p->relro = a & ~(uint64_t)(pg - 1);
+			p->relro_end = (a + ph->p_memsz + pg - 1) & ~(uint64_t)(pg - 1);
+		}
+	}
+	p->found = 1;
+	return 1;
+}
+
+/* A dynamic-section pointer: already relocated by ld.so, or a link-time address. */
+static uint64_t plt_ptr(const struct plt_prog *p, uint64_t v)
+{
+	return v && v < p->base ? v + p->base : v;
+}
+
+/* The version (GLIBC_2.14, ...) a program's undefined symbol @i needs, or NULL. */
+static const char *plt_version(const struct plt_prog *p, const ElfW(Half) *versym,
+			       const ElfW(Verneed) *vn, uint64_t nvn, const char *str, uint64_t i)
+{
+	ElfW(Half) v;
+
+	if (!versym || !vn)
+		return NULL;
+	v = versym[i] & 0x7fff;
+	if (v < 2)
+		return NULL;
+	(void)p;
+	for (uint64_t k = 0; k < nvn; k++) {
+		const ElfW(Vernaux) *a = (const ElfW(Vernaux) *)((const char *)vn + vn->vn_aux);
+
+		for (unsigned j = 0; j < vn->vn_cnt; j++) {
+			if (a->vna_other == v)
+				return str + a->vna_name;
+			a = (const ElfW(Vernaux) *)((const char *)a + a->vna_next);
+		}
+		if (!vn->vn_next)
+			break;
+		vn = (const ElfW(Verneed) *)((const char *)vn + vn->vn_next);
+	}
+	return NULL;
+}
+
+/* One relocation to hook. */
+struct plt_todo {
+	uint64_t *got;
+	uint64_t real;
+	const char *name;
+};
+
+/* 1 if code addresses @a and @b lie in the same loaded object (0 if unknown). */
+static int plt_same_object(const void *a, const void *b)
+{
+	Dl_info x, y;
+
+	if (!dladdr(a, &x) || !dladdr(b, &y))
+		return 0;
+	return x.dli_fbase == y.dli_fbase;
+}
+
+/* 1 if @a lies in libktrace's own object. */
+static int plt_in_self(uint64_t a)
+{
+	return plt_same_object((const void *)(uintptr_t)kft_plt_enter, (const void *)(uintptr_t)a);
+}
+
+/*
+ * Look at relocation @r: if it is a hookable call slot (@type) of an
+ * undefined function, resolve the function into @t.  Return: 1 to hook,
+ * 0 not.
+ */
+static int plt_consider(const struct plt_prog *p, const ElfW(Rela) *r, unsigned type,
+			const ElfW(Sym) *symtab, const char *str, const ElfW(Half) *versym,
+			const ElfW(Verneed) *vn, uint64_t nvn, struct plt_todo *t)
+{
+	uint64_t si = ELF64_R_SYM(r->r_info), cur;
+	const ElfW(Sym) *sym;
+	const char *name, *ver;
+	void *f, *d;
+
+	if (ELF64_R_TYPE(r->r_info) != type || !si)
+		return 0;
+	sym = &symtab[si];
+	if (sym->st_shndx != SHN_UNDEF ||
+	    (type == R_X86_64_GLOB_DAT && ELF64_ST_TYPE(sym->st_info) != STT_FUNC))
+		return 0;
+	name = str + sym->st_name;
+	if (!*name || kft_libcall_skip(name))
+		return 0;
+	t->name = name;
+	t->got = (uint64_t *)(uintptr_t)(p->base + r->r_offset);
+	cur = *t->got;
+	if (cur && (cur < p->lo || cur >= p->hi)) {
+		t->real = cur; /* resolved already (BIND_NOW, or GLOB_DAT) */
+	} else {
+		/*
+		 * The version the program asked for (memcpy@GLIBC_2.2.5 is not
+		 * memcpy@@GLIBC_2.14), unless an object earlier in the lookup
+		 * scope defines the name unversioned (a preloaded interposer:
+		 * sanitizers, libktrace-record.so), which ld.so would bind.
+		 */
+		ver = plt_version(p, versym, vn, nvn, str, si);
+		f = ver ? dlvsym(RTLD_DEFAULT, name, ver) : NULL;
+		d = dlsym(RTLD_DEFAULT, name);
+		if (!f || (d && !plt_same_object(f, d)))
+			f = d;
+		if (!f)
+			return 0; /* weak and undefined, or not found: left alone */
+		t->real = (uint64_t)(uintptr_t)f;
+	}
+	if (plt_in_self(t->real))
+		return 0;
+	return 1;
+}
+
+/*
+ * 1 if one of the @n relocations at @r imports a function-tracing hook
+ * (__cyg_profile_func_enter, mcount, _mcount, __fentry__): the program is
+ * instrumented and gets its hooks from a shared object (libktrace.so).
+ */
+static int plt_instrumented(const ElfW(Rela) *r, uint64_t n, const ElfW(Sym) *symtab,
+			    const char *str)
+{
+	for (uint64_t i = 0; r && i < n; i++) {
+		const char *name = str + symtab[ELF64_R_SYM(r[i].r_info)].st_name;
+
+		if (ELF64_R_SYM(r[i].r_info) &&
+		    (!strcmp(name, "__cyg_profile_func_enter") || !strcmp(name, "mcount") ||
+		     !strcmp(name, "_mcount") || !strcmp(name, "__fentry__")))
+			return 1;
+	}
+	return 0;
+}
+
+/* Write the stub for @s at @code. */
+static void plt_stub(uint8_t *code, const struct kft_plt_slot *s)
+{
+	uint64_t v = (uint64_t)(uintptr_t)s, e = (uint64_t)(uintptr_t)kft_plt_entry;
+	static const uint8_t endbr[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const uint8_t jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 }; /* jmp *0(%rip) */
+
+	memset(code, 0xcc, PLT_STUB);
+	memcpy(code, endbr, 4);
+	code[4] = 0x49; /* movabs $v, %r11 */
+	code[5] = 0xbb;
+	memcpy(code + 6, &v, 8);
+	memcpy(code + 14, jmp, 6);
+	memcpy(code + 20, &e, 8);
+}
+
+int kft_plt_setup(int patched)
+{
+	struct plt_prog p;
+	const ElfW(Dyn) *d;
+	const ElfW(Rela) *jmprel = NULL, *rela = NULL;
+	const ElfW(Sym) *symtab = NULL;
+	const ElfW(Half) *versym = NULL;
+	const ElfW(Verneed) *vn = NULL;
+	const char *str = NULL;
+	uint64_t pltsz = 0, relasz = 0, relaent = sizeof(ElfW(Rela)), nvn = 0, n = 0, i, k = 0;
+	struct plt_todo *todo;
+	struct kft_plt_slot *slots;
+	uint8_t *code;
+	size_t nrel, slots_len, code_len;
+	unsigned type = R_X86_64_JUMP_SLOT;
+	int relro_rw = 0, plt = 0;
+
+	memset(&p, 0, sizeof(p));
+	dl_iterate_phdr(plt_phdr_cb, &p);
+	if (!p.found || !p.dyn)
+		return -ENOENT; /* static program */
+	/* libktrace linked in: its own calls would go through these slots */
+	if ((uint64_t)(uintptr_t)kft_plt_enter >= p.lo && (uint64_t)(uintptr_t)kft_plt_enter < p.hi)
+		return -EXDEV;
+	for (d = p.dyn; d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_JMPREL: jmprel = (const void *)(uintptr_t)plt_ptr(&p, d->d_un.d_ptr); break;
+		case DT_PLTRELSZ: pltsz = d->d_un.d_val; break;
+		case DT_RELA: rela = (const void *)(uintptr_t)plt_ptr(&p, d->d_un.d_ptr); break;
+		case DT_RELASZ: relasz = d->d_un.d_val; break;
+		case DT_RELAENT: relaent = d->d_un.d_val; break;
+		case DT_SYMTAB: symtab = (const void *)(uintptr_t)plt_ptr(&p, d->d_un.d_ptr); break;
+		case DT_STRTAB: str = (const void *)(uintptr_t)plt_ptr(&p, d->d_un.d_ptr); break;
+		case DT_VERSYM: versym = (const void *)(uintptr_t)plt_ptr(&p, d->d_un.d_ptr); break;
+		case DT_VERNEED: vn = (const void *)(uintptr_t)plt_ptr(&p, d->d_un.d_ptr); break;
+		case DT_VERNEEDNUM: nvn = d->d_un.d_val; break;
+		default: break;
+		}
+	}
+	if (!symtab || !str || relaent != sizeof(ElfW(Rela)))
+		return -ENOEXEC;
+	nrel = (size_t)(pltsz / sizeof(ElfW(Rela)) + relasz / sizeof(ElfW(Rela)));
+	if (!nrel)
+		return 0;
+	/* as uftrace: the library calls of programs whose own calls are traced */
+	if (!patched && !plt_instrumented(jmprel, pltsz / sizeof(ElfW(Rela)), symtab, str) &&
+	    !plt_instrumented(rela, relasz / sizeof(ElfW(Rela)), symtab, str))
+		return -ENOTSUP;
+	todo = calloc(nrel, sizeof(*todo));
+	if (!todo)
+		return -ENOMEM;
+	for (i = 0; jmprel && i < pltsz / sizeof(ElfW(Rela)); i++)
+		if (plt_consider(&p, &jmprel[i], R_X86_64_JUMP_SLOT, symtab, str, versym, vn, nvn,
+				 &todo[n]))
+			plt += !kft_libcall_always_plt(todo[n++].name);
+	/* -fno-plt (no PLT slot but the compiler's own): calls read the GLOB_DAT slots */
+	if (!plt && rela) {
+		type = R_X86_64_GLOB_DAT;
+		for (i = 0; i < relasz / sizeof(ElfW(Rela)); i++)
+			n += (uint64_t)plt_consider(&p, &rela[i], type, symtab, str, versym, vn,
+						    nvn, &todo[n]);
+	}
+	if (!n) {
+		free(todo);
+		return 0;
+	}
+	slots_len = ((size_t)n * sizeof(*slots) + 4095) & ~(size_t)4095;
+	code_len = ((size_t)n * PLT_STUB + 4095) & ~(size_t)4095;
+	slots = mmap(NULL, slots_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	code = mmap(NULL, code_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (slots == MAP_FAILED || code == MAP_FAILED) {
+		if (slots != MAP_FAILED)
+			munmap(slots, slots_len);
+		if (code != MAP_FAILED)
+			munmap(code, code_len);
+		free(todo);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		slots[i].real = todo[i].real;
+		slots[i].fn = (uint64_t)(uintptr_t)todo[i].got;
+		plt_stub(code + i * PLT_STUB, &slots[i]);
+	}
+	if (mprotect(slots, slots_len, PROT_READ) < 0 ||
+	    mprotect(code, code_len, PROT_READ | PROT_EXEC) < 0) {
+		int e = errno;
+
+		munmap(slots, slots_len);
+		munmap(code, code_len);
+		free(todo);
+		return -e;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t a = (uint64_t)(uintptr_t)todo[i].got;
+
+		if (a >= p.relro && a < p.relro_end && !relro_rw) {
+			if (mprotect((void *)(uintptr_t)p.relro, p.relro_end - p.relro,
+				     PROT_READ | PROT_WRITE) < 0)
+				continue; /* left alone */
+			relro_rw = 1;
+		}
+		__atomic_store_n(todo[i].got, (uint64_t)(uintptr_t)(code + i * PLT_STUB),
+				 __ATOMIC_RELEASE);
+		k++;
+	}
+	if (relro_rw)
+		mprotect((void *)(uintptr_t)p.relro, p.relro_end - p.relro, PROT_READ);
+	free(todo);
+	return (int)k;
+}
+
+#else /* !__x86_64__ */
+
+int kft_plt_setup(int patched)
+{
+	(void)patched;
+	return -ENOSYS;
+}
+
+#endif
