@@ -298,7 +298,8 @@ fi
 		uf-*) calls=$UF_PG_CALLS ;;
 		kt-pg|kt-pgf) calls=$UF_PG_CALLS ;; # -mfentry hooks the same functions
 		kt-pg-nolib) calls=$CALLS_PG_MCOUNT ;;
-		kt-patch*|patch-untraced) calls=$CALLS_PG_MCOUNT ;; # the same functions have entries
+		kt-patch) calls=$UF_PG_CALLS ;; # every entry patched: library calls included
+		kt-patch-F1|patch-untraced) calls=$CALLS_PG_MCOUNT ;; # the same functions have entries
 		kt-*) calls=$UF_INST_CALLS ;; # library calls included
 		*) calls=$CALLS_INST ;;
 		esac
