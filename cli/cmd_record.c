@@ -295,7 +295,7 @@ static int run(int argc, char **argv)
 	const char *config = NULL, *out = "ktrace.data", *bufsize = NULL, *bufnr = NULL,
 		   *threads = NULL;
 	char lib[PATH_MAX], dir[PATH_MAX], cfg_abs[PATH_MAX], preload[4 * PATH_MAX + 96];
-	int flight = 0, quiet = 0, c, status, kernel = 0, locks = 0, libcall;
+	int flight = 0, quiet = 0, c, status, kernel = 0, locks = 0, libcall, untraceable = 0;
 	struct krec_opts kopts = { NULL, 0, 0, NULL, 0 };
 	static const char *events[64]; /* -e: pointers into argv */
 	struct krec *krec = NULL;
@@ -479,6 +479,8 @@ static int run(int argc, char **argv)
 		if (!(b & REC_BUILD_NOFILE)) {
 			int ok = rec_detect_line(b, argv[optind], line, sizeof(line)), nlib;
 
+			untraceable = !ok;
+
 			/* library calls (lib/kft_plt.c, cli/record_libcall.c) */
 			nlib = ok && libcall ? rec_detect_libcalls(path) : -1;
 			if (nlib > 0)
@@ -609,7 +611,8 @@ static int run(int argc, char **argv)
 	kernel = krec != NULL || kc_stats(sess)->channels > 1 || locks;
 	kc_close(sess, 1);
 	krec_end_program(krec, dir, 1, quiet);
-	return rec_outcome(&rep, dir, argv + optind, status, kernel, quiet);
+	return rec_outcome(&rep, dir, argv + optind, status,
+			   kernel ? REC_OTHER_EVENTS | (untraceable ? REC_SAID_NO_HOOKS : 0) : 0, quiet);
 }
 
 KTRACE_COMMAND(record, "run a -finstrument-functions or -pg program under the function tracer", run, help);

@@ -346,13 +346,15 @@ int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, 
 					   "static binary, a setuid program, or LD_PRELOAD removed?)", dir);
 	else if (writers == 0)
 		snprintf(why, sizeof(why), "no instrumented function ran: was it built with "
-					   "-finstrument-functions or -pg?");
+					   "-finstrument-functions, -pg or -fpatchable-function-entry?");
 	if (why[0] && !kernel) {
 		cli_error(CMD, "%s was not traced: %s", prog, why);
 		return 1;
 	}
 	record_cmdline(dir, argv);
-	if (why[0])
+	if (why[0] && writers == 0 && !said[0] && !error[0] && (kernel & REC_SAID_NO_HOOKS))
+		; /* the build line said so before the run */
+	else if (why[0])
 		cli_error(CMD, "warning: %s's calls were not traced: %s (its other events are recorded: "
 			       "lock events with --locks, kernel events in %s/kernel, its own channels where it set them up)",
 			  prog, why, dir);

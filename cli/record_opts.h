@@ -78,13 +78,17 @@ void rec_report_parent(struct rec_report *r);
  * status.
  * @dir:     the trace directory; @argv: the program and its arguments
  *           (appended to DIR/metadata as its `cmdline` line).
- * @status:  its wait status; @kernel: something else was recorded (kernel
- *           events, or a channel the program set up itself): the program
- *           need not be instrumented.
+ * @status:  its wait status; @kernel: REC_OTHER_EVENTS: something else
+ *           was recorded (kernel events, lock events, or a channel the
+ *           program set up itself): the program need not be instrumented;
+ *           with REC_SAID_NO_HOOKS too, the build line already said that
+ *           its calls cannot be traced (no second warning when none were).
  * Return: the program's exit status (128 + signal if killed), or 1 when
  * it could not be traced (the reason printed once:
  * "ktrace record: PROG was not traced: REASON").
  */
+#define REC_OTHER_EVENTS 1
+#define REC_SAID_NO_HOOKS 2
 int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, int kernel,
 		int quiet);
 
