@@ -12,41 +12,24 @@
 
 #include "cli/record_opts.h"
 #include "kft/libcall.h"
+#include "reader/reader.h"
 
-/*
- * Hookable relocations of @type in the SHT_RELA section @scn (header @sh);
- * *@plt counts those not in kft_libcall_always_plt().
- */
-static int count_rela(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, unsigned type, int *plt)
+/* Counts of hookable slots: all, and those not in kft_libcall_always_plt(). */
+struct lc_count {
+	int n, plt;
+};
+
+/* ktr_elf_libcall_slots() callback: count the slot of @name unless skipped. */
+static int count_slot(const char *name, uint64_t slot, void *arg)
 {
-	Elf_Scn *ls = elf_getscn(elf, sh->sh_link);
-	Elf_Data *rd = elf_getdata(scn, NULL), *sd;
-	GElf_Shdr lsh;
-	int n = 0;
+	struct lc_count *c = arg;
 
-	if (!ls || !gelf_getshdr(ls, &lsh) || lsh.sh_type != SHT_DYNSYM || !rd || !sh->sh_entsize)
-		return 0;
-	sd = elf_getdata(ls, NULL);
-	if (!sd)
-		return 0;
-	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
-		GElf_Rela r;
-		GElf_Sym sym;
-		const char *name;
-
-		if (!gelf_getrela(rd, (int)i, &r))
-			break;
-		if (GELF_R_TYPE(r.r_info) != type || !GELF_R_SYM(r.r_info) ||
-		    !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym) || sym.st_shndx != SHN_UNDEF ||
-		    (type == R_X86_64_GLOB_DAT && GELF_ST_TYPE(sym.st_info) != STT_FUNC))
-			continue;
-		name = elf_strptr(elf, lsh.sh_link, sym.st_name);
-		if (name && *name && !kft_libcall_skip(name)) {
-			n++;
-			*plt += !kft_libcall_always_plt(name);
-		}
+	(void)slot;
+	if (!kft_libcall_skip(name)) {
+		c->n++;
+		c->plt += !kft_libcall_always_plt(name);
 	}
-	return n;
+	return 0;
 }
 
 int rec_detect_libcalls(const char *path)
@@ -54,7 +37,8 @@ int rec_detect_libcalls(const char *path)
 	unsigned types[2] = { R_X86_64_JUMP_SLOT, R_X86_64_GLOB_DAT };
 	GElf_Ehdr eh;
 	Elf *elf;
-	int fd, n = 0, plt = 0;
+	struct lc_count c = { 0, 0 };
+	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -69,17 +53,9 @@ int rec_detect_libcalls(const char *path)
 		return -1;
 	}
 	/* as the runtime: the PLT's slots, and with -fno-plt the GLOB_DAT ones */
-	for (int t = 0; t < 2 && !plt; t++) {
-		Elf_Scn *scn = NULL;
-
-		while ((scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-
-			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA)
-				n += count_rela(elf, scn, &sh, types[t], &plt);
-		}
-	}
+	for (int t = 0; t < 2 && !c.plt; t++)
+		ktr_elf_libcall_slots(elf, types[t], count_slot, &c);
 	elf_end(elf);
 	close(fd);
-	return n;
+	return c.n;
 }

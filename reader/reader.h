@@ -666,6 +666,20 @@ const struct ktr_sym *ktr_sym_lookup(struct ktr_syms *s, uint64_t addr, unsigned
  */
 const char *ktr_sym_format(const struct ktr_sym *sym, int with_offset, char *buf, size_t len);
 
+/**
+ * ktr_elf_libcall_slots() - the GOT slots through which ELF object @elf
+ * calls library functions, as lib/kft_plt.c hooks them: relocations of
+ * @type, R_X86_64_JUMP_SLOT (the PLT's slots) or R_X86_64_GLOB_DAT (a
+ * -fno-plt build's; functions only), of undefined symbols, in the
+ * SHT_RELA sections over .dynsym.  @fn(symbol name, the slot's link-time
+ * address, @arg) for each; a non-zero return stops the walk.  @elf is a
+ * libelf handle (Elf *).  Return: the number of slots passed to @fn; 0 for
+ * other machines than x86-64.
+ */
+struct Elf;
+size_t ktr_elf_libcall_slots(struct Elf *elf, unsigned type,
+			     int (*fn)(const char *name, uint64_t slot, void *arg), void *arg);
+
 /** ktr_syms_free() - free @s (NULL allowed); the trace is not touched. */
 void ktr_syms_free(struct ktr_syms *s);
 

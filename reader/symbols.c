@@ -52,7 +52,8 @@ struct sym_mod {
 	Dwfl_Module *dm;
 	size_t first_seg;    /* a segment of this object (for the bias) */
 	struct got_ent *got; /* its GOT slots of library functions, by address */
-	size_t ngot;
+	size_t ngot, gotcap;
+	uint64_t gotbias;    /* load bias while got_load() runs */
 	int got_done;
 };
 
@@ -490,23 +491,15 @@ static int cmp_got(const void *a, const void *b)
 	return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
-/*
- * The GOT slots of @m's library calls: R_X86_64_JUMP_SLOT relocations, and
- * R_X86_64_GLOB_DAT ones of undefined functions (-fno-plt), from the
- * SHT_RELA sections over .dynsym, at the module's load bias.  Built on
- * first use; none on other machines or without memory.
- */
-static void got_load(struct sym_mod *m)
+size_t ktr_elf_libcall_slots(struct Elf *elf, unsigned type,
+			     int (*fn)(const char *name, uint64_t slot, void *arg), void *arg)
 {
-	GElf_Addr bias = 0;
-	Elf *elf = dwfl_module_getelf(m->dm, &bias);
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
-	size_t cap = 0;
+	size_t n = 0;
 
-	m->got_done = 1;
 	if (!elf || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
-		return;
+		return 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh, lsh;
 		Elf_Scn *ls;
@@ -524,13 +517,11 @@ static void got_load(struct sym_mod *m)
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Rela r;
 			GElf_Sym sym;
-			unsigned type;
 			const char *name;
 
 			if (!gelf_getrela(rd, (int)i, &r))
 				break;
-			type = (unsigned)GELF_R_TYPE(r.r_info);
-			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+			if (GELF_R_TYPE(r.r_info) != type || !GELF_R_SYM(r.r_info) ||
 			    !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym) ||
 			    sym.st_shndx != SHN_UNDEF ||
 			    (type == R_X86_64_GLOB_DAT && GELF_ST_TYPE(sym.st_info) != STT_FUNC))
@@ -538,18 +529,49 @@ static void got_load(struct sym_mod *m)
 			name = elf_strptr(elf, lsh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
-			if (m->ngot == cap) {
-				struct got_ent *n = realloc(m->got, (cap ? 2 * cap : 64) * sizeof(*n));
-
-				if (!n)
-					return;
-				m->got = n;
-				cap = cap ? 2 * cap : 64;
-			}
-			m->got[m->ngot].addr = r.r_offset + bias;
-			m->got[m->ngot++].name = name;
+			n++;
+			if (fn(name, r.r_offset, arg))
+				return n;
 		}
 	}
+	return n;
+}
+
+/* ktr_elf_libcall_slots() callback: one slot into @arg's module (-1: no memory). */
+static int got_add(const char *name, uint64_t slot, void *arg)
+{
+	struct sym_mod *m = arg;
+
+	if (m->ngot == m->gotcap) {
+		size_t cap = m->gotcap ? 2 * m->gotcap : 64;
+		struct got_ent *n = realloc(m->got, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		m->got = n;
+		m->gotcap = cap;
+	}
+	m->got[m->ngot].addr = slot + m->gotbias;
+	m->got[m->ngot++].name = name;
+	return 0;
+}
+
+/*
+ * The GOT slots of @m's library calls (ktr_elf_libcall_slots(): the PLT's,
+ * and a -fno-plt build's), at the module's load bias, sorted.  Built on
+ * first use; none on other machines or without memory.
+ */
+static void got_load(struct sym_mod *m)
+{
+	GElf_Addr bias = 0;
+	Elf *elf = dwfl_module_getelf(m->dm, &bias);
+
+	m->got_done = 1;
+	if (!elf)
+		return;
+	m->gotbias = bias;
+	ktr_elf_libcall_slots(elf, R_X86_64_JUMP_SLOT, got_add, m);
+	ktr_elf_libcall_slots(elf, R_X86_64_GLOB_DAT, got_add, m);
 	if (m->ngot)
 		qsort(m->got, m->ngot, sizeof(*m->got), cmp_got);
 }
