@@ -1,7 +1,9 @@
 /*
  * lib/kft_pg_entry.S - the assembly entry points of the -pg hooks (x86-64 only):
- * mcount (gcc -pg), __fentry__ (gcc -pg -mfentry) and the exit trampoline
- * kft_pg_return.  lib/kft_pg.c has the C side and the design.
+ * mcount (gcc -pg), __fentry__ (gcc -pg -mfentry; also kft_pg_fentry for
+ * lib/kft_patch.c's patched entries), kft_plt_entry (library calls,
+ * lib/kft_plt.c) and the exit trampoline kft_pg_return.  lib/kft_pg.c has
+ * the C side and the design.
  *
  * mcount is called after the traced function's prologue (push %rbp; mov
  * %rsp,%rbp): the function's return address is at 8(%rbp).  __fentry__ is
@@ -113,6 +115,33 @@ __fentry__:
 	ret
 	.cfi_endproc
 	.size	__fentry__, .-__fentry__
+
+/*
+ * The common entry of hooked library calls (lib/kft_plt.c has the C side
+ * and the design).  A hooked GOT slot points to a generated stub that
+ * loads the slot's struct kft_plt_slot into %r11 (a scratch register no
+ * argument uses; PLT entries and ld.so's lazy resolver use it the same
+ * way) and jumps here, with the stack as the library call left it: the
+ * call's return address at 0(%rsp).  kft_plt_enter(return-address slot,
+ * slot info) may divert the return address to kft_pg_return and returns
+ * the real function's address, which is jumped to with the registers
+ * restored.
+ */
+	.globl	kft_plt_entry
+	.hidden	kft_plt_entry
+	.type	kft_plt_entry, @function
+	.p2align 4
+kft_plt_entry:
+	.cfi_startproc
+	PG_SAVE
+	leaq	8(%rbx), %rdi		/* the library call's return-address slot */
+	movq	%r11, %rsi		/* the slot's struct kft_plt_slot */
+	call	kft_plt_enter
+	movq	%rax, %r11		/* the real function */
+	PG_RESTORE
+	jmp	*%r11
+	.cfi_endproc
+	.size	kft_plt_entry, .-kft_plt_entry
 
 /*
  * A traced function returns here.  The nop before the label keeps

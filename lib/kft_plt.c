@@ -16,7 +16,7 @@
  * *kft_plt_entry) in place of the real function, which is resolved first
  * (the slot's value if it already points outside the program: BIND_NOW or
  * RELRO; else dlvsym()/dlsym() with the symbol's version).  The common
- * entry kft_plt_entry (lib/kft_plt_entry.S) saves the argument registers
+ * entry kft_plt_entry (lib/kft_pg_entry.S) saves the argument registers
  * and calls kft_plt_enter(), which enters the call through the -pg entry
  * hook (kft_pg_enter(), KFT_PG_LIBCALL): the same shadow stack, engine,
  * triggers and filters, the real return address saved on kft_pg.c's

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/kft_plt.sh - library calls (lib/kft_plt.c, lib/kft_plt_entry.S):
+# tests/kft_plt.sh - library calls (lib/kft_plt.c, kft_plt_entry in lib/kft_pg_entry.S):
 # the program's calls into shared libraries, recorded by default by
 # `ktrace record`, off with --no-libcall, named by the readers after the
 # GOT slot's symbol (reader/symbols.c).
