@@ -155,35 +155,7 @@ env -u LD_PRELOAD uftrace record --no-libcall -P . -d u-pt ./pt-patch >/dev/null
 is "$(ucounts u-pt)" "$(printf 'hop 3\nleaf 3\nmain 1\nwalk 21')" "pgtail: uftrace -P . on the patch binary counts the same"
 
 # fork + exec: the exec'd image is patched again by its own constructor
-cat >fe.c <<'EOF'
-#include <stdio.h>
-#include <sys/wait.h>
-#include <unistd.h>
-__attribute__((noinline)) int leaf(int x) { static volatile int s; s += x; return x + 1; }
-__attribute__((noinline)) int child_side(char **argv)
-{
-	leaf(1);
-	execl(argv[0], argv[0], "exec", (char *)0);
-	return 1;
-}
-int main(int argc, char **argv)
-{
-	pid_t p;
-
-	if (argc > 1) {
-		leaf(2);
-		leaf(3);
-		printf("exec'd\n");
-		return 0;
-	}
-	p = fork();
-	if (p == 0)
-		return child_side(argv);
-	waitpid(p, 0, 0);
-	leaf(4);
-	return 0;
-}
-EOF
+cp "$KTRACE_SRC/tests/kft/forkexec.c" fe.c # fork + exec
 cc -O1 -finstrument-functions -o fe-inst fe.c || exit 1
 build patch fe-patch fe.c || exit 1
 for b in inst patch; do

@@ -163,35 +163,7 @@ done
 
 # fork + exec: the child execs the program again; the new image records
 # beside the trace (DIR.exec-PID-N, lib/kft_setup.c) with fresh stacks
-cat >fe.c <<'EOF'
-#include <stdio.h>
-#include <sys/wait.h>
-#include <unistd.h>
-__attribute__((noinline)) int leaf(int x) { static volatile int s; s += x; return x + 1; }
-__attribute__((noinline)) int child_side(char **argv)
-{
-	leaf(1);
-	execl(argv[0], argv[0], "exec", (char *)0);
-	return 1;
-}
-int main(int argc, char **argv)
-{
-	pid_t p;
-
-	if (argc > 1) {
-		leaf(2);
-		leaf(3);
-		printf("exec'd\n");
-		return 0;
-	}
-	p = fork();
-	if (p == 0)
-		return child_side(argv);
-	waitpid(p, 0, 0);
-	leaf(4);
-	return 0;
-}
-EOF
+cp "$KTRACE_SRC/tests/kft/forkexec.c" fe.c # fork + exec
 for v in inst:-finstrument-functions pg:-pg fentry:"-pg -mfentry"; do
 	b=${v%%:*}
 	# shellcheck disable=SC2086
