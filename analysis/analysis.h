@@ -479,7 +479,7 @@ struct ka_lock_finding {
 struct ka_lock_stat {
 	uint64_t lock, site;
 	int kernel;
-	unsigned kflags; /* kernel: contention_begin's flags seen (1 spin, 2 read, 4 write, 32 mutex) */
+	unsigned kflags; /* kernel: contention_begin's flags seen (1 spin, 2 read, 4 write, 8 rt, 32 mutex) */
 	uint64_t acquired;
 	uint64_t wait_total, wait_max, hold_total, hold_max;
 };

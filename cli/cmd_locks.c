@@ -79,9 +79,13 @@ static const char *lock_name(struct ktr_syms *syms, uint64_t lock, int kernel, c
 	struct ktr_sym s;
 
 	if (kernel) {
-		/* contention_begin's flags: 1 SPIN, 2 READ, 4 WRITE, 32 MUTEX */
-		const char *kind = kernel & 32 ? "mutex" : kernel & 1 ? (kernel & 6 ? "rwlock" : "spinlock")
-					   : kernel & 6 ? "rwsem" : "lock";
+		/* contention_begin's flags: 1 SPIN, 2 READ, 4 WRITE, 8 RT (an
+		 * rt_mutex: PREEMPT_RT's mutex and spinlock_t; with READ or WRITE
+		 * its rwsem and rwlock_t), 32 MUTEX */
+		const char *kind = kernel & 32 ? "mutex"
+				   : kernel & 8 ? (kernel & 6 ? "rt-rwlock" : "rt-mutex")
+				   : kernel & 1 ? (kernel & 6 ? "rwlock" : "spinlock")
+				   : kernel & 6 ? "rwsem" : "lock";
 
 		if (lock)
 			snprintf(buf, len, "kernel %s #%016" PRIx64, kind, lock);

@@ -33,8 +33,9 @@ ne=$(grep -c 'LOCK_CONTENTION_END' /tmp/lk.print)
 cmp_ok "$nb" -gt 0 "contention_begin events recorded ($nb)"
 sum=$(awk '$1 == "-" && $2 == "-" && / kernel / { n += $7 } END { print n + 0 }' /tmp/lk.locks)
 is "$sum" "$ne" "the wait table counts every contention_end ($ne)"
-grep -qE '^- +- +[0-9.]+ [nmu]?s +[0-9.]+ [nmu]?s +[0-9]+  kernel mutex #[0-9a-f]{16} ' /tmp/lk.locks
-ok $? "the test module's mutex is a kernel mutex in the table"
+# (PREEMPT_RT: a mutex is an rt_mutex, contention_begin's flag LCB_F_RT)
+grep -qE '^- +- +[0-9.]+ [nmu]?s +[0-9.]+ [nmu]?s +[0-9]+  kernel (rt-)?mutex #[0-9a-f]{16} ' /tmp/lk.locks
+ok $? "the test module's mutex is a kernel mutex (rt-mutex on PREEMPT_RT) in the table"
 # the ids: 64-bit hashes, none 0, none in the kernel's address range (the
 # chance that a hash of n locks starts with 17 one bits: n / 2^17)
 ids=$(grep -o 'lock_addr=0x[0-9a-f]*' /tmp/lk.print | sort -u)
