@@ -615,4 +615,4 @@ static int run(int argc, char **argv)
 			   kernel ? REC_OTHER_EVENTS | (untraceable ? REC_SAID_NO_HOOKS : 0) : 0, quiet);
 }
 
-KTRACE_COMMAND(record, "run a -finstrument-functions or -pg program under the function tracer", run, help);
+KTRACE_COMMAND(record, "run a program under the function tracer (-finstrument-functions, -pg, patchable builds)", run, help);
