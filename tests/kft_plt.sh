@@ -125,9 +125,20 @@ rm -rf tr-plain
 like kd-plain "no function calls to report" "a program without hooks: no library calls recorded"
 
 # uftrace (library calls by default) on the same -pg binaries: every row
+# uftrace itself sometimes misses library calls made by threads
+# (seen once, in a CI run under ASan, on a loaded machine: 7 of 150
+# pthread_mutex_lock entries, all 150 unlocks): a uftrace run whose
+# library-call counts differ from the program's own (expect) is named
+# and run again, up to 3 times, before the rows are compared.
 for b in pg fentry; do
-	rm -rf "u-$b"
-	env -u LD_PRELOAD uftrace record -d "u-$b" "./lc-$b" 100 3 50 >/dev/null 2>&1
+	for try in 1 2 3; do
+		rm -rf "u-$b"
+		env -u LD_PRELOAD uftrace record -d "u-$b" "./lc-$b" 100 3 50 >/dev/null 2>&1
+		bad=$(urows "u-$b" | awk 'NR == FNR { want[$1] = $2; next }
+			($1 in want) && want[$1] != $2 { printf "%s %s (made %s); ", $1, $2, want[$1] }' expect -)
+		[ -z "$bad" ] && break
+		echo "# uftrace run $try on lc-$b miscounted the program's calls: $bad"
+	done
 	# (a sanitizer build runs the program with libasan, whose qsort calls
 	# the comparator more to check the order; uftrace runs without it)
 	if [ -n "${KTRACE_SAN:-}" ]; then drop='^cmp '; else drop='^$'; fi
