@@ -11,6 +11,8 @@
 #                any TSC-timed tracer pays at least)
 #   kt-stream    ktrace record with its default options: every call kept,
 #                streamed to disk through 8 MiB rings by the consumer
+#                (the program's own calls and its library calls)
+#   kt-stream-nolib  the same with --no-libcall: the program's own calls
 #   kt-flight    ktrace record --flight, every call, flight recorder of 64 MiB
 #                (all calls are written, the newest ~4M stay)
 #   kt-mintime1  ktrace record --config "filter mintime 1" (1 us)
@@ -68,7 +70,7 @@
 # ktrace records library calls by default as uftrace does: its rows use the
 # same divisors (uf-inst's for the -finstrument-functions build, uf-pg's for
 # -pg; tests/kft_plt.sh checks that both tracers see the same library calls),
-# but kt-pg-nolib, which uses the -pg build's own calls.
+# but kt-pg-nolib and kt-stream-nolib, which use the build's own calls.
 #
 # Timings drift up to 2x on shared machines: rows are interleaved (one
 # repetition of every row, then the next), and medians are compared.
@@ -131,7 +133,7 @@ cmp -s "$O/plain.out" "$O/expected.out" || die "plain and instrumented builds di
 printf 'filter mintime 1\n' > "$O/mintime1.kft"
 printf 'filter funclist sqlite3BtreeInsert fend\n' > "$O/funclist.kft"
 
-ROWS="plain empty floor kt-stream kt-flight kt-mintime1 kt-funclist uf-pg uf-pg-t1us uf-pg-F uf-inst kt-pg kt-pg-nolib kt-pgf uf-pgf"
+ROWS="plain empty floor kt-stream kt-stream-nolib kt-flight kt-mintime1 kt-funclist uf-pg uf-pg-t1us uf-pg-F uf-inst kt-pg kt-pg-nolib kt-pgf uf-pgf"
 ROWS="$ROWS kt-patch kt-patch-F1 patch-untraced uf-patch uf-patch-F1"
 declare -A DESC BUF
 DESC[plain]="plain -O2"
@@ -147,6 +149,7 @@ DESC[uf-pg-F]="uftrace record -F sqlite3BtreeInsert (-pg)"
 DESC[uf-inst]="uftrace record (-finstrument-functions build)"
 DESC[kt-pg]="ktrace record (-pg build, every call)"
 DESC[kt-pg-nolib]="ktrace record --no-libcall (-pg build, own calls)"
+DESC[kt-stream-nolib]="ktrace record --no-libcall (own calls, streamed)"
 DESC[kt-pgf]="ktrace record (-pg -mfentry build, every call)"
 DESC[uf-pgf]="uftrace record (-pg -mfentry build)"
 DESC[kt-patch]="ktrace record (-fpatchable-function-entry=5 build, every call)"
@@ -158,6 +161,7 @@ BUF[kt-patch]="ring 32 x 256 KiB"
 BUF[kt-patch-F1]="ring 32 x 256 KiB"
 BUF[kt-pg]="ring 32 x 256 KiB"
 BUF[kt-pg-nolib]="ring 32 x 256 KiB"
+BUF[kt-stream-nolib]="ring 32 x 256 KiB"
 BUF[kt-pgf]="ring 32 x 256 KiB"
 BUF[kt-stream]="ring 32 x 256 KiB"
 BUF[kt-flight]="flight, 64 x 1 MiB"
@@ -183,6 +187,7 @@ row_cmd() {
 	empty) CMD=(env "LD_PRELOAD=$O/empty_hooks.so" "$D/sqlite3-inst" :memory:) ;;
 	floor) CMD=(env "LD_PRELOAD=$O/floor_hooks.so" "$D/sqlite3-inst" :memory:) ;;
 	kt-stream) CMD=("${k[@]}" -- "$D/sqlite3-inst" :memory:) ;;
+	kt-stream-nolib) CMD=("${k[@]}" --no-libcall -- "$D/sqlite3-inst" :memory:) ;;
 	kt-flight) CMD=("${k[@]}" --flight -b 1M -n 64 -- "$D/sqlite3-inst" :memory:) ;;
 	kt-mintime1) CMD=("${k[@]}" --config "$O/mintime1.kft" -- "$D/sqlite3-inst" :memory:) ;;
 	kt-funclist) CMD=("${k[@]}" --config "$O/funclist.kft" -- "$D/sqlite3-inst" :memory:) ;;
@@ -298,6 +303,7 @@ fi
 		uf-*) calls=$UF_PG_CALLS ;;
 		kt-pg|kt-pgf) calls=$UF_PG_CALLS ;; # -mfentry hooks the same functions
 		kt-pg-nolib) calls=$CALLS_PG_MCOUNT ;;
+		kt-stream-nolib) calls=$CALLS_INST ;;
 		kt-patch) calls=$UF_PG_CALLS ;; # every entry patched: library calls included
 		kt-patch-F1|patch-untraced) calls=$CALLS_PG_MCOUNT ;; # the same functions have entries
 		kt-*) calls=$UF_INST_CALLS ;; # library calls included
