@@ -729,22 +729,59 @@ static struct tracefs_dynevent *marker(const char *ev, const char *fn, int exit,
 }
 
 /*
+ * Has kprobe_events a line that, from its character @skip on, is @want
+ * (@exact) or starts with it?  kprobe_line("p:ktrace_kft/stop free_initmem",
+ * 0, 1) finds that definition; kprobe_line("ktrace_kft/stop ", 2, 0) any
+ * p: or r: event of that name.
+ */
+static int kprobe_line(const char *want, size_t skip, int exact)
+{
+	char *t = tracefs_instance_file_read(NULL, "kprobe_events", NULL), *p = t;
+	size_t l = strlen(want);
+	int found = 0;
+
+	while (p && *p && !found) {
+		const char *q = strcspn(p, "\n") > skip ? p + skip : "";
+
+		found = !strncmp(q, want, l) && (!exact || q[l] == '\n' || q[l] == '\0');
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	free(t);
+	return found;
+}
+
+/*
  * Remove the trigger events of an earlier run that was killed before it
- * could clean up.  Only called once current_tracer is nop, so no other
- * `ktrace kft --tracefs` is running.
+ * could clean up, or of a boot (kprobe_event=).  Only called once
+ * current_tracer is nop, so no other `ktrace kft --tracefs` is running.
+ * An event whose tracefs directory the kernel did not create (the 6.1
+ * boot-time race of text_marks()) is still listed in kprobe_events: it
+ * is disabled through set_event and deleted from there too.
  */
 static void remove_stale_events(void)
 {
 	static const char *const evs[] = { "start", "stop" };
 
 	for (int i = 0; i < 2; i++) {
-		char del[64];
+		char del[64], name[64];
 
-		if (!tracefs_event_file_exists(NULL, KSYS, evs[i], "enable"))
+		snprintf(name, sizeof(name), "%s/%s ", KSYS, evs[i]);
+		if (tracefs_event_file_exists(NULL, KSYS, evs[i], "enable")) {
+			tracefs_event_disable(NULL, KSYS, evs[i]);
+			tracefs_event_file_write(NULL, KSYS, evs[i], "trigger", "!traceon");
+			tracefs_event_file_write(NULL, KSYS, evs[i], "trigger", "!traceoff");
+		} else if (kprobe_line(name, 2, 0)) {
+			/* kprobe_event= enabled it at boot: an enabled event
+			 * cannot be deleted, and set_event reaches it without
+			 * its directory */
+			char off[64];
+
+			snprintf(off, sizeof(off), "!%s:%s", KSYS, evs[i]);
+			tracefs_instance_file_append(NULL, "set_event", off);
+		} else {
 			continue;
-		tracefs_event_disable(NULL, KSYS, evs[i]);
-		tracefs_event_file_write(NULL, KSYS, evs[i], "trigger", "!traceon");
-		tracefs_event_file_write(NULL, KSYS, evs[i], "trigger", "!traceoff");
+		}
 		snprintf(del, sizeof(del), "-:%s/%s", KSYS, evs[i]);
 		tracefs_instance_file_append(NULL, "kprobe_events", del);
 	}
@@ -1127,22 +1164,6 @@ static void boot_reset(void)
 	tracefs_trace_on(NULL);
 }
 
-/* Is @def ("p:ktrace_kft/stop free_initmem") a line of kprobe_events? */
-static int kprobe_defined(const char *def)
-{
-	char *t = tracefs_instance_file_read(NULL, "kprobe_events", NULL), *p = t;
-	size_t l = strlen(def);
-	int found = 0;
-
-	while (p && *p && !found) {
-		found = !strncmp(p, def, l) && (p[l] == '\n' || p[l] == '\0');
-		p = strchr(p, '\n');
-		p = p ? p + 1 : NULL;
-	}
-	free(t);
-	return found;
-}
-
 /*
  * The marks of trigger event @ev on function @fn from the `trace` text
  * (read, not consumed), for a kprobe event that a boot defined but whose
@@ -1277,7 +1298,7 @@ int kft_fgraph_extract(const struct kft_fgraph_opts *o, struct kft_fgraph_stats 
 		/* Defined but without its tracefs directory: read its marks from the text. */
 		snprintf(def, sizeof(def), "%c:%s/%s %s", t->kind == KFT_TRIG_EXIT ? 'r' : 'p', KSYS, ev,
 			 kft_ksym_name(&syms, t->arg) ? kft_ksym_name(&syms, t->arg) : "?");
-		if (!kprobe_defined(def) || text_marks(&co, ev, kft_ksym_name(&syms, t->arg), i) < 0) {
+		if (!kprobe_line(def, 0, 1) || text_marks(&co, ev, kft_ksym_name(&syms, t->arg), i) < 0) {
 			kcl_error(CMD, "%s: the boot created no kprobe event %s/%s for the %s trigger (kprobe_event= refused the function? see dmesg)",
 				  label, KSYS, ev, ev);
 			goto out;

@@ -48,6 +48,17 @@ ok $? "extract: ktrace kft --tracefs extract (the configuration from /proc/cmdli
 sed 's/^/#   /' $B/extract.out $B/extract.err
 is "$(cat $T/current_tracer) $(cat $T/tracing_thresh) $(grep -c . $T/kprobe_events)" "nop 0 0" \
 	"  then function_graph is off, the threshold and the trigger event gone"
+sed 's/^/#   kprobe_events: /' $T/kprobe_events
+# The clean-up for the 6.1 race above (remove_stale_events() in
+# kclient/kft_tracefs.c) relies on this: kprobe_event= enables its events,
+# an enabled kprobe event cannot be deleted, and set_event disables it by
+# name without its events/ directory.  Checked on an event made here.
+echo 'p:ktrace_kft/race do_sys_openat2' >> $T/kprobe_events && echo 'ktrace_kft:race' >> $T/set_event
+is "$(grep -c '^ktrace_kft:race$' $T/set_event)" 1 "  (the race's clean-up) a kprobe event enabled through set_event"
+echo '-:ktrace_kft/race' >> $T/kprobe_events 2>/dev/null
+is "$(grep -c 'ktrace_kft/race ' $T/kprobe_events)" 1 "  is not deleted while enabled"
+echo '!ktrace_kft:race' >> $T/set_event && echo '-:ktrace_kft/race' >> $T/kprobe_events
+is "$(grep -c . $T/kprobe_events)" 0 "  and is deleted once disabled through set_event"
 kept=$(kv $B/run/kft-status "entries kept")
 is "$kept" "$exp" "  it kept exactly the calls that returned before the stop event"
 is "$(kv $B/run/kft-status "trigger events")" 1 "  one trigger event (the stop)"
