@@ -573,6 +573,7 @@ static int run(int argc, char **argv)
 	}
 	rec_report_parent(&rep);
 	rec_opts_free(&ro);
+	krec_program_pid(krec, pid);
 	/* The consumer: copy full sub-buffers until the program ends. */
 	{
 		struct child ch = { pid, 0, 0 };

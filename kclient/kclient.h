@@ -157,6 +157,16 @@ struct krec;
 struct krec *krec_begin_program(const char *dir, const struct krec_opts *o, const char *prog);
 
 /**
+ * krec_program_pid() - tell recording @k (NULL: nothing) the pid of the
+ * program it records, as soon as it is forked: its threads then get that
+ * tgid even when the reader thread reads their events before the fork's
+ * task_newtask (per-CPU buffers are read one after the other) and the
+ * program has left /proc by then.  Any thread; async-signal-unsafe only in
+ * that it must not race krec_end_program().
+ */
+void krec_program_pid(struct krec *k, int pid);
+
+/**
  * krec_end_program() - after PROG ended: stop @k (NULL: nothing to do) and,
  * if @keep, move its directory to DIR/kernel (creating DIR if PROG did not)
  * and print a one-line summary on stderr unless @quiet ("ktrace record:

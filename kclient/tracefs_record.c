@@ -37,8 +37,11 @@
  * the field's type says; a page fault's address and ip are 0 when they
  * point into the kernel (no kernel address in a trace, lkst.h).  The tgid
  * comes from a task table filled by
- * task_newtask (CLONE_THREAD tells a thread from a process) and, at a
- * task's first event, /proc/PID/status; 0 when neither knows.  Task names
+ * task_newtask (CLONE_THREAD tells a thread from a process), the program's
+ * pid (krec_program_pid(): the per-CPU buffers are read one after the
+ * other, so a thread's task_newtask may be read before its process's, once
+ * the program has left /proc) and, at a task's first event,
+ * /proc/PID/status; 0 when none knows.  Task names
  * come from sched_switch, sched_wakeup and task_newtask's comm fields.
  *
  * Lost events.  A page whose header says events were lost before it closes
@@ -245,6 +248,7 @@ struct kev {
 
 struct krec {
 	struct tracefs_instance *inst;
+	int32_t prog_pid;  /* krec_program_pid(): set by the main thread, read by the reader (atomics) */
 	char name[64];
 	char dir[PATH_MAX];
 	int dirfd;         /* @dir, opened by ksf_dir_open(): the files go in there */
@@ -497,9 +501,22 @@ static struct task *task_seen(struct krec *k, int32_t pid)
 {
 	struct task *t = task_get(&k->tasks, pid);
 
-	if (t && !t->looked && !t->tgid)
+	if (t && !t->looked && !t->tgid) {
+		/* the program's main thread is its own tgid, even when its
+		 * fork's task_newtask is read after its threads' (the per-CPU
+		 * buffers are read one after the other) and it is gone from
+		 * /proc by then */
+		if (pid > 0 && pid == __atomic_load_n(&k->prog_pid, __ATOMIC_ACQUIRE))
+			t->tgid = (uint32_t)pid;
 		task_lookup(t);
+	}
 	return t;
+}
+
+void krec_program_pid(struct krec *k, int pid)
+{
+	if (k)
+		__atomic_store_n(&k->prog_pid, (int32_t)pid, __ATOMIC_RELEASE);
 }
 
 /*

@@ -181,6 +181,20 @@ if [ "$(id -u)" -eq 0 ] && grep -qw tracefs /proc/filesystems; then
 	"$KTRACE" print -x d.kernel | grep -o 'lock_addr=0x[0-9a-f]*' | sed 's/.*=//' | sort -u >ids
 	ok "$([ -s addrs ] && [ -s ids ] && [ -z "$(comm -12 addrs ids)" ] && ! grep -q '^0xffff' ids; echo $?)" \
 		"kernel: lock_addr is an id, never the kernel address trace-cmd shows ($(wc -l <ids) locks)"
+	# every thread of the program (its own "PID TID" lines) is in the kernel
+	# trace's thread table under the program's pid, whichever CPU buffer
+	# the recorder read first (before the fix, a thread created on one CPU
+	# and read before the program's fork from the other got tgid 0 in
+	# about half of the runs, and its contention left the table); 4 runs
+	bad=""
+	for i in 1 2 3 4; do
+		rm -rf "d.tg$i"
+		"$KTRACE" record -q --kernel=lock -o "d.tg$i" ./mmap_contend >"tg$i.out" 2>/dev/null
+		bad="$bad$(awk 'NR == FNR { want[$2] = $1; next }
+			$1 == "thread" && ($2 in want) { seen[$2] = 1; if ($3 != want[$2]) printf "tid %s tgid %s (pid %s); ", $2, $3, want[$2] }
+			END { for (t in want) if (!seen[t]) printf "tid %s missing; ", t }' "tg$i.out" "d.tg$i/kernel/metadata")"
+	done
+	is "$bad" "" "kernel: each of the program's 4 threads has the program's pid as tgid in the thread table (4 runs)"
 else
 	run "$KTRACE" record -q --locks --kernel=lock -o d.kernel ./mmap_contend
 	run "$KTRACE" locks d.kernel
