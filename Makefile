@@ -2,6 +2,8 @@
 #
 #   make                 libktrace (.so and .a), the ktrace command, examples
 #   make test            every TAP test through prove
+#   make test-stress     the same while a parallel build loads every CPU
+#                        (RUNS=N: N runs in a row; scripts/test-stress.sh)
 #   make bench           the benchmarks (see docs/PERFORMANCE.md)
 #   make SAN=asan test   the same tests built with ASan+UBSan (in build-asan/)
 #   make SAN=tsan test   the concurrency tests built with TSan (in build-tsan/)
@@ -117,7 +119,7 @@ FORMATSA := $(B)/libktrace-formats.a
 ANALYSISA := $(B)/libktrace-analysis.a
 KTRACE := $(B)/ktrace
 
-.PHONY: all test check bench fuzz install uninstall clean demo kmod test-kmod bench-kmod
+.PHONY: all test check bench fuzz install uninstall clean demo kmod test-kmod test-stress bench-kmod
 all: $(LIBA) $(B)/libktrace.so $(RECSO) $(LOCKSO) $(KTRACE) $(EXAMPLES)
 
 # The runtime is never instrumented: it provides the instrumentation hooks.
@@ -203,6 +205,10 @@ $(B)/tests/helpers/%: tests/helpers/%.c $(LIBA)
 TEST_ENV = KTRACE_BUILD=$(abspath $(B)) KTRACE_SRC=$(CURDIR) KTRACE_SAN=$(SAN)
 test check: all $(TESTS) $(HELPER_BINS)
 	$(TEST_ENV) prove --exec '' $(if $(V),-v,) $(if $(T),$(T),$(sort $(TESTS)))
+
+# No test may depend on how busy the machine is: this runs them under load.
+test-stress:
+	./scripts/test-stress.sh $(or $(RUNS),1) $(if $(T),T="$(T)",) $(if $(SAN),SAN=$(SAN),)
 
 # Benchmarks (scripts/deps.sh --bench first): static events, SQLite function
 # tracing, kernel events; `make bench PARTS=kft` runs one part (bench/Makefile).

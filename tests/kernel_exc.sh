@@ -116,7 +116,7 @@ is "$(fact in_main)" "$N" "... $N of them in main (the unmapped reads)"
 "$KTRACE" record -q --kernel=EXCEPTION_ENTRY -o "$T/sys" >/dev/null 2>"$T/err" &
 pid=$!
 i=0
-while [ ! -e "$TF/instances/ktrace-$pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -e "$TF/instances/ktrace-$pid" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done # 60 s: a hang guard, not a tolerance
 sleep 0.3
 kill -INT $pid
 wait $pid

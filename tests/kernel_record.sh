@@ -171,11 +171,20 @@ inn = [int(r["time_ns"]) for r in ev if out and int(r["time_ns"]) > out[0] and
        ((r["name"] == "PROCESS_CONTEXTSWITCH" and args(r)["next_pid"] == str(tid)) or
         (r["tid"] == str(tid) and r["name"] != "PROCESS_CONTEXTSWITCH"))]
 if out and inn:
+    # Only orderings the kernel guarantees, whatever the load: the timer is
+    # armed after the syscall's entry and expires 50 ms later at the
+    # earliest; the thread runs again (inn) after that, and returns from
+    # the syscall, then from the call, after it runs again.
     gap = inn[0] - out[0]
-    diff = (e - s) - gap
     facts["sleep_switch"] = "yes"
-    facts["sleep_gap"] = "50ms+" if 50000000 <= gap < 1000000000 else "%d ns" % gap
-    facts["sleep_gap_vs_call"] = "close" if 0 <= diff < 100000 else "off by %d ns" % diff
+    facts["sleep_order"] = "yes" if sys_in and sys_out and s <= int(sys_in[0]["time_ns"]) <= out[0] < inn[0] <= int(sys_out[-1]["time_ns"]) <= e else \
+        "no: call %d, nanosleep %s..%s, out %d, in %d, return %d" % (s, sys_in[0]["time_ns"] if sys_in else "?", sys_out[-1]["time_ns"] if sys_out else "?", out[0], inn[0], e)
+    facts["sleep_gap"] = "50ms+" if sys_in and inn[0] - int(sys_in[0]["time_ns"]) >= 50000000 else "%d ns" % gap
+    facts["gap_us"] = "%d" % (gap // 1000)
+    # the least the thread can have been blocked: 50 ms minus what ran
+    # between the syscall's entry and the switch-out (rounded up, in us)
+    facts["min_blocked_us"] = "%d" % (50000 - (out[0] - int(sys_in[0]["time_ns"]) + 999) // 1000 - 1) if sys_in else "50000"
+    facts["sleep_dur_ns"] = "%d" % (e - s)
 else:
     facts["sleep_switch"] = "no"
     near = [r for r in rows if (r["tid"] == str(tid) or str(tid) in r["args"].split(";")[0:2] or r["category"] == "ktrace") and s <= int(r["time_ns"]) <= e + 1000000]
@@ -202,8 +211,8 @@ is "$(fact calls_inside_run)" "yes" "every call lies inside the program's run (T
 is "$(fact nanosleep_syscall_inside)" "yes" "sleep_50ms: its nanosleep syscall lies inside the call"
 is "$(fact sleep_switch)" "yes" "sleep_50ms: switched out and in again inside the call"
 [ "$(fact sleep_switch)" = yes ] || { sed -n 's/^sleep_debug /#   /p' "$T/facts"; sed -n 's/^# events/#   kernel: events/p' "$D/kernel/metadata"; } >&2
-is "$(fact sleep_gap)" "50ms+" "sleep_50ms: off CPU for its 50 ms (at least, less than a second)"
-is "$(fact sleep_gap_vs_call)" "close" "sleep_50ms: the switch-out..switch-in gap matches the call's duration within 100 us"
+is "$(fact sleep_order)" "yes" "sleep_50ms: call entry <= nanosleep entry <= switch-out < switch-in <= nanosleep exit <= call exit"
+is "$(fact sleep_gap)" "50ms+" "sleep_50ms: back on a CPU 50 ms or more after entering nanosleep"
 is "$(fact io_syscalls)" "yes" "do_io: its write, fsync and pread64 syscalls lie inside the call"
 is "$(fact fork_inside)" "yes" "do_fork: the fork event lies inside the call"
 is "$(fact child_is_forked)" "yes" "the child's calls are in the trace, under the forked pid"
@@ -217,11 +226,12 @@ is "$rc" 0 "kd: exit 0"
 like "$T/out" "^Function +Count +Time +Local +Off-CPU$" "kd: the Off-CPU column"
 off=$(awk '$1 == "sleep_50ms" { print int($5) }' "$T/out")
 tim=$(awk '$1 == "sleep_50ms" { print int($3) }' "$T/out")
-ok "$([ "${off:-0}" -ge 47500 ] && [ "$((off * 100))" -ge "$((tim * 95))" ] && [ "$off" -le "$tim" ]; echo $?)" \
-	"kd: sleep_50ms was off CPU 50 ms or more, within 5% of its duration ($off of $tim us)"
+gap_us=$(fact gap_us)
+ok "$([ "${off:-0}" -ge "${gap_us:-1}" ] && [ "$off" -le "$tim" ]; echo $?)" \
+	"kd: sleep_50ms's Off-CPU holds its switch-out..switch-in gap and fits in its Time ($gap_us <= $off <= $tim us)"
 loc=$(awk '$1 == "sleep_50ms" { print int($4) }' "$T/out")
-ok "$([ -n "$loc" ] && [ "$loc" -lt 2500 ]; echo $?)" \
-	"kd: sleep_50ms's Local is on-CPU time only ($loc us), not its 50 ms asleep"
+ok "$([ -n "$loc" ] && [ $((loc + off - tim)) -ge -2 ] && [ $((loc + off - tim)) -le 2 ]; echo $?)" \
+	"kd: sleep_50ms's Local is on-CPU time only: Local + Off-CPU = Time ($loc + $off of $tim us, whole us)"
 run "$KTRACE" kd "$D"
 like "$T/out" "^Function +Count +Time +Average +Local +Off-CPU$" "kd: Off-CPU is a default column with kernel events"
 run "$KTRACE" kd -c "$D"
@@ -230,10 +240,9 @@ like "$T/out" "^ +[0-9]+ \|  \|  <off CPU [0-9]+\.[0-9]{3} us: blocked, woken af
 	"kd -c: its context switch inside it, one level deeper, with the time off CPU"
 blk=$(awk '/\|  \|  <off CPU/ && !done { sub(/.*woken after /, ""); print int($1); done = 1 }' "$T/out")
 ns_us=$(fact nanosleep_us)
-lim=52500
-[ "${ns_us:-0}" -gt "$lim" ] && lim=$ns_us # the host delayed the timer: as long as the kernel saw
-ok "$([ "${blk:-0}" -ge 47500 ] && [ "$blk" -le "$lim" ]; echo $?)" \
-	"kd -c: blocked in nanosleep for 50 ms within 5% ($blk us; the kernel's nanosleep took $ns_us us)"
+min_blk=$(fact min_blocked_us)
+ok "$([ "${blk:-0}" -ge "${min_blk:-50000}" ] && [ "$blk" -le "$((ns_us + 1))" ]; echo $?)" \
+	"kd -c: blocked in nanosleep at least 50 ms from its entry and no longer than the syscall ($min_blk <= $blk <= $ns_us us)"
 run "$KTRACE" kd "$T/nb/trace"
 unlike "$T/out" "Off-CPU" "kd without kernel events: no Off-CPU column"
 
@@ -242,7 +251,7 @@ run "$KTRACE" timeline --summary "$D"
 is "$rc" 0 "timeline -s: exit 0"
 is "$(grep -c '^task ' "$T/out")" 2 "timeline: the program and its child, no other task"
 main_blocked=$(awk '/^task .*kprog/ { for (i = 1; i <= NF; i++) if ($i == "blocked") { print int($(i + 1)); exit } }' "$T/out")
-ok "$([ "${main_blocked:-0}" -ge 50 ]; echo $?)" "timeline: the program was blocked at least 50 ms ($main_blocked)"
+ok "$([ "${main_blocked:-0}" -ge "$((min_blk / 1000))" ]; echo $?)" "timeline: the program was blocked at least as long as the sleep ($main_blocked ms)"
 # "N switches" is how often the task left a CPU: its sched_switch events as
 # prev_pid, counted by python from print -C (a sleep used to count twice:
 # its blocked and its ready interval)
@@ -264,8 +273,8 @@ PY
 tap_results "$T/sw"
 run "$KTRACE" timeline --mark sleep_50ms "$D"
 like "$T/out" "^ +[0-9.]+ +[0-9.]+ +[0-9.]+  running +[0-9]+$" "timeline: running intervals with their CPU"
-ok "$(awk '$4 == "blocked" && $3 >= 50000 && $3 < 1000000 { f = 1 } END { exit !f }' "$T/out"; echo $?)" \
-	"timeline: the blocked interval of the 50 ms sleep"
+ok "$(awk -v lo="$min_blk" -v hi="$((ns_us + 1))" '$4 == "blocked" && $3 >= lo && $3 <= hi { f = 1 } END { exit !f }' "$T/out"; echo $?)" \
+	"timeline: the blocked interval of the 50 ms sleep ($min_blk..$ns_us us)"
 like "$T/out" "  call sleep_50ms$" "timeline --mark: the call is marked on its lane"
 run "$KTRACE" timeline --all --summary "$D"
 ok "$([ "$(grep -c '^task ' "$T/out")" -gt 2 ]; echo $?)" "timeline --all: other tasks too"
@@ -301,8 +310,8 @@ like "$T/k.json" '"name":"thread_name","ph":"M","pid":1000000000,"tid":100000000
 run "$KTRACE" export --format=folded "$D"
 is "$rc" 0 "export folded: exit 0"
 ok "$(grep -vqE '^[^ ;]+(;[^;]+)* [0-9]+$' "$T/out"; [ $? -ne 0 ]; echo $?)" "folded: every line is 'frames... self_ns'"
-ok "$(awk '$1 == "kprog;main;sleep_50ms" && $2 >= 50000000 && $2 < 1000000000 { f = 1 } END { exit !f }' "$T/out"; echo $?)" \
-	"folded: sleep_50ms's self time holds its 50 ms"
+ok "$(awk -v d="$(fact sleep_dur_ns)" '$1 == "kprog;main;sleep_50ms" && $2 == d { f = 1 } END { exit !f }' "$T/out"; echo $?)" \
+	"folded: sleep_50ms's self time is its whole duration, asleep included ($(fact sleep_dur_ns) ns)"
 like "$T/out" "^kprog;child_work [0-9]+$" "folded: the forked child's own stack (its thread's calls)"
 
 run "$KTRACE" export --format=csv -o "$T/k2.csv" "$D"
@@ -313,7 +322,9 @@ like "$T/err" "^ktrace export: 100% [0-9.]+M records, [0-9.]+M records/s$" "expo
 # ---- the whole system until SIGINT ------------------------------------------
 "$KTRACE" record -q --kernel -o "$T/sys" >"$T/out" 2>"$T/err" &
 pid=$!
-sleep 1
+i=0 # recording once its instance exists (not after a fixed second: a loaded machine starts it later)
+while [ ! -e "/sys/kernel/tracing/instances/ktrace-$pid" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.5
 kill -INT $pid
 wait $pid
 is "$?" 0 "record --kernel without a program: SIGINT ends it cleanly (exit 0)"
@@ -326,7 +337,7 @@ ok "$([ "$(lines "$T/out")" -gt 10 ]; echo $?)" "... with kernel events"
 "$KTRACE" record -q --kernel -o "$T/killed" >/dev/null 2>&1 &
 pid=$!
 i=0
-while [ ! -e "/sys/kernel/tracing/instances/ktrace-$pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -e "/sys/kernel/tracing/instances/ktrace-$pid" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done # 60 s: a hang guard
 kill -KILL $pid
 wait $pid 2>/dev/null
 ok "$([ -e "/sys/kernel/tracing/instances/ktrace-$pid" ]; echo $?)" "SIGKILL leaves its instance behind"

@@ -16,6 +16,10 @@
  *                                            number of calls with known
  *                                            arguments); prints "pid P" and
  *                                            "fd F"
+ *   kthelper now                             CLOCK_MONOTONIC in ns, the
+ *                                            kernel records' clock (a
+ *                                            marker the crash test keeps
+ *                                            in the region's note)
  *
  * `check` validates every sub-buffer (magic, sizes, records parse to
  * `used`) and prints: streams, subbufs, records, lost, errors, tsback
@@ -40,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ktrace/format.h"
@@ -321,6 +326,13 @@ static int dispatch(int argc, char **argv)
 		return cmd_write(argv[2], argv[3]);
 	if (!strcmp(argv[1], "open") && argc == 4)
 		return cmd_open(argv[2], argv[3]);
+	if (!strcmp(argv[1], "now") && argc == 2) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		printf("%llu\n", (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+		return 0;
+	}
 	if (!strcmp(argv[1], "lseek") && argc == 4) {
 		long n = strtol(argv[3], NULL, 10);
 		int fd = open(argv[2], O_RDONLY);

@@ -319,6 +319,11 @@ if [ "$MODE" = crash ]; then
 		awk '/^(not )?ok / { n++; sub(/^ok /, "ok " n " "); sub(/^not ok /, "not ok " n " ") } { print } END { print "1.." n }' \
 			> "$W/crash.out"
 	grep '^KTRACE-CRASH-\(TRIAL\|BENCH\)' "$RESULTS.txt" | sed 's/^KTRACE-CRASH-/run-vm: /' >&2 || true
+	# The quality figure (no verdict: it depends on the host's load): how
+	# long before panic() the panicking CPU's last record was written.
+	grep '^KTRACE-CRASH-TRIAL .* panic-cpu-gap-ns ' "$RESULTS.txt" |
+		sed 's/.* panic-cpu-gap-ns \(-*[0-9]*\) .*/\1/' | sort -n |
+		awk '{ v[n++] = -$1 } END { if (n) printf "run-vm: crash: the panicking CPU'"'"'s last record %.3f ms before panic() (median of %d panics), %.3f ms at most\n", v[int(n / 2)] / 1e6, n, v[0] / 1e6 }' >&2 || true
 	ntrials=$(grep -c '^KTRACE-CRASH-TRIAL' "$RESULTS.txt" || true)
 	nfirst=$(grep -c '^KTRACE-CRASH-FIRST-BOOT' "$RESULTS.txt" || true)
 	if [ "$ntrials" != $((PANICS + 3)) ] || [ "$nfirst" != 1 ] ||

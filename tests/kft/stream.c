@@ -19,8 +19,10 @@
  *   stream timed N SHORT_US LONG_US
  *       N times: leaf() busy for SHORT_US, then deep(1) busy for LONG_US
  *       (CLOCK_MONOTONIC), for the time filters (-t) and the clock rate;
- *       prints "timed leaf|deep US" with what each call took, measured
- *       around it (a preempted call takes longer).
+ *       prints "timed leaf|deep OUTER INNER" with what each call took
+ *       in us, measured around it (OUTER: the hooks and any preemption
+ *       included) and inside it (INNER: from the body's first clock read
+ *       to its last, no hook included).
  *
  * The functions' addresses are printed on stderr as "NAME 0xADDR" lines
  * when KFT_SYMS is set, so the test can name records without a symbolizer.
@@ -48,18 +50,23 @@ static uint64_t mono_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static void busy_us(unsigned us)
+/* Spin for US microseconds of CLOCK_MONOTONIC; returns how long it spun
+ * (us, from its first clock read to its last: more if it was preempted). */
+static uint64_t busy_us(unsigned us)
 {
-	uint64_t t0 = mono_us();
+	uint64_t t0 = mono_us(), t;
 
-	while (mono_us() - t0 < us)
+	while ((t = mono_us()) - t0 < us)
 		sink++;
+	return t - t0;
 }
+
+static uint64_t inner_us; /* `timed`: what the last busy_us() inside a call spun */
 
 void __attribute__((noinline)) leaf(unsigned spin)
 {
 	if (timed) {
-		busy_us(spin);
+		inner_us = busy_us(spin);
 		return;
 	}
 	for (unsigned i = 0; i < spin; i++)
@@ -85,7 +92,7 @@ void __attribute__((noinline)) deep(unsigned depth)
 	if (crash_abort)
 		abort();
 	if (long_us) {
-		busy_us(long_us); /* `timed` */
+		inner_us = busy_us(long_us); /* `timed` */
 		return;
 	}
 	if (sink)
@@ -131,15 +138,18 @@ int main(int argc, char **argv)
 		timed = 1;
 		long_us = (unsigned)strtoul(argv[4], NULL, 0);
 		for (unsigned long i = 0; i < n; i++) {
-			uint64_t t0 = mono_us(), t1, t2;
+			uint64_t t0 = mono_us(), t1, t2, in_leaf;
 
 			leaf((unsigned)short_us);
 			t1 = mono_us();
+			in_leaf = inner_us;
 			deep(1);
 			t2 = mono_us();
-			/* what each call took, measured around it (preemption included) */
-			fprintf(stderr, "timed leaf %llu\ntimed deep %llu\n", (unsigned long long)(t1 - t0),
-				(unsigned long long)(t2 - t1));
+			/* what each call took, measured around it (preemption and the
+			 * hooks included) and inside it (neither hook included) */
+			fprintf(stderr, "timed leaf %llu %llu\ntimed deep %llu %llu\n", (unsigned long long)(t1 - t0),
+				(unsigned long long)in_leaf, (unsigned long long)(t2 - t1),
+				(unsigned long long)inner_us);
 		}
 		return 0;
 	}
