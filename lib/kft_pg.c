@@ -46,8 +46,12 @@
  *  - signals: a handler's calls nest on the same stacks; a handler that
  *    interrupts a -pg hook runs its calls untraced (counted, as
  *    kft_hooks.c does);
+ *  - GCC nested functions under -mfentry save %r10 around the hook call
+ *    (pg_fentry_r10()): their return address is one word higher;
  *  - fork: the child has a copy of the return stack (private memory);
- *    exec: a fresh process.
+ *    exec: a fresh process;
+ *  - gmon (gprof): __monstartup(), _mcleanup() and moncontrol() are no-ops
+ *    here, so its profiling timer never runs (SIGPROF after an exec).
  *
  * Thread-safety: per-thread state only; the hooks are async-signal-safe.
  */
@@ -176,6 +180,21 @@ static uint64_t pg_scan(const uint8_t *c, int fentry)
 	return (uint64_t)(uintptr_t)p;
 }
 
+/*
+ * GCC's nested functions built with -pg -mfentry keep their static chain
+ * (%r10) across the hook: "push %r10; call __fentry__; pop %r10" (41 52,
+ * the call, 41 5a).  Their return address is then one word above where
+ * __fentry__ looks for it, and the function begins 2 bytes before the
+ * call.  @r: __fentry__'s return address.  Reads at most 8 bytes before
+ * it, inside the function (or its padding), as pg_scan() does.
+ */
+static inline int pg_fentry_r10(const uint8_t *r)
+{
+	return r[0] == 0x41 && r[1] == 0x5a &&
+	       ((r[-5] == 0xe8 && r[-7] == 0x41 && r[-6] == 0x52) ||
+		(r[-6] == 0xff && r[-5] == 0x15 && r[-8] == 0x41 && r[-7] == 0x52));
+}
+
 /* The traced function's address from the hook's return address @r. */
 static inline uint64_t pg_fn(uint64_t r, int fentry)
 {
@@ -206,6 +225,8 @@ static inline uint64_t pg_fn(uint64_t r, int fentry)
 			return fn;
 		}
 		c -= 4;
+	} else if (pg_fentry_r10(p)) {
+		c -= 2; /* push %r10 */
 	}
 	return pg_scan(c, 1);
 }
@@ -226,6 +247,10 @@ PG_HOOK void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry)
 	KT_BARRIER();
 	if (KT_UNLIKELY(p->state != 1) && !pg_start(p))
 		goto out;
+	if (fentry == 1 && KT_UNLIKELY(pg_fentry_r10((const uint8_t *)(uintptr_t)self))) {
+		slot++; /* a nested function: its saved %r10 lies in between */
+		s += 8;
+	}
 	/* dead entries: at or below this slot, no longer diverted */
 	while (p->depth) {
 		e = &p->e[p->depth - 1];
@@ -392,6 +417,29 @@ static PG_HOOK void *pg_next(void **slot, const char *name)
 		__atomic_store_n(slot, f, __ATOMIC_RELAXED);
 	}
 	return f;
+}
+
+/*
+ * glibc's gmon (gprof) profiling, which -pg programs start from gcrt1.o
+ * (__monstartup(), then atexit(_mcleanup)), is off where libktrace is
+ * loaded, as uftrace's libmcount does: its mcount is libktrace's, so gmon
+ * would count nothing, and its ITIMER_PROF timer survives exec(): a
+ * program exec()ed by a -pg program then dies of SIGPROF, having no
+ * handler.  No gmon.out is written.
+ */
+KT_EXPORT PG_HOOK void __monstartup(unsigned long lowpc, unsigned long highpc)
+{
+	(void)lowpc;
+	(void)highpc;
+}
+
+KT_EXPORT PG_HOOK void _mcleanup(void)
+{
+}
+
+KT_EXPORT PG_HOOK void moncontrol(int mode)
+{
+	(void)mode;
 }
 
 KT_EXPORT PG_HOOK __attribute__((noinline)) int _Unwind_RaiseException(struct _Unwind_Exception *x)

@@ -309,4 +309,38 @@ rm -rf tr
 "$KTRACE" record -q -o tr ./ct-pg tree 2>err >/dev/null
 is "$(cat err)" "" "record -q: no account"
 
+# GCC nested functions: -pg -mfentry saves the static chain (%r10) around
+# the hook call, so the return address is one word higher (the program
+# printed garbage or crashed).  The expected counts: uftrace's on the -pg
+# build of the same source (uftrace 0.13 records nothing of the -pg
+# -mfentry build: it is not the reference there); the output: 23, as
+# computed by the program untraced.
+for o in O0 O2; do
+	cc -$o -g -pg -o "nest-pg-$o" "$KTRACE_SRC/tests/kft/nested.c" 2>/dev/null || exit 1
+	cc -$o -g -pg -mfentry -o "nest-fentry-$o" "$KTRACE_SRC/tests/kft/nested.c" 2>/dev/null || exit 1
+	rm -rf "u-nest-$o"
+	uftrace record --no-libcall -d "u-nest-$o" "./nest-pg-$o" >/dev/null 2>&1
+	want_n=$(ucounts "u-nest-$o")
+	for b in pg fentry; do
+		fl=-pg
+		[ $b = fentry ] && fl="-pg -mfentry"
+		rm -rf tr
+		"$KTRACE" record -q -o tr "./nest-$b-$o" >out 2>err
+		is "$?:$(cat out)" "0:23" "nested functions, -$o $fl: the program's output and status unchanged"
+		is "$(counts tr)" "$want_n" "nested functions, -$o $fl: counts equal uftrace's on -pg"
+	done
+done
+is "$(counts tr | paste -sd' ')" "add.0 2 apply 2 main 1 outer 1" "... which the source says too"
+
+# gmon: under ktrace, glibc's profiling timer is never armed (libktrace's
+# __monstartup is a no-op, as uftrace's), so a program a thread exec()s is
+# not killed by SIGPROF; the program reports the timer itself
+cc -O2 -g -pg -pthread -o pgexec "$KTRACE_SRC/tests/kft/pgexec.c" || exit 1
+rm -rf tr gmon.out
+"$KTRACE" record -q -o tr ./pgexec >out 2>err
+is "$?:$(tr '\n' ' ' <out)" "0:itimer_prof off exec-done " \
+	"-pg program exec()ing from a thread: no gmon timer, the exec()ed shell finishes, status 0"
+ls gmon.out >/dev/null 2>&1
+ok "$([ $? -ne 0 ]; echo $?)" "... and no gmon.out written"
+
 done_testing
