@@ -492,4 +492,28 @@ KT_EXPORT PG_HOOK __attribute__((noinline)) void *__cxa_begin_catch(void *x)
 	return f(x);
 }
 
+/**
+ * ktrace__call_site() - the real return address behind @ret: where the
+ * function the calling thread is in was called from, when @ret is the
+ * exit trampoline that kft_pg_enter() put in its place (a -pg function or
+ * a hooked library call: the entry on top of the thread's return stack);
+ * else @ret.  For libktrace-locks.so's call sites (lib/preload/locks.c).
+ * Async-signal-safe (per-thread state, no lock).
+ */
+KT_EXPORT PG_HOOK uintptr_t ktrace__call_site(uintptr_t ret)
+{
+	struct pg_tls *p = &pg_tls;
+
+	if (ret != (uintptr_t)kft_pg_return || !p->depth)
+		return ret;
+	return (uintptr_t)p->e[p->depth - 1].ret;
+}
+
+#else
+
+KT_EXPORT uintptr_t ktrace__call_site(uintptr_t ret)
+{
+	return ret;
+}
+
 #endif /* __x86_64__ */

@@ -42,6 +42,7 @@
 #define KL_TLS __thread __attribute__((tls_model("initial-exec")))
 
 int ktrace__locks_catalog(void);
+uintptr_t ktrace__call_site(uintptr_t ret);
 
 enum {
 #define KL_ENUM(op, name, kind, flags) KL_##name = op,
@@ -136,7 +137,13 @@ static inline int kl_recursive(const pthread_mutex_t *m)
 	return (m->__data.__kind & 3) == PTHREAD_MUTEX_RECURSIVE_NP;
 }
 
-#define KL_SITE __builtin_return_address(0)
+/*
+ * The call site: the return address, unless a library-call hook of
+ * libktrace (lib/kft_plt.c, on by default) made it its exit trampoline;
+ * then the real one, from the hook's return stack (ktrace__call_site()).
+ * Else the call would pass for libktrace's own and not be recorded.
+ */
+#define KL_SITE ((const void *)ktrace__call_site((uintptr_t)__builtin_return_address(0)))
 
 /* ---- mutexes ------------------------------------------------------------- */
 
