@@ -146,9 +146,10 @@ $(LIBSO): $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libktrace.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
 $(B)/libktrace.so: $(LIBSO)
 	ln -sf libktrace.so.0 $@
-# the shim `ktrace record` preloads: sigaction()/signal() of the traced program
-$(RECSO): $(B)/pic/lib/preload/signal.o $(LIBSO)
-	$(CC) -shared -Wl,-soname,libktrace-record.so.0 $(LDFLAGS) -o $@ $< $(LIBSO)
+# the shim `ktrace record` preloads: sigaction()/signal() of the traced
+# program, and the session passed on by exec*()/posix_spawn*() with an envp
+$(RECSO): $(B)/pic/lib/preload/signal.o $(B)/pic/lib/preload/exec.o $(LIBSO)
+	$(CC) -shared -Wl,-soname,libktrace-record.so.0 $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBSO) -ldl
 # the shim `ktrace record --locks` preloads: pthread lock calls as lock events
 $(LOCKSO): $(B)/pic/lib/preload/locks.o $(LIBSO)
 	$(CC) -shared -Wl,-soname,libktrace-locks.so.0 $(LDFLAGS) -o $@ $< $(LIBSO) -ldl -lpthread
