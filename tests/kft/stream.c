@@ -25,7 +25,9 @@
  *       to its last, no hook included).
  *
  * The functions' addresses are printed on stderr as "NAME 0xADDR" lines
- * when KFT_SYMS is set, so the test can name records without a symbolizer.
+ * when KFT_SYMS is set, so the test can name records without a symbolizer;
+ * with STREAM_SESSION_LOG=FILE, the run's session file (KTRACE_SESSION) is
+ * appended to FILE, so the test can check that exactly it was removed.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -102,6 +104,15 @@ void __attribute__((noinline)) deep(unsigned depth)
 
 int main(int argc, char **argv)
 {
+	if (getenv("STREAM_SESSION_LOG") && getenv("KTRACE_SESSION")) {
+		/* the session this run writes to, for the test's residue check */
+		int fd = open(getenv("STREAM_SESSION_LOG"), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+
+		if (fd >= 0) {
+			dprintf(fd, "%s\n", getenv("KTRACE_SESSION"));
+			close(fd);
+		}
+	}
 	if (getenv("KFT_SYMS"))
 		fprintf(stderr, "leaf %p\nloop %p\ndeep %p\nmain %p\n", (void *)leaf, (void *)loop,
 			(void *)deep, (void *)main);
