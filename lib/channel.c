@@ -212,7 +212,7 @@ static int kt_check_opts(const struct ktrace_options *o, uint32_t *buf_size, uin
 	return 0;
 }
 
-static void kt_free(struct ktrace_channel *ch)
+static void kt_channel_free(struct ktrace_channel *ch)
 {
 	if (!ch)
 		return;
@@ -220,26 +220,26 @@ static void kt_free(struct ktrace_channel *ch)
 		for (uint32_t i = 0; i < ch->nstreams; i++)
 			if (ch->streams[i].base)
 				munmap(ch->streams[i].base, (size_t)ch->buf_size * ch->buf_nr);
-		free(ch->streams);
+		kt_free(ch->streams);
 	}
 	if (ch->ctl)
 		munmap(ch->ctl, ch->ctl_len);
 	for (int i = 0; i < 256; i++)
-		free(ch->funcs[i]);
+		kt_free(ch->funcs[i]);
 	for (size_t i = 0; i < ch->nevents; i++) {
 		struct ktrace_event_desc *d = &ch->events[i].d;
 
-		free((char *)d->name);
-		free((char *)d->category);
+		kt_free((char *)d->name);
+		kt_free((char *)d->category);
 		for (int a = 0; a < 4; a++)
-			free((char *)d->args[a]);
+			kt_free((char *)d->args[a]);
 	}
-	free(ch->events);
-	free(ch->root);
-	free(ch->name);
-	free(ch->dir);
+	kt_free(ch->events);
+	kt_free(ch->root);
+	kt_free(ch->name);
+	kt_free(ch->dir);
 	pthread_mutex_destroy(&ch->lock);
-	free(ch);
+	kt_free(ch);
 }
 
 static void kt_write_state_files(struct ktrace_channel *ch)
@@ -276,7 +276,7 @@ struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 		return NULL;
 	}
 
-	ch = calloc(1, sizeof(*ch));
+	ch = kt_calloc(1, sizeof(*ch));
 	if (!ch) {
 		kt_seterr(ENOMEM, "ktrace: setup: out of memory");
 		return NULL;
@@ -291,10 +291,12 @@ struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 	ch->pid = getpid();
 	ch->sess = sess;
 	ch->sess_idx = -1;
-	ch->root = strdup(o->root);
-	ch->name = strdup(o->name);
-	if (!ch->root || !ch->name || asprintf(&ch->dir, "%s/%s", o->root, o->name) < 0) {
-		ch->dir = NULL;
+	ch->root = kt_strdup(o->root);
+	ch->name = kt_strdup(o->name);
+	if (ch->root && ch->name &&
+	    (ch->dir = kt_malloc(strlen(o->root) + strlen(o->name) + 2)) != NULL)
+		sprintf(ch->dir, "%s/%s", o->root, o->name);
+	if (!ch->dir) {
 		kt_seterr(ENOMEM, "ktrace: setup: out of memory");
 		goto fail;
 	}
@@ -333,7 +335,7 @@ struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 	ch->enable = (uint8_t *)ch->ctl + enable_off;
 	memset(ch->enable, 1, KTRACE_ENABLE_MAP_SIZE);
 
-	ch->streams = calloc(ch->nstreams, sizeof(*ch->streams));
+	ch->streams = kt_calloc(ch->nstreams, sizeof(*ch->streams));
 	if (!ch->streams) {
 		kt_seterr(ENOMEM, "ktrace: setup: out of memory");
 		goto fail;
@@ -429,7 +431,7 @@ fail:
 	err = errno;
 	if (ch && ch->sess && ch->sess_idx >= 0)
 		kt_session_chan_state(ch->sess, ch->sess_idx, KT_CHAN_DRAINED);
-	kt_free(ch);
+	kt_channel_free(ch);
 	errno = err;
 	return NULL;
 }
@@ -531,5 +533,5 @@ KT_EXPORT void ktrace_cleanup(struct ktrace_channel *ch)
 	else
 		for (uint32_t i = 0; i < ch->nstreams; i++)
 			msync(ch->streams[i].base, (size_t)ch->buf_size * ch->buf_nr, MS_ASYNC);
-	kt_live_del(ch, kt_free);
+	kt_live_del(ch, kt_channel_free);
 }

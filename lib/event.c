@@ -63,7 +63,7 @@ static int kt_valid_name(const char *s, int allow_null)
 
 static char *kt_strdup_or_null(const char *s)
 {
-	return s ? strdup(s) : NULL;
+	return s ? kt_strdup(s) : NULL;
 }
 
 KT_EXPORT int ktrace_catalog_add(struct ktrace_channel *ch, const struct ktrace_event_desc *ev,
@@ -91,7 +91,7 @@ KT_EXPORT int ktrace_catalog_add(struct ktrace_channel *ch, const struct ktrace_
 			if (ch->events[k].d.func == ev[i].func && ch->events[k].d.event == ev[i].event)
 				e = &ch->events[k];
 		if (!e) {
-			struct kt_event *grown = realloc(ch->events, (ch->nevents + 1) * sizeof(*grown));
+			struct kt_event *grown = kt_realloc(ch->events, (ch->nevents + 1) * sizeof(*grown));
 
 			if (!grown) {
 				pthread_mutex_unlock(&ch->lock);
@@ -101,13 +101,13 @@ KT_EXPORT int ktrace_catalog_add(struct ktrace_channel *ch, const struct ktrace_
 			ch->events = grown;
 			e = &ch->events[ch->nevents++];
 		} else {
-			free((char *)e->d.name);
-			free((char *)e->d.category);
+			kt_free((char *)e->d.name);
+			kt_free((char *)e->d.category);
 			for (int a = 0; a < 4; a++)
-				free((char *)e->d.args[a]);
+				kt_free((char *)e->d.args[a]);
 		}
 		e->d = ev[i];
-		e->d.name = strdup(ev[i].name);
+		e->d.name = kt_strdup(ev[i].name);
 		e->d.category = kt_strdup_or_null(ev[i].category);
 		for (int a = 0; a < 4; a++)
 			e->d.args[a] = kt_strdup_or_null(ev[i].args[a]);
@@ -132,8 +132,8 @@ KT_EXPORT int ktrace_catalog_funcs(struct ktrace_channel *ch, const char *const 
 		}
 	pthread_mutex_lock(&ch->lock);
 	for (size_t i = 0; i < n; i++) {
-		free(ch->funcs[i]);
-		ch->funcs[i] = strdup(names[i]);
+		kt_free(ch->funcs[i]);
+		ch->funcs[i] = kt_strdup(names[i]);
 	}
 	rc = kt_metadata_write(ch);
 	pthread_mutex_unlock(&ch->lock);

@@ -105,7 +105,7 @@ static int kft_collect_obj(struct dl_phdr_info *info, size_t size, void *arg)
 
 struct kft_resolver *kft_resolver_open(void)
 {
-	struct kft_resolver *r = calloc(1, sizeof(*r));
+	struct kft_resolver *r = kt_calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
@@ -127,7 +127,7 @@ void kft_resolver_close(struct kft_resolver *r)
 	}
 	if (r->api.lib)
 		dlclose(r->api.lib);
-	free(r);
+	kt_free(r);
 }
 
 /*

@@ -145,7 +145,7 @@ static int addrs_push(struct addrs *a, uint64_t x)
 {
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 1024;
-		uint64_t *v = realloc(a->v, cap * sizeof(*v));
+		uint64_t *v = kt_realloc(a->v, cap * sizeof(*v));
 
 		if (!v)
 			return -1;
@@ -372,9 +372,9 @@ static void patch_object(struct kft_resolver *r, unsigned i, const struct addrs 
 		patch_write(&o, seg, ok.v + a, b - a, t, st);
 	}
 out:
-	free(sites.v);
-	free(fns.v);
-	free(ok.v);
+	kt_free(sites.v);
+	kt_free(fns.v);
+	kt_free(ok.v);
 }
 
 /*
@@ -396,12 +396,12 @@ static int has_patch_sections(const char *path)
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(ElfW(Shdr)) ||
 	    !eh.e_shnum || eh.e_shstrndx >= eh.e_shnum)
 		goto out;
-	sh = malloc((size_t)eh.e_shnum * sizeof(*sh));
+	sh = kt_malloc((size_t)eh.e_shnum * sizeof(*sh));
 	if (!sh || pread(fd, sh, (size_t)eh.e_shnum * sizeof(*sh), (off_t)eh.e_shoff) !=
 			   (ssize_t)((size_t)eh.e_shnum * sizeof(*sh)))
 		goto out;
 	str = sh[eh.e_shstrndx];
-	if (!str.sh_size || str.sh_size > (64u << 20) || !(names = malloc(str.sh_size + 1)) ||
+	if (!str.sh_size || str.sh_size > (64u << 20) || !(names = kt_malloc(str.sh_size + 1)) ||
 	    pread(fd, names, str.sh_size, (off_t)str.sh_offset) != (ssize_t)str.sh_size)
 		goto out;
 	names[str.sh_size] = '\0';
@@ -411,8 +411,8 @@ static int has_patch_sections(const char *path)
 		     !strcmp(names + sh[k].sh_name, "__mcount_loc")))
 			found = 1;
 out:
-	free(names);
-	free(sh);
+	kt_free(names);
+	kt_free(sh);
 	close(fd);
 	return found;
 }
@@ -493,7 +493,7 @@ int kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const 
 			dir ? dir : ".", KFT_PATCH_FILE);
 out:
 	kft_resolver_close(own);
-	free(sel.v);
+	kt_free(sel.v);
 	return st.patched && !use_sel;
 }
 

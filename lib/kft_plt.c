@@ -224,7 +224,10 @@ static int plt_consider(const struct plt_prog *p, const ElfW(Rela) *r, unsigned 
 			return 0; /* weak and undefined, or not found: left alone */
 		t->real = (uint64_t)(uintptr_t)f;
 	}
-	if (plt_in_self(t->real))
+	/* calls into libktrace are its hooks, not the program's calls; but
+	 * gcrt1's __monstartup is the program's, whose body libktrace makes a
+	 * no-op (lib/kft_pg.c): recorded, as uftrace records it */
+	if (plt_in_self(t->real) && strcmp(name, "__monstartup"))
 		return 0;
 	return 1;
 }
@@ -312,7 +315,7 @@ int kft_plt_setup(int patched)
 	if (!patched && !plt_instrumented(jmprel, pltsz / sizeof(ElfW(Rela)), symtab, str) &&
 	    !plt_instrumented(rela, relasz / sizeof(ElfW(Rela)), symtab, str))
 		return -ENOTSUP;
-	todo = calloc(nrel, sizeof(*todo));
+	todo = kt_calloc(nrel, sizeof(*todo));
 	if (!todo)
 		return -ENOMEM;
 	for (i = 0; jmprel && i < pltsz / sizeof(ElfW(Rela)); i++)
@@ -327,7 +330,7 @@ int kft_plt_setup(int patched)
 						    nvn, &todo[n]);
 	}
 	if (!n) {
-		free(todo);
+		kt_free(todo);
 		return 0;
 	}
 	slots_len = ((size_t)n * sizeof(*slots) + 4095) & ~(size_t)4095;
@@ -339,7 +342,7 @@ int kft_plt_setup(int patched)
 			munmap(slots, slots_len);
 		if (code != MAP_FAILED)
 			munmap(code, code_len);
-		free(todo);
+		kt_free(todo);
 		return -ENOMEM;
 	}
 	for (i = 0; i < n; i++) {
@@ -353,7 +356,7 @@ int kft_plt_setup(int patched)
 
 		munmap(slots, slots_len);
 		munmap(code, code_len);
-		free(todo);
+		kt_free(todo);
 		return -e;
 	}
 	for (i = 0; i < n; i++) {
@@ -371,7 +374,7 @@ int kft_plt_setup(int patched)
 	}
 	if (relro_rw)
 		mprotect((void *)(uintptr_t)p.relro, p.relro_end - p.relro, PROT_READ);
-	free(todo);
+	kt_free(todo);
 	return (int)k;
 }
 

@@ -176,7 +176,7 @@ static char *kft_read_file(const char *path, size_t *len, int *err)
 		*err = errno;
 		return NULL;
 	}
-	buf = malloc(cap);
+	buf = kt_malloc(cap);
 	if (!buf) {
 		*err = ENOMEM;
 		close(fd);
@@ -189,7 +189,7 @@ static char *kft_read_file(const char *path, size_t *len, int *err)
 			continue;
 		if (r < 0) {
 			*err = errno;
-			free(buf);
+			kt_free(buf);
 			close(fd);
 			return NULL;
 		}
@@ -198,7 +198,7 @@ static char *kft_read_file(const char *path, size_t *len, int *err)
 		n += (size_t)r;
 		if (n == cap) {
 			*err = EFBIG;
-			free(buf);
+			kt_free(buf);
 			close(fd);
 			return NULL;
 		}
@@ -297,7 +297,7 @@ static int kft_patched_all;
 
 static void kft_load_config(struct kft_global *g, const char *path)
 {
-	struct kft_config *cfg = calloc(1, sizeof(*cfg)), *more = NULL;
+	struct kft_config *cfg = kt_calloc(1, sizeof(*cfg)), *more = NULL;
 	const char *opts = getenv("KTRACE_CONFIG_TEXT");
 	struct kft_resolver *res = NULL;
 	struct kft_names names = { NULL, NULL, NULL, 0 };
@@ -328,13 +328,13 @@ static void kft_load_config(struct kft_global *g, const char *path)
 		}
 		if (kft_config_parse_names(cfg, text, len, &names, &err) < 0) {
 			kft_error_format(g->file->error, sizeof(g->file->error), path, &err);
-			free(text);
+			kt_free(text);
 			goto fail;
 		}
-		free(text);
+		kt_free(text);
 	}
 	if (opts) {
-		more = calloc(1, sizeof(*more));
+		more = kt_calloc(1, sizeof(*more));
 		if (!more) {
 			snprintf(g->file->error, sizeof(g->file->error), "out of memory");
 			goto fail;
@@ -364,8 +364,8 @@ fail:
 	kft_report_untraced(g->file->error);
 out:
 	kft_resolver_close(res);
-	free(more);
-	free(cfg);
+	kt_free(more);
+	kt_free(cfg);
 }
 
 static void kft_atexit(void)

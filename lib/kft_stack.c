@@ -13,7 +13,8 @@
  * at _start); another thread's is the top of the stack pthread gave it.
  * Its size is RLIMIT_STACK for the main thread (glibc's own figure is
  * rounded to the page around the base, so it moves too), else what
- * pthread_getattr_np() reports.
+ * pthread_getattr_np() reports (not called for the main thread with a
+ * finite RLIMIT_STACK: it reads /proc/self/maps with the program's malloc).
  *
  * Called once per thread, from the hooks' thread start (not on a hot path).
  */
@@ -34,6 +35,19 @@ void kft_stack_bounds(uint64_t *lo, uint64_t *hi)
 	size_t size;
 
 	*lo = *hi = 0;
+	if (getpid() == (pid_t)syscall(SYS_gettid) && __libc_stack_end) {
+		struct rlimit rl;
+		uint64_t top = (uint64_t)(uintptr_t)__libc_stack_end;
+
+		/* the main thread: no pthread_getattr_np(), which reads
+		 * /proc/self/maps with the program's malloc and calloc */
+		if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+		    rl.rlim_cur < top) {
+			*hi = top;
+			*lo = top - rl.rlim_cur;
+			return;
+		}
+	}
 	if (pthread_getattr_np(pthread_self(), &attr) != 0)
 		return;
 	if (pthread_attr_getstack(&attr, &addr, &size) == 0) {

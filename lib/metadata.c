@@ -28,14 +28,14 @@ void kt_add_calib(struct ktrace_channel *ch)
 	kt_calib_pair(&ch->calib[n][0], &ch->calib[n][1]);
 }
 
-static void kt_put_name(FILE *f, const char *s)
+static void kt_put_name(struct kt_out *o, const char *s)
 {
-	fputs(s && *s ? s : "-", f);
+	kt_outf(o, "%s", s && *s ? s : "-");
 }
 
 static int kt_map_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	FILE *f = arg;
+	struct kt_out *o = arg;
 	char exe[4096], buildid[2 * 64 + 1] = "-";
 	const char *path = info->dlpi_name;
 
@@ -79,7 +79,7 @@ static int kt_map_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		if (ph->p_type != PT_LOAD)
 			continue;
 		start = info->dlpi_addr + ph->p_vaddr;
-		fprintf(f, "map %lx %lx %lx %s %s\n", (unsigned long)start,
+		kt_outf(o, "map %lx %lx %lx %s %s\n", (unsigned long)start,
 			(unsigned long)(start + ph->p_memsz), (unsigned long)ph->p_offset, buildid,
 			path);
 	}
@@ -95,63 +95,58 @@ static int kt_map_cb(struct dl_phdr_info *info, size_t size, void *arg)
 int kt_metadata_write(struct ktrace_channel *ch)
 {
 	struct utsname u;
-	char *buf = NULL, comm[17] = "";
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	char comm[17] = "";
+	struct kt_out o = { 0 };
 	int rc;
 
-	if (!f) {
-		kt_seterr(ENOMEM, "ktrace: %s/metadata: out of memory", ch->dir);
-		return -ENOMEM;
-	}
 	uname(&u);
 	prctl(PR_GET_NAME, comm);
-	fprintf(f, "ktrace-format %d\n", KTRACE_FORMAT_VERSION);
-	fprintf(f, "clock %s\n", kt_clock_name());
+	kt_outf(&o, "ktrace-format %d\n", KTRACE_FORMAT_VERSION);
+	kt_outf(&o, "clock %s\n", kt_clock_name());
 	for (unsigned i = 0; i < ch->ncalib; i++)
-		fprintf(f, "calib %llu %llu\n", (unsigned long long)ch->calib[i][0],
+		kt_outf(&o, "calib %llu %llu\n", (unsigned long long)ch->calib[i][0],
 			(unsigned long long)ch->calib[i][1]);
-	fprintf(f, "host %s\nkernel %s\nmachine %s\n", u.nodename, u.release, u.machine);
-	fprintf(f, "cpus %ld\npid %d\ncomm %s\n", sysconf(_SC_NPROCESSORS_ONLN), (int)ch->pid,
+	kt_outf(&o, "host %s\nkernel %s\nmachine %s\n", u.nodename, u.release, u.machine);
+	kt_outf(&o, "cpus %ld\npid %d\ncomm %s\n", sysconf(_SC_NPROCESSORS_ONLN), (int)ch->pid,
 		comm[0] ? comm : "?");
-	fprintf(f, "channel %s\nmode %s\nscope %s\n", ch->name,
+	kt_outf(&o, "channel %s\nmode %s\nscope %s\n", ch->name,
 		ch->flags & KTRACE_FLIGHT_CHANNEL ? "flight" : "discard",
 		ch->flags & KTRACE_GLOBAL_CHANNEL ? "global" : "thread");
 	/* Streamed channels: the consumer writes a traceN file of slots for
 	 * each stream that has records; readers find them by name and take
 	 * their kind from the control file. */
-	fprintf(f, "buf-size %u\nbuf-nr %u\nlayout %s\n", ch->buf_size, ch->buf_nr,
+	kt_outf(&o, "buf-size %u\nbuf-nr %u\nlayout %s\n", ch->buf_size, ch->buf_nr,
 		ch->sess ? "slots" : "fixed");
-	fprintf(f, "created-ns %llu\nrealtime-ns %llu\n", (unsigned long long)ch->created_ns,
+	kt_outf(&o, "created-ns %llu\nrealtime-ns %llu\n", (unsigned long long)ch->created_ns,
 		(unsigned long long)ch->realtime_ns);
 	for (uint32_t i = 0; !ch->sess && i < ch->nstreams; i++)
-		fprintf(f, "stream %u %s trace%u\n", i,
+		kt_outf(&o, "stream %u %s trace%u\n", i,
 			ch->streams[i].kind == KTRACE_STREAM_THREAD ? "thread" : "shared", i);
 	for (int i = 0; i < 256; i++)
 		if (ch->funcs[i])
-			fprintf(f, "func %d %s\n", i, ch->funcs[i]);
+			kt_outf(&o, "func %d %s\n", i, ch->funcs[i]);
 	for (size_t i = 0; i < ch->nevents; i++) {
 		const struct ktrace_event_desc *d = &ch->events[i].d;
 		int nargs = d->is_log4 ? 4 : 2;
 
-		fprintf(f, "event %u %s %s ", KTRACE_EVENT_ID(d->func, d->event),
+		kt_outf(&o, "event %u %s %s ", KTRACE_EVENT_ID(d->func, d->event),
 			d->is_log4 ? "log4" : "log2", d->name);
-		kt_put_name(f, d->category ? d->category : "default");
-		fputc(' ', f);
+		kt_put_name(&o, d->category ? d->category : "default");
+		kt_outf(&o, " ");
 		for (int a = 0; a < nargs; a++) {
 			static const char *const dflt[] = { "a", "b", "c", "d" };
 
-			fprintf(f, "%s%s", a ? "," : "", d->args[a] ? d->args[a] : dflt[a]);
+			kt_outf(&o, "%s%s", a ? "," : "", d->args[a] ? d->args[a] : dflt[a]);
 		}
-		fputc('\n', f);
+		kt_outf(&o, "\n");
 	}
-	dl_iterate_phdr(kt_map_cb, f);
-	if (fclose(f)) {
-		free(buf);
+	dl_iterate_phdr(kt_map_cb, &o);
+	if (o.oom) {
+		kt_free(o.buf);
 		kt_seterr(ENOMEM, "ktrace: %s/metadata: out of memory", ch->dir);
 		return -ENOMEM;
 	}
-	rc = kt_write_file(ch->dir, "metadata", buf);
-	free(buf);
+	rc = kt_write_file(ch->dir, "metadata", o.buf);
+	kt_free(o.buf);
 	return rc;
 }

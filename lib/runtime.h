@@ -119,6 +119,36 @@
 
 #include <ktrace/ktrace.h>
 
+/*
+ * libktrace's own heap (lib/util.c): glibc's allocator itself
+ * (__libc_malloc and the rest), never the program's.  A program may define
+ * malloc/free (a bump allocator, one that counts its calls, one that is
+ * broken where the program never calls it) and must see none of
+ * libktrace's allocations; libc's own (open_memstream, fdopendir, the
+ * demangler's) still go to the program's malloc and are given back with
+ * free().  Memory from these goes back through kt_free() only.  ASan builds
+ * use malloc, so that ASan checks libktrace's heap too.  Thread-safe as
+ * malloc; not async-signal-safe.
+ */
+void *kt_malloc(size_t n);
+void *kt_calloc(size_t n, size_t size);
+void *kt_realloc(void *p, size_t n);
+void kt_free(void *p);
+char *kt_strdup(const char *s);
+
+/*
+ * A text built in memory from kt_malloc() (open_memstream() would take the
+ * program's malloc): kt_outf() appends printf-style; on failure @oom is set
+ * and later calls do nothing.  @buf is NUL-terminated once anything was
+ * written; give it back with kt_free().  Not thread-safe (one owner).
+ */
+struct kt_out {
+	char *buf;
+	size_t len, cap;
+	int oom;
+};
+void kt_outf(struct kt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #define KT_EXPORT __attribute__((visibility("default")))
 #define KT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define KT_UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -97,4 +98,79 @@ void kt_append_thread(struct ktrace_channel *ch, uint32_t tid)
 	if (write(fd, line, (size_t)n) < 0)
 		n = 0;
 	close(fd);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KT_HEAP(f) f
+#else
+/* glibc's allocator, which an interposed malloc does not replace */
+void *__libc_malloc(size_t n);
+void *__libc_calloc(size_t n, size_t size);
+void *__libc_realloc(void *p, size_t n);
+void __libc_free(void *p);
+#define KT_HEAP(f) __libc_##f
+#endif
+
+void *kt_malloc(size_t n)
+{
+	return KT_HEAP(malloc)(n);
+}
+
+void *kt_calloc(size_t n, size_t size)
+{
+	return KT_HEAP(calloc)(n, size);
+}
+
+void *kt_realloc(void *p, size_t n)
+{
+	return KT_HEAP(realloc)(p, n);
+}
+
+void kt_free(void *p)
+{
+	KT_HEAP(free)(p);
+}
+
+char *kt_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = kt_malloc(n);
+
+	return d ? memcpy(d, s, n) : NULL;
+}
+
+void kt_outf(struct kt_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(o->buf ? o->buf + o->len : NULL, o->buf ? o->cap - o->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			o->oom = 1;
+			return;
+		}
+		if (o->buf && (size_t)n < o->cap - o->len) {
+			o->len += (size_t)n;
+			return;
+		}
+		{
+			size_t cap = o->cap ? o->cap : 4096;
+			char *b;
+
+			while (cap - o->len <= (size_t)n)
+				cap *= 2;
+			b = kt_realloc(o->buf, cap);
+			if (!b) {
+				o->oom = 1;
+				return;
+			}
+			o->buf = b;
+			o->cap = cap;
+		}
+	}
 }

@@ -12,7 +12,8 @@
  * system()/popen() use environ and need nothing.
  *
  * What to add is copied once, in the constructor (the program may change
- * its environ later).  The wrappers allocate nothing (a vfork() child may
+ * its environ later), into static memory (no malloc: the program's may be
+ * its own).  The wrappers allocate nothing (a vfork() child may
  * call them): the merged environment is built on the stack.  Thread and
  * async-signal safety: as the wrapped functions (execve is
  * async-signal-safe; so are these, reading only what the constructor set).
@@ -44,11 +45,38 @@ static ex_execve_fn ex_execve, ex_execvpe;
 static ex_fexecve_fn ex_fexecve;
 static ex_spawn_fn ex_spawn, ex_spawnp;
 
+/*
+ * Room for the copies: static, so that a program with a malloc of its own
+ * sees no call from here (the variables' size is checked, a variable that
+ * does not fit is left out).
+ */
+static char ex_pool[1 << 16];
+static size_t ex_used;
+
+static char *ex_alloc(size_t n)
+{
+	char *p;
+
+	if (n > sizeof(ex_pool) - ex_used)
+		return NULL;
+	p = ex_pool + ex_used;
+	ex_used += n;
+	return p;
+}
+
+static char *ex_copy(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = ex_alloc(n);
+
+	return d ? memcpy(d, s, n) : NULL;
+}
+
 /* The entries of LD_PRELOAD value @v whose file name begins with "libktrace". */
 static char *ex_ktrace_entries(const char *v)
 {
 	size_t len = strlen(v), n = 0;
-	char *out = malloc(len + 1);
+	char *out = ex_alloc(len + 1);
 	const char *p = v;
 
 	if (!out)
@@ -68,23 +96,19 @@ static char *ex_ktrace_entries(const char *v)
 		p += *p != '\0';
 	}
 	out[n] = '\0';
-	if (!n) {
-		free(out);
-		return NULL;
-	}
-	return out;
+	return n ? out : NULL;
 }
 
 __attribute__((constructor)) static void ex_init(void)
 {
 	for (char **e = environ; e && *e; e++) {
 		if (!strncmp(*e, "KTRACE_", 7) && ex_nvars < EX_MAX) {
-			char *c = strdup(*e);
+			char *c = ex_copy(*e);
 
 			if (c)
 				ex_vars[ex_nvars++] = c;
 		} else if (!strncmp(*e, "LD_PRELOAD=", 11) && !ex_preload) {
-			ex_preload = strdup(*e);
+			ex_preload = ex_copy(*e);
 			ex_ours = ex_ktrace_entries(*e + 11);
 		}
 	}
