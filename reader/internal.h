@@ -28,8 +28,14 @@
  * vm.max_map_count mappings, 65530 by default, and each object about 4
  * PT_LOAD segments); the lines beyond are refused as errors.
  */
-#define KTR_MAX_STREAMS 65536u
-#define KTR_MAX_MAPS 65536u
+#ifndef KTR_MAX_STREAMS /* the fuzz targets build with small ones (fuzz/Makefile) */
+#define KTR_MAX_STREAMS 65536
+#endif
+#ifndef KTR_MAX_MAPS
+#define KTR_MAX_MAPS 65536
+#endif
+#define KTR_STR_(x) #x
+#define KTR_STR(x) KTR_STR_(x) /* a number macro as a string literal */
 /* Largest sub-buffer the reader accepts without a stated geometry (64 MiB,
  * ktrace.h's KTRACE_MAX_BUF_SIZE). */
 #define KTRACE_MAX_BUF_SIZE_GUESS (64u * 1024u * 1024u)

@@ -518,7 +518,7 @@ static const char *parse_line(struct ktr_trace *t, const char *line, size_t llen
 		uint64_t z;
 
 		if (t->nmaps >= KTR_MAX_MAPS)
-			return "too many map lines (at most 65536): refused";
+			return "too many map lines (at most " KTR_STR(KTR_MAX_MAPS) "): refused";
 		if (!field(&fs, &a, &al) || parse_hex(a, al, &x) || !field(&fs, &b, &bl) ||
 		    parse_hex(b, bl, &y) || y < x || !field(&fs, &c, &cl) || parse_hex(c, cl, &z))
 			return "bad map line (expected map START END OFFSET BUILDID PATH, hex numbers)";

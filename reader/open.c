@@ -57,7 +57,7 @@ static long stream_file_index(const char *name)
 	for (const char *c = p; *c; c++)
 		if (*c < '0' || *c > '9')
 			return -1;
-	if (ktr_parse_u64(p, strlen(p), &v) || v > 65535)
+	if (ktr_parse_u64(p, strlen(p), &v) || v >= KTR_MAX_STREAMS)
 		return -1;
 	return (long)v;
 }
