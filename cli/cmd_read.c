@@ -267,8 +267,7 @@ static int read_user(const char *src, const char *dst, int quiet)
 	const char *m;
 	int rc = 0;
 
-	/* a link, FIFO or device named like a trace file: refused, nothing copied */
-	if (cli_check_trace(CMD, src) || cli_trace_dir(CMD, dst, KSF_CREATE | KSF_TRACE | KSF_CLEAR) < 0) {
+	if (cli_trace_dir(CMD, dst, KSF_CREATE | KSF_TRACE | KSF_CLEAR) < 0) {
 		free(buf);
 		return 1;
 	}
@@ -484,6 +483,10 @@ static int run(int argc, char **argv)
 		cli_error(CMD, "%s: not a directory", src);
 		return 1;
 	}
+	/* a link, FIFO or device named like a trace file (a user trace's or a
+	 * kernel channel's): refused, nothing copied, DST not touched */
+	if (cli_check_trace(CMD, src))
+		return 1;
 	if (exists(src, "control") && exists(src, "metadata")) {
 		kernel = 0;
 	} else if (!exists(src, "control") && exists(src, "trace0") && exists(src, "state")) {

@@ -9,7 +9,7 @@
 # a link to /dev/zero, a FIFO, and a device node (mknod c 1 5, /dev/zero's
 # numbers).  Every reading command runs on it under `timeout`: info, print,
 # kd, kd -c, addr2sym, graph, export in each format, timeline, locks,
-# memview, ctl status, read DIR DST and read --recover.  Checked for each
+# memview, ctl status, ctl kft status, read DIR DST and read --recover.  Checked for each
 # planted file: no command hangs (timeout's 124), the root-only file's
 # content is in no output and in nothing `read` wrote, every command exits
 # non-zero, and every command's stderr names the planted file on exactly
@@ -79,10 +79,11 @@ readers() {
 	tk locks "$KTRACE" locks "$d"
 	tk memview "$KTRACE" memview "$d"
 	tk ctl "$KTRACE" ctl "$d" status
+	tk ctlkft "$KTRACE" ctl "$d" kft status
 	tk read "$KTRACE" read "$d" "$T/dst"
 	tk recover "$KTRACE" read --recover "$d"
 }
-CMDS="info print kd kdc a2s graph exp_perfetto exp_json exp_folded exp_csv exp_ctf timeline locks memview ctl read recover"
+CMDS="info print kd kdc a2s graph exp_perfetto exp_json exp_folded exp_csv exp_ctf timeline locks memview ctl ctlkft read recover"
 # commands that read the map lines (symbols)
 SYMCMDS="print kd kdc a2s graph exp_perfetto exp_json exp_folded exp_csv exp_ctf"
 
