@@ -655,6 +655,8 @@ const char *ksf_read_why(int err)
 		return "not a regular file (a FIFO, device or socket): not reading it";
 	case EAGAIN:
 		return "replaced while being opened: not reading it";
+	case ENOTDIR:
+		return "not a directory: not reading it";
 	default:
 		return strerror(err < 0 ? -err : err);
 	}

@@ -163,7 +163,8 @@ int ksf_read_stat(const char *dir, const char *name, unsigned flags, struct stat
 /**
  * ksf_read_why() - the words for ksf_read_open()'s error @err (negative
  * or positive errno): "is a symbolic link: not following it", "not a
- * regular file (a FIFO, device or socket): not reading it", ... or
+ * regular file (a FIFO, device or socket): not reading it", "is a
+ * directory, not a regular file: ...", "not a directory: ...", or
  * strerror().  Return: a static string (not thread-safe for unknown
  * errors, as strerror()).
  */
