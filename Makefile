@@ -100,6 +100,9 @@ LIB_ASM := $(wildcard lib/*.S)
 LIB_OBJ += $(patsubst %.S,$(B)/pic/%.o,$(LIB_ASM))
 LIB_SOBJ += $(patsubst %.S,$(B)/obj/%.o,$(LIB_ASM))
 READER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(READER_SRC))
+# the reader opens every file through lib/safefile.c (ksf_read_open()): the
+# installed libktrace-reader.a carries it
+READER_OBJ += $(B)/obj/lib/safefile.o
 CLI_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRC))
 CONSUMER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CONSUMER_SRC))
 KCLIENT_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(KCLIENT_SRC))

@@ -68,6 +68,24 @@ struct ktr_trace;
 void cli_diags(const char *cmd, struct ktr_trace *t);
 
 /**
+ * cli_check_trace() - refuse a hostile trace directory before reading it
+ * outside the reader (read, read --recover, ctl): every file of @dir (and
+ * of @dir/kernel) named like a trace file must be a regular file, not a
+ * link, FIFO or device (ksf_trace_check(), lib/safefile.h).
+ * Return: 0, or 1 after one line per such file on stderr as @cmd
+ * ("DIR/NAME: is a symbolic link: not following it").
+ */
+int cli_check_trace(const char *cmd, const char *dir);
+
+/**
+ * cli_fopen_in() - fopen(@dir/@name, "r") through ksf_read_open() (never
+ * a link, only a regular file, O_NONBLOCK).  Return: the stream, or NULL
+ * with *@err (if not NULL) the -errno; nothing is printed (ktr_open() has
+ * said it for the trace's own files).
+ */
+FILE *cli_fopen_in(const char *dir, const char *name, int *err);
+
+/**
  * cli_bad_option() - report the option getopt_long() just rejected, as one
  * line naming it: "unknown option '--foo'", "option '-n' needs a value".
  * @c: what getopt_long() returned: '?' or ':' (short options must start

@@ -62,6 +62,56 @@ void cli_diags(const char *cmd, struct ktr_trace *t)
 		cli_error(cmd, "%s", m);
 }
 
+struct check_arg {
+	const char *cmd, *dir, *sub;
+};
+
+static void check_say(void *arg, const char *name, int err)
+{
+	const struct check_arg *a = arg;
+
+	cli_error(a->cmd, "%s/%s%s%s: %s", a->dir, a->sub ? a->sub : "", a->sub ? "/" : "", name,
+		  ksf_read_why(err));
+}
+
+int cli_check_trace(const char *cmd, const char *dir)
+{
+	struct check_arg a = { cmd, dir, NULL };
+	int bad = ksf_trace_check(dir, NULL, check_say, &a), sub = 0;
+
+	if (bad < 0) {
+		cli_error(cmd, "%s: %s", dir, ksf_read_why(bad));
+		return 1;
+	}
+	a.sub = "kernel";
+	if (!bad)
+		sub = ksf_trace_check(dir, "kernel", check_say, &a);
+	if (sub < 0 && sub != -ENOTDIR) {
+		cli_error(cmd, "%s/kernel: %s", dir, ksf_read_why(sub));
+		return 1;
+	}
+	return bad > 0 || sub > 0;
+}
+
+FILE *cli_fopen_in(const char *dir, const char *name, int *err)
+{
+	int fd = ksf_read_open(dir, name, 0);
+	FILE *f;
+
+	if (fd < 0) {
+		if (err)
+			*err = fd;
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		if (err)
+			*err = -errno;
+		close(fd);
+	}
+	return f;
+}
+
 int cli_parse_u64(const char *s, uint64_t *v)
 {
 	char *end;

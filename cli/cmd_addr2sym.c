@@ -139,13 +139,11 @@ static void put_event(FILE *out, const char *what, const char *v)
 
 static void print_header(struct a2s *a, FILE *out)
 {
-	char path[4200], v[512], *text;
+	char v[512], *text;
 	const struct ktr_info *in = ktr_info(a->t);
-	FILE *f;
+	FILE *f = cli_fopen_in(ktr_dir(a->t), "kft-status", NULL); /* refusals: said by ktr_open() */
 	size_t n;
 
-	snprintf(path, sizeof(path), "%s/kft-status", ktr_dir(a->t));
-	f = fopen(path, "r");
 	if (!f)
 		return;
 	text = malloc(65536);

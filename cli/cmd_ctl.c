@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "lib/safefile.h"
 #include "lib/runtime.h"
 #include "reader/reader.h"
 
@@ -90,9 +91,12 @@ static int ctl_open(struct ctl *k, const char *dir, int rw)
 	memset(k, 0, sizeof(*k));
 	k->dir = dir;
 	snprintf(path, sizeof(path), "%s/control", dir);
-	fd = open(path, (rw ? O_RDWR | O_NOFOLLOW : O_RDONLY) | O_CLOEXEC | O_NONBLOCK); /* never written through a link */
+	if (cli_check_trace(CMD, dir))
+		return 1; /* a link, FIFO or device named like a trace file */
+	/* never read or written through a link, never a FIFO or device */
+	fd = rw ? open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) : ksf_read_open(dir, "control", 0);
 	if (fd < 0) {
-		cli_error(CMD, "%s: %s", path, strerror(errno));
+		cli_error(CMD, "%s: %s", path, ksf_read_why(rw ? errno : fd));
 		return 1;
 	}
 	errno = 0;

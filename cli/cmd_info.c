@@ -49,13 +49,11 @@ static void help(FILE *out)
 /* The value of metadata key @key (the rest of its last line) into @buf, or NULL. */
 static const char *meta_value(const char *dir, const char *key, char *buf, size_t len)
 {
-	char path[4200], line[8192];
+	char line[8192];
 	size_t kl = strlen(key);
 	const char *found = NULL;
-	FILE *f;
+	FILE *f = cli_fopen_in(dir, "metadata", NULL); /* a refusal was said by ktr_open() */
 
-	snprintf(path, sizeof(path), "%s/metadata", dir);
-	f = fopen(path, "r");
 	if (!f)
 		return NULL;
 	while (fgets(line, sizeof(line), f))
@@ -91,7 +89,7 @@ static int run(int argc, char **argv)
 	struct ktr_rec r;
 	uint64_t first = UINT64_MAX, last = 0, records = 0, calls = 0, unfinished = 0, events = 0,
 		 kevents = 0, gaps[5] = { 0 };
-	char buf[8192], path[4200];
+	char buf[8192];
 	const char *dir;
 	uint32_t tid, pid;
 	const char *comm;
@@ -191,8 +189,7 @@ static int run(int argc, char **argv)
 	    " records dropped, %" PRIu64 " corrupt areas%s",
 	    gaps[1] || gaps[2] || gaps[3] || gaps[4] ? cli_c_red() : "", gaps[KTR_GAP_LOST],
 	    gaps[KTR_GAP_OVERWRITTEN], gaps[KTR_GAP_DROPPED], gaps[KTR_GAP_CORRUPT], cli_c_reset());
-	snprintf(path, sizeof(path), "%s/kft-status", dir);
-	f = fopen(path, "r");
+	f = cli_fopen_in(dir, "kft-status", NULL); /* a refusal was said by ktr_open() */
 	if (f) {
 		int in_cfg = 0;
 

@@ -37,6 +37,7 @@
 #include <ktrace/ktrace.h>
 
 #include "cli/cli.h"
+#include "lib/safefile.h"
 #include "cli/cmd_kft.h"
 #include "reader/reader.h"
 #include "kft/runfile.h"
@@ -104,13 +105,23 @@ static int kmap_open(struct kft_map *m, const char *dir, int rw)
 	memset(m, 0, sizeof(*m));
 	snprintf(m->dir, sizeof(m->dir), "%s", dir);
 	snprintf(path, sizeof(path), "%s/" KFT_FILE_NAME, dir);
-	fd = open(path, (rw ? O_RDWR | O_NOFOLLOW : O_RDONLY) | O_CLOEXEC); /* never written through a link */
+	if (cli_check_trace(CMD, dir))
+		return -1; /* a link, FIFO or device named like a trace file */
+	/* never read or written through a link, never a FIFO or device */
+	fd = rw ? open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : ksf_read_open(dir, KFT_FILE_NAME, 0);
 	if (fd < 0) {
-		cli_error(CMD, "%s: %s%s", path, strerror(errno),
-			  errno == ENOENT ? " (not a trace of ktrace record?)" : "");
+		int err = rw ? errno : -fd;
+
+		cli_error(CMD, "%s: %s%s", path, ksf_read_why(err),
+			  err == ENOENT ? " (not a trace of ktrace record?)" : "");
 		return -1;
 	}
-	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(struct kft_file)) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		cli_error(CMD, "%s: %s", path, ksf_read_why(EINVAL));
+		close(fd);
+		return -1;
+	}
+	if (st.st_size < (off_t)sizeof(struct kft_file)) {
 		cli_error(CMD, "%s: offset 0: too short for a KFT run file", path);
 		close(fd);
 		return -1;

@@ -79,13 +79,12 @@ static void help(FILE *out)
 		"copied stays) or the copy has errors, 2 usage error.  See ktrace-read(1).\n");
 }
 
+/* 1 if @dir/@name exists (lstat: a link counts, and is refused later). */
 static int exists(const char *dir, const char *name)
 {
-	char path[4096];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return stat(path, &st) == 0;
+	return ksf_read_stat(dir, name, 0, &st) == 0;
 }
 
 /* Create DST/name for writing, mode 0600 (DST was emptied).  Return: fd or -1 (error printed). */
@@ -126,11 +125,12 @@ static int copy_file(const char *src, const char *from, const char *dst, const c
 
 	snprintf(in, sizeof(in), "%s/%s", src, from);
 	snprintf(out, sizeof(out), "%s/%s", dst, to);
-	ifd = open(in, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* never through a link, never a FIFO or device (a copy without end) */
+	ifd = ksf_read_open(src, from, 0);
 	if (ifd < 0) {
-		if (optional && errno == ENOENT)
+		if (optional && ifd == -ENOENT)
 			return 0;
-		cli_error(CMD, "%s: %s", in, strerror(errno));
+		cli_error(CMD, "%s: %s", in, ksf_read_why(ifd));
 		return 1;
 	}
 	ofd = create_out(dst, to);
@@ -173,13 +173,13 @@ static int copy_metadata(const char *src, const char *dst)
 	size_t cap = 0;
 	ssize_t n;
 	FILE *in;
-	int fd, rc = 0;
+	int fd, rc = 0, err = 0;
 
 	snprintf(path, sizeof(path), "%s/metadata", src);
 	snprintf(outp, sizeof(outp), "%s/metadata", dst);
-	in = fopen(path, "re");
+	in = cli_fopen_in(src, "metadata", &err);
 	if (!in) {
-		cli_error(CMD, "%s: %s", path, strerror(errno));
+		cli_error(CMD, "%s: %s", path, ksf_read_why(err));
 		return 1;
 	}
 	fd = create_out(dst, "metadata");
@@ -298,6 +298,7 @@ static int read_user(const char *src, const char *dst, int quiet)
 	rc |= copy_file(src, "callsites", dst, "callsites", 1, buf);
 	rc |= copy_file(src, "kft", dst, "kft", 1, buf);
 	rc |= copy_file(src, "kft-status", dst, "kft-status", 1, buf);
+	rc |= copy_file(src, "kallsyms", dst, "kallsyms", 1, buf); /* kernel function names */
 	free(buf);
 	if (rc)
 		return 1;
@@ -325,10 +326,13 @@ static int all_gone(void *arg)
 static int recover(const char *dir, int quiet)
 {
 	char err[PATH_MAX + 256];
-	struct kc_session *s = kc_open(dir, CMD, err, sizeof(err));
+	struct kc_session *s;
 	unsigned alive;
 	int rc;
 
+	if (cli_check_trace(CMD, dir))
+		return 1; /* a link, FIFO or device named like a trace file */
+	s = kc_open(dir, CMD, err, sizeof(err));
 	if (!s) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
@@ -479,6 +483,10 @@ static int run(int argc, char **argv)
 		cli_error(CMD, "%s: not a directory", src);
 		return 1;
 	}
+	/* a link, FIFO or device named like a trace file (a user trace's or a
+	 * kernel channel's): refused, nothing copied, DST not touched */
+	if (cli_check_trace(CMD, src))
+		return 1;
 	if (exists(src, "control") && exists(src, "metadata")) {
 		kernel = 0;
 	} else if (!exists(src, "control") && exists(src, "trace0") && exists(src, "state")) {

@@ -183,11 +183,15 @@ struct kc_session *kc_open(const char *dir, const char *cmd, char *err, size_t l
 	s->fd = -1;
 	s->cmd = cmd;
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	fd = dirfd < 0 ? -1 : openat(dirfd, "session", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* never through a link, never a FIFO or device (lib/safefile.h) */
+	fd = dirfd < 0 ? -errno : ksf_read_open(dir, "session", 0);
 	if (fd < 0) {
-		snerr(err, len, cmd, "%s/session: %s (nothing to recover: the recording ended normally, "
-			       "or this is not a trace directory of `ktrace record`)",
-		      dir, strerror(errno));
+		if (fd == -ENOENT)
+			snerr(err, len, cmd, "%s/session: %s (nothing to recover: the recording ended normally, "
+				       "or this is not a trace directory of `ktrace record`)",
+			      dir, strerror(ENOENT));
+		else
+			snerr(err, len, cmd, "%s/session: %s", dir, ksf_read_why(fd));
 		goto fail;
 	}
 	n = read(fd, s->path, sizeof(s->path) - 1);
@@ -197,7 +201,13 @@ struct kc_session *kc_open(const char *dir, const char *cmd, char *err, size_t l
 		goto fail;
 	}
 	*nl = 0;
-	s->fd = open(s->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	/* the path DIR/session names: a regular file (looked at before it is
+	 * opened: a device is never opened), not a link, never blocking */
+	if (lstat(s->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		snerr(err, len, cmd, "%s: not a session file of this user", s->path);
+		goto fail;
+	}
+	s->fd = open(s->path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (s->fd < 0) {
 		snerr(err, len, cmd, "%s: %s (the session named in %s/session is gone)", s->path,
 		      strerror(errno), dir);

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/safefile.c"
+#include "lib/safefile.h" /* lib/safefile.c is linked (fuzz/Makefile LIBSRC) */
 #include "cli/cli_util.c"
 #include "cli/select.c"
 #include "cli/record_opts.c"

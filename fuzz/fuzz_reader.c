@@ -3,6 +3,10 @@
  * threads parsing, control-file validation, sub-buffer indexing and record
  * decoding, the merge, and naming, all from one input buffer
  * (fuzz/fuzz_reader.h describes its format) through ktr_open_mem().
+ * The metadata's size bounds are checked too: fuzz/Makefile builds the
+ * reader with KTR_MAX_STREAMS and KTR_MAX_MAPS of 64, and whatever the
+ * input, no more streams or map lines than that may come out (abort()
+ * otherwise); seed_fuzz_reader.sh gives seeds with more lines than that.
  *
  * Build and run: make -C fuzz SRC=$PWD (see fuzz/Makefile).
  */
@@ -11,6 +15,7 @@
 #include <string.h>
 
 #include "fuzz/fuzz_reader.h"
+#include "reader/internal.h" /* KTR_MAX_STREAMS, KTR_MAX_MAPS */
 #include "reader/reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -46,6 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	t = ktr_open_mem("fuzz", files, n);
 	if (!t)
 		return 0;
+	/* the bounds hold whatever the metadata says (stream files: 8 at most here) */
+	if (ktr_info(t)->nstreams > KTR_MAX_STREAMS || ktr_map_at(t, KTR_MAX_MAPS) != NULL)
+		abort();
+	ktr_syms_free(ktr_syms_new(t)); /* the map lines grouped into objects (no file opened) */
 	while (ktr_next(t, &r)) {
 		unsigned k = ktr_rec_args(t, &r, names, vals);
 

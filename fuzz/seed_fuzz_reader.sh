@@ -1,6 +1,9 @@
 #!/bin/sh
 # fuzz/seed_fuzz_reader.sh CORPUS SRC OUT - small seed traces for fuzz_reader:
-# each variant of tests/helpers/mktrace, packed by fuzz/pack_trace.
+# each variant of tests/helpers/mktrace, packed by fuzz/pack_trace; then
+# metadata past the reader's bounds (fuzz/Makefile makes them 64): 100
+# stream lines naming one file, 100 naming their own, 100 seq-base lines,
+# 100 map lines of distinct and of repeated paths.
 set -e
 corpus=$1 src=$2 out=$3
 tmp=$(mktemp -d)
@@ -27,3 +30,19 @@ done <<'VARIANTS'
 --no-control --nrec 1:0:3 --open
 --truncate 1:0
 VARIANTS
+# past the metadata's bounds
+"$out/mktrace" -b 256 -n 4 -r 12 "$tmp/big" >/dev/null
+for kind in same own seq map maprep; do
+	rm -rf "$tmp/b-$kind"
+	cp -r "$tmp/big" "$tmp/b-$kind"
+	awk -v kind=$kind 'BEGIN {
+		for (i = 0; i < 100; i++) {
+			if (kind == "same") printf "stream %d thread trace0\n", i
+			else if (kind == "own") printf "stream %d thread trace%d\n", i, i
+			else if (kind == "seq") printf "seq-base %d %d\n", i % 70, i
+			else if (kind == "map") printf "map %x %x 0 - /lib/l%d.so\n", 4096 * i, 4096 * i + 100, i
+			else printf "map %x %x %x - /lib/l%d.so\n", 4096 * i, 4096 * i + 100, 4096 * (i % 3), i % 5
+		}
+	}' >>"$tmp/b-$kind/metadata"
+	"$out/pack_trace" "$tmp/b-$kind" "$corpus/seed-bounds-$kind"
+done

@@ -116,10 +116,10 @@ static void rr_on_signal(int sig)
 static ssize_t rr_slurp(const char *path, char *buf, size_t cap)
 {
 	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ksf_read_open(NULL, path, 0); /* a regular file, not through a link: never a FIFO */
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	while (len + 1 < cap) {
 		ssize_t n = read(fd, buf + len, cap - 1 - len);
 
@@ -647,9 +647,9 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 		s->last_hdr_off = -1;
 		s->map = MAP_FAILED;
 		snprintf(path, sizeof(path), "%s/trace%u", src, s->idx);
-		s->fd = open(path, O_RDONLY | O_CLOEXEC);
+		s->fd = ksf_read_open(NULL, path, 0); /* never a link, FIFO or device (/dev/zero) */
 		if (s->fd < 0) {
-			kcl_error(CMD, "%s: %s", path, strerror(errno));
+			kcl_error(CMD, "%s: %s", path, ksf_read_why(s->fd));
 			n++;
 			goto out_close;
 		}

@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/safefile.h"
 #include "kclient/kclient.h"
 
 #ifdef KTRACE_HAVE_TRACECMD
@@ -79,10 +80,16 @@ static long header_page_size(const char *ftdir)
 	long page = -1;
 	FILE *f;
 
+	int fd;
+
 	snprintf(path, sizeof(path), "%s/events/header_page", ftdir);
-	f = fopen(path, "re");
-	if (!f)
+	fd = ksf_read_open(NULL, path, 0); /* a regular file, not a link or FIFO */
+	f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return -1;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		const char *o = strstr(line, "offset:"), *s = strstr(line, "size:");
 
@@ -131,7 +138,7 @@ int krec_tracedat_write(const char *dir, int fd, struct krec_tracedat_info *info
 	}
 	for (ncpu = 0; ncpu < MAX_CPUS; ncpu++) {
 		snprintf(path, sizeof(path), "%s/cpu%d", ftdir, ncpu);
-		if (stat(path, &st) < 0)
+		if (lstat(path, &st) < 0) /* a link is "not a file" */
 			break;
 		if (!S_ISREG(st.st_mode) || st.st_size % page) {
 			snprintf(msg, len, "%s: %s", path,
@@ -152,7 +159,7 @@ int krec_tracedat_write(const char *dir, int fd, struct krec_tracedat_info *info
 	info->cpus = (unsigned)ncpu;
 	/* kernel symbols only if the trace has them (DIR/kallsyms), else a missing file: none */
 	snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", dir);
-	if (stat(kallsyms, &st) < 0 || !S_ISREG(st.st_mode))
+	if (lstat(kallsyms, &st) < 0 || !S_ISREG(st.st_mode))
 		snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", ftdir);
 	else
 		info->kallsyms = 1;

@@ -512,3 +512,189 @@ int ksf_unlink(const char *dir, const char *name)
 	close(dfd);
 	return rc;
 }
+
+/*
+ * Resolve @name (relative to @dir, or a whole path if @dir is NULL) up to
+ * its last component, leading components opened with O_NOFOLLOW unless
+ * KSF_FOLLOW (a whole path's leading components are followed: the caller
+ * named them).  @buf: PATH_MAX bytes; *@last points into it.
+ * Return: an O_PATH descriptor of the directory holding the last
+ * component (AT_FDCWD-like for a NULL @dir and a bare name), or -errno.
+ */
+static int read_parent(const char *dir, const char *name, unsigned flags, char *buf,
+		       const char **last)
+{
+	size_t n = name ? strlen(name) : 0;
+	char *p, *slash;
+	int fd;
+
+	if (!n)
+		return -ENOENT;
+	if (n >= PATH_MAX)
+		return -ENAMETOOLONG;
+	memcpy(buf, name, n + 1);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	if (!dir) {
+		/* a whole path: everything but the last component as given */
+		slash = strrchr(buf, '/');
+		if (!slash) {
+			*last = buf;
+			fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			return fd < 0 ? -errno : fd;
+		}
+		*last = slash[1] ? slash + 1 : ".";
+		if (slash == buf) {
+			fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		} else {
+			*slash = '\0';
+			fd = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		}
+		return fd < 0 ? -errno : fd;
+	}
+	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (p = buf;;) {
+		int nfd, err;
+		struct stat st;
+
+		while (*p == '/')
+			p++;
+		slash = strchr(p, '/');
+		if (!slash) {
+			*last = *p ? p : ".";
+			return fd;
+		}
+		*slash = '\0';
+		nfd = openat(fd, p, O_PATH | O_DIRECTORY | O_CLOEXEC |
+				     (flags & KSF_FOLLOW ? 0 : O_NOFOLLOW));
+		if (nfd < 0) {
+			err = errno;
+			if ((err == ENOTDIR || err == ELOOP) &&
+			    fstatat(fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0)
+				err = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
+			close(fd);
+			return -err;
+		}
+		close(fd);
+		fd = nfd;
+		p = slash + 1;
+	}
+}
+
+/* The error for a file of type @mode that is not what @flags ask for, or 0. */
+static int wrong_type(mode_t mode, unsigned flags)
+{
+	if (S_ISLNK(mode))
+		return -ELOOP;
+	if (flags & KSF_DIRECTORY)
+		return S_ISDIR(mode) ? 0 : -ENOTDIR;
+	if (S_ISREG(mode))
+		return 0;
+	return S_ISDIR(mode) ? -EISDIR : -EINVAL;
+}
+
+int ksf_read_stat(const char *dir, const char *name, unsigned flags, struct stat *st)
+{
+	char buf[PATH_MAX];
+	const char *last;
+	int dfd = read_parent(dir, name, flags, buf, &last), rc;
+
+	if (dfd < 0)
+		return dfd;
+	rc = fstatat(dfd, last, st, flags & KSF_FOLLOW ? 0 : AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	close(dfd);
+	return rc;
+}
+
+int ksf_read_open(const char *dir, const char *name, unsigned flags)
+{
+	char buf[PATH_MAX];
+	const char *last;
+	struct stat st, st2;
+	int dfd = read_parent(dir, name, flags, buf, &last), fd, err;
+
+	if (dfd < 0)
+		return dfd;
+	if (fstatat(dfd, last, &st, flags & KSF_FOLLOW ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
+		err = -errno;
+		close(dfd);
+		return err;
+	}
+	err = wrong_type(st.st_mode, flags);
+	if (err) {
+		close(dfd);
+		return err;
+	}
+	fd = openat(dfd, last,
+		    O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+			    (flags & KSF_DIRECTORY ? O_DIRECTORY : 0) |
+			    (flags & KSF_FOLLOW ? 0 : O_NOFOLLOW));
+	err = fd < 0 ? -errno : 0;
+	close(dfd);
+	if (fd < 0)
+		return err;
+	if (fstat(fd, &st2) < 0 || (err = wrong_type(st2.st_mode, flags)) ||
+	    st2.st_dev != st.st_dev || st2.st_ino != st.st_ino) {
+		err = err ? err : -EAGAIN; /* swapped while we looked */
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+const char *ksf_read_why(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case ELOOP:
+		return "is a symbolic link: not following it";
+	case EISDIR:
+		return "is a directory, not a regular file: not reading it";
+	case EINVAL:
+		return "not a regular file (a FIFO, device or socket): not reading it";
+	case EAGAIN:
+		return "replaced while being opened: not reading it";
+	case ENOTDIR:
+		return "not a directory: not reading it";
+	default:
+		return strerror(err < 0 ? -err : err);
+	}
+}
+
+int ksf_trace_check(const char *dir, const char *sub,
+		    void (*report)(void *arg, const char *name, int err), void *arg)
+{
+	int fd = ksf_read_open(dir, sub ? sub : ".", KSF_DIRECTORY), bad = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd == -ENOENT && sub)
+		return 0;
+	if (fd < 0)
+		return fd;
+	d = fdopendir(fd);
+	if (!d) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		int err;
+
+		if (de->d_name[0] == '.' || !ksf_trace_name(de->d_name, !sub))
+			continue;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* gone meanwhile */
+		err = wrong_type(st.st_mode, !sub && !strcmp(de->d_name, "kernel") ? KSF_DIRECTORY : 0);
+		if (err) {
+			bad++;
+			if (report)
+				report(arg, de->d_name, err);
+		}
+	}
+	closedir(d);
+	return bad;
+}

@@ -42,6 +42,7 @@
 #define KTRACE_LIB_SAFEFILE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 /* ksf_dir_open() flags */
 #define KSF_CREATE 1u /* create the directory and missing parents (mode 0700) */
@@ -117,6 +118,72 @@ int ksf_tmp_at(int dirfd, const char *name, char *tmp, size_t len);
  * followed.  Return: 0, or -errno (the temporary removed; @name unchanged).
  */
 int ksf_replace_at(int dirfd, const char *name, const void *buf, size_t len);
+
+/* ksf_read_open() and ksf_read_stat() flags */
+#define KSF_FOLLOW 8u     /* follow symbolic links (a `map` line's ELF file), any component */
+#define KSF_DIRECTORY 16u /* the file must be a directory (an O_DIRECTORY descriptor) */
+
+/**
+ * ksf_read_open() - open an existing file for reading, the one way every
+ * reader of a trace directory opens its files (reader/files.c, the
+ * `ktrace` commands, read, --recover), so that a trace handed around
+ * cannot make ktrace read another file, a device or a FIFO.
+ * @dir:   the directory the user named (resolved as given, links
+ *         included: the user chose it), or NULL: @name is then a whole
+ *         path whose leading components are followed.
+ * @name:  the file, relative to @dir; may hold '/'-separated components
+ *         ("kernel/metadata"), each opened with O_NOFOLLOW.
+ * @flags: KSF_FOLLOW: follow links everywhere, the target must still be a
+ *         regular file (a program's libraries are often reached through
+ *         one: /lib64/ld-linux-x86-64.so.2); KSF_DIRECTORY: open a
+ *         directory instead of a regular file.
+ *
+ * The type is checked with fstatat() before anything is opened (a device
+ * is never opened, so opening has no side effect), the open is O_RDONLY |
+ * O_NONBLOCK | O_NOCTTY | O_CLOEXEC (with O_NOFOLLOW unless KSF_FOLLOW),
+ * and fstat() checks the type again on the descriptor (a file swapped in
+ * between is refused).
+ * Return: the descriptor (the caller closes it), or -errno: -ELOOP a
+ * symbolic link (or a link among @name's components), -EISDIR a
+ * directory, -EINVAL another file that is not a regular file (FIFO,
+ * device, socket), -ENOTDIR a leading component or (KSF_DIRECTORY) the
+ * file not a directory; anything else is the system call's (-ENOENT).
+ * ksf_read_why() turns these into the words of a one-line error.
+ */
+int ksf_read_open(const char *dir, const char *name, unsigned flags);
+
+/**
+ * ksf_read_stat() - lstat(2) of @name in @dir resolved as ksf_read_open()
+ * does (leading components of @name never followed; with KSF_FOLLOW,
+ * stat(2)).  Return: 0 and *@st, or -errno (-ELOOP a link among the
+ * leading components).
+ */
+int ksf_read_stat(const char *dir, const char *name, unsigned flags, struct stat *st);
+
+/**
+ * ksf_read_why() - the words for ksf_read_open()'s error @err (negative
+ * or positive errno): "is a symbolic link: not following it", "not a
+ * regular file (a FIFO, device or socket): not reading it", "is a
+ * directory, not a regular file: ...", "not a directory: ...", or
+ * strerror().  Return: a static string (not thread-safe for unknown
+ * errors, as strerror()).
+ */
+const char *ksf_read_why(int err);
+
+/**
+ * ksf_trace_check() - check the files of the trace directory @dir (or of
+ * its sub-directory @sub, e.g. "kernel", never followed) before reading
+ * them: every entry whose name is a trace file's (ksf_trace_name(), not
+ * the ".NAME.*" temporaries) must be a regular file, and "kernel" a
+ * directory, not a link to one.
+ * @report: called with @arg, the entry's name and -errno (as ksf_read_open()
+ *        returns: -ELOOP a link, -EISDIR, -EINVAL a FIFO, device or socket,
+ *        -ENOTDIR "kernel" not a directory) for each entry that is not.
+ * Return: the number of such entries, or -errno if the directory itself
+ * cannot be read (a missing @sub: 0).
+ */
+int ksf_trace_check(const char *dir, const char *sub,
+		    void (*report)(void *arg, const char *name, int err), void *arg);
 
 /*
  * The same for a file of the directory @dir, which must satisfy the rules

@@ -132,7 +132,7 @@ static void bad_index(struct ktr_trace *t, uint32_t index)
 	const char *path = t->cs.path ? t->cs.path : t->dir;
 
 	if (t->cs_state != 1) {
-		if (!t->cs_far_reported && !t->cs.exists) {
+		if (!t->cs_far_reported && !t->cs.exists && !ktr_file_refused(t, "callsites")) {
 			t->cs_far_reported = 1;
 			ktr_diag(t, 1, "%s/callsites: missing; the functions of call records are unknown",
 				 t->dir);

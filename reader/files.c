@@ -4,8 +4,11 @@
  *
  * Files are mapped whole (MAP_PRIVATE, PROT_READ): the kernel pages them in
  * as the cursors walk, so even a large trace costs address space, not
- * memory.  Only regular files are opened (O_NONBLOCK, so a FIFO planted in
- * a trace directory cannot hang the reader).
+ * memory.  Every file is opened through ksf_read_open() (lib/safefile.h):
+ * never through a symbolic link (in DIR/kernel/NAME, neither kernel nor
+ * NAME may be one), only regular files, O_NONBLOCK; a FIFO or device
+ * planted in a trace directory is refused with one line before it is
+ * opened, so it cannot hang the reader or make it read without end.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/safefile.h"
 #include "reader/internal.h"
 
 static const struct ktr_memfile *mem_find(struct ktr_trace *t, const char *name)
@@ -25,6 +29,62 @@ static const struct ktr_memfile *mem_find(struct ktr_trace *t, const char *name)
 		if (t->mfiles[i].name && strcmp(t->mfiles[i].name, name) == 0)
 			return &t->mfiles[i];
 	return NULL;
+}
+
+/*
+ * ktr_open_in() - ksf_read_open() of DIR/@name for @t: relative to the
+ * directory the user named (a sub-trace's "kernel/" is one more component
+ * not followed).  Return: a descriptor or -errno.
+ */
+int ktr_open_in(struct ktr_trace *t, const char *name, unsigned flags)
+{
+	char rel[4096];
+
+	if (snprintf(rel, sizeof(rel), "%s%s", t->sub_prefix ? t->sub_prefix : "", name) >=
+	    (int)sizeof(rel))
+		return -ENAMETOOLONG;
+	return ksf_read_open(t->base ? t->base : t->dir, rel, flags);
+}
+
+/* The callback of ktr_check_files(): one line per refused file, remembered. */
+static void bad_file(void *arg, const char *name, int err)
+{
+	struct ktr_trace *t = arg;
+	char **n;
+
+	ktr_diag(t, 1, "%s/%s: %s", t->dir, name, ksf_read_why(err));
+	n = realloc(t->badf, (t->nbadf + 1) * sizeof(*n));
+	if (!n)
+		return;
+	t->badf = n;
+	if ((n[t->nbadf] = strdup(name)))
+		t->nbadf++;
+}
+
+/*
+ * ktr_check_files() - before anything is read: every file of DIR with a
+ * trace file's name must be a regular file (ksf_trace_check()); each that
+ * is not is reported once, as an error, and never opened
+ * (ktr_file_open() then fails quietly with -EINVAL).
+ */
+void ktr_check_files(struct ktr_trace *t)
+{
+	int rc;
+
+	if (t->mfiles)
+		return;
+	rc = ksf_trace_check(t->base ? t->base : t->dir, t->base ? "kernel" : NULL, bad_file, t);
+	if (rc < 0)
+		ktr_diag(t, 1, "%s: %s", t->dir, ksf_read_why(rc));
+}
+
+/* ktr_file_refused() - 1 if ktr_check_files() refused DIR/@name. */
+int ktr_file_refused(const struct ktr_trace *t, const char *name)
+{
+	for (size_t i = 0; i < t->nbadf; i++)
+		if (!strcmp(t->badf[i], name))
+			return 1;
+	return 0;
 }
 
 /*
@@ -55,23 +115,19 @@ int ktr_file_open(struct ktr_trace *t, struct ktr_file *f, const char *name, int
 		f->exists = 1;
 		return 0;
 	}
-	fd = open(f->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (ktr_file_refused(t, name))
+		return -EINVAL; /* said once by ktr_check_files() */
+	fd = ktr_open_in(t, name, 0);
 	if (fd < 0) {
-		err = errno;
-		if (!quiet || err != ENOENT)
-			ktr_diag(t, 1, "%s: %s", f->path, strerror(err));
-		return -err;
+		if (!quiet || fd != -ENOENT)
+			ktr_diag(t, 1, "%s: %s", f->path, ksf_read_why(fd));
+		return fd;
 	}
 	if (fstat(fd, &st) < 0) {
 		err = errno;
 		ktr_diag(t, 1, "%s: %s", f->path, strerror(err));
 		close(fd);
 		return -err;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		ktr_diag(t, 1, "%s: not a regular file", f->path);
-		close(fd);
-		return -EINVAL;
 	}
 	f->exists = 1;
 	f->size = (size_t)st.st_size;
@@ -101,20 +157,26 @@ void ktr_file_close(struct ktr_file *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* ktr_file_exists() - 1 if DIR/@name exists (any type), 0 if not. */
+/* ktr_file_exists() - 1 if DIR/@name exists (any type, a link included:
+ * opening it then says what it is), 0 if not. */
 int ktr_file_exists(struct ktr_trace *t, const char *name)
 {
-	char *path;
+	char rel[4096];
 	struct stat st;
-	int r;
 
 	if (t->mfiles)
 		return mem_find(t, name) != NULL;
-	if (asprintf(&path, "%s/%s", t->dir, name) < 0)
+	if (snprintf(rel, sizeof(rel), "%s%s", t->sub_prefix ? t->sub_prefix : "", name) >=
+	    (int)sizeof(rel))
 		return 0;
-	r = stat(path, &st) == 0;
-	free(path);
-	return r;
+	/* a link among the components "exists": opening it says it is one */
+	switch (ksf_read_stat(t->base ? t->base : t->dir, rel, 0, &st)) {
+	case 0:
+	case -ELOOP:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 /*
@@ -128,6 +190,7 @@ char **ktr_list_files(struct ktr_trace *t, size_t *n)
 	size_t cap = 0;
 	DIR *d;
 	struct dirent *de;
+	int fd;
 
 	*n = 0;
 	if (t->mfiles) {
@@ -137,9 +200,12 @@ char **ktr_list_files(struct ktr_trace *t, size_t *n)
 				(*n)++;
 		return v;
 	}
-	d = opendir(t->dir);
+	fd = ktr_open_in(t, ".", KSF_DIRECTORY);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
-		ktr_diag(t, 1, "%s: %s", t->dir, strerror(errno));
+		ktr_diag(t, 1, "%s: %s", t->dir, fd < 0 ? ksf_read_why(fd) : strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
 	while ((de = readdir(d))) {

@@ -20,6 +20,22 @@
 #include "reader/reader.h"
 
 #define KTR_DIAG_MAX 256
+/*
+ * Bounds on what a metadata file may declare, checked before anything is
+ * allocated (docs/FORMAT.md, "The metadata file"): stream indexes are
+ * 0..65535 and each once, so at most 65536 `stream` and `seq-base` lines
+ * count; at most KTR_MAX_MAPS `map` lines (a process has at most
+ * vm.max_map_count mappings, 65530 by default, and each object about 4
+ * PT_LOAD segments); the lines beyond are refused as errors.
+ */
+#ifndef KTR_MAX_STREAMS /* the fuzz targets build with small ones (fuzz/Makefile) */
+#define KTR_MAX_STREAMS 65536
+#endif
+#ifndef KTR_MAX_MAPS
+#define KTR_MAX_MAPS 65536
+#endif
+#define KTR_STR_(x) #x
+#define KTR_STR(x) KTR_STR_(x) /* a number macro as a string literal */
 /* Largest sub-buffer the reader accepts without a stated geometry (64 MiB,
  * ktrace.h's KTRACE_MAX_BUF_SIZE). */
 #define KTRACE_MAX_BUF_SIZE_GUESS (64u * 1024u * 1024u)
@@ -111,6 +127,7 @@ struct ktr_mstream {
 	unsigned index;
 	unsigned kind;
 	char *file;
+	unsigned line; /* its metadata line */
 };
 
 /* A metadata `map` line (the public struct plus its owned strings). */
@@ -126,6 +143,10 @@ struct ktr_pair2 {
 
 struct ktr_trace {
 	char *dir;
+	char *base;             /* a sub-trace's: the directory the user named (DIR), else NULL */
+	const char *sub_prefix; /* a sub-trace's "kernel/" (never followed), else NULL */
+	char **badf;            /* files ksf_trace_check() refused (reported once; never opened) */
+	size_t nbadf;
 	const struct ktr_memfile *mfiles; /* ktr_open_mem(), else NULL */
 	size_t nmfiles;
 
@@ -136,12 +157,18 @@ struct ktr_trace {
 	int meta_layout; /* -1 unset, 0 fixed, 1 packed, 2 slots */
 
 	struct ktr_mstream *mstreams;
-	size_t nmstreams;
-	struct ktr_seqbase { unsigned index; uint64_t seq; } *seqbase; /* `seq-base` lines */
-	size_t nseqbase;
+	size_t nmstreams, capmstreams;
+	uint8_t *mstream_seen;   /* KTR_MAX_STREAMS bits: stream indexes with a line (parsing) */
+	uint32_t *mstream_hash;  /* open addressing: mstreams[] index + 1 by file name (parsing) */
+	size_t hashcap;
+	uint64_t *seqbase;       /* KTR_MAX_STREAMS `seq-base` values by index (NULL: no such line) */
+	uint8_t *seqbase_set;    /* KTR_MAX_STREAMS bits: which are set */
+	/* each_line()'s run of one error on consecutive lines, said once as FILE:A-B */
+	const char *run_err;
+	unsigned run_first, run_last;
 
 	struct ktr_event *events; /* sorted by (cls group, id) */
-	size_t nevents;
+	size_t nevents, capevents;
 	char *funcs[256];
 
 	struct ktr_thread_ent *threads; /* sorted by tid after open */
@@ -157,6 +184,7 @@ struct ktr_trace {
 
 	struct ktr_stream *streams;
 	unsigned nstreams;
+	size_t capstreams;
 
 	/* diagnostics: a ring of undrained messages */
 	char *diag[KTR_DIAG_MAX];
@@ -204,6 +232,9 @@ void ktr_diag(struct ktr_trace *t, int error, const char *fmt, ...)
 void ktr_diag_free(struct ktr_trace *t);
 
 /* files.c */
+int ktr_open_in(struct ktr_trace *t, const char *name, unsigned flags);
+void ktr_check_files(struct ktr_trace *t);
+int ktr_file_refused(const struct ktr_trace *t, const char *name);
 int ktr_file_open(struct ktr_trace *t, struct ktr_file *f, const char *name, int quiet);
 void ktr_file_close(struct ktr_file *f);
 int ktr_file_exists(struct ktr_trace *t, const char *name);
@@ -231,7 +262,7 @@ int ktr_merge_next(struct ktr_trace *t, struct ktr_rec *r);
 void ktr_sub_open(struct ktr_trace *t);
 void ktr_sub_rewind(struct ktr_trace *t);
 void ktr_sub_close(struct ktr_trace *t);
-struct ktr_trace *ktr_open_sub(const char *dir, const struct ktr_memfile *files, size_t n);
+struct ktr_trace *ktr_open_sub(const char *parent, const struct ktr_memfile *files, size_t n);
 
 /* stream.c */
 void ktr_stream_index(struct ktr_trace *t, struct ktr_stream *s);

@@ -33,31 +33,24 @@
  */
 void ktr_sub_open(struct ktr_trace *t)
 {
-	char *path = NULL;
-
-	if (t->is_sub || !ktr_file_exists(t, "kernel/metadata"))
-		return;
-	if (asprintf(&path, "%s/kernel", t->dir) < 0)
+	if (t->is_sub || ktr_file_refused(t, "kernel") || !ktr_file_exists(t, "kernel/metadata"))
 		return;
 	if (t->mfiles) {
 		size_t n = 0;
 
 		t->sub_mfiles = calloc(t->nmfiles ? t->nmfiles : 1, sizeof(*t->sub_mfiles));
-		if (!t->sub_mfiles) {
-			free(path);
+		if (!t->sub_mfiles)
 			return;
-		}
 		for (size_t i = 0; i < t->nmfiles; i++)
 			if (t->mfiles[i].name && !strncmp(t->mfiles[i].name, "kernel/", 7) &&
 			    t->mfiles[i].name[7]) {
 				t->sub_mfiles[n] = t->mfiles[i];
 				t->sub_mfiles[n++].name += 7;
 			}
-		t->sub = ktr_open_sub(path, t->sub_mfiles, n);
+		t->sub = ktr_open_sub(t->dir, t->sub_mfiles, n);
 	} else {
-		t->sub = ktr_open_sub(path, NULL, 0);
+		t->sub = ktr_open_sub(t->dir, NULL, 0);
 	}
-	free(path);
 	if (!t->sub)
 		return;
 	for (unsigned i = 0; i < t->sub->nstreams; i++)

@@ -224,12 +224,18 @@ const struct ktr_map *ktr_map_at(const struct ktr_trace *t, size_t i)
 static int add_event(struct ktr_trace *t, uint64_t id, unsigned cls, const char *name, size_t nlen,
 		     const char *cat, size_t clen, const char *args, size_t alen)
 {
-	struct ktr_event *n = realloc(t->events, (t->nevents + 1) * sizeof(*n)), *e;
+	struct ktr_event *e;
 
-	if (!n)
-		return -ENOMEM;
-	t->events = n;
-	e = &n[t->nevents];
+	if (t->nevents == t->capevents) {
+		size_t cap = t->capevents ? 2 * t->capevents : 64;
+		struct ktr_event *n = realloc(t->events, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->events = n;
+		t->capevents = cap;
+	}
+	e = &t->events[t->nevents];
 	memset(e, 0, sizeof(*e));
 	e->id = (unsigned)id;
 	e->cls = cls;
@@ -259,6 +265,65 @@ static unsigned kind_of(const char *s, size_t len)
 		return KTRACE_STREAM_SHARED;
 	if (eq(s, len, "cpu"))
 		return KTRACE_STREAM_CPU;
+	return 0;
+}
+
+/* FNV-1a of a NUL-terminated name. */
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+/* Put mstreams[@i] into the file-name table (t->hashcap a power of two, half full at most). */
+static void hash_put(struct ktr_trace *t, size_t i)
+{
+	size_t m = t->hashcap - 1, h = name_hash(t->mstreams[i].file) & m;
+
+	while (t->mstream_hash[h])
+		h = (h + 1) & m;
+	t->mstream_hash[h] = (uint32_t)(i + 1);
+}
+
+/*
+ * Add a `stream` line (@file malloc'ed, taken on success): in time and
+ * memory linear in the lines, a file named twice found by a hash of the
+ * names.  Return: 0, -EEXIST (@file is an earlier line's), -ENOMEM.
+ */
+static int mstream_add(struct ktr_trace *t, unsigned index, unsigned kind, char *file, unsigned line)
+{
+	size_t m, h;
+
+	if (2 * (t->nmstreams + 1) > t->hashcap) {
+		size_t cap = t->hashcap ? 2 * t->hashcap : 64;
+		uint32_t *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		free(t->mstream_hash);
+		t->mstream_hash = n;
+		t->hashcap = cap;
+		for (size_t i = 0; i < t->nmstreams; i++)
+			hash_put(t, i);
+	}
+	m = t->hashcap - 1;
+	for (h = name_hash(file) & m; t->mstream_hash[h]; h = (h + 1) & m)
+		if (!strcmp(t->mstreams[t->mstream_hash[h] - 1].file, file))
+			return -EEXIST;
+	if (t->nmstreams == t->capmstreams) {
+		size_t cap = t->capmstreams ? 2 * t->capmstreams : 16;
+		struct ktr_mstream *n = realloc(t->mstreams, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->mstreams = n;
+		t->capmstreams = cap;
+	}
+	t->mstreams[t->nmstreams] = (struct ktr_mstream){ index, kind, file, line };
+	hash_put(t, t->nmstreams++);
 	return 0;
 }
 
@@ -355,43 +420,56 @@ static const char *parse_line(struct ktr_trace *t, const char *line, size_t llen
 		return NULL;
 	}
 	if (eq(k, kl, "stream")) {
-		struct ktr_mstream *n;
 		unsigned kind;
+		char *file;
 
-		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > 65535)
+		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x >= KTR_MAX_STREAMS)
 			return "bad stream index";
 		if (!field(&fs, &b, &bl) || !(kind = kind_of(b, bl)))
 			return "stream kind must be thread, shared or cpu";
 		if (!field(&fs, &c, &cl) || memchr(c, '/', cl) || memchr(c, 0, cl) ||
 		    eq(c, cl, ".") || eq(c, cl, "..") || cl > 255)
 			return "bad stream file name";
-		for (size_t i = 0; i < t->nmstreams; i++)
-			if (t->mstreams[i].index == x)
-				return "duplicate stream index";
-		n = realloc(t->mstreams, (t->nmstreams + 1) * sizeof(*n));
-		if (!n)
+		if (!t->mstream_seen && !(t->mstream_seen = calloc(KTR_MAX_STREAMS / 8, 1)))
 			return "out of memory";
-		t->mstreams = n;
-		n[t->nmstreams].index = (unsigned)x;
-		n[t->nmstreams].kind = kind;
-		n[t->nmstreams].file = copy_str(c, cl);
-		if (n[t->nmstreams].file)
-			t->nmstreams++;
-		return NULL;
+		if (t->mstream_seen[x >> 3] & (1u << (x & 7)))
+			return "duplicate stream index";
+		file = copy_str(c, cl);
+		if (!file)
+			return "out of memory";
+		switch (mstream_add(t, (unsigned)x, kind, file, lineno)) {
+		case 0:
+			t->mstream_seen[x >> 3] |= (uint8_t)(1u << (x & 7));
+			return NULL;
+		case -EEXIST:
+			free(file);
+			/* one file read as two streams: twice its memory, its records twice */
+			return "stream file named by an earlier stream line";
+		default:
+			free(file);
+			return "out of memory";
+		}
 	}
 	if (eq(k, kl, "seq-base")) {
-		struct ktr_seqbase *n;
 		uint64_t seq;
 
-		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > 65535)
+		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x >= KTR_MAX_STREAMS)
 			return "bad stream index";
 		if (!field(&fs, &b, &bl) || ktr_parse_u64(b, bl, &seq))
 			return "bad sequence number";
-		n = realloc(t->seqbase, (t->nseqbase + 1) * sizeof(*n));
-		if (!n)
-			return "out of memory";
-		t->seqbase = n;
-		n[t->nseqbase++] = (struct ktr_seqbase){ (unsigned)x, seq };
+		if (!t->seqbase) {
+			t->seqbase = malloc(KTR_MAX_STREAMS * sizeof(*t->seqbase));
+			t->seqbase_set = calloc(KTR_MAX_STREAMS / 8, 1);
+			if (!t->seqbase || !t->seqbase_set) {
+				free(t->seqbase);
+				free(t->seqbase_set);
+				t->seqbase = NULL;
+				t->seqbase_set = NULL;
+				return "out of memory";
+			}
+		}
+		t->seqbase[x] = seq; /* a later line wins */
+		t->seqbase_set[x >> 3] |= (uint8_t)(1u << (x & 7));
 		return NULL;
 	}
 	if (eq(k, kl, "func")) {
@@ -439,6 +517,8 @@ static const char *parse_line(struct ktr_trace *t, const char *line, size_t llen
 		size_t dl, el;
 		uint64_t z;
 
+		if (t->nmaps >= KTR_MAX_MAPS)
+			return "too many map lines (at most " KTR_STR(KTR_MAX_MAPS) "): refused";
 		if (!field(&fs, &a, &al) || parse_hex(a, al, &x) || !field(&fs, &b, &bl) ||
 		    parse_hex(b, bl, &y) || y < x || !field(&fs, &c, &cl) || parse_hex(c, cl, &z))
 			return "bad map line (expected map START END OFFSET BUILDID PATH, hex numbers)";
@@ -452,7 +532,24 @@ static const char *parse_line(struct ktr_trace *t, const char *line, size_t llen
 	return NULL; /* unknown keys: ignored */
 }
 
-/* Call @fn on each line of @f; lines end at '\n' (a last unterminated line counts). */
+/* Say the pending run of one error: "FILE:LINE: what" or "FILE:FIRST-LAST: what (N lines)". */
+static void run_flush(struct ktr_trace *t, const struct ktr_file *f)
+{
+	if (!t->run_err)
+		return;
+	if (t->run_first == t->run_last)
+		ktr_diag(t, 1, "%s:%u: %s", f->path, t->run_first, t->run_err);
+	else
+		ktr_diag(t, 1, "%s:%u-%u: %s (%u lines)", f->path, t->run_first, t->run_last,
+			 t->run_err, t->run_last - t->run_first + 1);
+	t->run_err = NULL;
+}
+
+/*
+ * Call @fn on each line of @f; lines end at '\n' (a last unterminated line
+ * counts).  An error on consecutive lines is said once, with the range: a
+ * metadata file of a million bad lines gives one line, not a million.
+ */
 static void each_line(struct ktr_trace *t, const struct ktr_file *f,
 		      const char *(*fn)(struct ktr_trace *, const char *, size_t, unsigned))
 {
@@ -467,10 +564,18 @@ static void each_line(struct ktr_trace *t, const struct ktr_file *f,
 		lineno++;
 		if (len && p[len - 1] == '\r')
 			len--;
-		if (!(len && p[0] == '#') && (err = fn(t, p, len, lineno)))
-			ktr_diag(t, 1, "%s:%u: %s", f->path, lineno, err);
+		if (!(len && p[0] == '#') && (err = fn(t, p, len, lineno))) {
+			if (t->run_err && !strcmp(t->run_err, err) && lineno == t->run_last + 1) {
+				t->run_last = lineno;
+			} else {
+				run_flush(t, f);
+				t->run_err = err;
+				t->run_first = t->run_last = lineno;
+			}
+		}
 		p = nl ? nl + 1 : end;
 	}
+	run_flush(t, f);
 }
 
 /**
@@ -483,6 +588,11 @@ void ktr_parse_metadata(struct ktr_trace *t, const struct ktr_file *f)
 		ktr_diag(t, 1, "%s:1: not a ktrace metadata file (first line must be 'ktrace-format N')",
 			 f->path);
 	each_line(t, f, parse_line);
+	free(t->mstream_seen); /* parsing aids */
+	free(t->mstream_hash);
+	t->mstream_seen = NULL;
+	t->mstream_hash = NULL;
+	t->hashcap = 0;
 	if (t->info.version > KTRACE_FORMAT_VERSION)
 		ktr_diag(t, 1,
 			 "%s:1: format version %u is newer than this reader's %u; reading what it can",

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/safefile.h"
 #include "reader/internal.h"
 
 static struct ktr_trace *trace_new(const char *dir)
@@ -56,7 +57,7 @@ static long stream_file_index(const char *name)
 	for (const char *c = p; *c; c++)
 		if (*c < '0' || *c > '9')
 			return -1;
-	if (ktr_parse_u64(p, strlen(p), &v) || v > 65535)
+	if (ktr_parse_u64(p, strlen(p), &v) || v >= KTR_MAX_STREAMS)
 		return -1;
 	return (long)v;
 }
@@ -70,12 +71,18 @@ static int cmp_stream(const void *a, const void *b)
 
 static int add_stream(struct ktr_trace *t, unsigned index, unsigned kind, const char *file)
 {
-	struct ktr_stream *n = realloc(t->streams, (t->nstreams + 1) * sizeof(*n)), *s;
+	struct ktr_stream *s;
 
-	if (!n)
-		return -ENOMEM;
-	t->streams = n;
-	s = &n[t->nstreams++];
+	if (t->nstreams == t->capstreams) { /* doubling: linear in the streams */
+		size_t cap = t->capstreams ? 2 * t->capstreams : 16;
+		struct ktr_stream *n = realloc(t->streams, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->streams = n;
+		t->capstreams = cap;
+	}
+	s = &t->streams[t->nstreams++];
 	memset(s, 0, sizeof(*s));
 	s->index = index;
 	s->info.index = index;
@@ -90,26 +97,25 @@ static void find_streams(struct ktr_trace *t)
 {
 	size_t n = 0;
 	char **names = ktr_list_files(t, &n);
+	uint8_t *seen = calloc(KTR_MAX_STREAMS / 8, 1); /* indexes taken: linear, not quadratic */
 
-	for (size_t i = 0; names && i < n; i++) {
+	for (size_t i = 0; names && seen && i < n; i++) {
 		long idx = stream_file_index(names[i]);
-		int dup = 0;
 
 		if (idx < 0)
 			continue;
-		for (unsigned k = 0; k < t->nstreams; k++)
-			if (t->streams[k].index == (unsigned)idx)
-				dup = 1;
-		if (dup) {
+		if (seen[idx >> 3] & (1u << (idx & 7))) {
 			ktr_diag(t, 0, "%s/%s: warning: another file is stream %ld already; ignored",
 				 t->dir, names[i], idx);
 			continue;
 		}
+		seen[idx >> 3] |= (uint8_t)(1u << (idx & 7));
 		add_stream(t, (unsigned)idx, 0, names[i]);
 	}
 	for (size_t i = 0; names && i < n; i++)
 		free(names[i]);
 	free(names);
+	free(seen);
 }
 
 /* Geometry of stream @s (see the file comment). */
@@ -151,8 +157,14 @@ static void load(struct ktr_trace *t)
 	struct stat st;
 
 	if (!t->mfiles) {
-		if (stat(t->dir, &st) < 0) {
-			ktr_diag(t, 1, "%s: %s", t->dir, strerror(errno));
+		/* DIR as the user named it; a sub-trace's DIR/kernel never through a link */
+		int rc = t->base ? ksf_read_stat(t->base, "kernel", 0, &st)
+				 : stat(t->dir, &st) < 0 ? -errno : 0;
+
+		if (!rc && S_ISLNK(st.st_mode))
+			rc = -ELOOP;
+		if (rc < 0) {
+			ktr_diag(t, 1, "%s: %s", t->dir, ksf_read_why(rc));
 			return;
 		}
 		if (!S_ISDIR(st.st_mode)) {
@@ -160,6 +172,8 @@ static void load(struct ktr_trace *t)
 			return;
 		}
 	}
+
+	ktr_check_files(t); /* links, FIFOs, devices named like trace files: refused */
 
 	/* `ktrace record --kernel` without a program: only DIR/kernel (kernel.c) */
 	t->kernel_only = !t->is_sub && !ktr_file_exists(t, "metadata") &&
@@ -223,9 +237,9 @@ static void load(struct ktr_trace *t)
 			if (!s->info.kind && c->kind >= KTRACE_STREAM_THREAD && c->kind <= KTRACE_STREAM_CPU)
 				s->info.kind = c->kind;
 		}
-		for (size_t j = 0; j < t->nseqbase; j++)
-			if (t->seqbase[j].index == s->index)
-				s->seq_base = t->seqbase[j].seq;
+		if (t->seqbase && s->index < KTR_MAX_STREAMS &&
+		    (t->seqbase_set[s->index >> 3] & (1u << (s->index & 7))))
+			s->seq_base = t->seqbase[s->index];
 		set_geometry(t, s);
 		if (i == 0 || !t->info.buf_size) {
 			t->info.buf_size = s->info.buf_size;
@@ -259,15 +273,28 @@ struct ktr_trace *ktr_open(const char *dir)
 	return t;
 }
 
-/* ktr_open_sub() - open a kernel sub-trace (kernel.c): as ktr_open() or
- * ktr_open_mem() (@files not NULL), without looking for a kernel/ in it. */
-struct ktr_trace *ktr_open_sub(const char *dir, const struct ktr_memfile *files, size_t n)
+/* ktr_open_sub() - open the kernel sub-trace @parent/kernel (kernel.c): as
+ * ktr_open() or ktr_open_mem() (@files not NULL), without looking for a
+ * kernel/ in it; "kernel" is a component its files are opened through,
+ * never followed if it is a link (ktr_open_in()). */
+struct ktr_trace *ktr_open_sub(const char *parent, const struct ktr_memfile *files, size_t n)
 {
 	static const struct ktr_memfile none;
-	struct ktr_trace *t = trace_new(dir);
+	struct ktr_trace *t;
+	char *dir;
 
+	if (asprintf(&dir, "%s/kernel", parent) < 0)
+		return NULL;
+	t = trace_new(dir);
+	free(dir);
 	if (!t)
 		return NULL;
+	t->base = strdup(parent);
+	if (!t->base) {
+		ktr_close(t);
+		return NULL;
+	}
+	t->sub_prefix = "kernel/";
 	t->is_sub = 1;
 	if (files) {
 		t->mfiles = n ? files : &none;
@@ -310,6 +337,9 @@ void ktr_close(struct ktr_trace *t)
 		free(t->mstreams[i].file);
 	free(t->mstreams);
 	free(t->seqbase);
+	free(t->seqbase_set);
+	free(t->mstream_seen);
+	free(t->mstream_hash);
 	for (size_t i = 0; i < t->nevents; i++) {
 		struct ktr_event *e = &t->events[i];
 
@@ -336,7 +366,11 @@ void ktr_close(struct ktr_trace *t)
 	for (int i = 0; i < 6; i++)
 		free(t->strs[i]);
 	ktr_diag_free(t);
+	for (size_t i = 0; i < t->nbadf; i++)
+		free(t->badf[i]);
+	free(t->badf);
 	free(t->dir);
+	free(t->base);
 	free(t);
 }
 

@@ -12,6 +12,10 @@
  * the program header with the recorded file offset), which places PIE
  * executables and shared libraries where the traced process had them.
  *
+ * An object's file is opened with ksf_read_open(KSF_FOLLOW): a link is
+ * followed, but the file reached must be a regular file (a FIFO, device or
+ * directory is refused before it is opened, so a planted path cannot hang
+ * the reader or make it read a device).
  * An object whose file is missing, is not ELF, or has another build id
  * than the recorded one is not used: its addresses are shown as
  * "[NAME]+0xOFF" (file offset), and one warning names the file.  A
@@ -37,6 +41,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/safefile.h"
 #include "reader/internal.h"
 
 enum { MOD_UNTRIED = 0, MOD_OK = 1, MOD_UNUSABLE = 2 };
@@ -93,6 +98,8 @@ struct ktr_syms {
 	size_t nmods;
 	struct sym_seg *segs; /* sorted by start */
 	size_t nsegs;
+	unsigned *modof;      /* per map line: its object */
+	size_t *nextmap;      /* per map line: the object's next line, SIZE_MAX at the end */
 	struct sym_cache *cache;
 	size_t ncache, capcache;
 	struct ktr_demangler *dm; /* NULL: names as the symbol tables spell them */
@@ -207,10 +214,22 @@ static void kernel_sym(const struct ktr_syms *s, uint64_t addr, uint64_t pc, str
 	out->offset = addr - s->ksyms[lo].addr;
 }
 
+/* Map indexes ordered by (path, build id, line): one object's lines together. */
+static int cmp_map_idx(const void *a, const void *b, void *arg)
+{
+	const struct ktr_map_ent *maps = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(maps[x].m.path, maps[y].m.path);
+
+	if (!c)
+		c = strcmp(maps[x].m.buildid, maps[y].m.buildid);
+	return c ? c : (x < y ? -1 : x > y);
+}
+
 struct ktr_syms *ktr_syms_new(struct ktr_trace *t)
 {
 	struct ktr_syms *s = calloc(1, sizeof(*s));
-	size_t n = t->nmaps;
+	size_t n = t->nmaps, *idx = NULL, *first = NULL;
 
 	if (!s)
 		goto nomem;
@@ -219,34 +238,62 @@ struct ktr_syms *ktr_syms_new(struct ktr_trace *t)
 	elf_version(EV_CURRENT);
 	s->mods = calloc(n ? n : 1, sizeof(*s->mods));
 	s->segs = calloc(n ? n : 1, sizeof(*s->segs));
-	if (!s->mods || !s->segs)
+	s->modof = calloc(n ? n : 1, sizeof(*s->modof));
+	s->nextmap = calloc(n ? n : 1, sizeof(*s->nextmap));
+	idx = malloc((n ? n : 1) * sizeof(*idx));
+	first = malloc((n ? n : 1) * sizeof(*first));
+	if (!s->mods || !s->segs || !s->modof || !s->nextmap || !idx || !first)
 		goto nomem;
+	/*
+	 * One object per (path, build id), numbered in the order of their first
+	 * line (the program's first): sorted once, O(n log n), not a search of
+	 * the objects per line.  nextmap[] chains each object's lines.
+	 */
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof(*idx), cmp_map_idx, t->maps);
+	for (size_t j = 0; j < n; j++) {
+		size_t i = idx[j];
+
+		first[i] = j && !strcmp(t->maps[idx[j - 1]].m.path, t->maps[i].m.path) &&
+					   !strcmp(t->maps[idx[j - 1]].m.buildid, t->maps[i].m.buildid)
+				   ? first[idx[j - 1]]
+				   : i;
+		s->nextmap[i] = SIZE_MAX;
+		if (first[i] != i)
+			s->nextmap[idx[j - 1]] = i;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct ktr_map *m = &t->maps[i].m;
 		size_t k;
 
-		for (k = 0; k < s->nmods; k++)
-			if (!strcmp(s->mods[k].path, m->path) && !strcmp(s->mods[k].buildid, m->buildid))
-				break;
-		if (k == s->nmods) {
+		if (first[i] == i) {
 			const char *slash = strrchr(m->path, '/');
 
+			k = s->nmods++;
 			s->mods[k].path = m->path;
 			s->mods[k].buildid = m->buildid;
 			s->mods[k].modname = slash && slash[1] ? slash + 1 : m->path;
 			s->mods[k].first_seg = i;
-			s->nmods++;
+		} else {
+			k = s->modof[first[i]];
 		}
+		s->modof[i] = (unsigned)k;
 		s->segs[s->nsegs].start = m->start;
 		s->segs[s->nsegs].end = m->end;
 		s->segs[s->nsegs].offset = m->offset;
 		s->segs[s->nsegs].mod = (unsigned)k;
 		s->nsegs++;
 	}
+	free(idx);
+	free(first);
+	idx = first = NULL;
 	qsort(s->segs, s->nsegs, sizeof(*s->segs), cmp_seg);
 	load_kallsyms(s);
 	return s;
 nomem:
+	free(idx);
+	free(first);
 	ktr_syms_free(s);
 	errno = ENOMEM;
 	return NULL;
@@ -281,6 +328,8 @@ void ktr_syms_free(struct ktr_syms *s)
 	}
 	free(s->mods);
 	free(s->segs);
+	free(s->modof);
+	free(s->nextmap);
 	free(s->cache);
 	ktr_demangler_free(s->dm);
 	free(s->ksyms);
@@ -335,9 +384,12 @@ static void mod_open(struct ktr_syms *s, struct sym_mod *m)
 		warn(s, m, "no file to read symbols from");
 		return;
 	}
-	fd = open(file, O_RDONLY | O_CLOEXEC);
+	/* a link is followed (libraries are reached through some), but only to a
+	 * regular file, opened O_NONBLOCK: a map path naming a FIFO or a device
+	 * (itself or through a link) is refused before it is opened */
+	fd = ksf_read_open(NULL, file, KSF_FOLLOW);
 	if (fd < 0) {
-		warn(s, m, strerror(errno));
+		warn(s, m, ksf_read_why(fd));
 		return;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -356,11 +408,10 @@ static void mod_open(struct ktr_syms *s, struct sym_mod *m)
 		warn(s, m, why);
 		goto fail;
 	}
-	for (size_t i = 0; i < s->t->nmaps && !matched; i++) {
+	/* this object's map lines only (nextmap[]): linear in the lines overall */
+	for (size_t i = m->first_seg; i != SIZE_MAX && i < s->t->nmaps && !matched; i = s->nextmap[i]) {
 		const struct ktr_map *mp = &s->t->maps[i].m;
 
-		if (strcmp(mp->path, m->path) || strcmp(mp->buildid, m->buildid))
-			continue;
 		if (elf_getphdrnum(elf, &nph) < 0)
 			break;
 		for (size_t k = 0; k < nph; k++) {

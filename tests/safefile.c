@@ -230,6 +230,82 @@ static void test_files(void)
 	close(dfd);
 }
 
+/* The readers' side: ksf_read_open(), ksf_read_stat(), ksf_trace_check(). */
+static int nbad;
+static char bad[256];
+
+static void note_bad(void *arg, const char *name, int err)
+{
+	(void)arg;
+	nbad++;
+	snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%s:%d ", name, -err);
+}
+
+static void test_read(void)
+{
+	struct stat st;
+	char buf[8];
+	int fd;
+
+	mkdir(P("r"), 0700);
+	mkdir(P("r/kernel"), 0700);
+	mkdir(P("r/sub"), 0700);
+	put("r/metadata", "ktrace-format 1\n");
+	put("r/kernel/metadata", "k\n");
+	put("r/secret", "secret\n");
+	fd = ksf_read_open(P("r"), "metadata", 0);
+	ok(fd >= 0 && read(fd, buf, 6) == 6 && !memcmp(buf, "ktrace", 6), "a regular file: opened and read");
+	ok(fd >= 0 && (fcntl(fd, F_GETFL) & O_NONBLOCK) && (fcntl(fd, F_GETFD) & FD_CLOEXEC),
+	   "... O_NONBLOCK and close-on-exec");
+	if (fd >= 0)
+		close(fd);
+	fd = ksf_read_open(P("r"), "kernel/metadata", 0);
+	ok(fd >= 0, "a file in a sub-directory: opened");
+	if (fd >= 0)
+		close(fd);
+	symlink(P("r/secret"), P("r/threads"));
+	is_int(ksf_read_open(P("r"), "threads", 0), -ELOOP, "a link to a regular file: -ELOOP");
+	is_int(ksf_read_open(NULL, P("r/threads"), 0), -ELOOP, "... also given as a whole path");
+	fd = ksf_read_open(NULL, P("r/threads"), KSF_FOLLOW);
+	ok(fd >= 0, "... followed with KSF_FOLLOW (a map line's ELF file)");
+	if (fd >= 0)
+		close(fd);
+	symlink("/dev/zero", P("r/trace1"));
+	is_int(ksf_read_open(NULL, P("r/trace1"), KSF_FOLLOW), -EINVAL,
+	       "a link to /dev/zero, followed: -EINVAL (not a regular file)");
+	mkfifo(P("r/state"), 0600);
+	is_int(ksf_read_open(P("r"), "state", 0), -EINVAL, "a FIFO: -EINVAL, without blocking");
+	is_int(ksf_read_open(P("r"), "sub", 0), -EISDIR, "a directory: -EISDIR");
+	fd = ksf_read_open(P("r"), "sub", KSF_DIRECTORY);
+	ok(fd >= 0, "... opened with KSF_DIRECTORY");
+	if (fd >= 0)
+		close(fd);
+	is_int(ksf_read_open(P("r"), "metadata", KSF_DIRECTORY), -ENOTDIR, "KSF_DIRECTORY on a file: -ENOTDIR");
+	is_int(ksf_read_open(P("r"), "missing", 0), -ENOENT, "missing: -ENOENT");
+	mkdir(P("elsewhere"), 0700);
+	put("elsewhere/metadata", "x\n");
+	symlink(P("elsewhere"), P("r2"));
+	fd = ksf_read_open(P("r2"), "metadata", 0);
+	ok(fd >= 0, "the directory the user named may be a link");
+	if (fd >= 0)
+		close(fd);
+	mkdir(P("r3"), 0700);
+	symlink(P("elsewhere"), P("r3/kernel"));
+	is_int(ksf_read_open(P("r3"), "kernel/metadata", 0), -ELOOP, "a link among the components: -ELOOP");
+	is_int(ksf_read_stat(P("r3"), "kernel/metadata", 0, &st), -ELOOP, "... ksf_read_stat() too");
+	ok(ksf_read_stat(P("r"), "threads", 0, &st) == 0 && S_ISLNK(st.st_mode), "ksf_read_stat(): lstat");
+	ok(strstr(ksf_read_why(-ELOOP), "symbolic link") && strstr(ksf_read_why(-EINVAL), "not a regular file"),
+	   "ksf_read_why() says what");
+	is_int(ksf_trace_check(P("r"), NULL, note_bad, NULL), 3, "ksf_trace_check(): threads, trace1, state refused");
+	ok(strstr(bad, "threads:40 ") && strstr(bad, "trace1:40 ") && strstr(bad, "state:22 ") &&
+	   !strstr(bad, "secret") && !strstr(bad, "sub"), "... each once, with its error; other names ignored");
+	nbad = 0;
+	bad[0] = 0;
+	is_int(ksf_trace_check(P("r3"), NULL, note_bad, NULL), 1, "kernel as a link: refused");
+	is_int(ksf_trace_check(P("r"), "kernel", note_bad, NULL), 0, "a clean kernel/: nothing refused");
+	is_int(ksf_trace_check(P("r"), "nokernel", note_bad, NULL), 0, "a missing sub-directory: 0");
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -241,6 +317,7 @@ int main(void)
 	test_dirs();
 	test_trace_dirs();
 	test_files();
+	test_read();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (!tap_failed && system(cmd) != 0)
 		diag("cannot remove %s", tmp);
