@@ -63,10 +63,18 @@ struct kc_loss {
  *              (kc_set_block()), how often, how often in vain.
  * @channels:   trace directories written.
  * @errors:     files that could not be written.
+ * @unwritten:  of @dropped, records the writers committed but the consumer
+ *              could not write (a full disk); added to their streams'
+ *              `dropped` counters, so readers count them too.
+ * @werr, @werr_dir, @werr_stream: the first stream file that could not be
+ *              written: errno (0: none), trace directory, stream.
  * @losses, @nlosses: the drop ranges (at most 64 kept; @nlosses counts all).
  */
 struct kc_stats {
-	uint64_t subbufs, bytes, records, dropped, overwritten, unfinished;
+	uint64_t subbufs, bytes, records, dropped, overwritten, unfinished, unwritten;
+	int werr;
+	const char *werr_dir;
+	unsigned werr_stream;
 	uint64_t waited_ns, waits, timeouts;
 	unsigned channels, errors;
 	const struct kc_loss *losses;
