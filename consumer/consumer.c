@@ -925,7 +925,10 @@ static void chan_done(struct kc_session *s, unsigned idx)
 			note_loss(s, c, i, 0);
 		}
 	}
-	if (added) { /* DIR/dropped mirrors the counters */
+	if (added) { /* DIR/dropped mirrors the counters; so does the KFT status */
+		kc_kft_unwritten(s, c, added);
+	}
+	if (added) {
 		char text[32];
 		uint64_t sum = 0;
 

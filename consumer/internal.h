@@ -76,6 +76,12 @@ uint64_t kc_ns(const struct kc_session *s, uint64_t raw);
  * counting their records as not written.  Return: bytes freed.
  */
 uint64_t kc_make_room(struct kc_session *s, struct kc_chan *c, uint64_t need);
+/*
+ * unfinished.c: @n records the function tracer counted kept were not
+ * written (a full disk): its counters say so (kept - n, lost + n) and
+ * DIR/kft-status is rewritten, so every report shows one loss figure.
+ */
+void kc_kft_unwritten(struct kc_session *s, struct kc_chan *c, uint64_t n);
 /* Drop counters into the stats, close every channel, mark them drained. */
 void kc_chans_done(struct kc_session *s);
 

@@ -286,6 +286,28 @@ static void stop_dead(struct kc_session *s, struct kc_chan *c, uint64_t now, uin
 	munmap(f, kft_len);
 }
 
+void kc_kft_unwritten(struct kc_session *s, struct kc_chan *c, uint64_t n)
+{
+	struct kft_file *f;
+	size_t kft_len = 0;
+
+	if (!n || !(f = map_kft(c, &kft_len)))
+		return;
+	if (f->nblocks) {
+		/* the sums over the blocks are what the status shows (mod 2^64) */
+		struct kft_counters *b = KFT_BLOCKS(f);
+		static char buf[65536];
+		size_t len;
+
+		__atomic_fetch_sub(&b[0].kept, n, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&b[0].lost, n, __ATOMIC_RELAXED);
+		len = kft_status_text(f, KFT_RUN(f), b, buf, sizeof(buf));
+		buf[len] = 0;
+		kc_write_text(s, c, KFT_STATUS_NAME, buf);
+	}
+	munmap(f, kft_len);
+}
+
 int kc_finish(struct kc_session *s, uint64_t now)
 {
 	uint32_t nstack = __atomic_load_n(&s->hdr->nstack, __ATOMIC_ACQUIRE);
