@@ -114,7 +114,7 @@ struct kc_session *kc_create(const char *dir, int flight, const char *cmd, char 
 	struct kc_session *s = calloc(1, sizeof(*s));
 	const char *base = "/dev/shm";
 	struct stat st;
-	char text[PATH_MAX + 2];
+	char text[PATH_MAX + 32];
 	int dirfd, rc;
 
 	if (!s) {
@@ -155,7 +155,7 @@ struct kc_session *kc_create(const char *dir, int flight, const char *cmd, char 
 
 	/* DIR/session: where `ktrace read --recover DIR` finds it. */
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	snprintf(text, sizeof(text), "%s\n", s->path);
+	snprintf(text, sizeof(text), "%s\nconsumer %u\n", s->path, (unsigned)getpid());
 	rc = dirfd < 0 ? -errno : ksf_replace_at(dirfd, "session", text, strlen(text));
 	if (dirfd >= 0)
 		close(dirfd);

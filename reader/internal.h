@@ -50,6 +50,7 @@ enum {
 	PH_LOST,      /* emit the LOST gap after the records */
 	PH_NEXT,      /* go to the next sub-buffer */
 	PH_DROPPED,   /* after the last sub-buffer: the control file's dropped */
+	PH_MISSING,   /* then records the consumer wrote that the file lacks (`stream-written`) */
 	PH_END,
 };
 
@@ -85,6 +86,9 @@ struct ktr_stream {
 	int bad;          /* PH_TAIL has a pending CORRUPT gap */
 	uint32_t nrec;    /* the current sub-buffer's header nrec (read before used) */
 	uint32_t found;   /* records of it decoded so far, internal ones not counted */
+	uint64_t got;     /* records of the stream decoded, internal ones not counted */
+	int have_want;    /* a `stream-written` line: the consumer wrote want_bytes, want_records */
+	uint64_t want_bytes, want_records;
 	uint32_t cache_tid, cache_pid;
 	uint64_t bad_off; /* PH_TAIL: offset and text of the pending gap */
 	char what[128];
@@ -139,6 +143,9 @@ struct ktr_trace {
 	size_t nmstreams;
 	struct ktr_seqbase { unsigned index; uint64_t seq; } *seqbase; /* `seq-base` lines */
 	size_t nseqbase;
+	/* `stream-written` lines: what ktrace record's consumer wrote to each stream file */
+	struct ktr_swritten { unsigned index; char *file; uint64_t bytes, records; } *swritten;
+	size_t nswritten;
 
 	struct ktr_event *events; /* sorted by (cls group, id) */
 	size_t nevents;

@@ -394,6 +394,31 @@ static const char *parse_line(struct ktr_trace *t, const char *line, size_t llen
 		n[t->nseqbase++] = (struct ktr_seqbase){ (unsigned)x, seq };
 		return NULL;
 	}
+	if (eq(k, kl, "stream-written")) {
+		struct ktr_swritten *n;
+		uint64_t bytes, recs;
+
+		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > 65535)
+			return "bad stream index";
+		if (!field(&fs, &c, &cl) || memchr(c, '/', cl) || memchr(c, 0, cl) ||
+		    eq(c, cl, ".") || eq(c, cl, "..") || cl > 255)
+			return "bad stream file name";
+		if (!field(&fs, &b, &bl) || ktr_parse_u64(b, bl, &bytes))
+			return "bad byte count";
+		if (!field(&fs, &b, &bl) || ktr_parse_u64(b, bl, &recs))
+			return "bad record count";
+		for (size_t i = 0; i < t->nswritten; i++)
+			if (t->swritten[i].index == x)
+				return "duplicate stream index";
+		n = realloc(t->swritten, (t->nswritten + 1) * sizeof(*n));
+		if (!n)
+			return "out of memory";
+		t->swritten = n;
+		n[t->nswritten] = (struct ktr_swritten){ (unsigned)x, copy_str(c, cl), bytes, recs };
+		if (n[t->nswritten].file)
+			t->nswritten++;
+		return NULL;
+	}
 	if (eq(k, kl, "func")) {
 		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > 255)
 			return "bad function id (0..255)";
