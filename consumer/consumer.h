@@ -23,9 +23,14 @@
  * into the page cache (one copy); docs/PERFORMANCE.md has its cost.
  *
  * Thread safety: one thread drives a kc_session.  Errors are reported on
- * stderr as one line "ktrace CMD: FILE: what" and counted; a stream whose
+ * stderr as one line "ktrace CMD: FILE: what" and counted (a stream file
+ * that cannot be written is reported once per session); a stream whose
  * file cannot be written stops being consumed, so its writers drop (and
- * count) records instead of losing them silently.
+ * count) records instead of losing them silently, and the records its ring
+ * still holds at the end are counted too (kc_stats()'s @unwritten, added to
+ * the stream's `dropped` counter).  On a full disk the newest slots written
+ * make room for the call-site table and the text files (counted the same
+ * way).  DIR/metadata gets a `stream-written` line per stream file.
  */
 #ifndef KTRACE_CONSUMER_H
 #define KTRACE_CONSUMER_H

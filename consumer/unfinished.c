@@ -129,16 +129,21 @@ static int append_records(struct kc_session *s, struct kc_chan *c, const uint8_t
 	size_t room = c->bs - KTRACE_SUBBUF_HDR_SIZE, off = 0;
 	uint8_t *sb = malloc(c->bs);
 
-	if (!sb)
+	if (!sb) {
+		for (uint64_t hw; off < len; off += 16 + 8 * (size_t)KTRACE_REC_WORDS(hw)) {
+			memcpy(&hw, recs + off, 8);
+			k->unwritten++; /* counted, not lost silently */
+		}
 		return -1;
+	}
 	while (off < len) {
 		struct ktrace_subbuf h;
 		size_t used = 0;
 		unsigned n = 0;
+		uint64_t hw;
 
 		/* whole records: a context word, header, payload */
 		while (off + used < len) {
-			uint64_t hw;
 			size_t rl;
 
 			memcpy(&hw, recs + off + used, 8);
@@ -163,6 +168,12 @@ static int append_records(struct kc_session *s, struct kc_chan *c, const uint8_t
 		memcpy(sb, &h, sizeof(h));
 		memcpy(sb + sizeof(h), recs + off, used);
 		if (kc_append(s, c, i, sb, sizeof(h) + used) < 0) {
+			/* kc_append() counted this sub-buffer's records as not
+			 * written; the ones after it are not written either */
+			for (off += used; off < len; off += 16 + 8 * (size_t)KTRACE_REC_WORDS(hw)) {
+				memcpy(&hw, recs + off, 8);
+				k->unwritten++;
+			}
 			free(sb);
 			return -1;
 		}
