@@ -915,6 +915,8 @@ static void chan_done(struct kc_session *s, unsigned idx)
 			s->stats.werr_stream = i;
 		}
 		d = __atomic_load_n(&c->sctl[i].dropped, __ATOMIC_RELAXED);
+		if (d && !__atomic_load_n(&c->sctl[i].ring, __ATOMIC_RELAXED))
+			s->stats.noring += d; /* its writers never had a ring: not the consumer's delay */
 
 		note_loss(s, c, i, 0);
 		s->stats.dropped += d;
@@ -1024,6 +1026,10 @@ void kc_report(struct kc_session *s, const char *cmd)
 				"%llu of them reached the rings, the writers could not store the rest\n",
 			cmd, (unsigned long long)st->dropped, st->werr_dir, st->werr_stream,
 			strerror(st->werr), (unsigned long long)st->unwritten);
+	else if (st->dropped && st->noring == st->dropped)
+		fprintf(stderr, "ktrace %s: %llu records dropped: the program's runtime could not set up "
+				"its rings in the session (/dev/shm full, or the session file closed)\n",
+			cmd, (unsigned long long)st->dropped);
 	else if (st->dropped)
 		fprintf(stderr, "ktrace %s: %llu records dropped: the consumer fell behind the writers "
 				"(larger rings: record -n, -b; longer waits: --block-timeout)\n",

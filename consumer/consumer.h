@@ -71,12 +71,14 @@ struct kc_loss {
  * @unwritten:  of @dropped, records the writers committed but the consumer
  *              could not write (a full disk); added to their streams'
  *              `dropped` counters, so readers count them too.
+ * @noring:    of @dropped, records of streams that never got a ring (the
+ *              runtime could not allocate or map it): not the consumer's delay.
  * @werr, @werr_dir, @werr_stream: the first stream file that could not be
  *              written: errno (0: none), trace directory, stream.
  * @losses, @nlosses: the drop ranges (at most 64 kept; @nlosses counts all).
  */
 struct kc_stats {
-	uint64_t subbufs, bytes, records, dropped, overwritten, unfinished, unwritten;
+	uint64_t subbufs, bytes, records, dropped, overwritten, unfinished, unwritten, noring;
 	int werr;
 	const char *werr_dir;
 	unsigned werr_stream;
