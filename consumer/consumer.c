@@ -395,7 +395,15 @@ static int stream_file(struct kc_session *s, struct kc_chan *c, unsigned i)
 		}
 	}
 	if (k->fd < 0) {
-		kc_error(s, "%s/%s: cannot create: %s", c->dir, name, strerror(-k->fd));
+		if (!k->werr) { /* reported once, like a write that fails */
+			k->werr = -k->fd;
+			if (!s->werr_said++) {
+				kc_error(s, "%s/%s: cannot create: %s", c->dir, name, strerror(-k->fd));
+				s->stats.werr = k->werr;
+				s->stats.werr_dir = c->dir;
+				s->stats.werr_stream = i;
+			}
+		}
 		k->fd = -1;
 		return -1;
 	}
@@ -417,11 +425,8 @@ static int write_slots(struct kc_session *s, struct kc_chan *c, unsigned i, stru
 	ssize_t w;
 	int done;
 
-	if (stream_file(s, c, i) < 0) {
-		if (!k->werr)
-			k->werr = EIO;
+	if (stream_file(s, c, i) < 0)
 		return 0;
-	}
 	w = pwritev(k->fd, iov, n, (off_t)k->fsize);
 	if (w < 0 && errno == EINVAL && k->direct) {
 		/* the filesystem refused this direct write after all: buffered from now on */
@@ -445,9 +450,13 @@ static int write_slots(struct kc_session *s, struct kc_chan *c, unsigned i, stru
 		}
 		if (!k->werr) {
 			k->werr = e;
-			if (!s->werr_said++) /* once: the summary names it again with the count */
+			if (!s->werr_said++) { /* once: the summary names it again with the count */
 				kc_error(s, "%s/trace%u: cannot write: %s (what is not written is counted "
 					    "as dropped)", c->dir, i, strerror(e));
+				s->stats.werr = e;
+				s->stats.werr_dir = c->dir;
+				s->stats.werr_stream = i;
+			}
 		}
 	}
 	return done;
@@ -909,11 +918,6 @@ static void chan_done(struct kc_session *s, unsigned idx)
 			k->added = k->unwritten;
 		}
 		s->stats.unwritten += k->unwritten;
-		if (k->werr && !s->stats.werr) {
-			s->stats.werr = k->werr;
-			s->stats.werr_dir = c->dir;
-			s->stats.werr_stream = i;
-		}
 		d = __atomic_load_n(&c->sctl[i].dropped, __ATOMIC_RELAXED);
 		if (d && !__atomic_load_n(&c->sctl[i].ring, __ATOMIC_RELAXED))
 			s->stats.noring += d; /* its writers never had a ring: not the consumer's delay */
