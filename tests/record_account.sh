@@ -131,6 +131,14 @@ truncate -s 8192 "$T/cut/trace0"
 account "stream cut at 8 KiB" "$T/cut" "$T/out15"
 like "$T/info.err" "trace0: 8192 bytes, but the recording wrote" "stream cut at 8 KiB: info says so"
 
+# a copy (ktrace read DIR DST: cpuN files) is checked the same way
+cp "$T/trace0.orig" "$T/cut/trace0"
+run "$KTRACE" read "$T/cut" "$T/copy"
+is "$rc" 0 "copy of the whole trace: read exits 0"
+truncate -s 0 "$T/copy/cpu0"
+account "emptied stream of a copy" "$T/copy" "$T/out15"
+like "$T/info.err" "copy/cpu0: 0 bytes, but the recording wrote" "emptied stream of a copy: info names cpu0"
+
 # ---- 16: ktrace record killed --------------------------------------------
 "$KTRACE" record -q -o "$T/killed" -- "$A" calls 30000000 >"$T/out16" 2>"$T/err16" &
 pid=$!
