@@ -80,7 +80,9 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=3m tmpfs "$MNT" 2>/dev/null; the
 	"$KTRACE" record -o "$MNT/t" -- "$A" calls 20000000 >"$T/out13" 2>"$T/err13" &
 	pid=$!
 	i=0
-	while [ ! -s "$MNT/t/trace0" ] && [ $i -lt 500 ]; do
+	# 1 MiB written first: the newest slot (256 KiB) that makes room for
+	# the call-site table and the status files leaves records to name
+	while [ "$(stat -c %s "$MNT/t/trace0" 2>/dev/null || echo 0)" -lt 1048576 ] && [ $i -lt 500 ]; do
 		sleep 0.01
 		i=$((i + 1))
 	done
