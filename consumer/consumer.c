@@ -34,6 +34,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -873,6 +874,7 @@ static void chan_done(struct kc_session *s, unsigned idx)
 	uint64_t cs = __atomic_load_n(&s->chan[idx].callsites, __ATOMIC_ACQUIRE);
 
 	uint64_t added = 0;
+	struct statvfs v;
 	int full = 0;
 
 	for (uint32_t i = 0; i < c->nstreams; i++)
@@ -893,7 +895,8 @@ static void chan_done(struct kc_session *s, unsigned idx)
 				munmap(h, sizeof(*h));
 			}
 		}
-		kc_make_room(s, c, need);
+		if (fstatvfs(c->dirfd, &v) < 0 || (uint64_t)v.f_bavail * v.f_frsize < need)
+			kc_make_room(s, c, need); /* (not when space was freed since) */
 	}
 	if (cs)
 		write_callsites(s, c, cs);
