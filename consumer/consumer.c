@@ -872,7 +872,6 @@ static void chan_done(struct kc_session *s, unsigned idx)
 {
 	struct kc_chan *c = &s->chans[idx];
 	uint64_t cs = __atomic_load_n(&s->chan[idx].callsites, __ATOMIC_ACQUIRE);
-
 	uint64_t added = 0;
 	struct statvfs v;
 	int full = 0;
