@@ -165,7 +165,7 @@ static int copy_file(const char *src, const char *from, const char *dst, const c
 
 /*
  * Write DST/metadata: SRC's metadata with each `stream INDEX KIND FILE`
- * line naming cpuINDEX.  Return: 0 or 1.
+ * and `stream-written INDEX FILE ...` line naming cpuINDEX.  Return: 0 or 1.
  */
 static int copy_metadata(const char *src, const char *dst)
 {
@@ -200,6 +200,15 @@ static int copy_metadata(const char *src, const char *dst)
 
 			rc = write_all(fd, outp, line, (size_t)(file + 1 - line)) < 0 ||
 			     write_all(fd, outp, buf, (size_t)len) < 0;
+		} else if (strncmp(line, "stream-written ", 15) == 0 && sscanf(line + 15, "%u", &idx) == 1 &&
+			   (file = strchr(line + 15, ' ')) && (kind = strchr(file + 1, ' '))) {
+			/* "stream-written INDEX FILE BYTES RECORDS": FILE is cpuINDEX now
+			 * (copied byte for byte: BYTES and RECORDS still hold) */
+			int len = snprintf(buf, sizeof(buf), "cpu%u", idx);
+
+			rc = write_all(fd, outp, line, (size_t)(file + 1 - line)) < 0 ||
+			     write_all(fd, outp, buf, (size_t)len) < 0 ||
+			     write_all(fd, outp, kind, (size_t)(line + n - kind)) < 0;
 		} else {
 			rc = write_all(fd, outp, line, (size_t)n) < 0;
 		}

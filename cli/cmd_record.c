@@ -295,7 +295,7 @@ static int run(int argc, char **argv)
 	const char *config = NULL, *out = "ktrace.data", *bufsize = NULL, *bufnr = NULL,
 		   *threads = NULL;
 	char lib[PATH_MAX], dir[PATH_MAX], cfg_abs[PATH_MAX], preload[4 * PATH_MAX + 96];
-	int flight = 0, quiet = 0, c, status, kernel = 0, locks = 0, libcall, untraceable = 0;
+	int flight = 0, quiet = 0, c, status, kernel = 0, locks = 0, libcall, untraceable = 0, traced;
 	struct krec_opts kopts = { NULL, 0, 0, NULL, 0 };
 	static const char *events[64]; /* -e: pointers into argv */
 	struct krec *krec = NULL;
@@ -610,10 +610,16 @@ static int run(int argc, char **argv)
 	}
 	/* Kernel events, or a channel the program set up itself: PROG need not be instrumented. */
 	kernel = krec != NULL || kc_stats(sess)->channels > 1 || locks;
+	{
+		const struct kc_stats *st = kc_stats(sess);
+
+		traced = st->records || st->dropped || st->unfinished ? REC_TRACED : 0;
+	}
 	kc_close(sess, 1);
 	krec_end_program(krec, dir, 1, quiet);
 	return rec_outcome(&rep, dir, argv + optind, status,
-			   kernel ? REC_OTHER_EVENTS | (untraceable ? REC_SAID_NO_HOOKS : 0) : 0, quiet);
+			   (kernel ? REC_OTHER_EVENTS | (untraceable ? REC_SAID_NO_HOOKS : 0) : 0) | traced,
+			   quiet);
 }
 
 KTRACE_COMMAND(record, "run a program under the function tracer (-finstrument-functions, -pg, patchable builds)", run, help);

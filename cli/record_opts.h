@@ -82,13 +82,17 @@ void rec_report_parent(struct rec_report *r);
  *           was recorded (kernel events, lock events, or a channel the
  *           program set up itself): the program need not be instrumented;
  *           with REC_SAID_NO_HOOKS too, the build line already said that
- *           its calls cannot be traced (no second warning when none were).
+ *           its calls cannot be traced (no second warning when none were);
+ *           REC_TRACED: the consumer saw the program's records (written
+ *           or counted lost), so it was traced whatever DIR/kft-status
+ *           says (a full disk may have kept the runtime from rewriting it).
  * Return: the program's exit status (128 + signal if killed), or 1 when
  * it could not be traced (the reason printed once:
  * "ktrace record: PROG was not traced: REASON").
  */
 #define REC_OTHER_EVENTS 1
 #define REC_SAID_NO_HOOKS 2
+#define REC_TRACED 4
 int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, int kernel,
 		int quiet);
 

@@ -34,6 +34,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -102,6 +103,8 @@ int kc_write_text(struct kc_session *s, struct kc_chan *c, const char *name, con
 {
 	int rc = ksf_replace_at(c->dirfd, name, text, strlen(text));
 
+	if ((rc == -ENOSPC || rc == -EDQUOT) && kc_make_room(s, c, strlen(text) + 4096))
+		rc = ksf_replace_at(c->dirfd, name, text, strlen(text)); /* the disk was full */
 	if (rc < 0)
 		kc_error(s, "%s/%s: cannot write: %s", c->dir, name, strerror(-rc));
 	return rc;
@@ -112,7 +115,7 @@ struct kc_session *kc_create(const char *dir, int flight, const char *cmd, char 
 	struct kc_session *s = calloc(1, sizeof(*s));
 	const char *base = "/dev/shm";
 	struct stat st;
-	char text[PATH_MAX + 2];
+	char text[PATH_MAX + 32];
 	int dirfd, rc;
 
 	if (!s) {
@@ -153,7 +156,7 @@ struct kc_session *kc_create(const char *dir, int flight, const char *cmd, char 
 
 	/* DIR/session: where `ktrace read --recover DIR` finds it. */
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	snprintf(text, sizeof(text), "%s\n", s->path);
+	snprintf(text, sizeof(text), "%s\nconsumer %u\n", s->path, (unsigned)getpid());
 	rc = dirfd < 0 ? -errno : ksf_replace_at(dirfd, "session", text, strlen(text));
 	if (dirfd >= 0)
 		close(dirfd);
@@ -343,27 +346,33 @@ static void chan_close(struct kc_session *s, unsigned idx)
 	c->state = 2;
 }
 
+static uint64_t subbuf_records(const struct kc_chan *c, unsigned i, const struct ktrace_subbuf *h);
+
 /*
- * The end of the valid part of stream file @fd (recovery): after the last
- * slot whose sub-buffer's sequence number is below @consumed.
+ * The end of the valid part of stream @i's file @fd (recovery): after the
+ * last slot whose sub-buffer's sequence number is below @consumed; the
+ * slots and records before it are counted into the stream's totals.
  */
-static uint64_t valid_end(int fd, uint64_t bs, uint64_t consumed, uint64_t *next_seq)
+static uint64_t valid_end(struct kc_chan *c, unsigned i, int fd, uint64_t consumed,
+			  uint64_t *next_seq)
 {
+	struct kc_stream *k = &c->st[i];
+	uint64_t bs = c->bs, off = 0;
+	struct ktrace_subbuf *h;
 	struct stat st;
-	uint64_t off = 0;
 
 	*next_seq = 0;
-	if (fstat(fd, &st) < 0)
+	if (fstat(fd, &st) < 0 || posix_memalign((void **)&h, 4096, bs))
 		return 0;
 	for (; off + bs <= (uint64_t)st.st_size; off += bs) {
-		struct ktrace_subbuf h;
-
-		if (pread(fd, &h, sizeof(h), (off_t)off) != (ssize_t)sizeof(h) ||
-		    h.magic != KTRACE_SUBBUF_MAGIC || h.hdr_size < 64 || h.used > bs - 64 ||
-		    h.seq >= consumed)
+		if (pread(fd, h, bs, (off_t)off) != (ssize_t)bs || h->magic != KTRACE_SUBBUF_MAGIC ||
+		    h->hdr_size < 64 || h->used > bs - 64 || h->seq >= consumed)
 			break;
-		*next_seq = h.seq + 1;
+		*next_seq = h->seq + 1;
+		k->subbufs++;
+		k->records += subbuf_records(c, i, h);
 	}
+	free(h);
 	return off;
 }
 
@@ -380,14 +389,14 @@ static int stream_file(struct kc_session *s, struct kc_chan *c, unsigned i)
 	if (k->fd >= 0)
 		return 0;
 	snprintf(name, sizeof(name), "trace%u", i);
-	k->fd = ksf_create_at(c->dirfd, name, O_WRONLY);
+	k->fd = ksf_create_at(c->dirfd, name, O_RDWR); /* read back by kc_make_room() */
 	if (k->fd == -EEXIST) {
 		/* Recovery: continue what the dead consumer wrote. */
 		k->fd = ksf_open_at(c->dirfd, name, O_RDWR);
 		if (k->fd >= 0) {
 			uint64_t consumed = __atomic_load_n(&c->sctl[i].consumed, __ATOMIC_ACQUIRE);
 
-			k->fsize = valid_end(k->fd, c->bs, consumed, &k->next_seq);
+			k->fsize = valid_end(c, i, k->fd, consumed, &k->next_seq);
 			if (ftruncate(k->fd, (off_t)k->fsize) < 0) {
 				int e = errno;
 
@@ -397,7 +406,15 @@ static int stream_file(struct kc_session *s, struct kc_chan *c, unsigned i)
 		}
 	}
 	if (k->fd < 0) {
-		kc_error(s, "%s/%s: cannot create: %s", c->dir, name, strerror(-k->fd));
+		if (!k->werr) { /* reported once, like a write that fails */
+			k->werr = -k->fd;
+			if (!s->werr_said++) {
+				kc_error(s, "%s/%s: cannot create: %s", c->dir, name, strerror(-k->fd));
+				s->stats.werr = k->werr;
+				s->stats.werr_dir = c->dir;
+				s->stats.werr_stream = i;
+			}
+		}
 		k->fd = -1;
 		return -1;
 	}
@@ -405,16 +422,22 @@ static int stream_file(struct kc_session *s, struct kc_chan *c, unsigned i)
 	return 0;
 }
 
-/* Write @n whole slots (@iov) at the end of stream @i's file. */
+/*
+ * Write @n whole slots (@iov) at the end of stream @i's file.  A short write
+ * (a full disk) keeps the whole slots it wrote.  The first failure of a
+ * stream is reported (once: k->werr); the caller counts what was not written.
+ * Return: slots written, 0..@n.
+ */
 static int write_slots(struct kc_session *s, struct kc_chan *c, unsigned i, struct iovec *iov,
 		       int n)
 {
 	struct kc_stream *k = &c->st[i];
 	size_t len = (size_t)n * c->bs;
 	ssize_t w;
+	int done;
 
 	if (stream_file(s, c, i) < 0)
-		return -1;
+		return 0;
 	w = pwritev(k->fd, iov, n, (off_t)k->fsize);
 	if (w < 0 && errno == EINVAL && k->direct) {
 		/* the filesystem refused this direct write after all: buffered from now on */
@@ -422,19 +445,67 @@ static int write_slots(struct kc_session *s, struct kc_chan *c, unsigned i, stru
 		fcntl(k->fd, F_SETFL, 0);
 		w = pwritev(k->fd, iov, n, (off_t)k->fsize);
 	}
-	if (w != (ssize_t)len) {
-		if (w >= 0) /* a short write: the disk is full */
-			errno = ENOSPC;
-		kc_error(s, "%s/trace%u: cannot write: %s (the rest of this stream is counted as dropped)",
-			 c->dir, i, strerror(errno));
+	if (w == (ssize_t)len) {
+		k->fsize += len;
+		s->stats.bytes += len;
+		return n;
+	}
+	{
+		int e = w >= 0 ? ENOSPC : errno; /* a short write: the disk is full */
+
+		done = w > 0 ? (int)((size_t)w / c->bs) : 0;
+		k->fsize += (uint64_t)done * c->bs;
+		s->stats.bytes += (uint64_t)done * c->bs;
 		if (ftruncate(k->fd, (off_t)k->fsize) < 0) {
 			/* the reader reports the torn tail */
 		}
-		return -1;
+		if (!k->werr) {
+			k->werr = e;
+			if (!s->werr_said++) { /* once: the summary names it again with the count */
+				kc_error(s, "%s/trace%u: cannot write: %s (what is not written is counted "
+					    "as dropped)", c->dir, i, strerror(e));
+				s->stats.werr = e;
+				s->stats.werr_dir = c->dir;
+				s->stats.werr_stream = i;
+			}
+		}
 	}
-	k->fsize += len;
-	s->stats.bytes += len;
-	return 0;
+	return done;
+}
+
+/* Records in sub-buffer data @p of @len bytes (shared streams: nrec is 0). */
+static uint64_t count_records(const uint8_t *p, uint64_t len, int ctx)
+{
+	uint64_t n = 0, off = 0;
+
+	while (off + 8 <= len) {
+		uint64_t h;
+
+		memcpy(&h, p + off, 8);
+		if (!KTRACE_REC_CLASS(h))
+			break;
+		off += 8 + (ctx ? 8 : 0) + 8 * (uint64_t)KTRACE_REC_WORDS(h);
+		n += KTRACE_REC_CLASS(h) != KTRACE_CLASS_INTERNAL;
+	}
+	return n;
+}
+
+/* Records of sub-buffer (header) @h of stream @i, internal ones not counted. */
+static uint64_t subbuf_records(const struct kc_chan *c, unsigned i, const struct ktrace_subbuf *h)
+{
+	if (c->sctl[i].kind == KTRACE_STREAM_SHARED || !h->nrec)
+		return count_records((const uint8_t *)h + KTRACE_SUBBUF_HDR_SIZE,
+				     h->used <= c->bs - KTRACE_SUBBUF_HDR_SIZE ? h->used
+									: c->bs - KTRACE_SUBBUF_HDR_SIZE,
+				     (h->flags & KTRACE_SBF_CTX) != 0);
+	return h->nrec;
+}
+
+/* Sub-buffer (header) @h of stream @i could not be written: its records counted. */
+static void not_written(struct kc_chan *c, unsigned i, const struct ktrace_subbuf *h)
+{
+	c->st[i].unwritten += subbuf_records(c, i, h);
+	c->st[i].unwritten_subbufs++;
 }
 
 int kc_append(struct kc_session *s, struct kc_chan *c, unsigned i, const void *buf, size_t len)
@@ -449,9 +520,77 @@ int kc_append(struct kc_session *s, struct kc_chan *c, unsigned i, const void *b
 	memset((char *)slot + len, 0, c->bs - len);
 	iov.iov_base = slot;
 	iov.iov_len = c->bs;
-	rc = write_slots(s, c, i, &iov, 1);
+	rc = write_slots(s, c, i, &iov, 1) == 1 ? 0 : -1;
+	if (rc < 0) {
+		/* a second try after making room (the disk is full) */
+		if (kc_make_room(s, c, c->bs) && write_slots(s, c, i, &iov, 1) == 1)
+			rc = 0;
+	}
+	if (rc == 0) {
+		c->st[i].subbufs++;
+		c->st[i].records += subbuf_records(c, i, slot);
+	} else {
+		not_written(c, i, slot);
+	}
 	free(slot);
 	return rc;
+}
+
+/*
+ * Remove the newest slot of the stream of @c with the most slots written
+ * (not the shared stream's appended unfinished calls first: any stream):
+ * its records are counted as not written.  Return: bytes freed (0: none).
+ */
+static uint64_t drop_newest_slot(struct kc_session *s, struct kc_chan *c)
+{
+	unsigned best = ~0u;
+	struct ktrace_subbuf *h;
+	uint64_t most = 0;
+
+	for (uint32_t i = 0; c->st && i < c->nstreams; i++)
+		if (c->st[i].fd >= 0 && c->st[i].fsize / c->bs > most) {
+			most = c->st[i].fsize / c->bs;
+			best = i;
+		}
+	if (best == ~0u || posix_memalign((void **)&h, 4096, c->bs))
+		return 0;
+	{
+		struct kc_stream *k = &c->st[best];
+		off_t at = (off_t)(k->fsize - c->bs);
+
+		if (pread(k->fd, h, c->bs, at) != (ssize_t)c->bs || ftruncate(k->fd, at) < 0) {
+			free(h);
+			return 0;
+		}
+		k->fsize -= c->bs;
+		if (h->magic == KTRACE_SUBBUF_MAGIC) {
+			uint64_t n = subbuf_records(c, best, h);
+
+			k->unwritten += n;
+			k->unwritten_subbufs++;
+			if (h->seq + 1 == k->next_seq)
+				k->next_seq = h->seq; /* an append reuses its number: no gap */
+			if (k->subbufs)
+				k->subbufs--;
+			k->records -= n <= k->records ? n : k->records;
+			s->stats.records -= n <= s->stats.records ? n : s->stats.records;
+			if (s->stats.subbufs)
+				s->stats.subbufs--;
+		}
+	}
+	free(h);
+	return c->bs;
+}
+
+uint64_t kc_make_room(struct kc_session *s, struct kc_chan *c, uint64_t need)
+{
+	uint64_t freed = 0, f;
+
+	while (freed < need + 65536 && (f = drop_newest_slot(s, c)))
+		freed += f;
+	if (freed)
+		s->stats.bytes -= freed <= s->stats.bytes ? freed : s->stats.bytes;
+	return freed;
 }
 
 uint64_t kc_ns(const struct kc_session *s, uint64_t raw)
@@ -481,23 +620,6 @@ static void note_loss(struct kc_session *s, struct kc_chan *c, unsigned i, uint6
 	}
 	s->stats.nlosses++;
 	k->pend = 0;
-}
-
-/* Records in sub-buffer data @p of @len bytes (shared streams: nrec is 0). */
-static uint64_t count_records(const uint8_t *p, uint64_t len, int ctx)
-{
-	uint64_t n = 0, off = 0;
-
-	while (off + 8 <= len) {
-		uint64_t h;
-
-		memcpy(&h, p + off, 8);
-		if (!KTRACE_REC_CLASS(h))
-			break;
-		off += 8 + (ctx ? 8 : 0) + 8 * (uint64_t)KTRACE_REC_WORDS(h);
-		n += KTRACE_REC_CLASS(h) != KTRACE_CLASS_INTERNAL;
-	}
-	return n;
 }
 
 /*
@@ -560,9 +682,15 @@ static void copied(struct kc_session *s, struct kc_chan *c, unsigned i, uint64_t
 	}
 	k->next_seq = seq + 1;
 	s->stats.subbufs++;
-	s->stats.records += shared ? count_records((const uint8_t *)h + KTRACE_SUBBUF_HDR_SIZE,
-						   h->used, 1)
-				   : h->nrec;
+	k->subbufs++;
+	{
+		uint64_t n = shared ? count_records((const uint8_t *)h + KTRACE_SUBBUF_HDR_SIZE,
+						    h->used, 1)
+				    : h->nrec;
+
+		s->stats.records += n;
+		k->records += n;
+	}
 }
 
 #define KC_BATCH 16 /* slots per write */
@@ -588,6 +716,8 @@ static uint64_t drain_stream(struct kc_session *s, struct kc_chan *c, unsigned i
 			return 0;
 		}
 	}
+	if (k->werr && !final)
+		return 0; /* its file cannot be written: the writers drop and count */
 	head = __atomic_load_n(&sc->head, __ATOMIC_ACQUIRE);
 	if (!head)
 		return 0;
@@ -607,13 +737,19 @@ static uint64_t drain_stream(struct kc_session *s, struct kc_chan *c, unsigned i
 		}
 		/* flush the batch [first, first + nb) */
 		if (nb) {
-			if (write_slots(s, c, i, iov, nb) == 0) {
-				for (int b = 0; b < nb; b++)
-					copied(s, c, i, first + (uint64_t)b);
-				n += (uint64_t)nb;
-			} else if (!final) {
-				return n; /* cannot write: the writers drop and count */
+			int w = write_slots(s, c, i, iov, nb);
+
+			for (int b = 0; b < w; b++)
+				copied(s, c, i, first + (uint64_t)b);
+			n += (uint64_t)w;
+			if (w < nb && !final) {
+				/* cannot write: the stream is no longer consumed, so its
+				 * writers drop and count; the rest waits for the final drain */
+				__atomic_store_n(&sc->consumed, first + (uint64_t)w, __ATOMIC_RELEASE);
+				return n;
 			}
+			for (int b = w; b < nb; b++) /* final: counted, never skipped silently */
+				not_written(c, i, (const struct ktrace_subbuf *)iov[b].iov_base);
 			if (s->throttle_us) {
 				struct timespec ts = { 0, (long)s->throttle_us * 1000 };
 
@@ -631,26 +767,77 @@ static uint64_t drain_stream(struct kc_session *s, struct kc_chan *c, unsigned i
 	return n;
 }
 
-/*
- * A (raw, CLOCK_MONOTONIC) pair appended to DIR/metadata once the writers
- * are gone: with the pairs the runtime took at setup, it gives the raw
- * clock's rate over the whole run, whenever the program ended.
- */
-static void append_calib(struct kc_session *s, struct kc_chan *c)
+/* Append @text to DIR/metadata.  Return: 0, or -errno (nothing appended). */
+static int append_meta(struct kc_chan *c, const char *text)
 {
-	char line[64];
-	uint64_t raw, ns;
-	int fd = openat(c->dirfd, "metadata", O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-	int n;
+	size_t len = strlen(text);
+	int fd = openat(c->dirfd, "metadata", O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC), rc = 0;
+	struct stat st;
+	ssize_t w;
 
 	if (fd < 0)
-		return; /* no metadata: the reader calibrates from the headers */
-	kt_calib_pair(&raw, &ns);
-	n = snprintf(line, sizeof(line), "calib %llu %llu\n", (unsigned long long)raw,
-		     (unsigned long long)ns);
-	if (strcmp(kt_clock_name(), "tsc") == 0 && write(fd, line, (size_t)n) != n)
-		kc_error(s, "%s/metadata: cannot append: %s", c->dir, strerror(errno));
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	w = write(fd, text, len);
+	if (w != (ssize_t)len) {
+		rc = w < 0 ? -errno : -ENOSPC;
+		if (ftruncate(fd, st.st_size) < 0) {
+			/* a torn last line: the reader reports it */
+		}
+	}
 	close(fd);
+	return rc;
+}
+
+/*
+ * Appended to DIR/metadata once the writers are gone: a (raw,
+ * CLOCK_MONOTONIC) pair, which with the pairs the runtime took at setup
+ * gives the raw clock's rate over the whole run, whenever the program
+ * ended; and a `stream-written` line per stream file, what the consumer
+ * wrote to it (docs/FORMAT.md), so that readers see a file cut short.
+ */
+static void append_end(struct kc_session *s, struct kc_chan *c, int retry)
+{
+	size_t cap = 64 + (size_t)c->nstreams * 80, n = 0;
+	char *text = malloc(cap);
+	uint64_t raw, ns;
+
+	if (!text) {
+		kc_error(s, "out of memory");
+		return;
+	}
+	text[0] = 0;
+	kt_calib_pair(&raw, &ns);
+	if (strcmp(kt_clock_name(), "tsc") == 0)
+		n += (size_t)snprintf(text + n, cap - n, "calib %llu %llu\n", (unsigned long long)raw,
+				      (unsigned long long)ns);
+	for (uint32_t i = 0; i < c->nstreams; i++) {
+		struct kc_stream *k = &c->st[i];
+
+		if (k->fd < 0)
+			continue;
+		n += (size_t)snprintf(text + n, cap - n, "stream-written %u trace%u %llu %llu\n", i, i,
+				      (unsigned long long)k->fsize, (unsigned long long)k->records);
+	}
+	if (n) {
+		int rc = append_meta(c, text);
+
+		if (rc == -ENOSPC || rc == -EDQUOT) {
+			free(text);
+			if (retry && kc_make_room(s, c, cap + 4096)) {
+				append_end(s, c, 0); /* the lines again: a stream file is shorter now */
+				return;
+			}
+			text = NULL;
+		}
+		if (rc < 0 && rc != -ENOENT) /* no metadata: the reader calibrates from the headers */
+			kc_error(s, "%s/metadata: cannot append: %s", c->dir, strerror(-rc));
+	}
+	free(text);
 }
 
 /*
@@ -683,6 +870,8 @@ static void write_callsites(struct kc_session *s, struct kc_chan *c, uint64_t of
 		return;
 	h->capacity = n; /* the file holds the entries handed out, no more */
 	rc = ksf_replace_at(c->dirfd, "callsites", h, len);
+	if ((rc == -ENOSPC || rc == -EDQUOT) && kc_make_room(s, c, len + 4096))
+		rc = ksf_replace_at(c->dirfd, "callsites", h, len); /* without it no call is named */
 	if (rc < 0)
 		kc_error(s, "%s/callsites: cannot write: %s", c->dir, strerror(-rc));
 	munmap(h, len);
@@ -693,13 +882,57 @@ static void chan_done(struct kc_session *s, unsigned idx)
 {
 	struct kc_chan *c = &s->chans[idx];
 	uint64_t cs = __atomic_load_n(&s->chan[idx].callsites, __ATOMIC_ACQUIRE);
+	uint64_t added = 0;
+	struct statvfs v;
+	int full = 0;
 
+	for (uint32_t i = 0; i < c->nstreams; i++)
+		full |= c->st[i].werr == ENOSPC || c->st[i].werr == EDQUOT;
+	if (full) {
+		/* the disk is full: room for the call-site table and the text
+		 * files first (without them no record can be read), taken from
+		 * the newest records, which are counted as not written */
+		uint64_t need = 65536;
+
+		if (cs) {
+			struct ktrace_callsites *h = mmap(NULL, sizeof(*h), PROT_READ, MAP_SHARED, s->fd,
+							  (off_t)cs);
+
+			if (h != MAP_FAILED) {
+				need += (h->count < h->capacity ? h->count : h->capacity) *
+					sizeof(struct ktrace_callsite);
+				munmap(h, sizeof(*h));
+			}
+		}
+		if (fstatvfs(c->dirfd, &v) < 0 || (uint64_t)v.f_bavail * v.f_frsize < need)
+			kc_make_room(s, c, need); /* (not when space was freed since) */
+	}
 	if (cs)
 		write_callsites(s, c, cs);
-	append_calib(s, c);
 	for (uint32_t i = 0; i < c->nstreams; i++) {
 		struct kc_stream *k = &c->st[i];
-		uint64_t d = __atomic_load_n(&c->sctl[i].dropped, __ATOMIC_RELAXED);
+
+		/* a stream whose records were all dropped still gets its file
+		 * (empty), so that readers know the stream and count its drops */
+		if (k->fd < 0 && __atomic_load_n(&c->sctl[i].dropped, __ATOMIC_RELAXED) + k->unwritten)
+			stream_file(s, c, i);
+	}
+	append_end(s, c, 1);
+	for (uint32_t i = 0; i < c->nstreams; i++) {
+		struct kc_stream *k = &c->st[i];
+		uint64_t d;
+
+		/* records that reached the ring but not the disk: the stream's
+		 * `dropped` counter gets them, so every reader counts them */
+		if (k->unwritten > k->added) {
+			__atomic_fetch_add(&c->sctl[i].dropped, k->unwritten - k->added, __ATOMIC_RELAXED);
+			added += k->unwritten - k->added;
+			k->added = k->unwritten;
+		}
+		s->stats.unwritten += k->unwritten;
+		d = __atomic_load_n(&c->sctl[i].dropped, __ATOMIC_RELAXED);
+		if (d && !__atomic_load_n(&c->sctl[i].ring, __ATOMIC_RELAXED))
+			s->stats.noring += d; /* its writers never had a ring: not the consumer's delay */
 
 		note_loss(s, c, i, 0);
 		s->stats.dropped += d;
@@ -709,6 +942,18 @@ static void chan_done(struct kc_session *s, unsigned idx)
 			k->pend_from = 0;
 			note_loss(s, c, i, 0);
 		}
+	}
+	if (added) { /* DIR/dropped mirrors the counters; so does the KFT status */
+		kc_kft_unwritten(s, c, added);
+	}
+	if (added) {
+		char text[32];
+		uint64_t sum = 0;
+
+		for (uint32_t i = 0; i < c->nstreams; i++)
+			sum += __atomic_load_n(&c->sctl[i].dropped, __ATOMIC_RELAXED);
+		snprintf(text, sizeof(text), "%llu\n", (unsigned long long)sum);
+		kc_write_text(s, c, "dropped", text);
 	}
 }
 
@@ -792,7 +1037,16 @@ void kc_report(struct kc_session *s, const char *cmd)
 		fprintf(stderr, "ktrace %s: the program waited %.3f ms for the consumer, %llu times%s\n",
 			cmd, (double)st->waited_ns / 1e6, (unsigned long long)(st->waits + st->timeouts),
 			st->timeouts ? " (some in vain: records were dropped)" : "");
-	if (st->dropped)
+	if (st->dropped && st->werr)
+		fprintf(stderr, "ktrace %s: %llu records dropped: %s/trace%u could not be written (%s): "
+				"%llu of them reached the rings, the writers could not store the rest\n",
+			cmd, (unsigned long long)st->dropped, st->werr_dir, st->werr_stream,
+			strerror(st->werr), (unsigned long long)st->unwritten);
+	else if (st->dropped && st->noring == st->dropped)
+		fprintf(stderr, "ktrace %s: %llu records dropped: the program's runtime could not set up "
+				"its rings in the session (/dev/shm full, or the session file closed)\n",
+			cmd, (unsigned long long)st->dropped);
+	else if (st->dropped)
 		fprintf(stderr, "ktrace %s: %llu records dropped: the consumer fell behind the writers "
 				"(larger rings: record -n, -b; longer waits: --block-timeout)\n",
 			cmd, (unsigned long long)st->dropped);

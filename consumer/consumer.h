@@ -23,9 +23,14 @@
  * into the page cache (one copy); docs/PERFORMANCE.md has its cost.
  *
  * Thread safety: one thread drives a kc_session.  Errors are reported on
- * stderr as one line "ktrace CMD: FILE: what" and counted; a stream whose
+ * stderr as one line "ktrace CMD: FILE: what" and counted (a stream file
+ * that cannot be written is reported once per session); a stream whose
  * file cannot be written stops being consumed, so its writers drop (and
- * count) records instead of losing them silently.
+ * count) records instead of losing them silently, and the records its ring
+ * still holds at the end are counted too (kc_stats()'s @unwritten, added to
+ * the stream's `dropped` counter).  On a full disk the newest slots written
+ * make room for the call-site table and the text files (counted the same
+ * way).  DIR/metadata gets a `stream-written` line per stream file.
  */
 #ifndef KTRACE_CONSUMER_H
 #define KTRACE_CONSUMER_H
@@ -63,10 +68,20 @@ struct kc_loss {
  *              (kc_set_block()), how often, how often in vain.
  * @channels:   trace directories written.
  * @errors:     files that could not be written.
+ * @unwritten:  of @dropped, records the writers committed but the consumer
+ *              could not write (a full disk); added to their streams'
+ *              `dropped` counters, so readers count them too.
+ * @noring:    of @dropped, records of streams that never got a ring (the
+ *              runtime could not allocate or map it): not the consumer's delay.
+ * @werr, @werr_dir, @werr_stream: the first stream file that could not be
+ *              written: errno (0: none), trace directory, stream.
  * @losses, @nlosses: the drop ranges (at most 64 kept; @nlosses counts all).
  */
 struct kc_stats {
-	uint64_t subbufs, bytes, records, dropped, overwritten, unfinished;
+	uint64_t subbufs, bytes, records, dropped, overwritten, unfinished, unwritten, noring;
+	int werr;
+	const char *werr_dir;
+	unsigned werr_stream;
 	uint64_t waited_ns, waits, timeouts;
 	unsigned channels, errors;
 	const struct kc_loss *losses;

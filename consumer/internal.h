@@ -25,6 +25,11 @@ struct kc_stream {
 	uint64_t lost;       /* `lost` counts of the sub-buffers copied */
 	uint64_t pend;       /* drops after the last sub-buffer copied, range open */
 	uint64_t pend_from;  /* ns of the last record before them */
+	int werr;            /* errno of the first failed write (reported once), 0 none */
+	uint64_t unwritten;  /* records of sub-buffers that could not be written */
+	uint64_t unwritten_subbufs;
+	uint64_t added;      /* of them, already added to the stream's `dropped` counter */
+	uint64_t subbufs, records; /* written to DIR/traceN (for its `stream-written` line) */
 };
 
 /* One channel (trace directory). */
@@ -53,6 +58,7 @@ struct kc_session {
 	uint32_t wake_seen;
 	unsigned throttle_us;
 	int no_direct; /* $KTRACE_NO_DIRECT: buffered writes (for comparison) */
+	unsigned werr_said; /* stream files that could not be written (the first is reported) */
 };
 
 /* consumer.c */
@@ -64,6 +70,18 @@ int kc_write_text(struct kc_session *s, struct kc_chan *c, const char *name, con
 void kc_error(struct kc_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* CLOCK_MONOTONIC ns of raw clock value @raw (the session's pair and a fresh one). */
 uint64_t kc_ns(const struct kc_session *s, uint64_t raw);
+/*
+ * Make room on a full disk for @need bytes of @c's own files (call-site
+ * table, status): remove the newest written sub-buffers of its stream files,
+ * counting their records as not written.  Return: bytes freed.
+ */
+uint64_t kc_make_room(struct kc_session *s, struct kc_chan *c, uint64_t need);
+/*
+ * unfinished.c: @n records the function tracer counted kept were not
+ * written (a full disk): its counters say so (kept - n, lost + n) and
+ * DIR/kft-status is rewritten, so every report shows one loss figure.
+ */
+void kc_kft_unwritten(struct kc_session *s, struct kc_chan *c, uint64_t n);
 /* Drop counters into the stats, close every channel, mark them drained. */
 void kc_chans_done(struct kc_session *s);
 

@@ -129,16 +129,21 @@ static int append_records(struct kc_session *s, struct kc_chan *c, const uint8_t
 	size_t room = c->bs - KTRACE_SUBBUF_HDR_SIZE, off = 0;
 	uint8_t *sb = malloc(c->bs);
 
-	if (!sb)
+	if (!sb) {
+		for (uint64_t hw; off < len; off += 16 + 8 * (size_t)KTRACE_REC_WORDS(hw)) {
+			memcpy(&hw, recs + off, 8);
+			k->unwritten++; /* counted, not lost silently */
+		}
 		return -1;
+	}
 	while (off < len) {
 		struct ktrace_subbuf h;
 		size_t used = 0;
 		unsigned n = 0;
+		uint64_t hw;
 
 		/* whole records: a context word, header, payload */
 		while (off + used < len) {
-			uint64_t hw;
 			size_t rl;
 
 			memcpy(&hw, recs + off + used, 8);
@@ -163,6 +168,12 @@ static int append_records(struct kc_session *s, struct kc_chan *c, const uint8_t
 		memcpy(sb, &h, sizeof(h));
 		memcpy(sb + sizeof(h), recs + off, used);
 		if (kc_append(s, c, i, sb, sizeof(h) + used) < 0) {
+			/* kc_append() counted this sub-buffer's records as not
+			 * written; the ones after it are not written either */
+			for (off += used; off < len; off += 16 + 8 * (size_t)KTRACE_REC_WORDS(hw)) {
+				memcpy(&hw, recs + off, 8);
+				k->unwritten++;
+			}
 			free(sb);
 			return -1;
 		}
@@ -281,6 +292,28 @@ static void stop_dead(struct kc_session *s, struct kc_chan *c, uint64_t now, uin
 		kft_stop(run, KFT_REASON_END, 0, now);
 		n = kft_status_text(f, run, KFT_BLOCKS(f), buf, sizeof(buf));
 		buf[n] = 0;
+		kc_write_text(s, c, KFT_STATUS_NAME, buf);
+	}
+	munmap(f, kft_len);
+}
+
+void kc_kft_unwritten(struct kc_session *s, struct kc_chan *c, uint64_t n)
+{
+	struct kft_file *f;
+	size_t kft_len = 0;
+
+	if (!n || !(f = map_kft(c, &kft_len)))
+		return;
+	if (f->nblocks) {
+		/* the sums over the blocks are what the status shows (mod 2^64) */
+		struct kft_counters *b = KFT_BLOCKS(f);
+		static char buf[65536];
+		size_t len;
+
+		__atomic_fetch_sub(&b[0].kept, n, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&b[0].lost, n, __ATOMIC_RELAXED);
+		len = kft_status_text(f, KFT_RUN(f), b, buf, sizeof(buf));
+		buf[len] = 0;
 		kc_write_text(s, c, KFT_STATUS_NAME, buf);
 	}
 	munmap(f, kft_len);

@@ -68,6 +68,10 @@ static void kt_session_attach(void)
 		return;
 	}
 	kt_sess.fd = fd;
+	kt_sess.dev = (uint64_t)st.st_dev;
+	kt_sess.ino = (uint64_t)st.st_ino;
+	if (strlen(path) < sizeof(kt_sess.path))
+		memcpy(kt_sess.path, path, strlen(path) + 1);
 	kt_sess.chan = (struct kt_session_chan *)((char *)p + KT_SESSION_CHAN_OFF);
 	kt_sess.stack = (struct kt_session_stack *)((char *)p + KT_SESSION_STACK_OFF);
 	kt_sess_p = &kt_sess;
@@ -79,10 +83,46 @@ struct kt_session *kt_session(void)
 	return kt_sess_p;
 }
 
+/*
+ * The session file's descriptor, checked before each use (slow paths only:
+ * ring and stack allocation): a program may close every descriptor it did
+ * not open (close_range, a daemon's loop up to 1024) and even get the same
+ * number back for a file of its own, which must never be extended or
+ * mapped.  If the descriptor is no longer the session's, the file is opened
+ * again by its path (the old number is the program's now: never closed
+ * here).  Return: the descriptor, or -errno.
+ */
+static int kt_session_fd(struct kt_session *s)
+{
+	int fd = __atomic_load_n(&s->fd, __ATOMIC_ACQUIRE), nfd;
+	struct stat st;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == s->dev &&
+	    (uint64_t)st.st_ino == s->ino)
+		return fd;
+	if (!s->path[0])
+		return -EBADF;
+	nfd = open(s->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (nfd < 0)
+		return -errno;
+	if (fstat(nfd, &st) < 0 || (uint64_t)st.st_dev != s->dev || (uint64_t)st.st_ino != s->ino) {
+		close(nfd);
+		return -ESTALE; /* another file by that name: not the session */
+	}
+	if (!__atomic_compare_exchange_n(&s->fd, &fd, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		close(nfd); /* another thread opened it again first */
+		return fd;
+	}
+	return nfd;
+}
+
 int kt_session_commit(struct kt_session *s, uint64_t off, uint64_t len)
 {
-	int err = posix_fallocate(s->fd, (off_t)off, (off_t)len);
+	int fd = kt_session_fd(s), err;
 
+	if (fd < 0)
+		return fd;
+	err = posix_fallocate(fd, (off_t)off, (off_t)len);
 	return err ? -err : 0;
 }
 
@@ -106,8 +146,14 @@ int kt_session_alloc(struct kt_session *s, uint64_t len, uint64_t commit, uint64
 
 void *kt_session_map(struct kt_session *s, uint64_t off, uint64_t len, uint64_t prefault)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, (off_t)off);
+	int fd = kt_session_fd(s);
+	void *p;
 
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
 	if (p == MAP_FAILED)
 		return NULL;
 	if (prefault > len)

@@ -183,7 +183,9 @@ _Static_assert(sizeof(struct kt_session_stack) == 64, "session stack entry is 64
 
 /** struct kt_session - this process's view of its session. */
 struct kt_session {
-	int fd;
+	int fd;                       /* the session file; see kt_session_fd() */
+	uint64_t dev, ino;            /* its identity: the program may close or reuse fd */
+	char path[256];               /* $KTRACE_SESSION, to open it again */
 	struct kt_session_hdr *hdr;   /* header + tables, mapped shared */
 	struct kt_session_chan *chan; /* KT_SESSION_NCHAN entries */
 	struct kt_session_stack *stack; /* KT_SESSION_NSTACK entries */

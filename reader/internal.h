@@ -66,6 +66,7 @@ enum {
 	PH_LOST,      /* emit the LOST gap after the records */
 	PH_NEXT,      /* go to the next sub-buffer */
 	PH_DROPPED,   /* after the last sub-buffer: the control file's dropped */
+	PH_MISSING,   /* then records the consumer wrote that the file lacks (`stream-written`) */
 	PH_END,
 };
 
@@ -101,6 +102,9 @@ struct ktr_stream {
 	int bad;          /* PH_TAIL has a pending CORRUPT gap */
 	uint32_t nrec;    /* the current sub-buffer's header nrec (read before used) */
 	uint32_t found;   /* records of it decoded so far, internal ones not counted */
+	uint64_t got;     /* records of the stream decoded, internal ones not counted */
+	int have_want;    /* a `stream-written` line: the consumer wrote want_bytes, want_records */
+	uint64_t want_bytes, want_records;
 	uint32_t cache_tid, cache_pid;
 	uint64_t bad_off; /* PH_TAIL: offset and text of the pending gap */
 	char what[128];
@@ -166,6 +170,10 @@ struct ktr_trace {
 	/* each_line()'s run of one error on consecutive lines, said once as FILE:A-B */
 	const char *run_err;
 	unsigned run_first, run_last;
+	/* `stream-written` lines: what ktrace record's consumer wrote to each stream file */
+	struct ktr_swritten { unsigned index; char *file; uint64_t bytes, records; } *swritten;
+	size_t nswritten, capswritten;
+	uint8_t *swritten_seen;  /* KTR_MAX_STREAMS bits: indexes with a line (parsing) */
 
 	struct ktr_event *events; /* sorted by (cls group, id) */
 	size_t nevents, capevents;

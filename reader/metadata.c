@@ -472,6 +472,39 @@ static const char *parse_line(struct ktr_trace *t, const char *line, size_t llen
 		t->seqbase_set[x >> 3] |= (uint8_t)(1u << (x & 7));
 		return NULL;
 	}
+	if (eq(k, kl, "stream-written")) {
+		struct ktr_swritten *n;
+		uint64_t bytes, recs;
+
+		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x >= KTR_MAX_STREAMS)
+			return "bad stream index";
+		if (!field(&fs, &c, &cl) || memchr(c, '/', cl) || memchr(c, 0, cl) ||
+		    eq(c, cl, ".") || eq(c, cl, "..") || cl > 255)
+			return "bad stream file name";
+		if (!field(&fs, &b, &bl) || ktr_parse_u64(b, bl, &bytes))
+			return "bad byte count";
+		if (!field(&fs, &b, &bl) || ktr_parse_u64(b, bl, &recs))
+			return "bad record count";
+		if (!t->swritten_seen && !(t->swritten_seen = calloc(KTR_MAX_STREAMS / 8, 1)))
+			return "out of memory";
+		if (t->swritten_seen[x >> 3] & (1u << (x & 7)))
+			return "duplicate stream index";
+		if (t->nswritten == t->capswritten) { /* doubling: linear in the lines */
+			size_t cap = t->capswritten ? 2 * t->capswritten : 16;
+
+			n = realloc(t->swritten, cap * sizeof(*n));
+			if (!n)
+				return "out of memory";
+			t->swritten = n;
+			t->capswritten = cap;
+		}
+		n = t->swritten;
+		t->swritten_seen[x >> 3] |= (uint8_t)(1u << (x & 7));
+		n[t->nswritten] = (struct ktr_swritten){ (unsigned)x, copy_str(c, cl), bytes, recs };
+		if (n[t->nswritten].file)
+			t->nswritten++;
+		return NULL;
+	}
 	if (eq(k, kl, "func")) {
 		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > 255)
 			return "bad function id (0..255)";

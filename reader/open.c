@@ -13,6 +13,7 @@
  *   calls     the `callsites` file, when there is one (calls.c)
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,40 @@ static void set_geometry(struct ktr_trace *t, struct ktr_stream *s)
 	s->info.buf_nr = nr;
 }
 
+/*
+ * DIR/session left behind: `ktrace record` (the consumer) ended without
+ * finishing the trace, so the newest records are still in its rings, and
+ * the call-site table and final counts are not written.  Its second line
+ * `consumer PID` tells a recording still running (read live: nothing to
+ * say) from a dead consumer's; `ktrace read --recover DIR` finishes it.
+ */
+static void check_session(struct ktr_trace *t)
+{
+	struct ktr_file f;
+	const char *p;
+	long pid = 0;
+
+	if (t->is_sub || ktr_file_open(t, &f, "session", 1) < 0)
+		return;
+	p = f.p ? memchr(f.p, '\n', f.size) : NULL;
+	if (p && (size_t)(p + 1 - (const char *)f.p) + 9 < f.size &&
+	    !strncmp(p + 1, "consumer ", 9)) {
+		char num[16];
+		size_t n = 0;
+
+		for (p += 10; n < sizeof(num) - 1 && p < (const char *)f.p + f.size && *p >= '0' &&
+			      *p <= '9';)
+			num[n++] = *p++;
+		num[n] = 0;
+		pid = n ? strtol(num, NULL, 10) : 0;
+	}
+	if (pid <= 0 || pid > 0x7fffffff || (kill((pid_t)pid, 0) < 0 && errno == ESRCH))
+		ktr_diag(t, 1, "%s: the recording was not finished (ktrace record was killed: %s/session "
+			       "is left): run `ktrace read --recover %s` to keep what its rings hold",
+			 t->dir, t->dir, t->dir);
+	ktr_file_close(&f);
+}
+
 static void load(struct ktr_trace *t)
 {
 	struct ktr_file f;
@@ -196,6 +231,7 @@ static void load(struct ktr_trace *t)
 	if (ktr_file_open(t, &f, "threads", 1) == 0)
 		ktr_parse_threads(t, &f);
 	ktr_file_close(&f);
+	check_session(t);
 
 	ktr_read_control(t);
 	if (t->have_ctl) {
@@ -217,6 +253,24 @@ static void load(struct ktr_trace *t)
 	} else {
 		find_streams(t);
 	}
+	/* what the consumer wrote: a stream file missing is a stream still */
+	uint32_t *pos = t->nswritten ? calloc(KTR_MAX_STREAMS, sizeof(*pos)) : NULL; /* index -> k + 1 */
+
+	for (unsigned k = 0; pos && k < t->nstreams; k++)
+		if (t->streams[k].index < KTR_MAX_STREAMS)
+			pos[t->streams[k].index] = k + 1;
+	for (size_t j = 0; pos && j < t->nswritten; j++) {
+		unsigned k = pos[t->swritten[j].index] ? pos[t->swritten[j].index] - 1 : t->nstreams;
+
+		if (k == t->nstreams && add_stream(t, t->swritten[j].index, 0, t->swritten[j].file) < 0)
+			continue;
+		t->streams[k].have_want = 1;
+		t->streams[k].want_bytes = t->swritten[j].bytes;
+		t->streams[k].want_records = t->swritten[j].records;
+	}
+	if (t->nswritten && !pos)
+		ktr_diag(t, 1, "%s: out of memory: stream files are not checked against what was written", t->dir);
+	free(pos);
 	if (t->nstreams)
 		qsort(t->streams, t->nstreams, sizeof(*t->streams), cmp_stream);
 
@@ -237,6 +291,11 @@ static void load(struct ktr_trace *t)
 			if (!s->info.kind && c->kind >= KTRACE_STREAM_THREAD && c->kind <= KTRACE_STREAM_CPU)
 				s->info.kind = c->kind;
 		}
+		if (s->have_want && s->f.exists && s->f.size < s->want_bytes)
+			ktr_diag(t, 1, "%s: %llu bytes, but the recording wrote %llu (%llu records): cut "
+				       "short after it was recorded; the missing records are counted as lost",
+				 s->info.path, (unsigned long long)s->f.size,
+				 (unsigned long long)s->want_bytes, (unsigned long long)s->want_records);
 		if (t->seqbase && s->index < KTR_MAX_STREAMS &&
 		    (t->seqbase_set[s->index >> 3] & (1u << (s->index & 7))))
 			s->seq_base = t->seqbase[s->index];
@@ -340,6 +399,10 @@ void ktr_close(struct ktr_trace *t)
 	free(t->seqbase_set);
 	free(t->mstream_seen);
 	free(t->mstream_hash);
+	for (size_t j = 0; j < t->nswritten; j++)
+		free(t->swritten[j].file);
+	free(t->swritten);
+	free(t->swritten_seen);
 	for (size_t i = 0; i < t->nevents; i++) {
 		struct ktr_event *e = &t->events[i];
 

@@ -250,6 +250,7 @@ void ktr_stream_reset(struct ktr_stream *s)
 	s->have_prev = 0;
 	s->prev_seq = 0;
 	s->lost_sum = 0;
+	s->got = 0;
 	s->last_raw = 0;
 	s->la_valid = 0;
 	s->cache_tid = 0;
@@ -688,6 +689,7 @@ int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
 			break;
 		case PH_TAIL:
 			s->phase = PH_LOST;
+			s->got += s->found;
 			check_nrec(t, s, e);
 			if (s->bad) {
 				s->bad = 0;
@@ -711,10 +713,18 @@ int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
 			s->phase = PH_GAP;
 			break;
 		case PH_DROPPED:
-			s->phase = PH_END;
+			s->phase = PH_MISSING;
 			if (s->info.have_ctl && s->info.dropped > s->lost_sum) {
 				make_gap(t, s, r, KTR_GAP_DROPPED, s->info.dropped - s->lost_sum,
 					 s->last_raw);
+				return 1;
+			}
+			break;
+		case PH_MISSING:
+			/* the file lost records after the consumer wrote them (truncated) */
+			s->phase = PH_END;
+			if (s->have_want && s->want_records > s->got) {
+				make_gap(t, s, r, KTR_GAP_LOST, s->want_records - s->got, s->last_raw);
 				return 1;
 			}
 			break;
