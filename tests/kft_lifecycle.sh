@@ -59,9 +59,10 @@ ktree() {
 }
 
 # wait (at most 5 s) for processes of this test directory's programs to end
+# (pgrep without the sanitizer runtimes san_preload exports: it hangs with them)
 settle() {
 	i=0
-	while pgrep -f "$T/lc-" >/dev/null 2>&1 && [ $i -lt 50 ]; do
+	while env -u LD_PRELOAD pgrep -f "$T/lc-" >/dev/null 2>&1 && [ $i -lt 50 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
@@ -90,11 +91,12 @@ for mode in fork orphan daemon double vfork; do
 	done
 done
 
-# orphan, without -q: the wait is said, nothing is lost, the child's calls are in
+# orphan, without -q: nothing is lost, the child's calls are in (that record
+# says it waits is checked with linger below: here the child may be gone by
+# the time record sees its parent's exit, on a loaded machine)
 rm -rf k
 "$KTRACE" record -o k "$T/lc-inst-O0" orphan >/dev/null 2>k.err
 is "$?" 0 "orphan: exit 0"
-like k.err "lc-inst-O0 exited; waiting for the 1 process it left running" "orphan: record says it waits"
 like k.err "entries lost: 0" "orphan: nothing lost"
 unlike k.err "still run" "orphan: waited to the end"
 is "$("$KTRACE" kd --format=csv k | awk -F, '$1 == "child_work" { print $2 }')" 1 \
