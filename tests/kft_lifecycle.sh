@@ -10,7 +10,9 @@
 # replay`).  The call trees, thread by thread (depth and function in entry
 # order; tests/helpers/calltree.py turns `ktrace kd -c` and `uftrace
 # replay` into the same text, independently of ktrace's code), must be
-# equal:
+# equal (at the depths ktrace records, `kd -c --format=csv`; and as
+# `kd -c` draws them, but for forkexec, where kd -c draws the child's calls
+# at level 0: it never returns from the main() it inherited):
 #   fork    the child returns from the fork() and main() it inherited
 #           (uftrace shows `} /* fork */`, `} /* main */`): ktrace records
 #           them in the child's thread at depth 1 and 0, and the child's
@@ -21,6 +23,8 @@
 #           the processes that outlive the program are traced to their end
 #           (before: `record` stopped at the program's exit and the run
 #           stopped with it: their trace was lost, "entries lost: 0");
+#   forkexec  the child's fork() and execl() at depth 1, its exec'd image
+#           traced beside (DIR.exec-PID-1);
 #   vfork   the parent's tree has no trace of the child (before: the
 #           child's execl() was on the parent's stack, and the parent's
 #           waitpid() nested under it).  ktrace records neither vfork()
@@ -51,11 +55,18 @@ for b in $BUILDS; do
 	cc -g -${b#*-} $f -o "lc-$b" "$SRC" || exit 1
 done
 
-# ktrace's tree of trace directory $1 and of the images exec()ed beside it
+# ktrace's tree of trace directory $1 and of the images exec()ed beside it:
+# as kd -c draws it ($3 = ktrace) or at the recorded depths ($3 = ktrace-csv)
 ktree() {
 	for d in "$1" "$1".exec-*; do
-		[ -d "$d" ] && "$KTRACE" kd -c "$d"
-	done | python3 "$TREE" ktrace --drop "$2"
+		if [ -d "$d" ]; then
+			if [ "$3" = ktrace ]; then
+				"$KTRACE" kd -c "$d"
+			else
+				"$KTRACE" kd -c --format=csv "$d"
+			fi
+		fi
+	done | python3 "$TREE" "$3" --drop "$2"
 }
 
 # wait (at most 5 s) for processes of this test directory's programs to end
@@ -68,7 +79,7 @@ settle() {
 	done
 }
 
-for mode in fork orphan daemon double vfork; do
+for mode in fork forkexec orphan daemon double vfork; do
 	drop=exit,_exit,_Exit,vfork
 	udrop=$drop
 	# the vfork child's execl(): uftrace's, never ktrace's (not left out there)
@@ -85,8 +96,15 @@ for mode in fork orphan daemon double vfork; do
 		env -u LD_PRELOAD uftrace record -d u "$T/lc-$b" $mode >/dev/null 2>&1
 		settle
 		uftrace replay -d u --no-pager 2>/dev/null | python3 "$TREE" uftrace --drop "$udrop" >u.tree
-		ktree k "$drop" >k.tree
-		is "$(cat k.tree)" "$(cat u.tree)" "$mode $b: call tree (thread, depth, function) as uftrace's"
+		ktree k "$drop" ktrace-csv >k.tree
+		is "$(cat k.tree)" "$(cat u.tree)" "$mode $b: call tree (thread, recorded depth, function) as uftrace's"
+		# kd -c draws levels from the calls present: a child that never
+		# returns from the main() it inherited (it exec()s) is drawn a level
+		# higher than uftrace shows it
+		if [ "$mode" != forkexec ]; then
+			ktree k "$drop" ktrace >kd.tree
+			is "$(cat kd.tree)" "$(cat u.tree)" "$mode $b: kd -c's tree as uftrace's"
+		fi
 		[ -s u.tree ] || ok 1 "$mode $b: uftrace recorded something"
 	done
 done

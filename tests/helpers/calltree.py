@@ -2,6 +2,7 @@
 """tests/helpers/calltree.py - a call tree as comparable text, from ktrace or uftrace.
 
     calltree.py ktrace [--drop NAMES] < `ktrace kd -c DIR` (several concatenated: exec'd images)
+    calltree.py ktrace-csv [--drop NAMES] < `ktrace kd -c --format=csv DIR` (the same)
     calltree.py uftrace [--drop NAMES] < `uftrace replay --no-pager -d DIR`
 
 Prints one block per thread: a line "thread" and then one line "DEPTH NAME"
@@ -20,13 +21,19 @@ left out.
 
 ktrace: `kd -c` text, `|  ` per level, the Pid column, and the
 "----- thread TID (...)" headers when there are several threads; a call's
-" [unfinished]" mark is dropped (uftrace shows none).
+" [unfinished]" mark is dropped (uftrace shows none).  kd -c draws the
+levels from the calls in the trace; ktrace-csv takes each call's recorded
+depth instead (the `depth=N` of `kd -c --format=csv`, in the same order):
+the depth uftrace shows too when a thread never returns from a call it
+inherited (a forked child that exec()s: uftrace shows its calls under the
+main() it never leaves, kd -c at level 0).
 
 --drop NAMES (comma-separated): calls of these functions are left out, and
 the calls nested in them (until the depth comes back) moved up one level:
 for the library functions ktrace does not hook on purpose
 (kft/libcall.h: they never return, or return twice), which uftrace records.
 """
+import csv
 import re
 import sys
 
@@ -109,6 +116,21 @@ def parse_ktrace(lines):
     return [threads[tid] for tid in order]
 
 
+def parse_ktrace_csv(lines):
+    threads = {}
+    order = []
+    for row in csv.reader(lines):
+        if len(row) < 10 or row[0] == "time_ns" or row[7] != "call":
+            continue
+        tid = int(row[5])
+        args = dict(a.split("=", 1) for a in row[9].split(";") if "=" in a)
+        if tid not in threads:
+            threads[tid] = []
+            order.append(tid)
+        threads[tid].append((int(args.get("depth", "0")), row[8]))
+    return [threads[tid] for tid in order]
+
+
 def main():
     args = sys.argv[1:]
     drop = set()
@@ -116,10 +138,10 @@ def main():
         i = args.index("--drop")
         drop = set(n for n in args[i + 1].split(",") if n)
         del args[i : i + 2]
-    if args != ["ktrace"] and args != ["uftrace"]:
-        sys.exit("usage: calltree.py ktrace|uftrace [--drop NAMES] < text")
-    lines = sys.stdin.readlines()
-    blocks = parse_ktrace(lines) if args[0] == "ktrace" else parse_uftrace(lines)
+    parsers = {"ktrace": parse_ktrace, "ktrace-csv": parse_ktrace_csv, "uftrace": parse_uftrace}
+    if len(args) != 1 or args[0] not in parsers:
+        sys.exit("usage: calltree.py ktrace|ktrace-csv|uftrace [--drop NAMES] < text")
+    blocks = parsers[args[0]](sys.stdin.readlines())
     texts = []
     for calls in blocks:
         calls = relevel(calls, drop)

@@ -11,6 +11,8 @@
  *   double   a double fork: the child forks a grandchild and returns from
  *            main() at once, the parent waits for the child and returns;
  *            the grandchild (reparented) sleeps 200 ms, then child_work()
+ *   forkexec fork(); the child calls leaf(), then exec()s this program with
+ *            "exec"; the parent waits, then leaf()
  *   vfork    vfork(); the child exec()s this program with "exec" (which
  *            calls leaf() and returns); the parent waits, then leaf()
  *   linger   a daemon that stays: daemon(1, 1), its pid written to
@@ -99,6 +101,15 @@ int main(int argc, char **argv)
 			}
 			sink = leaf(1);
 			return 0;
+		}
+		waitpid(p, 0, 0);
+		sink = leaf(4);
+	} else if (!strcmp(mode, "forkexec")) {
+		p = fork();
+		if (p == 0) {
+			sink = leaf(1);
+			execl(argv[0], argv[0], "exec", (char *)0);
+			_exit(127);
 		}
 		waitpid(p, 0, 0);
 		sink = leaf(4);
