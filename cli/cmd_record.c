@@ -23,9 +23,11 @@
  * each sub-buffer to DIR as it fills, so a trace is as long as the disk
  * allows while memory stays bounded.  A writer that finds its ring full
  * waits for it (--block-timeout), then drops records, counted with the
- * time ranges.  When the program has ended, however it ended, it copies
- * what is left in the rings and writes the calls still open in dead
- * threads as unfinished.  With --flight the rings are flight recorders,
+ * time ranges.  When the program has ended, however it ended, and every
+ * process it started with it (record is their child subreaper: orphans and
+ * daemons included, see child_ended(); --wait or Ctrl-C bounds that wait),
+ * it copies what is left in the rings and writes the calls still open in
+ * dead threads as unfinished.  With --flight the rings are flight recorders,
  * copied at the end only.
  *
  * While it runs, `ktrace kft DIR status` shows the run; afterwards
@@ -45,6 +47,7 @@
  * configuration is bad, the program cannot be started or was not traced;
  * 2 usage error.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -55,7 +58,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
