@@ -23,9 +23,11 @@
  * each sub-buffer to DIR as it fills, so a trace is as long as the disk
  * allows while memory stays bounded.  A writer that finds its ring full
  * waits for it (--block-timeout), then drops records, counted with the
- * time ranges.  When the program has ended, however it ended, it copies
- * what is left in the rings and writes the calls still open in dead
- * threads as unfinished.  With --flight the rings are flight recorders,
+ * time ranges.  When the program has ended, however it ended, and every
+ * process it started with it (record is their child subreaper: orphans and
+ * daemons included, see child_ended(); --wait or Ctrl-C bounds that wait),
+ * it copies what is left in the rings and writes the calls still open in
+ * dead threads as unfinished.  With --flight the rings are flight recorders,
  * copied at the end only.
  *
  * While it runs, `ktrace kft DIR status` shows the run; afterwards
@@ -45,14 +47,18 @@
  * configuration is bad, the program cannot be started or was not traced;
  * 2 usage error.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -111,6 +117,11 @@ static void help(FILE *out)
 		"                        share one stream\n"
 		"      --no-libcall      do not record the program's calls into shared\n"
 		"                        libraries (recorded by default, as uftrace does)\n"
+		"      --wait TIME       after PROG exits, wait at most TIME (10s, 500ms; 0:\n"
+		"                        not at all) for the processes it left running\n"
+		"                        (daemons, orphaned children); default: until they\n"
+		"                        exit, or Ctrl-C, which stops the waiting (the count\n"
+		"                        of those still running is reported)\n"
 		"  -q, --quiet           no summary at the end\n"
 		"      --kernel[=MASKSET]  also record kernel events through tracefs (root):\n"
 		"                        MASKSET is RDEFAULT (default: context switches,\n"
@@ -224,20 +235,180 @@ static void on_child(int sig)
 		kc_kick(kick_sess);
 }
 
-/* kc_consume()'s test: has the program ended?  Reaps it. */
+/*
+ * kc_consume()'s test: has the program ended, and every process it started?
+ *
+ * `record` is the child subreaper of the program (PR_SET_CHILD_SUBREAPER):
+ * a process the program leaves behind (a child that outlives it, a daemon
+ * that forked twice and whose parent exited) is reparented to `record`,
+ * not to init, so waitpid(-1) sees every process of the run, race-free: a
+ * child forked just before its parent's exit is one of them from the
+ * start.  Every one holds the session's rings (the mapping is inherited
+ * at fork and mapped again by an exec()ed image), so the run is over when
+ * none is left (ECHILD).  Each is reaped here; the program's own status
+ * is kept.  After the program exited, the waiting for the others ends
+ * early at --wait TIME or at Ctrl-C (SIGINT), and they are counted.
+ */
 struct child {
 	pid_t pid;
-	int status, err;
+	int status, err, exited;
+	uint64_t wait_ns;  /* --wait: ~0 forever */
+	uint64_t until_ns; /* when the waiting ends (0: not yet waiting) */
+	unsigned left;     /* processes still running when the waiting ended */
+	int quiet;
+	const char *prog;
 };
+
+static volatile sig_atomic_t stop_waiting;
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	stop_waiting = 1;
+	if (kick_sess)
+		kc_kick(kick_sess);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The number of living descendants of this process (from /proc/PID/stat: ppid). */
+static unsigned count_descendants(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t *pid = NULL, *ppid = NULL;
+	size_t n = 0, cap = 0;
+	unsigned count = 0;
+	char *mine = NULL;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char path[300], buf[512], *rp;
+		int fd;
+		ssize_t r;
+		long pp;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (r <= 0)
+			continue;
+		buf[r] = '\0';
+		rp = strrchr(buf, ')');
+		/* ") S PPID": state, then the parent; zombies are gone already for our purpose */
+		if (!rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X' ||
+		    sscanf(rp + 3, "%ld", &pp) != 1)
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 1024;
+			pid_t *a = realloc(pid, nc * sizeof(*a)), *b;
+
+			if (!a)
+				break;
+			pid = a;
+			b = realloc(ppid, nc * sizeof(*b));
+			if (!b)
+				break;
+			ppid = b;
+			cap = nc;
+		}
+		pid[n] = (pid_t)atol(de->d_name);
+		ppid[n] = (pid_t)pp;
+		n++;
+	}
+	closedir(d);
+	/* mark descendants: repeat until no new one is found */
+	mine = calloc(n ? n : 1, 1);
+	if (mine) {
+		int more = 1;
+		pid_t self = getpid();
+
+		while (more) {
+			more = 0;
+			for (size_t i = 0; i < n; i++) {
+				if (mine[i])
+					continue;
+				if (ppid[i] == self) {
+					mine[i] = 1;
+				} else {
+					for (size_t j = 0; j < n; j++)
+						if (mine[j] && pid[j] == ppid[i]) {
+							mine[i] = 1;
+							break;
+						}
+				}
+				if (mine[i]) {
+					count++;
+					more = 1;
+				}
+			}
+		}
+	}
+	free(mine);
+	free(pid);
+	free(ppid);
+	return count;
+}
 
 static int child_ended(void *arg)
 {
 	struct child *c = arg;
-	pid_t r = waitpid(c->pid, &c->status, WNOHANG);
 
-	if (r < 0 && errno != EINTR)
-		c->err = errno;
-	return r == c->pid || c->err;
+	for (;;) {
+		int st;
+		pid_t r = waitpid(-1, &st, WNOHANG);
+
+		if (r > 0) {
+			if (r == c->pid) {
+				c->status = st;
+				c->exited = 1;
+			}
+			continue;
+		}
+		if (r == 0)
+			break; /* some still run */
+		if (errno == EINTR)
+			continue;
+		if (errno != ECHILD || !c->exited)
+			c->err = errno;
+		return 1; /* none left (or an error) */
+	}
+	if (!c->exited)
+		return 0;
+	if (!c->until_ns) {
+		/* the program exited; the processes it left are still running */
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_interrupt; /* no SA_RESTART */
+		sigaction(SIGINT, &sa, NULL);
+		c->until_ns = c->wait_ns == ~(uint64_t)0 ? ~(uint64_t)0 : mono_ns() + c->wait_ns;
+		if (!c->quiet && c->wait_ns) {
+			unsigned n = count_descendants();
+
+			fprintf(stderr, "ktrace record: %s exited; waiting for the %u process%s it "
+					"left running%s\n",
+				c->prog, n, n == 1 ? "" : "es",
+				c->wait_ns == ~(uint64_t)0 ? " (Ctrl-C stops waiting)" : "");
+		}
+	}
+	if (stop_waiting || mono_ns() >= c->until_ns) {
+		c->left = count_descendants();
+		return 1;
+	}
+	return 0;
 }
 
 /* An absolute form of @path (which need not exist yet). */
@@ -272,7 +443,7 @@ static int beside(const char *lib, const char *name, char *out, size_t size)
 
 static int run(int argc, char **argv)
 {
-	enum { OPT_CONFIG = 0x1000, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK, OPT_LOCKS, OPT_NOLIBCALL };
+	enum { OPT_CONFIG = 0x1000, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK, OPT_LOCKS, OPT_NOLIBCALL, OPT_WAIT };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, OPT_CONFIG }, { "output", required_argument, NULL, 'o' },
 		{ "buf-size", required_argument, NULL, 'b' }, { "buf-nr", required_argument, NULL, 'n' },
@@ -286,6 +457,7 @@ static int run(int argc, char **argv)
 		{ "event", required_argument, NULL, 'e' },
 		{ "locks", no_argument, NULL, OPT_LOCKS },
 		{ "no-libcall", no_argument, NULL, OPT_NOLIBCALL },
+		{ "wait", required_argument, NULL, OPT_WAIT },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_opts ro = { NULL, 0, 0, 0, 0, 0 };
@@ -299,7 +471,8 @@ static int run(int argc, char **argv)
 	struct krec_opts kopts = { NULL, 0, 0, NULL, 0 };
 	static const char *events[64]; /* -e: pointers into argv */
 	struct krec *krec = NULL;
-	uint64_t v, end, block_ns = 100000000; /* 100 ms */
+	uint64_t v, end, block_ns = 100000000, /* 100 ms */
+		 wait_ns = ~(uint64_t)0;      /* --wait: until they exit */
 	pid_t pid;
 	struct sigaction ign, old_int, old_quit, old_chld;
 	struct kc_session *sess;
@@ -355,6 +528,13 @@ static int run(int argc, char **argv)
 			break;
 		case OPT_LOCKS:
 			locks = 1;
+			break;
+		case OPT_WAIT:
+			if (cli_parse_time(optarg, 1000000, &wait_ns) < 0) {
+				cli_error(CMD, "option '--wait' needs a time such as 10s, 500ms or 0, not '%s'",
+					  optarg);
+				return 2;
+			}
 			break;
 		case OPT_BLOCK:
 			if (cli_parse_time(optarg, 1000000, &block_ns) < 0) {
@@ -535,6 +715,11 @@ static int run(int argc, char **argv)
 		kick_sess = sess;
 	}
 	rec_report_open(&rep);
+	/* processes the program leaves behind are reparented here (child_ended()) */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 && !quiet)
+		cli_error(CMD, "warning: prctl(PR_SET_CHILD_SUBREAPER): %s: processes that outlive "
+			       "their parent may be missed", strerror(errno));
+	stop_waiting = 0;
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -576,10 +761,16 @@ static int run(int argc, char **argv)
 	krec_program_pid(krec, pid);
 	/* The consumer: copy full sub-buffers until the program ends. */
 	{
-		struct child ch = { pid, 0, 0 };
+		struct child ch = { pid, 0, 0, 0, wait_ns, 0, 0, quiet, argv[optind] };
 
 		kc_consume(sess, child_ended, &ch);
 		kick_sess = NULL;
+		signal(SIGINT, SIG_IGN); /* (restored below) */
+		if (ch.left)
+			fprintf(stderr, "ktrace record: warning: stopped waiting for the processes %s "
+					"left running: %u still run; what they record from now on is not "
+					"in the trace\n",
+				argv[optind], ch.left);
 		if (ch.err) {
 			cli_error(CMD, "waitpid: %s", strerror(ch.err));
 			kc_close(sess, 0);

@@ -578,7 +578,7 @@ unsigned kft_unfinished(struct kft_run *r, struct kft_thread *t, kt_u64 fn, kt_u
 	kt_u32 checks = KFT_LOAD(&r->checks);
 	int f;
 
-	if ((fflags & KFT_FRAME_DONE) || t_entry == 0)
+	if ((fflags & (KFT_FRAME_DONE | KFT_FRAME_INHERITED)) || t_entry == 0)
 		return 0;
 	if (mode == KFT_UNF_FLUSH) {
 		if (t_entry < t->flush_from || t_entry > t->flush_until)

@@ -139,6 +139,9 @@ enum kft_cmd {
 #define KFT_FRAME_DONE 0x80u               /* already reported (unfinished) */
 #define KFT_FRAME_UNLISTED 0x100u          /* dropped at entry by kft_entry_filter(), untimed */
 #define KFT_FRAME_DEEP 0x200u              /* deeper than filter depth: dropped at exit */
+#define KFT_FRAME_INHERITED 0x400u         /* a forked child's copy of its parent's open call:
+					    * recorded if the child returns from it, never
+					    * reported unfinished by the child */
 
 #define KFT_RUN_MAGIC 0x4e55524bu /* "KRUN" */
 #define KFT_RUN_VERSION 1u

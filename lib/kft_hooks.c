@@ -28,11 +28,15 @@
  * SQLite", has the measurements.
  *
  * Calls whose exit is never seen:
- *  - longjmp/siglongjmp: an entry whose stack pointer is at or above the top
- *    frame's (entry hooks are called after the prologue, so their stack
- *    pointers order the frames), or the exit of a function below the top of
- *    the shadow stack, shows that frames were abandoned; they are reported
- *    as unfinished.  Except a function inlined into the top frame's: its
+ *  - longjmp/siglongjmp: the program's own setjmp and longjmp calls are
+ *    told to the hooks through its PLT (lib/kft_plt.c): setjmp's depth is
+ *    remembered by jmp_buf (kft_hooks_setjmp()), and a longjmp to it ends
+ *    the frames above at once (kft_hooks_longjmp()).  Otherwise (a jump
+ *    inside a library, a jmp_buf forgotten) an entry whose stack pointer
+ *    is at or above the top frame's (entry hooks are called after the
+ *    prologue, so their stack pointers order the frames), or the exit of a
+ *    function below the top of the shadow stack, shows that frames were
+ *    abandoned; they are reported as unfinished.  Except a function inlined into the top frame's: its
  *    hooks run in the top frame with its stack pointer and call site
  *    (inlined_in_top());
  *  - the run stops while calls are open (KFT_FLUSH): reported unfinished,
@@ -53,6 +57,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -71,6 +76,9 @@
 #define KFT_GATE_OVERFLOW 2u /* calls were not pushed: the shadow stack was full */
 #define KFT_GATE_BUSY 4u     /* inside a hook: a signal handler's calls go untraced */
 #define KFT_GATE_ENGINE 8u   /* entries need the engine (triggers, watches, idle run) */
+#define KFT_GATE_VFORK 16u   /* vfork() was called: are we its child? (in_vfork_child()) */
+
+#define KFT_JMP_N 8 /* jmp_bufs remembered per thread (kft_hooks_setjmp()) */
 
 struct kft_tls {
 	uint32_t gate;     /* KFT_GATE_* */
@@ -82,10 +90,18 @@ struct kft_tls {
 	uint32_t cap;
 	uint32_t overflow; /* calls not pushed because the stack was full */
 	int state;         /* 0 not started, 1 tracing, -1 never again */
+	uint32_t vfork;    /* vfork() called, and not known since to run in the parent */
 	uint64_t stack_lo, stack_hi; /* the thread's stack, for watches */
 	struct kft_shadow mem;        /* where the shadow stack lives (kft_shadow.c) */
 	struct kft_thread t;
 	struct kft_counters own;     /* counters if no shared block was free */
+	struct {
+		uint64_t env;   /* a jmp_buf given to setjmp() */
+		uint32_t depth; /* the shadow depth then */
+	} jmp[KFT_JMP_N];
+	uint32_t jmp_next; /* the entry replaced next */
+	struct kft_frame *fork_snap; /* the open frames while fork() runs (atfork) */
+	size_t fork_snap_len;
 };
 
 static __thread struct kft_tls kft_tls
@@ -126,6 +142,8 @@ static void gate_open(struct kft_tls *t)
 		gate |= KFT_GATE_ENGINE;
 	if (t->overflow)
 		gate |= KFT_GATE_OVERFLOW;
+	if (t->vfork)
+		gate |= KFT_GATE_VFORK;
 	KT_BARRIER();
 	t->gate = gate;
 }
@@ -370,6 +388,77 @@ static KFT_COLD void missed_in_hook(struct kft_tls *t)
 }
 
 /*
+ * After vfork() (kft_hooks_vfork()) the child runs in the parent's memory,
+ * on its stack, with this thread's state (this TLS block, its shadow stack
+ * and -pg return stack): it must change none of it, or the parent finds
+ * the child's calls (exec*(), _exit()) on its own stack (the child's
+ * calls are not traced: it can only exec or _exit).  The parent is
+ * suspended until the child has exec()ed or exited, so the first hook
+ * that runs in the parent's pid afterwards ends the question (one getpid()
+ * per vfork()).  Return: 1 in the child (the hook does nothing), 0 in the
+ * parent (cleared; the caller recomputes the gate).
+ */
+static KFT_COLD int in_vfork_child(struct kft_tls *t)
+{
+	if (kt_pid && getpid() != kt_pid)
+		return 1;
+	t->vfork = 0;
+	return 0;
+}
+
+void kft_hooks_setjmp(uint64_t env)
+{
+	struct kft_tls *t = &kft_tls;
+	unsigned i;
+
+	if (t->state != 1 || (t->gate & (KFT_GATE_BUSY | KFT_GATE_VFORK)))
+		return;
+	for (i = 0; i < KFT_JMP_N && t->jmp[i].env != env; i++)
+		;
+	if (i == KFT_JMP_N) {
+		i = t->jmp_next++ % KFT_JMP_N;
+		t->jmp[i].env = env;
+	}
+	t->jmp[i].depth = t->depth;
+}
+
+/*
+ * longjmp() to a jmp_buf whose setjmp() was seen at shadow depth d: the
+ * frames at d and above will never return.  Without this the hooks find
+ * out only at the next entry whose stack pointer is at or above the dead
+ * top frame's (drop_dead()), and a call whose frame lies lower, or a
+ * library call (placed under the top frame, kft_plt_hook_sp()), would
+ * nest in a dead frame.
+ */
+void kft_hooks_longjmp(uint64_t env)
+{
+	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
+	struct kft_tls *t = &kft_tls;
+	unsigned i, keep;
+
+	if (!g || t->state != 1 || (t->gate & (KFT_GATE_BUSY | KFT_GATE_VFORK)))
+		return;
+	for (i = 0; i < KFT_JMP_N && t->jmp[i].env != env; i++)
+		;
+	if (i == KFT_JMP_N || (keep = t->jmp[i].depth) >= t->depth)
+		return;
+	t->gate |= KFT_GATE_BUSY;
+	KT_BARRIER();
+	skip_frames(g, t, keep);
+	kft_sig_unwound(keep);
+	gate_open(t);
+}
+
+void kft_hooks_vfork(void)
+{
+	struct kft_tls *t = &kft_tls;
+
+	t->vfork = 1;
+	KT_BARRIER();
+	t->gate |= KFT_GATE_VFORK;
+}
+
+/*
  * The entry hook's slow path: the first call of a thread, a stack pointer
  * at or above the top frame's (longjmp, signal handler on another stack),
  * a full shadow stack, an engine that must see the entry, a run that
@@ -382,6 +471,8 @@ static KFT_COLD void enter_slow(struct kft_tls *t, uint64_t fn, uint64_t site, u
 	uint64_t now;
 
 	if (KT_UNLIKELY(!g))
+		return;
+	if (KT_UNLIKELY(t->vfork) && in_vfork_child(t))
 		return;
 	if (t->gate & KFT_GATE_BUSY) {
 		missed_in_hook(t);
@@ -484,6 +575,8 @@ static KFT_COLD void exit_slow(struct kft_tls *t, uint64_t fn, uint64_t site)
 	struct kft_frame *f;
 	unsigned res;
 
+	if (KT_UNLIKELY(t->vfork) && in_vfork_child(t))
+		return;
 	if (KT_UNLIKELY(!g) || (t->gate & KFT_GATE_BUSY) || t->state != 1)
 		return;
 	t->gate |= KFT_GATE_BUSY;
@@ -607,7 +700,7 @@ KT_EXPORT KFT_HOOK void __cyg_profile_func_exit(void *this_fn, void *call_site)
 KFT_HOOK int kft_pg_hook_enter(uint64_t fn, uint64_t site, uint64_t sp)
 {
 	hook_enter(fn, site, sp);
-	return kft_tls.state == 1;
+	return kft_tls.state == 1 && !kft_tls.vfork; /* a vfork child diverts nothing */
 }
 
 KFT_HOOK void kft_pg_hook_exit(uint64_t fn, uint64_t site)
@@ -654,13 +747,48 @@ void kft_thread_end(void)
 	gate_open(t);
 }
 
+void kft_hooks_atfork_prepare(void)
+{
+	struct kft_tls *t = &kft_tls;
+	size_t len;
+	void *p;
+
+	/*
+	 * Private memory is copied by fork itself.  A shadow stack in the
+	 * session is shared: the parent pops and pushes frames as soon as
+	 * fork() returns, possibly before the child has copied them.
+	 */
+	if (t->state != 1 || !t->mem.entry || !t->depth || !t->stack)
+		return;
+	len = (size_t)t->depth * sizeof(struct kft_frame);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return; /* the child copies the live frames: right unless the parent is quick */
+	memcpy(p, t->stack, len);
+	t->fork_snap = p;
+	t->fork_snap_len = len;
+}
+
+void kft_hooks_atfork_parent(void)
+{
+	struct kft_tls *t = &kft_tls;
+
+	if (t->fork_snap)
+		munmap(t->fork_snap, t->fork_snap_len);
+	t->fork_snap = NULL;
+	t->fork_snap_len = 0;
+}
+
 void kft_hooks_atfork_child(void)
 {
 	struct kft_tls *t = &kft_tls;
 	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
+	int rc;
 
-	if (t->state != 1 || !g)
+	if (t->state != 1 || !g) {
+		kft_hooks_atfork_parent();
 		return;
+	}
 	/* The parent's counter block stays the parent's. */
 	if (t->t.c != &t->own) {
 		struct kft_counters *c = kft_claim_block(kt_gettid());
@@ -668,7 +796,9 @@ void kft_hooks_atfork_child(void)
 		t->t.c = c ? c : &t->own;
 	}
 	/* So does a shadow stack in the session: the child copies its frames. */
-	if (kft_shadow_fork(g, &t->mem, t->depth) < 0) {
+	rc = kft_shadow_fork(g, &t->mem, t->depth, t->fork_snap);
+	kft_hooks_atfork_parent(); /* the snapshot, copied */
+	if (rc < 0) {
 		t->state = -1; /* no memory for it: the child runs untraced */
 		t->depth = 0;
 		gate_open(t);
@@ -677,9 +807,12 @@ void kft_hooks_atfork_child(void)
 	t->stack = t->mem.frames;
 	t->cap = t->mem.cap;
 	/*
-	 * The open calls were entered by the parent: they are its calls, not
-	 * reported again (as unfinished) when the child ends inside them.
+	 * The open calls were entered by the parent: the child returns from
+	 * them too (from fork(), from main() ...), and those returns are
+	 * recorded in the child's thread, as uftrace shows them; but a child
+	 * that ends inside them does not report them as unfinished: they are
+	 * the parent's calls (kft_unfinished() skips inherited frames).
 	 */
 	for (unsigned i = 0; i < t->depth; i++)
-		t->stack[i].flags |= KFT_FRAME_DONE;
+		t->stack[i].flags |= KFT_FRAME_INHERITED;
 }

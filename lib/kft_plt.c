@@ -35,7 +35,9 @@
  * imported from a shared object get it (an uninstrumented program's calls
  * are not traced at all, as uftrace needs -pg for its library calls).
  * Not hooked: the functions kft/libcall.h lists (never return normally,
- * return twice, look at their return address), functions libktrace itself
+ * return twice, look at their return address; but vfork(), the setjmp and
+ * the longjmp families get stubs that only tell the hooks, see PLT_VFORK
+ * below), functions libktrace itself
  * defines (its hooks and wrappers), everything when libktrace is linked
  * into the program statically (libktrace's own library calls would go
  * through the program's PLT then), calls from shared libraries to others,
@@ -65,23 +67,63 @@
 struct kft_plt_slot {
 	uint64_t real; /* the function's address */
 	uint64_t fn;   /* the address recorded: the GOT slot's */
+	uint64_t kind; /* PLT_CALL, or a function only told to the hooks, not recorded */
 };
+
+/*
+ * Kinds of slots.  Functions that return twice or never return normally
+ * are not recorded (kft/libcall.h), but three of them are told to the
+ * hooks, even with library calls off (kft_plt_setup(@special_only)):
+ * vfork() (the child shares this memory: kft_hooks_vfork()), the setjmp
+ * family (the thread's depth is remembered by jmp_buf: kft_hooks_setjmp())
+ * and the longjmp family (the frames above that depth were abandoned:
+ * kft_hooks_longjmp()).
+ */
+enum { PLT_CALL, PLT_VFORK, PLT_SETJMP, PLT_LONGJMP };
+
+static int plt_kind(const char *name)
+{
+	static const char *const setjmps[] = { "setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp" };
+	static const char *const longjmps[] = { "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk" };
+
+	if (!strcmp(name, "vfork"))
+		return PLT_VFORK;
+	for (size_t i = 0; i < sizeof(setjmps) / sizeof(setjmps[0]); i++)
+		if (!strcmp(name, setjmps[i]))
+			return PLT_SETJMP;
+	for (size_t i = 0; i < sizeof(longjmps) / sizeof(longjmps[0]); i++)
+		if (!strcmp(name, longjmps[i]))
+			return PLT_LONGJMP;
+	return PLT_CALL;
+}
 
 #define PLT_STUB 32 /* bytes per stub */
 
 extern char kft_plt_entry[];
-uint64_t kft_plt_enter(uint64_t *ret_slot, const struct kft_plt_slot *s);
+uint64_t kft_plt_enter(uint64_t *ret_slot, const struct kft_plt_slot *s, uint64_t arg0);
 
 /*
  * kft_plt_enter() - called by kft_plt_entry with @ret_slot the address of
- * the library call's return address on the stack and @s the hooked slot:
+ * the library call's return address on the stack, @s the hooked slot and
+ * @arg0 the call's first argument:
  * enters the call (kft_pg_enter(): recorded, return address diverted, or
  * left alone if the thread does not trace).  Return: the address to jump
  * to (the real function).  Async-signal-safe.
  */
 __attribute__((no_instrument_function)) uint64_t kft_plt_enter(uint64_t *ret_slot,
-							       const struct kft_plt_slot *s)
+							       const struct kft_plt_slot *s,
+							       uint64_t arg0)
 {
+	if (KT_UNLIKELY(s->kind != PLT_CALL)) {
+		/* not diverted, not recorded: told to the hooks */
+		if (s->kind == PLT_VFORK)
+			kft_hooks_vfork(); /* the child shares this memory: hooks keep out */
+		else if (s->kind == PLT_SETJMP)
+			kft_hooks_setjmp(arg0); /* arg0: the jmp_buf */
+		else
+			kft_hooks_longjmp(arg0);
+		return s->real;
+	}
 	kft_pg_enter(ret_slot, s->fn, KFT_PG_LIBCALL);
 	return s->real;
 }
@@ -162,6 +204,7 @@ struct plt_todo {
 	uint64_t *got;
 	uint64_t real;
 	const char *name;
+	int kind;
 };
 
 /* 1 if code addresses @a and @b lie in the same loaded object (0 if unknown). */
@@ -187,7 +230,7 @@ static int plt_in_self(uint64_t a)
  */
 static int plt_consider(const struct plt_prog *p, const ElfW(Rela) *r, unsigned type,
 			const ElfW(Sym) *symtab, const char *str, const ElfW(Half) *versym,
-			const ElfW(Verneed) *vn, uint64_t nvn, struct plt_todo *t)
+			const ElfW(Verneed) *vn, uint64_t nvn, int special_only, struct plt_todo *t)
 {
 	uint64_t si = ELF64_R_SYM(r->r_info), cur;
 	const ElfW(Sym) *sym;
@@ -201,7 +244,10 @@ static int plt_consider(const struct plt_prog *p, const ElfW(Rela) *r, unsigned 
 	    (type == R_X86_64_GLOB_DAT && ELF64_ST_TYPE(sym->st_info) != STT_FUNC))
 		return 0;
 	name = str + sym->st_name;
-	if (!*name || kft_libcall_skip(name))
+	if (!*name)
+		return 0;
+	t->kind = plt_kind(name); /* a few of the skipped ones only tell the hooks */
+	if (t->kind == PLT_CALL && (special_only || kft_libcall_skip(name)))
 		return 0;
 	t->name = name;
 	t->got = (uint64_t *)(uintptr_t)(p->base + r->r_offset);
@@ -267,7 +313,7 @@ static void plt_stub(uint8_t *code, const struct kft_plt_slot *s)
 	memcpy(code + 20, &e, 8);
 }
 
-int kft_plt_setup(int patched)
+int kft_plt_setup(int patched, int special_only)
 {
 	struct plt_prog p;
 	const ElfW(Dyn) *d;
@@ -320,14 +366,14 @@ int kft_plt_setup(int patched)
 		return -ENOMEM;
 	for (i = 0; jmprel && i < pltsz / sizeof(ElfW(Rela)); i++)
 		if (plt_consider(&p, &jmprel[i], R_X86_64_JUMP_SLOT, symtab, str, versym, vn, nvn,
-				 &todo[n]))
+				 special_only, &todo[n]))
 			plt += !kft_libcall_always_plt(todo[n++].name);
 	/* -fno-plt (no PLT slot but the compiler's own): calls read the GLOB_DAT slots */
-	if (!plt && rela) {
+	if (!plt && rela && (!special_only || !pltsz)) {
 		type = R_X86_64_GLOB_DAT;
 		for (i = 0; i < relasz / sizeof(ElfW(Rela)); i++)
 			n += (uint64_t)plt_consider(&p, &rela[i], type, symtab, str, versym, vn,
-						    nvn, &todo[n]);
+						    nvn, special_only, &todo[n]);
 	}
 	if (!n) {
 		kt_free(todo);
@@ -348,6 +394,7 @@ int kft_plt_setup(int patched)
 	for (i = 0; i < n; i++) {
 		slots[i].real = todo[i].real;
 		slots[i].fn = (uint64_t)(uintptr_t)todo[i].got;
+		slots[i].kind = (uint64_t)todo[i].kind;
 		plt_stub(code + i * PLT_STUB, &slots[i]);
 	}
 	if (mprotect(slots, slots_len, PROT_READ) < 0 ||
@@ -380,9 +427,10 @@ int kft_plt_setup(int patched)
 
 #else /* !__x86_64__ */
 
-int kft_plt_setup(int patched)
+int kft_plt_setup(int patched, int special_only)
 {
 	(void)patched;
+	(void)special_only;
 	return -ENOSYS;
 }
 

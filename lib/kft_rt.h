@@ -118,7 +118,15 @@ struct kft_shadow {
 int kft_shadow_alloc(struct kft_global *g, struct kft_shadow *st);
 int kft_shadow_grow(struct kft_global *g, struct kft_shadow *st);
 void kft_shadow_free(struct kft_shadow *st);
-int kft_shadow_fork(struct kft_global *g, struct kft_shadow *st, unsigned depth);
+/*
+ * kft_shadow_fork() - in a forked child: give the thread a shadow stack of
+ * its own holding @depth frames copied from @from (the parent's frames as
+ * they were at the fork: kft_hooks.c snapshots them, since a shadow stack
+ * in the session is shared memory the parent keeps changing).  Private
+ * memory is left as fork copied it.  Return: 0 or -errno (no room).
+ */
+int kft_shadow_fork(struct kft_global *g, struct kft_shadow *st, unsigned depth,
+		    const struct kft_frame *from);
 
 /* The runtime's raw clock (kt_clock()), inlined for the hooks: two reads per call. */
 static inline uint64_t kft_clock(void)
@@ -192,6 +200,33 @@ sighandler_t ktrace_rt_signal(int sig, sighandler_t handler);
 /* kft_hooks.c */
 unsigned kft_shadow_depth(void); /* frames on the calling thread's shadow stack */
 void kft_thread_end(void);       /* report its open frames as unfinished, stop tracing it */
+/*
+ * fork() of a tracing thread (pthread_atfork handlers, lib/kft_setup.c):
+ * prepare snapshots the thread's open frames (mmap: not async-signal-safe,
+ * as fork's handlers are not), parent drops the snapshot, child takes a
+ * shadow stack of its own from it and marks the frames inherited (their
+ * returns in the child are recorded there, as uftrace does; they are never
+ * reported unfinished by the child).
+ */
+/*
+ * kft_hooks_vfork() - the program calls vfork() (lib/kft_plt.c): until a
+ * hook finds itself back in the parent's pid, hooks in this thread change
+ * nothing (the child shares the parent's memory).  Async-signal-safe.
+ */
+void kft_hooks_vfork(void);
+/*
+ * kft_hooks_setjmp() - the program calls a setjmp() on jmp_buf @env:
+ * remember the thread's shadow depth for it (a few per thread, the
+ * oldest forgotten).  kft_hooks_longjmp() - it calls a longjmp() to @env:
+ * the frames above that depth are abandoned, reported unfinished now, so
+ * the calls that follow are not nested in them (an unknown @env: nothing,
+ * the hooks find out at the next entry, kft_hooks.c).  Async-signal-safe;
+ * no lock, no syscall.
+ */
+void kft_hooks_setjmp(uint64_t env);
+void kft_hooks_longjmp(uint64_t env);
+void kft_hooks_atfork_prepare(void);
+void kft_hooks_atfork_parent(void);
 void kft_hooks_atfork_child(void);
 /*
  * The entry and exit hooks' bodies for the -pg hooks (lib/kft_pg.c): @sp
@@ -224,8 +259,10 @@ void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry);
 
 /*
  * kft_plt.c: library calls of the main program through its PLT/GOT.
- * kft_plt_setup() hooks them (from kft_ctor(), once the run is set up,
- * unless KTRACE_LIBCALL=0), for a program whose own calls are all traced:
+ * kft_plt_setup() hooks them (from kft_ctor(), once the run is set up;
+ * with KTRACE_LIBCALL=0, @special_only: only vfork and the setjmp and
+ * longjmp families, which are told to the hooks and never recorded),
+ * for a program whose own calls are all traced:
  * it imports a function-tracing hook, or @patched (kft_patch_apply()
  * patched every entry of a patchable build).  Return: the number of
  * functions hooked, or a negative errno, nothing hooked: -ENOENT no
@@ -233,7 +270,7 @@ void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry);
  * program, -ENOTSUP neither of the above, -ENOEXEC unusable dynamic section,
  * -ENOMEM, or mprotect()'s error.  Not thread-safe: before main().
  */
-int kft_plt_setup(int patched);
+int kft_plt_setup(int patched, int special_only);
 
 /* kft_names.c: function names of the program (configuration loading, before main) */
 struct kft_resolver;

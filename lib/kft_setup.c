@@ -31,12 +31,17 @@
  * An exec()ed program (LD_PRELOAD stays in the environment) records into
  * DIR.exec-PID-N beside DIR, N counting the images, so it never replaces
  * the trace of the process that exec()ed it.  Forked children share the parent's run
- * and files (their threads claim their own streams and counter blocks).
+ * and files (their threads claim their own streams and counter blocks);
+ * a child starts with a copy of the forking thread's open calls, marked
+ * inherited (lib/kft_hooks.c): its returns from them (fork, main) are
+ * recorded in its own thread, as uftrace records them.
  *
- * At exit the program's open calls are reported as unfinished, the run
- * stops with reason "program end" (only in the process that set it up),
- * the metadata is rewritten with the final memory maps and DIR/kft-status
- * is written a last time.
+ * At exit the program's open calls are reported as unfinished, the
+ * metadata is rewritten with the final memory maps and DIR/kft-status is
+ * written a last time.  The run stops with reason "program end" there
+ * (only in the process that set it up) when the program runs on its own;
+ * under `ktrace record` (a session) children may outlive it, and the
+ * consumer stops the run once every process of the session has ended.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -376,12 +381,31 @@ static void kft_atexit(void)
 		return;
 	kft_thread_end();
 	if (g->owner) {
-		kft_stop(g->run, KFT_REASON_END, 0, kt_clock());
+		/*
+		 * The run ends with the program.  Under `ktrace record` the
+		 * program is every process of the session: children that
+		 * outlive this one keep recording into the run, and the
+		 * consumer stops it when the last of them has gone
+		 * (consumer/unfinished.c).
+		 */
+		if (!g->ch->sess)
+			kft_stop(g->run, KFT_REASON_END, 0, kt_clock());
 		pthread_mutex_lock(&g->ch->lock);
 		kt_metadata_write(g->ch); /* the maps of objects loaded since setup */
 		pthread_mutex_unlock(&g->ch->lock);
 	}
 	kft_write_status(1);
+}
+
+static void kft_atfork_prepare(void)
+{
+	if (__atomic_load_n(&kft_g, __ATOMIC_ACQUIRE))
+		kft_hooks_atfork_prepare();
+}
+
+static void kft_atfork_parent(void)
+{
+	kft_hooks_atfork_parent();
 }
 
 static void kft_atfork_child(void)
@@ -491,12 +515,12 @@ __attribute__((constructor)) static void kft_ctor(void)
 	__atomic_store_n(&g->file->magic, KFT_FILE_MAGIC, __ATOMIC_RELEASE);
 	g->owner = 1;
 	kft_load_config(g, config);
-	pthread_atfork(NULL, NULL, kft_atfork_child);
+	pthread_atfork(kft_atfork_prepare, kft_atfork_parent, kft_atfork_child);
 	atexit(kft_atexit);
 	ktrace_start(g->ch);
 	__atomic_store_n(&kft_g, g, __ATOMIC_RELEASE);
-	/* library calls of the program (lib/kft_plt.c), unless KTRACE_LIBCALL=0 */
-	if (env_u32("KTRACE_LIBCALL", 1))
-		kft_plt_setup(kft_patched_all);
+	/* library calls of the program (lib/kft_plt.c); with KTRACE_LIBCALL=0
+	 * only vfork, setjmp and longjmp, told to the hooks, not recorded */
+	kft_plt_setup(kft_patched_all, !env_u32("KTRACE_LIBCALL", 1));
 	kft_write_status(1);
 }

@@ -164,7 +164,8 @@ void kft_shadow_free(struct kft_shadow *st)
 	memset(st, 0, sizeof(*st));
 }
 
-int kft_shadow_fork(struct kft_global *g, struct kft_shadow *st, unsigned depth)
+int kft_shadow_fork(struct kft_global *g, struct kft_shadow *st, unsigned depth,
+		    const struct kft_frame *from)
 {
 	struct kft_shadow old = *st, mine;
 	int rc;
@@ -179,7 +180,7 @@ int kft_shadow_fork(struct kft_global *g, struct kft_shadow *st, unsigned depth)
 			kft_shadow_free(&mine);
 		return rc < 0 ? rc : -ENOSPC;
 	}
-	memcpy(mine.frames, old.frames, (size_t)depth * sizeof(struct kft_frame));
+	memcpy(mine.frames, from ? from : old.frames, (size_t)depth * sizeof(struct kft_frame));
 	if (depth < mine.cap)
 		mine.frames[depth].sp = 0;
 	munmap(old.map, old.map_len); /* the parent's region stays the parent's */

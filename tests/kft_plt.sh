@@ -232,8 +232,8 @@ mkdir fe.d && cd fe.d || exit 1
 is "$?" 0 "fork+exec -pg: exit 0"
 is "$(cat out)" "exec'd" "fork+exec -pg: the exec'd image ran"
 is "$(rows tr | grep -E '^(execl|fork|waitpid|leaf) ')" \
-	"$(printf 'execl 1 1\nfork 1 0\nleaf 2 0\nwaitpid 1 0')" \
-	"fork+exec -pg: fork recorded once (the parent's call), execl unfinished, leaf in both processes"
+	"$(printf 'execl 1 1\nfork 2 0\nleaf 2 0\nwaitpid 1 0')" \
+	"fork+exec -pg: fork returns in both processes (as uftrace counts), execl unfinished, leaf in both"
 ex=$(ls -d tr.exec-* 2>/dev/null | head -1)
 is "$(rows "$ex" | grep -E '^(malloc|free|leaf) ')" "$(printf 'free 1 0\nleaf 1 0\nmalloc 1 0')" \
 	"fork+exec -pg: the exec'd image's library calls"
