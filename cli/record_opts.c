@@ -343,6 +343,9 @@ int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, 
 		snprintf(why, sizeof(why), "%s", error);
 	else if (kernel & REC_TRACED)
 		; /* records reached the consumer: traced, whatever the status file says */
+	else if (writers < 0 && WIFSIGNALED(status))
+		snprintf(why, sizeof(why), "it was killed by signal %d (%s) before it started the tracer",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
 	else if (writers < 0)
 		snprintf(why, sizeof(why), "it never started the tracer (%s/kft-status is missing: a "
 					   "static binary, a setuid program, or LD_PRELOAD removed?)", dir);
@@ -351,7 +354,8 @@ int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, 
 					   "-finstrument-functions, -pg or -fpatchable-function-entry?");
 	if (why[0] && !kernel) {
 		cli_error(CMD, "%s was not traced: %s", prog, why);
-		return 1;
+		/* a program that died on its own: its status; else ktrace's failure */
+		return writers < 0 && WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 	}
 	record_cmdline(dir, argv);
 	if (why[0] && writers == 0 && !said[0] && !error[0] && (kernel & REC_SAID_NO_HOOKS))

@@ -53,4 +53,21 @@ for o in O0 O2; do
 	esac
 done
 
+# a program that dies before its tracer starts (here in .preinit_array,
+# which runs before libktrace's constructor): record says so, with the
+# signal, and exits as the program did (128 + 11), not 'a static binary?'
+cat > early.c <<'C'
+#include <signal.h>
+#include <unistd.h>
+static void die(int c, char **v, char **e) { (void)c; (void)v; (void)e; kill(getpid(), SIGSEGV); }
+__attribute__((section(".preinit_array"), used)) static void (*pre)(int, char **, char **) = die;
+int main(void) { return 0; }
+C
+cc -O1 -finstrument-functions -o early early.c || exit 1
+rm -rf tr
+"$KTRACE" record -o tr ./early >out 2>err
+is "$?" 139 "a program killed before its tracer started: record exits 128 + 11"
+like err "^ktrace record: \./early was not traced: it was killed by signal 11 \(Segmentation fault\) before it started the tracer$" \
+	"... and says so, with the signal"
+
 done_testing
