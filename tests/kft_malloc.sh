@@ -33,7 +33,20 @@ ucounts() {
 		awk '$2 !~ /^linux:/ { print $2, $1 }' | sort | paste -sd' '
 }
 
-for o in O0 O2; do
+# A sanitizer build of libktrace (make SAN=asan test) runs its hooks through
+# the sanitizer's runtime, which calls malloc itself: in a program whose
+# malloc is instrumented that recurses into the hooks, and kt_malloc() is
+# malloc there by design (so that ASan checks libktrace's heap).  What this
+# test checks is the plain build's; in a sanitizer build it says so.
+if [ -n "${KTRACE_SAN:-}" ]; then
+	echo "ok 1 # SKIP a program with its own instrumented malloc cannot run the $KTRACE_SAN build of libktrace (its runtime's malloc calls re-enter the hooks); make test runs these checks"
+	tap_n=1
+	set -- # nothing more for the own-malloc programs
+	OWN_MALLOC_BUILDS=""
+else
+	OWN_MALLOC_BUILDS="O0 O2"
+fi
+for o in $OWN_MALLOC_BUILDS; do
 	for f in inst:-finstrument-functions pg:-pg fentry:"-pg -mfentry"; do
 		b=${f%%:*}-$o
 		# shellcheck disable=SC2086
