@@ -28,7 +28,7 @@ counts() {
 }
 ucounts() {
 	rm -rf u
-	uftrace record --no-libcall -d u "$1" >/dev/null 2>&1 || return
+	env -u LD_PRELOAD uftrace record --no-libcall -d u "$1" >/dev/null 2>&1 || return
 	uftrace report -d u -f call --no-pager 2>/dev/null | tail -n +3 |
 		awk '$2 !~ /^linux:/ { print $2, $1 }' | sort | paste -sd' '
 }

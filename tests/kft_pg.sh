@@ -313,7 +313,7 @@ for o in O0 O2; do
 	cc -$o -g -pg -o "nest-pg-$o" "$KTRACE_SRC/tests/kft/nested.c" 2>/dev/null || exit 1
 	cc -$o -g -pg -mfentry -o "nest-fentry-$o" "$KTRACE_SRC/tests/kft/nested.c" 2>/dev/null || exit 1
 	rm -rf "u-nest-$o"
-	uftrace record --no-libcall -d "u-nest-$o" "./nest-pg-$o" >/dev/null 2>&1
+	env -u LD_PRELOAD uftrace record --no-libcall -d "u-nest-$o" "./nest-pg-$o" >/dev/null 2>&1
 	want_n=$(ucounts "u-nest-$o")
 	for b in pg fentry; do
 		fl=-pg

@@ -52,7 +52,7 @@ done
 # uftrace on the same binaries: the session's counts, parent and child together
 for how in posix_spawn vfork; do
 	rm -rf u tr tr.exec-*
-	uftrace record --no-libcall -d u ./sp-inst-O2 "$how" >/dev/null 2>&1
+	env -u LD_PRELOAD uftrace record --no-libcall -d u ./sp-inst-O2 "$how" >/dev/null 2>&1
 	want=$(uftrace report -d u -f call --no-pager 2>/dev/null | tail -n +3 |
 		awk '$2 !~ /^linux:/ { print $2, $1 }' | sort | paste -sd' ')
 	"$KTRACE" record -q -o tr ./sp-inst-O2 "$how" >/dev/null 2>&1
