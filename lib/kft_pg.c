@@ -299,6 +299,48 @@ out:
 	p->busy = 0;
 }
 
+/* kft_rt.h: the return stack follows ucontext switches (kft_hooks.c). */
+PG_HOOK unsigned kft_pg_ctx_depth(void)
+{
+	return pg_tls.state == 1 ? pg_tls.depth : 0;
+}
+
+PG_HOOK int kft_pg_ctx_save(void *buf, unsigned from, unsigned max)
+{
+	struct pg_tls *p = &pg_tls;
+	unsigned n;
+
+	if (p->state != 1 || p->depth <= from)
+		return 0;
+	n = p->depth - from;
+	if (buf && n > max)
+		return -1;
+	p->busy = 1;
+	KT_BARRIER();
+	if (buf)
+		memcpy(buf, &p->e[from], (size_t)n * sizeof(struct pg_ent));
+	p->depth = from;
+	KT_BARRIER();
+	p->busy = 0;
+	return (int)n;
+}
+
+PG_HOOK void kft_pg_ctx_restore(const void *buf, unsigned n)
+{
+	struct pg_tls *p = &pg_tls;
+
+	if (!n || (p->state != 1 && !pg_start(p)) || p->depth + n > PG_CAP)
+		return;
+	p->busy = 1;
+	KT_BARRIER();
+	memcpy(&p->e[p->depth], buf, (size_t)n * sizeof(struct pg_ent));
+	p->depth += n;
+	KT_BARRIER();
+	p->busy = 0;
+}
+
+_Static_assert(sizeof(struct pg_ent) == KFT_PG_ENT_SIZE, "KFT_PG_ENT_SIZE");
+
 static __attribute__((noinline, cold, noreturn)) void pg_lost(uint64_t sp)
 {
 	static const char msg[] = "ktrace: -pg exit trampoline reached with no saved return "
@@ -510,6 +552,22 @@ KT_EXPORT PG_HOOK uintptr_t ktrace__call_site(uintptr_t ret)
 }
 
 #else
+
+unsigned kft_pg_ctx_depth(void)
+{
+	return 0;
+}
+
+int kft_pg_ctx_save(void *buf, unsigned from, unsigned max)
+{
+	(void)buf, (void)from, (void)max;
+	return 0;
+}
+
+void kft_pg_ctx_restore(const void *buf, unsigned n)
+{
+	(void)buf, (void)n;
+}
 
 KT_EXPORT uintptr_t ktrace__call_site(uintptr_t ret)
 {
