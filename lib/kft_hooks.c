@@ -318,6 +318,21 @@ static void drop_dead(struct kft_global *g, struct kft_tls *t, uint64_t sp)
 	kft_sig_unwound(keep);
 }
 
+/* kft_rt.h: -pg return-stack entries found dead (exception, longjmp). */
+void kft_hooks_pg_dead(uint64_t sp)
+{
+	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
+	struct kft_tls *t = &kft_tls;
+
+	if (!g || t->state != 1 || !t->depth || (t->gate & (KFT_GATE_BUSY | KFT_GATE_VFORK)) ||
+	    t->stack[t->depth - 1].sp > sp)
+		return;
+	t->gate |= KFT_GATE_BUSY;
+	KT_BARRIER();
+	drop_dead(g, t, sp);
+	gate_open(t);
+}
+
 /*
  * A function inlined into the top frame's function: gcc calls the hooks
  * for it from the top frame's own body, so with the same stack pointer and

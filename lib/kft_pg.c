@@ -36,7 +36,9 @@
  *    so _Unwind_RaiseException() and _Unwind_Resume_or_Rethrow() are
  *    wrapped: the real return addresses go back in place before unwinding,
  *    and __cxa_begin_catch() (the handler found) drops the unwound entries
- *    and diverts the remaining ones again.  The unwound calls are reported
+ *    and diverts the remaining ones again.  Unwound entries found dead (at
+ *    a cleanup pad's next entry, or by __cxa_begin_catch()) are told to
+ *    the shadow stack (kft_hooks_pg_dead()).  The unwound calls are reported
  *    unfinished (-finstrument-functions sees their exits: its counts are
  *    the same, flags differ).  pthread_exit() is wrapped the same way.
  *    Cancellation (pthread_cancel()) unwinds from inside glibc, which
@@ -252,12 +254,16 @@ PG_HOOK void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry)
 		s += 8;
 	}
 	/* dead entries: at or below this slot, no longer diverted */
+	sp = 0;
 	while (p->depth) {
 		e = &p->e[p->depth - 1];
 		if (e->slot > s || *(const uint64_t *)(uintptr_t)e->slot == TRAMP)
 			break;
+		sp = e->sp;
 		p->depth--;
 	}
+	if (KT_UNLIKELY(sp))
+		kft_hooks_pg_dead(sp); /* and their frames on the shadow stack */
 	ret = *slot;
 	sp = s << KFT_SP_SHIFT;
 	if (ret == TRAMP) {
@@ -424,13 +430,16 @@ static void pg_restore(uint64_t lo)
 static void pg_rearm(uint64_t lo)
 {
 	struct pg_tls *p = &pg_tls;
+	uint64_t dead = 0;
 
 	if (p->state != 1 || !p->in_eh)
 		return;
 	p->busy = 1;
 	KT_BARRIER();
 	while (p->depth && p->e[p->depth - 1].slot < lo)
-		p->depth--;
+		dead = p->e[--p->depth].sp;
+	if (dead)
+		kft_hooks_pg_dead(dead); /* the shadow stack's frames of the unwound calls */
 	for (unsigned i = 0; i < p->depth; i++)
 		*(uint64_t *)(uintptr_t)p->e[i].slot = TRAMP;
 	p->in_eh = 0;

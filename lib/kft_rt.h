@@ -245,6 +245,15 @@ void kft_hooks_longjmp(uint64_t env);
  * swapcontext()).
  */
 void kft_hooks_swapcontext(uint64_t oucp, uint64_t ucp);
+/*
+ * kft_hooks_pg_dead() - the -pg return stack (lib/kft_pg.c) found entries
+ * dead, the outermost at stack position @sp (<< KFT_SP_SHIFT): frames
+ * on top of the shadow stack at or below it are dead too (an exception
+ * unwound them: a cleanup pad's calls, or the handler, run in a frame
+ * above), reported unfinished now, so the calls that follow do not nest
+ * in them.  No syscall, no lock; per thread.
+ */
+void kft_hooks_pg_dead(uint64_t sp);
 void kft_hooks_setcontext(uint64_t ucp);
 void kft_hooks_makecontext(uint64_t ucp);
 /*
