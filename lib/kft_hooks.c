@@ -39,6 +39,11 @@
  *    abandoned; they are reported as unfinished.  Except a function inlined into the top frame's: its
  *    hooks run in the top frame with its stack pointer and call site
  *    (inlined_in_top());
+ *  - ucontext: swapcontext()/setcontext()/makecontext() are told to the
+ *    hooks through the PLT too (kft_hooks_swapcontext()): each context
+ *    keeps its own frames, put aside (shadow stack and -pg return stack)
+ *    while another runs; a context first entered nests on its resumer's
+ *    frames, which the stack-position checks leave alone (ctx_base);
  *  - the run stops while calls are open (KFT_FLUSH): reported unfinished,
  *    as KFT's Delta 0;
  *  - the thread or the program ends inside calls: reported unfinished.
@@ -79,6 +84,31 @@
 #define KFT_GATE_VFORK 16u   /* vfork() was called: are we its child? (in_vfork_child()) */
 
 #define KFT_JMP_N 8 /* jmp_bufs remembered per thread (kft_hooks_setjmp()) */
+#define KFT_CTX_N 16        /* ucontexts followed per thread (kft_hooks_swapcontext()) */
+#define KFT_CTX_FRAMES 1024 /* frames (and -pg entries) a context can put aside */
+
+/*
+ * A context of the thread (ucontext, lib/kft_plt.c): running ones form a
+ * chain (the thread's first context, then each one switched to from the
+ * one below, whose frames it nests on), the others have their frames put
+ * aside until a switch brings them back on top of the chain.
+ */
+struct kft_ctx {
+	uint64_t uc;        /* the ucontext_t it is known by (0: slot free) */
+	uint32_t base;      /* on the chain: shadow depth where its frames begin */
+	uint32_t pgbase;    /* and -pg return-stack depth */
+	uint32_t nf, npg;   /* put aside: frames, -pg entries */
+	uint32_t on_chain;
+	struct kft_frame *f; /* KFT_CTX_FRAMES frames, then as many -pg entries (mmap) */
+};
+
+struct kft_ctxs {
+	struct kft_ctx c[KFT_CTX_N];
+	uint8_t chain[KFT_CTX_N];
+	uint32_t n; /* contexts on the chain */
+};
+
+#define KFT_CTX_BYTES ((size_t)KFT_CTX_FRAMES * (sizeof(struct kft_frame) + KFT_PG_ENT_SIZE))
 
 struct kft_tls {
 	uint32_t gate;     /* KFT_GATE_* */
@@ -102,6 +132,8 @@ struct kft_tls {
 	uint32_t jmp_next; /* the entry replaced next */
 	struct kft_frame *fork_snap; /* the open frames while fork() runs (atfork) */
 	size_t fork_snap_len;
+	struct kft_ctxs *ctx; /* ucontexts (mmap, at the first switch) */
+	uint32_t ctx_base;    /* shadow depth where the running context's frames begin */
 };
 
 static __thread struct kft_tls kft_tls
@@ -274,12 +306,31 @@ static void drop_dead(struct kft_global *g, struct kft_tls *t, uint64_t sp)
 {
 	unsigned base = kft_sig_base(), lim = base < t->depth ? base : 0, keep = t->depth;
 
+	/* a ucontext's frames lie on its own stack: those below it are not compared */
+	if (t->ctx_base <= t->depth && lim < t->ctx_base)
+		lim = t->ctx_base;
+
 	while (keep > lim && t->stack[keep - 1].sp <= sp)
 		keep--;
 	if (keep == t->depth)
 		return;
 	skip_frames(g, t, keep);
 	kft_sig_unwound(keep);
+}
+
+/* kft_rt.h: -pg return-stack entries found dead (exception, longjmp). */
+void kft_hooks_pg_dead(uint64_t sp)
+{
+	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
+	struct kft_tls *t = &kft_tls;
+
+	if (!g || t->state != 1 || !t->depth || (t->gate & (KFT_GATE_BUSY | KFT_GATE_VFORK)) ||
+	    t->stack[t->depth - 1].sp > sp)
+		return;
+	t->gate |= KFT_GATE_BUSY;
+	KT_BARRIER();
+	drop_dead(g, t, sp);
+	gate_open(t);
 }
 
 /*
@@ -449,6 +500,285 @@ void kft_hooks_longjmp(uint64_t env)
 	gate_open(t);
 }
 
+/* Saved frames @f[0..@n) will never run again: reported unfinished, as skip_frames(). */
+static void report_saved(struct kft_global *g, struct kft_tls *t, struct kft_frame *f, unsigned n)
+{
+	uint64_t now = kft_clock(), from = kft_open_from(&t->t);
+
+	for (unsigned i = n; i-- > 0;) {
+		if (f[i].t && f[i].t >= from) {
+			unsigned rec = kft_unfinished(g->run, &t->t, f[i].fn, f[i].t, KFT_FRAME_SIG(&f[i]),
+						      f[i].flags, KFT_UNF_SKIP, now);
+
+			if (rec)
+				write_call(g, t, &f[i], KTRACE_CALL_DEPTH(f[i].w0), rec, now);
+		}
+	}
+}
+
+/* The thread's context table, mapped at its first switch.  NULL: no memory. */
+static struct kft_ctxs *ctx_table(struct kft_tls *t)
+{
+	void *m;
+
+	if (t->ctx)
+		return t->ctx;
+	m = mmap(NULL, sizeof(struct kft_ctxs), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	t->ctx = m; /* zero: no context, none on the chain */
+	return t->ctx;
+}
+
+static struct kft_ctx *ctx_top(struct kft_ctxs *x)
+{
+	return &x->c[x->chain[x->n - 1]];
+}
+
+/* A free slot for a context known by @uc, not on the chain.  NULL: none. */
+static struct kft_ctx *ctx_new(struct kft_ctxs *x, uint64_t uc)
+{
+	for (unsigned i = 0; i < KFT_CTX_N; i++) {
+		struct kft_ctx *c = &x->c[i];
+
+		if (!c->uc && !c->on_chain) {
+			c->uc = uc;
+			c->nf = c->npg = 0;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+/* Forget context @c, not on the chain: its frames put aside never run again. */
+static void ctx_free(struct kft_global *g, struct kft_tls *t, struct kft_ctx *c)
+{
+	if (c->nf)
+		report_saved(g, t, c->f, c->nf);
+	c->nf = c->npg = 0; /* -pg entries dropped: their frames are gone with the context */
+	c->uc = 0;
+}
+
+static void ctx_set_base(struct kft_tls *t)
+{
+	t->ctx_base = t->ctx && t->ctx->n ? ctx_top(t->ctx)->base : 0;
+}
+
+/*
+ * Take the top context @c off the chain: its frames (shadow depth
+ * c->base up, -pg entries c->pgbase up) are put aside in its buffer
+ * (@abandon: reported unfinished and dropped instead, the slot freed).
+ */
+static void ctx_pop(struct kft_global *g, struct kft_tls *t, struct kft_ctx *c, int abandon)
+{
+	unsigned n = t->depth > c->base ? t->depth - c->base : 0;
+	int npg;
+
+	if (!abandon && !c->f) {
+		void *m = mmap(NULL, KFT_CTX_BYTES, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (m != MAP_FAILED)
+			c->f = m;
+	}
+	if (abandon || !c->f || n > KFT_CTX_FRAMES) {
+		if (n)
+			skip_frames(g, t, c->base); /* counted as unfinished */
+		n = 0;
+	} else if (n) {
+		memcpy(c->f, &t->stack[c->base], (size_t)n * sizeof(struct kft_frame));
+		for (unsigned i = c->base; i < t->depth; i++)
+			t->stack[i].sp = 0; /* popped (kft_shadow.c) */
+		t->depth = c->base;
+	}
+	c->nf = n;
+	if (abandon)
+		npg = kft_pg_ctx_save(NULL, c->pgbase, 0); /* dropped */
+	else if (c->f)
+		npg = kft_pg_ctx_save((char *)c->f + (size_t)KFT_CTX_FRAMES * sizeof(struct kft_frame),
+				      c->pgbase, KFT_CTX_FRAMES);
+	else
+		npg = -1;
+	c->npg = npg > 0 ? (unsigned)npg : 0; /* -1: too many, left where they are */
+	if (c->base < t->depth) /* not above the base: the context ended (uc_link) */
+		t->depth = c->base;
+	kft_sig_unwound(t->depth);
+	c->on_chain = 0;
+	if (abandon) {
+		c->nf = c->npg = 0;
+		c->uc = 0;
+	}
+}
+
+/* Put context @c, off the chain, on top of it: its frames put aside come back. */
+static void ctx_push(struct kft_global *g, struct kft_tls *t, struct kft_ctx *c)
+{
+	struct kft_ctxs *x = t->ctx;
+
+	c->base = t->depth;
+	c->pgbase = kft_pg_ctx_depth();
+	c->on_chain = 1;
+	x->chain[x->n++] = (uint8_t)(c - x->c);
+	while (t->depth + c->nf > t->cap && kft_shadow_grow(g, &t->mem) == 0)
+		t->cap = t->mem.cap;
+	if (t->depth + c->nf > t->cap) {
+		report_saved(g, t, c->f, c->nf); /* too deep now */
+	} else {
+		for (unsigned i = 0; i < c->nf; i++) {
+			struct kft_frame *f = &t->stack[t->depth + i];
+			unsigned d = t->depth + i;
+
+			*f = c->f[i];
+			f->w0 = (f->w0 & ~(0xffffull << 40)) | ((uint64_t)(d > 0xffff ? 0xffff : d) << 40);
+		}
+		t->depth += c->nf;
+	}
+	if (c->npg)
+		kft_pg_ctx_restore((char *)c->f + (size_t)KFT_CTX_FRAMES * sizeof(struct kft_frame),
+				   c->npg);
+	c->nf = c->npg = 0;
+}
+
+/*
+ * Switch the thread's shadow stack to the context known by @ucp (see
+ * kft_rt.h); @abandon: the running context's frames are dead.  Return: 1
+ * done, 0 @ucp is no context seen here (nothing done).
+ */
+static int ctx_switch(struct kft_global *g, struct kft_tls *t, uint64_t ucp, int abandon,
+		      int fresh_ok)
+{
+	struct kft_ctxs *x = t->ctx;
+	struct kft_ctx *c = NULL;
+	int j;
+
+	for (j = (int)x->n - 2; j >= 0 && x->c[x->chain[j]].uc != ucp; j--)
+		;
+	if (j >= 0) { /* back to a context below: those above it stop */
+		while ((int)x->n > j + 1) {
+			ctx_pop(g, t, ctx_top(x), abandon); /* the running one: abandoned? */
+			abandon = 0;
+			x->n--;
+		}
+		return 1;
+	}
+	if (ctx_top(x)->uc == ucp && !abandon)
+		return 1; /* to itself */
+	for (unsigned i = 0; i < KFT_CTX_N && !c; i++)
+		if (x->c[i].uc == ucp && !x->c[i].on_chain)
+			c = &x->c[i];
+	if (!c && !fresh_ok)
+		return 0;
+	if (!c && !(c = ctx_new(x, ucp)))
+		return 1; /* no slot: not followed (the stack-position checks apply) */
+	if (abandon) {
+		ctx_pop(g, t, ctx_top(x), 1);
+		x->n--;
+	} else if (x->n >= KFT_CTX_N) {
+		return 1;
+	}
+	ctx_push(g, t, c);
+	return 1;
+}
+
+/*
+ * The chain as the thread runs now, the running context known by @oucp
+ * (0: not named).  Return: the table, NULL if none can be had.
+ */
+static struct kft_ctxs *ctx_begin(struct kft_global *g, struct kft_tls *t, uint64_t oucp)
+{
+	struct kft_ctxs *x = ctx_table(t);
+	struct kft_ctx *top;
+
+	if (!x)
+		return NULL;
+	if (!x->n) { /* the thread's own context: base 0 */
+		top = ctx_new(x, oucp);
+		if (!top)
+			return NULL;
+		top->base = top->pgbase = 0;
+		top->on_chain = 1;
+		x->chain[x->n++] = (uint8_t)(top - x->c);
+	}
+	/* contexts that ended by returning (uc_link): the running one lies below */
+	while (x->n > 1 && ctx_top(x)->base > t->depth) {
+		ctx_top(x)->on_chain = 0;
+		ctx_top(x)->uc = 0;
+		x->n--;
+	}
+	if (!oucp)
+		return x;
+	top = ctx_top(x);
+	for (unsigned i = 0; i < KFT_CTX_N; i++) {
+		struct kft_ctx *c = &x->c[i];
+
+		if (c == top || c->uc != oucp)
+			continue;
+		if (c->on_chain)
+			c->uc = 0; /* the name now belongs to the running context */
+		else
+			ctx_free(g, t, c); /* overwritten by this save: never resumed */
+	}
+	top->uc = oucp;
+	return x;
+}
+
+/* Enter a context switch: 1 if the hooks may act (BUSY set). */
+static int ctx_enter(struct kft_global *g, struct kft_tls *t)
+{
+	if (!g || t->state != 1 || (t->gate & (KFT_GATE_BUSY | KFT_GATE_VFORK)))
+		return 0;
+	t->gate |= KFT_GATE_BUSY;
+	KT_BARRIER();
+	return 1;
+}
+
+void kft_hooks_swapcontext(uint64_t oucp, uint64_t ucp)
+{
+	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
+	struct kft_tls *t = &kft_tls;
+
+	if (!ctx_enter(g, t))
+		return;
+	if (ucp && ucp != oucp && ctx_begin(g, t, oucp))
+		ctx_switch(g, t, ucp, 0, 1);
+	ctx_set_base(t);
+	gate_open(t);
+}
+
+void kft_hooks_setcontext(uint64_t ucp)
+{
+	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
+	struct kft_tls *t = &kft_tls;
+	int done = 0;
+
+	if (!ctx_enter(g, t))
+		return;
+	/* a context seen at a switch; else a getcontext() of this one (a longjmp) */
+	if (t->ctx && ctx_begin(g, t, 0))
+		done = ctx_switch(g, t, ucp, 1, 0);
+	ctx_set_base(t);
+	gate_open(t);
+	if (!done)
+		kft_hooks_longjmp(ucp);
+}
+
+void kft_hooks_makecontext(uint64_t ucp)
+{
+	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
+	struct kft_tls *t = &kft_tls;
+
+	if (!ctx_enter(g, t))
+		return;
+	for (unsigned i = 0; i < KFT_JMP_N; i++)
+		if (t->jmp[i].env == ucp)
+			t->jmp[i].env = 0; /* its getcontext() is no longer a place to go back to */
+	for (unsigned i = 0; t->ctx && i < KFT_CTX_N; i++)
+		if (t->ctx->c[i].uc == ucp && !t->ctx->c[i].on_chain)
+			ctx_free(g, t, &t->ctx->c[i]);
+	gate_open(t);
+}
+
 void kft_hooks_vfork(void)
 {
 	struct kft_tls *t = &kft_tls;
@@ -483,7 +813,7 @@ static KFT_COLD void enter_slow(struct kft_tls *t, uint64_t fn, uint64_t site, u
 	if (t->state != 1 && !thread_start(g, t))
 		goto out;
 	if (t->depth && sp >= t->stack[t->depth - 1].sp && t->depth != kft_sig_base() &&
-	    !inlined_in_top(&t->stack[t->depth - 1], sp, fn, site))
+	    t->depth != t->ctx_base && !inlined_in_top(&t->stack[t->depth - 1], sp, fn, site))
 		drop_dead(g, t, sp);
 	if (t->depth >= t->cap) {
 		if (kft_shadow_grow(g, &t->mem) == 0) {
@@ -738,6 +1068,19 @@ void kft_thread_end(void)
 	t->gate |= KFT_GATE_BUSY;
 	KT_BARRIER();
 	skip_frames(g, t, 0);
+	if (t->ctx) { /* contexts put aside: their frames never return either */
+		for (unsigned i = 0; i < KFT_CTX_N; i++) {
+			struct kft_ctx *c = &t->ctx->c[i];
+
+			if (!c->on_chain && c->uc)
+				ctx_free(g, t, c);
+			if (c->f)
+				munmap(c->f, KFT_CTX_BYTES);
+		}
+		munmap(t->ctx, sizeof(struct kft_ctxs));
+		t->ctx = NULL;
+		t->ctx_base = 0;
+	}
 	if (t->t.c != &t->own)
 		kft_release_block(t->t.c);
 	t->t.c = NULL;

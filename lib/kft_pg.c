@@ -36,7 +36,9 @@
  *    so _Unwind_RaiseException() and _Unwind_Resume_or_Rethrow() are
  *    wrapped: the real return addresses go back in place before unwinding,
  *    and __cxa_begin_catch() (the handler found) drops the unwound entries
- *    and diverts the remaining ones again.  The unwound calls are reported
+ *    and diverts the remaining ones again.  Unwound entries found dead (at
+ *    a cleanup pad's next entry, or by __cxa_begin_catch()) are told to
+ *    the shadow stack (kft_hooks_pg_dead()).  The unwound calls are reported
  *    unfinished (-finstrument-functions sees their exits: its counts are
  *    the same, flags differ).  pthread_exit() is wrapped the same way.
  *    Cancellation (pthread_cancel()) unwinds from inside glibc, which
@@ -252,12 +254,16 @@ PG_HOOK void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry)
 		s += 8;
 	}
 	/* dead entries: at or below this slot, no longer diverted */
+	sp = 0;
 	while (p->depth) {
 		e = &p->e[p->depth - 1];
 		if (e->slot > s || *(const uint64_t *)(uintptr_t)e->slot == TRAMP)
 			break;
+		sp = e->sp;
 		p->depth--;
 	}
+	if (KT_UNLIKELY(sp))
+		kft_hooks_pg_dead(sp); /* and their frames on the shadow stack */
 	ret = *slot;
 	sp = s << KFT_SP_SHIFT;
 	if (ret == TRAMP) {
@@ -298,6 +304,48 @@ out:
 	KT_BARRIER();
 	p->busy = 0;
 }
+
+/* kft_rt.h: the return stack follows ucontext switches (kft_hooks.c). */
+PG_HOOK unsigned kft_pg_ctx_depth(void)
+{
+	return pg_tls.state == 1 ? pg_tls.depth : 0;
+}
+
+PG_HOOK int kft_pg_ctx_save(void *buf, unsigned from, unsigned max)
+{
+	struct pg_tls *p = &pg_tls;
+	unsigned n;
+
+	if (p->state != 1 || p->depth <= from)
+		return 0;
+	n = p->depth - from;
+	if (buf && n > max)
+		return -1;
+	p->busy = 1;
+	KT_BARRIER();
+	if (buf)
+		memcpy(buf, &p->e[from], (size_t)n * sizeof(struct pg_ent));
+	p->depth = from;
+	KT_BARRIER();
+	p->busy = 0;
+	return (int)n;
+}
+
+PG_HOOK void kft_pg_ctx_restore(const void *buf, unsigned n)
+{
+	struct pg_tls *p = &pg_tls;
+
+	if (!n || (p->state != 1 && !pg_start(p)) || p->depth + n > PG_CAP)
+		return;
+	p->busy = 1;
+	KT_BARRIER();
+	memcpy(&p->e[p->depth], buf, (size_t)n * sizeof(struct pg_ent));
+	p->depth += n;
+	KT_BARRIER();
+	p->busy = 0;
+}
+
+_Static_assert(sizeof(struct pg_ent) == KFT_PG_ENT_SIZE, "KFT_PG_ENT_SIZE");
 
 static __attribute__((noinline, cold, noreturn)) void pg_lost(uint64_t sp)
 {
@@ -382,13 +430,16 @@ static void pg_restore(uint64_t lo)
 static void pg_rearm(uint64_t lo)
 {
 	struct pg_tls *p = &pg_tls;
+	uint64_t dead = 0;
 
 	if (p->state != 1 || !p->in_eh)
 		return;
 	p->busy = 1;
 	KT_BARRIER();
 	while (p->depth && p->e[p->depth - 1].slot < lo)
-		p->depth--;
+		dead = p->e[--p->depth].sp;
+	if (dead)
+		kft_hooks_pg_dead(dead); /* the shadow stack's frames of the unwound calls */
 	for (unsigned i = 0; i < p->depth; i++)
 		*(uint64_t *)(uintptr_t)p->e[i].slot = TRAMP;
 	p->in_eh = 0;
@@ -510,6 +561,22 @@ KT_EXPORT PG_HOOK uintptr_t ktrace__call_site(uintptr_t ret)
 }
 
 #else
+
+unsigned kft_pg_ctx_depth(void)
+{
+	return 0;
+}
+
+int kft_pg_ctx_save(void *buf, unsigned from, unsigned max)
+{
+	(void)buf, (void)from, (void)max;
+	return 0;
+}
+
+void kft_pg_ctx_restore(const void *buf, unsigned n)
+{
+	(void)buf, (void)n;
+}
 
 KT_EXPORT uintptr_t ktrace__call_site(uintptr_t ret)
 {

@@ -123,7 +123,7 @@ __fentry__:
  * argument uses; PLT entries and ld.so's lazy resolver use it the same
  * way) and jumps here, with the stack as the library call left it: the
  * call's return address at 0(%rsp).  kft_plt_enter(return-address slot,
- * slot info, first argument) may divert the return address to kft_pg_return and returns
+ * slot info, first argument, second argument) may divert the return address to kft_pg_return and returns
  * the real function's address, which is jumped to with the registers
  * restored.
  */
@@ -134,6 +134,7 @@ __fentry__:
 kft_plt_entry:
 	.cfi_startproc
 	PG_SAVE
+	movq	%rsi, %rcx		/* its second (swapcontext's ucp) */
 	movq	%rdi, %rdx		/* the call's first argument (setjmp's jmp_buf) */
 	leaq	8(%rbx), %rdi		/* the library call's return-address slot */
 	movq	%r11, %rsi		/* the slot's struct kft_plt_slot */

@@ -77,17 +77,26 @@ struct kft_plt_slot {
  * vfork() (the child shares this memory: kft_hooks_vfork()), the setjmp
  * family (the thread's depth is remembered by jmp_buf: kft_hooks_setjmp())
  * and the longjmp family (the frames above that depth were abandoned:
- * kft_hooks_longjmp()).
+ * kft_hooks_longjmp()); and ucontext: getcontext() as a setjmp,
+ * swapcontext(), setcontext() and makecontext() (the shadow stack and the
+ * -pg return stack follow the context: kft_hooks_swapcontext()).
  */
-enum { PLT_CALL, PLT_VFORK, PLT_SETJMP, PLT_LONGJMP };
+enum { PLT_CALL, PLT_VFORK, PLT_SETJMP, PLT_LONGJMP, PLT_SWAPCTX, PLT_SETCTX, PLT_MKCTX };
 
 static int plt_kind(const char *name)
 {
-	static const char *const setjmps[] = { "setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp" };
+	static const char *const setjmps[] = { "setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp",
+					       "getcontext" };
 	static const char *const longjmps[] = { "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk" };
 
 	if (!strcmp(name, "vfork"))
 		return PLT_VFORK;
+	if (!strcmp(name, "swapcontext"))
+		return PLT_SWAPCTX;
+	if (!strcmp(name, "setcontext"))
+		return PLT_SETCTX;
+	if (!strcmp(name, "makecontext"))
+		return PLT_MKCTX;
 	for (size_t i = 0; i < sizeof(setjmps) / sizeof(setjmps[0]); i++)
 		if (!strcmp(name, setjmps[i]))
 			return PLT_SETJMP;
@@ -100,28 +109,35 @@ static int plt_kind(const char *name)
 #define PLT_STUB 32 /* bytes per stub */
 
 extern char kft_plt_entry[];
-uint64_t kft_plt_enter(uint64_t *ret_slot, const struct kft_plt_slot *s, uint64_t arg0);
+uint64_t kft_plt_enter(uint64_t *ret_slot, const struct kft_plt_slot *s, uint64_t arg0,
+		       uint64_t arg1);
 
 /*
  * kft_plt_enter() - called by kft_plt_entry with @ret_slot the address of
  * the library call's return address on the stack, @s the hooked slot and
- * @arg0 the call's first argument:
+ * @arg0, @arg1 the call's first two arguments:
  * enters the call (kft_pg_enter(): recorded, return address diverted, or
  * left alone if the thread does not trace).  Return: the address to jump
  * to (the real function).  Async-signal-safe.
  */
 __attribute__((no_instrument_function)) uint64_t kft_plt_enter(uint64_t *ret_slot,
 							       const struct kft_plt_slot *s,
-							       uint64_t arg0)
+							       uint64_t arg0, uint64_t arg1)
 {
 	if (KT_UNLIKELY(s->kind != PLT_CALL)) {
 		/* not diverted, not recorded: told to the hooks */
 		if (s->kind == PLT_VFORK)
 			kft_hooks_vfork(); /* the child shares this memory: hooks keep out */
 		else if (s->kind == PLT_SETJMP)
-			kft_hooks_setjmp(arg0); /* arg0: the jmp_buf */
-		else
+			kft_hooks_setjmp(arg0); /* arg0: the jmp_buf (getcontext: the ucontext_t) */
+		else if (s->kind == PLT_LONGJMP)
 			kft_hooks_longjmp(arg0);
+		else if (s->kind == PLT_SWAPCTX)
+			kft_hooks_swapcontext(arg0, arg1); /* oucp, ucp */
+		else if (s->kind == PLT_SETCTX)
+			kft_hooks_setcontext(arg0);
+		else
+			kft_hooks_makecontext(arg0);
 		return s->real;
 	}
 	kft_pg_enter(ret_slot, s->fn, KFT_PG_LIBCALL);

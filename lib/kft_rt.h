@@ -225,6 +225,49 @@ void kft_hooks_vfork(void);
  */
 void kft_hooks_setjmp(uint64_t env);
 void kft_hooks_longjmp(uint64_t env);
+/*
+ * ucontext (lib/kft_plt.c tells the hooks before the real call runs):
+ * kft_hooks_swapcontext() - swapcontext(@oucp, @ucp): the calling
+ * context's open frames (shadow stack and -pg return stack) are put
+ * aside under @oucp, and the frames put aside under @ucp come back (or,
+ * for a context never seen, its calls nest under the caller's frames);
+ * kft_hooks_setcontext() - setcontext(@ucp): the same, the calling
+ * context's frames abandoned (reported unfinished); a @ucp that is no
+ * switched context is a longjmp to a getcontext() (kft_hooks_setjmp());
+ * kft_hooks_makecontext() - makecontext(@ucp): what was put aside under
+ * @ucp will never run again (reported unfinished).  Per thread; the first
+ * switch of a thread maps its table (mmap), a context's first save maps
+ * room for KFT_CTX_FRAMES frames: one syscall each, never in a hook.
+ * Frames a context cannot save (more than KFT_CTX_FRAMES, no memory, more
+ * than KFT_CTX_N contexts) are reported unfinished; -pg return addresses
+ * that cannot be saved stay where they are (the hooks' stack-position
+ * checks then apply, as before).  Not async-signal-safe (nor is
+ * swapcontext()).
+ */
+void kft_hooks_swapcontext(uint64_t oucp, uint64_t ucp);
+/*
+ * kft_hooks_pg_dead() - the -pg return stack (lib/kft_pg.c) found entries
+ * dead, the outermost at stack position @sp (<< KFT_SP_SHIFT): frames
+ * on top of the shadow stack at or below it are dead too (an exception
+ * unwound them: a cleanup pad's calls, or the handler, run in a frame
+ * above), reported unfinished now, so the calls that follow do not nest
+ * in them.  No syscall, no lock; per thread.
+ */
+void kft_hooks_pg_dead(uint64_t sp);
+void kft_hooks_setcontext(uint64_t ucp);
+void kft_hooks_makecontext(uint64_t ucp);
+/*
+ * The -pg return stack under a context switch (lib/kft_pg.c):
+ * kft_pg_ctx_depth() - its depth; kft_pg_ctx_save() - move the entries
+ * from @from up into @buf (KFT_PG_ENT_SIZE bytes each), at most @max:
+ * the number moved, -1 if more (nothing done); @buf NULL: dropped; kft_pg_ctx_restore() -
+ * push @n entries back from @buf.  Per thread; no syscall except a
+ * thread's first restore (its return stack mapped).
+ */
+#define KFT_PG_ENT_SIZE 40
+unsigned kft_pg_ctx_depth(void);
+int kft_pg_ctx_save(void *buf, unsigned from, unsigned max);
+void kft_pg_ctx_restore(const void *buf, unsigned n);
 void kft_hooks_atfork_prepare(void);
 void kft_hooks_atfork_parent(void);
 void kft_hooks_atfork_child(void);
