@@ -528,8 +528,11 @@ size_t ktr_map_pick(struct ktr_trace *t, uint64_t addr, uint64_t ns, int *ambigu
  * @dur_ns:    exit_ns - entry_ns.
  * @dur_raw:   the duration as recorded, raw clock units.
  * @func:      address of the called function, 0 if unknown (bad call-site
- *             entry, see ktr_call_decode()).
- * @site:      return address in the caller (gcc's call_site), 0 if unknown.
+ *             entry, see ktr_call_decode()); tagged with its load
+ *             generation (KTR_ADDR_GEN()) when loads of different objects
+ *             covered it during the trace (dlclose(), then dlopen()).
+ * @site:      return address in the caller (gcc's call_site), 0 if unknown;
+ *             tagged as @func.
  * @key:       a 32-bit name of the (func, site) pair: the call-site index,
  *             or for records with inline addresses (index 0xffffff) an id
  *             >= KTR_CALL_KEY_EXTRA interned by the reader; equal pairs
