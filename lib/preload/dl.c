@@ -11,7 +11,7 @@
  * $ORIGIN, DT_RUNPATH and the namespace), so its wrapper must not be a
  * frame of its own: on x86-64 it is a few instructions that save the
  * argument registers, call the note, restore them and jump to the real
- * dlopen (found with dlsym(RTLD_NEXT) in the constructor), leaving the
+ * dlopen (found with dlsym(RTLD_NEXT) on first use), leaving the
  * caller's return address in place.  Other machines get no dlopen()
  * wrapper (loads are then seen at dlclose() and at the metadata rewrites).
  * dlclose() does not care who calls it: a C wrapper.
@@ -27,13 +27,25 @@ void ktrace_rt_dl_note(void); /* libktrace.so (lib/metadata.c) */
 
 typedef int (*dl_close_fn)(void *);
 
-void *ktrace_dl_real_dlopen; /* read by the assembly below */
+static void *dl_real_open;
 static dl_close_fn dl_real_close;
 
-__attribute__((constructor)) static void dl_init(void)
+/*
+ * The note, then the real dlopen's address for the assembly below to jump
+ * to.  Found on first use, not in a constructor: libktrace.so's own
+ * constructor (which this shim's runs after) may dlopen() libelf.
+ */
+__attribute__((visibility("hidden"))) void *ktrace_dl_open_note(void);
+void *ktrace_dl_open_note(void)
 {
-	ktrace_dl_real_dlopen = dlsym(RTLD_NEXT, "dlopen");
-	dl_real_close = (dl_close_fn)(void (*)(void))dlsym(RTLD_NEXT, "dlclose");
+	void *real = __atomic_load_n(&dl_real_open, __ATOMIC_ACQUIRE);
+
+	if (!real) {
+		real = dlsym(RTLD_NEXT, "dlopen");
+		__atomic_store_n(&dl_real_open, real, __ATOMIC_RELEASE);
+	}
+	ktrace_rt_dl_note();
+	return real;
 }
 
 #if defined(__x86_64__)
@@ -54,15 +66,14 @@ __asm__(".text\n"
 	"	.cfi_adjust_cfa_offset 8\n"
 	"	subq $8, %rsp\n"
 	"	.cfi_adjust_cfa_offset 8\n"
-	"	call ktrace_rt_dl_note@PLT\n"
+	"	call ktrace_dl_open_note\n"
 	"	addq $8, %rsp\n"
 	"	.cfi_adjust_cfa_offset -8\n"
 	"	popq %rsi\n"
 	"	.cfi_adjust_cfa_offset -8\n"
 	"	popq %rdi\n"
 	"	.cfi_adjust_cfa_offset -8\n"
-	"	movq ktrace_dl_real_dlopen@GOTPCREL(%rip), %rax\n"
-	"	jmpq *(%rax)\n"
+	"	jmpq *%rax\n"
 	"	.cfi_endproc\n"
 	".size dlopen, .-dlopen\n");
 #endif
@@ -70,12 +81,17 @@ __asm__(".text\n"
 /* dlclose(): noted before (what was loaded since) and after (what it unloaded). */
 SHIM_EXPORT int dlclose(void *handle)
 {
+	dl_close_fn real = __atomic_load_n(&dl_real_close, __ATOMIC_ACQUIRE);
 	int rc;
 
+	if (!real) {
+		real = (dl_close_fn)(void (*)(void))dlsym(RTLD_NEXT, "dlclose");
+		__atomic_store_n(&dl_real_close, real, __ATOMIC_RELEASE);
+	}
 	ktrace_rt_dl_note();
-	if (!dl_real_close)
+	if (!real)
 		return -1;
-	rc = dl_real_close(handle);
+	rc = real(handle);
 	ktrace_rt_dl_note();
 	return rc;
 }
