@@ -165,8 +165,12 @@ static void check_session(struct ktr_trace *t)
 	const char *p;
 	long pid = 0;
 
-	if (t->is_sub || ktr_file_open(t, &f, "session", 1) < 0)
+	if (t->is_sub)
 		return;
+	if (ktr_file_open(t, &f, "session", 1) < 0) {
+		ktr_file_close(&f); /* its path, kept for messages */
+		return;
+	}
 	p = f.p ? memchr(f.p, '\n', f.size) : NULL;
 	if (p && (size_t)(p + 1 - (const char *)f.p) + 9 < f.size &&
 	    !strncmp(p + 1, "consumer ", 9)) {
