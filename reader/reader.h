@@ -696,6 +696,17 @@ const struct ktr_sym *ktr_sym_lookup(struct ktr_syms *s, uint64_t addr, unsigned
 				     struct ktr_sym *out);
 
 /**
+ * ktr_sym_lookup_at() - ktr_sym_lookup() of @addr as it was at CLOCK_MONOTONIC
+ * time @ns: in the load that covered it then, where the trace's `map-gen`
+ * lines say that different objects were loaded there in turn (an address
+ * ktr_call_decode() already tagged, or a trace without map-gen lines:
+ * as ktr_sym_lookup()).  Not thread-safe (as ktr_sym_lookup()).
+ * Return: @out.
+ */
+const struct ktr_sym *ktr_sym_lookup_at(struct ktr_syms *s, uint64_t addr, uint64_t ns,
+					unsigned flags, struct ktr_sym *out);
+
+/**
  * ktr_sym_format() - @sym as text into @buf (@len bytes, NUL-terminated):
  * "NAME+0xOFF" (just "NAME" when @with_offset is 0 or the offset is 0
  * and @with_offset is 1; @with_offset 2 always adds it), else

@@ -815,6 +815,19 @@ const struct ktr_sym *ktr_sym_lookup(struct ktr_syms *s, uint64_t addr, unsigned
 	return out;
 }
 
+const struct ktr_sym *ktr_sym_lookup_at(struct ktr_syms *s, uint64_t addr, uint64_t ns,
+					unsigned flags, struct ktr_sym *out)
+{
+	if (s->t->nmapgen && addr && !KTR_ADDR_GEN(addr)) {
+		int amb = 0;
+		size_t i = ktr_map_pick(s->t, addr, ns, &amb);
+
+		if (i != SIZE_MAX && amb && i + 1 < (1u << (64 - KTR_ADDR_GEN_SHIFT)))
+			addr |= (uint64_t)(i + 1) << KTR_ADDR_GEN_SHIFT;
+	}
+	return ktr_sym_lookup(s, addr, flags, out);
+}
+
 void ktr_syms_set_demangle(struct ktr_syms *s, int on)
 {
 	if (on && !s->dm) {

@@ -16,7 +16,8 @@
 #   - `ktrace kd -c` names every call: its tree equals uftrace's
 #     (`uftrace record` + `replay`, which gets this right), dlopen and
 #     dlsym left out (ktrace does not hook them, kft/libcall.h);
-#   - `ktrace addr2sym` names each call as the program's log counts it;
+#   - `ktrace addr2sym` and `ktrace print` name each call as the program's
+#     log counts it (print: the call site inside bravo too);
 #   - no address is left bare ([libalpha.so]+0x... or 0x...).
 # Before the fix, the first alpha's and bravo's calls were named after
 # the last alpha (or shown as [libalpha.so]+0x1119 with `close`).
@@ -63,6 +64,12 @@ for f in inst pg; do
 		"$KTRACE" addr2sym k 2>/dev/null | awk '$4 ~ /^(alpha|bravo)_/ { n[$4]++ } $4 ~ /^\[lib/ { n[$4]++ }
 			END { for (k in n) print "count", k, n[k] }' | sort >a2s.counts
 		is "$(cat a2s.counts)" "$(cat log.counts)" "$f $mode: addr2sym names each call as the program's log"
+		"$KTRACE" print k 2>/dev/null >print.out
+		awk '$4 ~ /^(alpha|bravo)_/ { n[$4]++ } $4 ~ /^\[lib/ { n[$4]++ }
+			END { for (k in n) print "count", k, n[k] }' print.out | sort >print.counts
+		is "$(cat print.counts)" "$(cat log.counts)" "$f $mode: print names each call as the program's log"
+		is "$(grep -c ' bravo_one .* at=bravo_two+0x' print.out)" 1 \
+			"$f $mode: print: bravo_two's call site (in the library) named in bravo"
 		"$KTRACE" kd -c --format=csv k | python3 "$TREE" ktrace-csv --drop dlopen,dlsym >k.tree
 		"$KTRACE" kd -c k | python3 "$TREE" ktrace --drop dlopen,dlsym >kd.tree
 		env -u LD_PRELOAD uftrace record -d u "$T/$f/dlgen" "$T/$f" $mode >/dev/null 2>&1
