@@ -122,6 +122,26 @@ static struct kt_dlobj *kt_dl;
 static size_t kt_ndl, kt_capdl;
 static uint64_t kt_dl_last; /* time of the previous scan, 0 before the first */
 
+/*
+ * fork() while another thread scans would leave the child's kt_dl_lock
+ * locked for good (its metadata rewrite at exit would hang): the lock is
+ * taken around fork (a scan in progress only lists objects, it ends).
+ */
+static void kt_dl_fork_prepare(void)
+{
+	pthread_mutex_lock(&kt_dl_lock);
+}
+
+static void kt_dl_fork_done(void)
+{
+	pthread_mutex_unlock(&kt_dl_lock);
+}
+
+__attribute__((constructor)) static void kt_dl_init(void)
+{
+	pthread_atfork(kt_dl_fork_prepare, kt_dl_fork_done, kt_dl_fork_done);
+}
+
 /* The build id of @info's object in hex into @out ("-" if none). */
 static void kt_buildid(const struct dl_phdr_info *info, char out[2 * 64 + 1])
 {
