@@ -691,12 +691,13 @@ static const struct sym_seg *find_gen_seg(struct ktr_syms *s, uint64_t *addr, st
 	size_t i = SIZE_MAX;
 	const struct ktr_map *m;
 
-	if (gen) {
-		if (gen > s->t->nmaps || !s->t->maps[gen - 1].m.timed || a < s->t->maps[gen - 1].m.start ||
-		    a >= s->t->maps[gen - 1].m.end)
-			return NULL; /* a kernel address, or not a tag of this trace */
+	if (gen && gen <= s->t->nmaps && s->t->maps[gen - 1].m.timed &&
+	    a >= s->t->maps[gen - 1].m.start && a < s->t->maps[gen - 1].m.end) {
 		i = (size_t)gen - 1;
 	} else {
+		/* untagged, or not a tag of this trace: an address as it is (a
+		 * kernel address, a user address above 2^47) */
+		a = *addr;
 		i = ktr_map_pick(s->t, a, UINT64_MAX, NULL);
 	}
 	if (i == SIZE_MAX || s->modof[i] == UINT_MAX)
