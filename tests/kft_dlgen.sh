@@ -19,7 +19,8 @@
 #   - `ktrace addr2sym` and `ktrace print` name each call as the program's
 #     log counts it (print: the call site inside bravo too);
 #   - no address is left bare ([libalpha.so]+0x... or 0x...).
-# Before the fix, the first alpha's and bravo's calls were named after
+# A trace without map-gen lines reads as before; a bad map-gen line is an
+# error.  Before the fix, the first alpha's and bravo's calls were named after
 # the last alpha (or shown as [libalpha.so]+0x1119 with `close`).
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
@@ -84,5 +85,22 @@ for f in inst pg; do
 		is "$?" "$([ $mode = open ] && echo 0 || echo 1)" "$f $mode: the last alpha is still loaded (map-gen UNLOAD -) or not"
 	done
 done
+
+# a trace without map-gen lines (written before them) is read as before:
+# every map line's object named, the loads not told apart
+rm -rf old
+"$KTRACE" record -q -o old "$T/inst/dlgen" "$T/inst" open >/dev/null
+grep -v '^map-gen ' old/metadata >old.meta
+cp old.meta old/metadata
+"$KTRACE" kd --format=csv old >old.csv 2>old.err
+is "$(cat old.err)" "" "old trace (map lines only): read without a word"
+is "$(awk -F, '$1 ~ /^(alpha|bravo)_/ { print $1 }' old.csv | sort -u | tr '\n' ' ')" "alpha_one alpha_two " \
+	"old trace: the functions named after the objects of the map lines"
+# a damaged map-gen line is an error naming the line
+cp k/metadata bad.meta
+echo "map-gen 20 10 1000 2000 0 - /x" >>k/metadata
+"$KTRACE" kd k >/dev/null 2>bad.err
+like bad.err "metadata:[0-9]+: bad map-gen line" "a map-gen line unloading before it loads: an error"
+cp bad.meta k/metadata
 
 done_testing
