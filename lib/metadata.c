@@ -3,7 +3,9 @@
  * "The metadata file"): version, clock and calibration pairs, host,
  * channel geometry, streams, the event catalogue, and the memory maps with
  * build ids of every loaded object (from dl_iterate_phdr, so symbols can be
- * resolved later by elfutils against the right files).
+ * resolved later by elfutils against the right files), and the load
+ * generations of every object seen loaded during the run (`map-gen`
+ * lines, below), so that a dlclose()d library is still named.
  *
  * The file is rewritten whole (temp file + rename) at setup, at every
  * start/stop, when the catalogue grows and at cleanup, so a crash leaves
