@@ -151,7 +151,7 @@ $(B)/libktrace.so: $(LIBSO)
 	ln -sf libktrace.so.0 $@
 # the shim `ktrace record` preloads: sigaction()/signal() of the traced
 # program, and the session passed on by exec*()/posix_spawn*() with an envp
-$(RECSO): $(B)/pic/lib/preload/signal.o $(B)/pic/lib/preload/exec.o $(LIBSO)
+$(RECSO): $(B)/pic/lib/preload/signal.o $(B)/pic/lib/preload/exec.o $(B)/pic/lib/preload/dl.o $(LIBSO)
 	$(CC) -shared -Wl,-soname,libktrace-record.so.0 $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBSO) -ldl
 # the shim `ktrace record --locks` preloads: pthread lock calls as lock events
 $(LOCKSO): $(B)/pic/lib/preload/locks.o $(LIBSO)

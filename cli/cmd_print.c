@@ -156,7 +156,7 @@ static const char *rec_name(const struct ktr_trace *t, const struct popts *o,
 	if (r->kind != KTR_RECORD || r->cls != KTRACE_CLASS_CALL || !o->syms ||
 	    ktr_rec_args(t, r, names, vals) < 7 || !vals[5])
 		return ktr_rec_name(t, r, buf, len);
-	ktr_sym_lookup(o->syms, vals[5], 0, &sym);
+	ktr_sym_lookup_at(o->syms, vals[5], vals[0], 0, &sym); /* the load of the call's time */
 	return ktr_sym_format(&sym, 1, buf, len);
 }
 
@@ -184,8 +184,8 @@ static void print_call_args(FILE *out, const struct ktr_trace *t, const struct p
 		fputs(" watch", out);
 	if (vals[6] && o->syms)
 		fprintf(out, " at=%s",
-			ktr_sym_format(ktr_sym_lookup(o->syms, vals[6], KTR_SYM_RETADDR, &sym), 2, site,
-				       sizeof(site)));
+			ktr_sym_format(ktr_sym_lookup_at(o->syms, vals[6], vals[0], KTR_SYM_RETADDR, &sym),
+				       2, site, sizeof(site)));
 	else if (vals[6])
 		fprintf(out, " at=0x%" PRIx64, vals[6]);
 	fputc('\n', out);

@@ -5,8 +5,9 @@
  * (fuzz/fuzz_reader.h describes its format) through ktr_open_mem().
  * The metadata's size bounds are checked too: fuzz/Makefile builds the
  * reader with KTR_MAX_STREAMS and KTR_MAX_MAPS of 64, and whatever the
- * input, no more streams or map lines than that may come out (abort()
- * otherwise); seed_fuzz_reader.sh gives seeds with more lines than that.
+ * input, no more streams, map or map-gen lines than that may come out
+ * (abort() otherwise), and ktr_map_pick() gives map-gen lines only;
+ * seed_fuzz_reader.sh gives seeds with more lines than that.
  *
  * Build and run: make -C fuzz SRC=$PWD (see fuzz/Makefile).
  */
@@ -52,11 +53,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!t)
 		return 0;
 	/* the bounds hold whatever the metadata says (stream files: 8 at most here) */
-	if (ktr_info(t)->nstreams > KTR_MAX_STREAMS || ktr_map_at(t, KTR_MAX_MAPS) != NULL)
+	if (ktr_info(t)->nstreams > KTR_MAX_STREAMS || ktr_map_at(t, 2 * KTR_MAX_MAPS) != NULL)
 		abort();
+	for (size_t i = 0, gen = 0; ktr_map_at(t, i); i++) /* as many map-gen lines */
+		if (ktr_map_at(t, i)->timed && ++gen > KTR_MAX_MAPS)
+			abort();
 	ktr_syms_free(ktr_syms_new(t)); /* the map lines grouped into objects (no file opened) */
+	for (size_t i = 0; i < 4 && ktr_map_at(t, i); i++) { /* loads picked by time */
+		const struct ktr_map *m = ktr_map_at(t, i);
+		int amb;
+		size_t p = ktr_map_pick(t, m->start, m->load_ns + 1, &amb);
+
+		if (p != SIZE_MAX && (!ktr_map_at(t, p) || !ktr_map_at(t, p)->timed))
+			abort();
+		sum += p + (size_t)amb + ktr_map_pick(t, m->end, UINT64_MAX, NULL);
+	}
 	while (ktr_next(t, &r)) {
 		unsigned k = ktr_rec_args(t, &r, names, vals);
+		struct ktr_call c;
+
+		if (ktr_call_decode(t, &r, &c))
+			sum += c.func + c.site + c.key;
 
 		ktr_rec_name(t, &r, name, sizeof(name));
 		sum += strlen(ktr_rec_category(t, &r)) + strlen(name) + r.ns;

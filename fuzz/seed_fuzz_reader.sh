@@ -3,7 +3,8 @@
 # each variant of tests/helpers/mktrace, packed by fuzz/pack_trace; then
 # metadata past the reader's bounds (fuzz/Makefile makes them 64): 100
 # stream lines naming one file, 100 naming their own, 100 seq-base lines,
-# 100 map lines of distinct and of repeated paths.
+# 100 map lines of distinct and of repeated paths; 100 map-gen lines of
+# loads in turn at the same addresses (and a map line beside them).
 set -e
 corpus=$1 src=$2 out=$3
 tmp=$(mktemp -d)
@@ -32,7 +33,7 @@ done <<'VARIANTS'
 VARIANTS
 # past the metadata's bounds
 "$out/mktrace" -b 256 -n 4 -r 12 "$tmp/big" >/dev/null
-for kind in same own seq map maprep; do
+for kind in same own seq map maprep mapgen; do
 	rm -rf "$tmp/b-$kind"
 	cp -r "$tmp/big" "$tmp/b-$kind"
 	awk -v kind=$kind 'BEGIN {
@@ -41,8 +42,11 @@ for kind in same own seq map maprep; do
 			else if (kind == "own") printf "stream %d thread trace%d\n", i, i
 			else if (kind == "seq") printf "seq-base %d %d\n", i % 70, i
 			else if (kind == "map") printf "map %x %x 0 - /lib/l%d.so\n", 4096 * i, 4096 * i + 100, i
+			else if (kind == "mapgen") printf "map-gen %d %s %x %x %x - /lib/l%d.so\n", 1000 * i,
+				i % 7 ? 1000 * i + 900 : "-", 4096 * (i % 4), 4096 * (i % 4) + 4000, 4096 * (i % 2), i % 3
 			else printf "map %x %x %x - /lib/l%d.so\n", 4096 * i, 4096 * i + 100, 4096 * (i % 3), i % 5
 		}
+		if (kind == "mapgen") print "map 0 4000 0 - /lib/l0.so"
 	}' >>"$tmp/b-$kind/metadata"
 	"$out/pack_trace" "$tmp/b-$kind" "$corpus/seed-bounds-$kind"
 done

@@ -228,6 +228,42 @@ int ktr_call_key_addrs(const struct ktr_trace *t, uint32_t key, uint64_t *func, 
 	return ktr_callsite(t, key, func, site);
 }
 
+/*
+ * @addr tagged with its load generation (KTR_ADDR_GEN()) when objects
+ * loaded at different times covered it (map-gen lines); else @addr.  The
+ * addresses known to be unambiguous are remembered (direct-mapped), so a
+ * trace without such reuse pays a probe per call.
+ */
+static uint64_t gen_tag(struct ktr_trace *t, uint64_t addr, uint64_t ns)
+{
+	size_t i, h;
+	int amb = 0;
+
+	if (!t->nmapgen || !addr || KTR_ADDR_GEN(addr))
+		return addr;
+	h = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 54); /* 1024 slots */
+	if (t->gplain[h] == addr)
+		return addr;
+	i = ktr_map_pick(t, addr, ns, &amb);
+	if (i == SIZE_MAX || !amb || i + 1 >= (1u << (64 - KTR_ADDR_GEN_SHIFT))) {
+		t->gplain[h] = addr;
+		return addr;
+	}
+	return addr | (uint64_t)(i + 1) << KTR_ADDR_GEN_SHIFT;
+}
+
+/* The call's addresses tagged by load generation, and its key for them. */
+static void call_gens(struct ktr_trace *t, struct ktr_call *c)
+{
+	uint64_t f = gen_tag(t, c->func, c->entry_ns), s = gen_tag(t, c->site, c->entry_ns);
+
+	if (f == c->func && s == c->site)
+		return;
+	c->func = f;
+	c->site = s;
+	c->key = intern(t, f, s);
+}
+
 int ktr_call_decode(struct ktr_trace *t, const struct ktr_rec *r, struct ktr_call *c)
 {
 	uint64_t w0, entry_raw;
@@ -268,6 +304,7 @@ int ktr_call_decode(struct ktr_trace *t, const struct ktr_rec *r, struct ktr_cal
 			c->func = r->w[2];
 			c->site = r->w[3];
 			c->key = intern(t, c->func, c->site);
+			call_gens(t, c);
 		} else {
 			c->key = KTR_CALL_KEY_NONE;
 		}
@@ -275,6 +312,7 @@ int ktr_call_decode(struct ktr_trace *t, const struct ktr_rec *r, struct ktr_cal
 	}
 	if (ktr_callsite(t, c->index, &c->func, &c->site)) {
 		c->key = c->index;
+		call_gens(t, c);
 	} else {
 		c->key = KTR_CALL_KEY_NONE;
 		bad_index(t, c->index);

@@ -24,7 +24,8 @@
  * Bounds on what a metadata file may declare, checked before anything is
  * allocated (docs/FORMAT.md, "The metadata file"): stream indexes are
  * 0..65535 and each once, so at most 65536 `stream` and `seq-base` lines
- * count; at most KTR_MAX_MAPS `map` lines (a process has at most
+ * count; at most KTR_MAX_MAPS `map` lines and as many `map-gen` lines
+ * (a process has at most
  * vm.max_map_count mappings, 65530 by default, and each object about 4
  * PT_LOAD segments); the lines beyond are refused as errors.
  */
@@ -201,8 +202,14 @@ struct ktr_trace {
 	char *dlast;
 	unsigned long nerr;
 
-	struct ktr_map_ent *maps; /* metadata `map` lines, file order */
+	struct ktr_map_ent *maps; /* metadata `map` and `map-gen` lines, file order */
 	size_t nmaps, capmaps;
+	size_t nmapgen;           /* how many are `map-gen` lines */
+	size_t *gidx;             /* map-gen lines sorted by start (ktr_map_pick()) */
+	uint64_t *gmaxend;        /* per gidx[] entry: the largest end up to it */
+	size_t ngidx;
+	int gidx_built;
+	uint64_t gplain[1024];    /* addresses no two loads shared (calls.c) */
 
 	uint64_t origin_ns;    /* KFT run's time origin (DIR/kft), 0 if none */
 	size_t call_hint;      /* ktr_raw_to_ns_hint() segment for call entry times */

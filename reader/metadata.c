@@ -213,7 +213,93 @@ void ktr_add_map(struct ktr_trace *t, uint64_t start, uint64_t end, uint64_t off
 	e->m.offset = off;
 	e->m.buildid = e->buildid;
 	e->m.path = e->path;
+	e->m.timed = 0;
+	e->m.load_ns = 0;
+	e->m.unload_ns = UINT64_MAX;
 	t->nmaps++;
+}
+
+/* The map-gen lines' index for ktr_map_pick(): sorted by start, with the prefix maximum of end. */
+static int cmp_gidx(const void *a, const void *b, void *arg)
+{
+	const struct ktr_map_ent *maps = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	if (maps[x].m.start != maps[y].m.start)
+		return maps[x].m.start < maps[y].m.start ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static void build_gidx(struct ktr_trace *t)
+{
+	size_t n = 0;
+
+	t->gidx_built = 1;
+	if (!t->nmapgen)
+		return;
+	t->gidx = malloc(t->nmapgen * sizeof(*t->gidx));
+	t->gmaxend = malloc(t->nmapgen * sizeof(*t->gmaxend));
+	if (!t->gidx || !t->gmaxend) {
+		free(t->gidx);
+		free(t->gmaxend);
+		t->gidx = NULL;
+		t->gmaxend = NULL;
+		return;
+	}
+	for (size_t i = 0; i < t->nmaps; i++)
+		if (t->maps[i].m.timed && n < t->nmapgen)
+			t->gidx[n++] = i;
+	qsort_r(t->gidx, n, sizeof(*t->gidx), cmp_gidx, t->maps);
+	for (size_t j = 0; j < n; j++) {
+		uint64_t e = t->maps[t->gidx[j]].m.end;
+
+		t->gmaxend[j] = j && t->gmaxend[j - 1] > e ? t->gmaxend[j - 1] : e;
+	}
+	t->ngidx = n;
+}
+
+size_t ktr_map_pick(struct ktr_trace *t, uint64_t addr, uint64_t ns, int *ambiguous)
+{
+	size_t lo = 0, hi, best = SIZE_MAX, first = SIZE_MAX;
+	uint64_t bestdist = UINT64_MAX;
+	int bestin = 0, amb = 0;
+
+	if (!t->gidx_built)
+		build_gidx(t);
+	hi = t->ngidx;
+	while (lo < hi) { /* first line starting after addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->maps[t->gidx[mid]].m.start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* walk back over the lines starting at or below addr while one may still reach it */
+	for (size_t j = lo, steps = 0; j > 0 && t->gmaxend[j - 1] > addr && steps < 4096; j--, steps++) {
+		const struct ktr_map *m = &t->maps[t->gidx[j - 1]].m;
+		int in;
+		uint64_t dist;
+
+		if (addr >= m->end)
+			continue;
+		if (first == SIZE_MAX)
+			first = t->gidx[j - 1];
+		else if (m->load_ns != t->maps[first].m.load_ns || strcmp(m->path, t->maps[first].m.path))
+			amb = 1;
+		in = m->load_ns <= ns && ns <= m->unload_ns;
+		dist = in ? 0 : ns < m->load_ns ? m->load_ns - ns : ns - m->unload_ns;
+		/* inside its time: the latest loaded; else the nearest in time */
+		if (best == SIZE_MAX || (in && (!bestin || m->load_ns > t->maps[best].m.load_ns)) ||
+		    (!in && !bestin && dist < bestdist)) {
+			best = t->gidx[j - 1];
+			bestin = in;
+			bestdist = dist;
+		}
+	}
+	if (ambiguous)
+		*ambiguous = amb;
+	return best;
 }
 
 const struct ktr_map *ktr_map_at(const struct ktr_trace *t, size_t i)
@@ -550,7 +636,7 @@ static const char *parse_line(struct ktr_trace *t, const char *line, size_t llen
 		size_t dl, el;
 		uint64_t z;
 
-		if (t->nmaps >= KTR_MAX_MAPS)
+		if (t->nmaps - t->nmapgen >= KTR_MAX_MAPS)
 			return "too many map lines (at most " KTR_STR(KTR_MAX_MAPS) "): refused";
 		if (!field(&fs, &a, &al) || parse_hex(a, al, &x) || !field(&fs, &b, &bl) ||
 		    parse_hex(b, bl, &y) || y < x || !field(&fs, &c, &cl) || parse_hex(c, cl, &z))
@@ -560,6 +646,32 @@ static const char *parse_line(struct ktr_trace *t, const char *line, size_t llen
 		if (!rest(&fs, &e, &el))
 			return "map needs a path";
 		ktr_add_map(t, x, y, z, d, eq(d, dl, "-") ? 0 : dl, e, el);
+		return NULL;
+	}
+	if (eq(k, kl, "map-gen")) {
+		const char *d, *e;
+		size_t dl, el, n0 = t->nmaps;
+		uint64_t z, ld, ul = UINT64_MAX;
+
+		if (t->nmapgen >= KTR_MAX_MAPS)
+			return "too many map-gen lines (at most " KTR_STR(KTR_MAX_MAPS) "): refused";
+		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &ld) || !field(&fs, &b, &bl) ||
+		    (!eq(b, bl, "-") && (ktr_parse_u64(b, bl, &ul) || ul < ld)))
+			return "bad map-gen line (expected map-gen LOAD UNLOAD START END OFFSET BUILDID PATH, LOAD <= UNLOAD in ns or -)";
+		if (!field(&fs, &a, &al) || parse_hex(a, al, &x) || !field(&fs, &b, &bl) ||
+		    parse_hex(b, bl, &y) || y < x || !field(&fs, &c, &cl) || parse_hex(c, cl, &z))
+			return "bad map-gen line (expected map-gen LOAD UNLOAD START END OFFSET BUILDID PATH, hex addresses)";
+		if (!field(&fs, &d, &dl) || !(eq(d, dl, "-") || !parse_hex_id(d, dl)))
+			return "bad map-gen build id (hex digits or -)";
+		if (!rest(&fs, &e, &el))
+			return "map-gen needs a path";
+		ktr_add_map(t, x, y, z, d, eq(d, dl, "-") ? 0 : dl, e, el);
+		if (t->nmaps == n0)
+			return "out of memory";
+		t->maps[n0].m.timed = 1;
+		t->maps[n0].m.load_ns = ld;
+		t->maps[n0].m.unload_ns = ul;
+		t->nmapgen++;
 		return NULL;
 	}
 	return NULL; /* unknown keys: ignored */

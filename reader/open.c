@@ -427,6 +427,8 @@ void ktr_close(struct ktr_trace *t)
 		free(t->maps[i].path);
 	}
 	free(t->maps);
+	free(t->gidx);
+	free(t->gmaxend);
 	ktr_calls_free(t);
 	free(t->sctl);
 	free(t->heap);

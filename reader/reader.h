@@ -459,26 +459,60 @@ unsigned long ktr_error_count(const struct ktr_trace *t);
 /* ------------------------------------------------------------------ */
 
 /**
- * struct ktr_map - one metadata `map START END OFFSET BUILDID PATH` line:
- * a loaded segment of an object in the traced program's address space.
+ * struct ktr_map - one metadata `map START END OFFSET BUILDID PATH` line,
+ * or `map-gen LOAD UNLOAD START END OFFSET BUILDID PATH` line: a loaded
+ * segment of an object in the traced program's address space.
  * @start, @end:  its addresses [start, end).
  * @offset:       file offset of the segment's first byte.
  * @buildid:      the object's GNU build id in hex, "" if none was recorded.
  * @path:         the object's file as the program saw it ("linux-vdso.so.1"
  *                for objects without a file).
+ * @timed:        1 for a `map-gen` line (the next two fields are known), 0
+ *                for a `map` line (mapped when the metadata was written).
+ * @load_ns:      CLOCK_MONOTONIC ns by which the object was loaded (0:
+ *                before the trace was set up); 0 for a `map` line.
+ * @unload_ns:    ns by which it had been unloaded, UINT64_MAX if it was
+ *                still loaded (and for a `map` line).
  * Strings are owned by the trace.
  */
 struct ktr_map {
 	uint64_t start, end, offset;
 	const char *buildid;
 	const char *path;
+	int timed;
+	uint64_t load_ns, unload_ns;
 };
 
 /**
- * ktr_map_at() - the @i-th map line (in file order: the traced executable
- * first, as dl_iterate_phdr() reports it), or NULL past the end.
+ * ktr_map_at() - the @i-th map or map-gen line (in file order: the traced
+ * executable first, as dl_iterate_phdr() reports it), or NULL past the end.
  */
 const struct ktr_map *ktr_map_at(const struct ktr_trace *t, size_t i);
+
+/**
+ * ktr_map_pick() - the map-gen line (ktr_map_at() index) that covered
+ * address @addr at CLOCK_MONOTONIC time @ns (UINT64_MAX: the latest
+ * object), for traces whose metadata has `map-gen` lines (docs/FORMAT.md):
+ * of the lines covering @addr, one whose object was loaded at @ns (the
+ * latest loaded if several), else the one nearest in time.  *@ambiguous
+ * (may be NULL) is set to 1 when lines of different loads cover @addr.
+ * At most 4,096 lines are examined per call (time bounded on hostile
+ * traces).  Not thread-safe (builds an index on the first call).
+ * Return: the line index, or SIZE_MAX when the trace has no map-gen line
+ * covering @addr (or out of memory).
+ */
+size_t ktr_map_pick(struct ktr_trace *t, uint64_t addr, uint64_t ns, int *ambiguous);
+
+/*
+ * A function address of a call into an object that shared its addresses
+ * with another object loaded before or after it (dlclose() then dlopen())
+ * is returned by ktr_call_decode() with the map-gen line's index + 1 in
+ * bits 47..63 (KTR_ADDR_GEN()), so that tools that count per address keep
+ * the two apart; ktr_sym_lookup() resolves it in that object.
+ */
+#define KTR_ADDR_GEN_SHIFT 47
+#define KTR_ADDR_GEN(a) ((a) >> KTR_ADDR_GEN_SHIFT)               /* 0: untagged */
+#define KTR_ADDR_PLAIN(a) ((a) & ((1ull << KTR_ADDR_GEN_SHIFT) - 1)) /* the address */
 
 /* ------------------------------------------------------------------ */
 /* Function call records (KFT, class KTRACE_CLASS_CALL)                */
@@ -494,8 +528,11 @@ const struct ktr_map *ktr_map_at(const struct ktr_trace *t, size_t i);
  * @dur_ns:    exit_ns - entry_ns.
  * @dur_raw:   the duration as recorded, raw clock units.
  * @func:      address of the called function, 0 if unknown (bad call-site
- *             entry, see ktr_call_decode()).
- * @site:      return address in the caller (gcc's call_site), 0 if unknown.
+ *             entry, see ktr_call_decode()); tagged with its load
+ *             generation (KTR_ADDR_GEN()) when loads of different objects
+ *             covered it during the trace (dlclose(), then dlopen()).
+ * @site:      return address in the caller (gcc's call_site), 0 if unknown;
+ *             tagged as @func.
  * @key:       a 32-bit name of the (func, site) pair: the call-site index,
  *             or for records with inline addresses (index 0xffffff) an id
  *             >= KTR_CALL_KEY_EXTRA interned by the reader; equal pairs
@@ -657,6 +694,17 @@ int ktr_syms_set_file(struct ktr_syms *s, const char *path, const char *file);
  */
 const struct ktr_sym *ktr_sym_lookup(struct ktr_syms *s, uint64_t addr, unsigned flags,
 				     struct ktr_sym *out);
+
+/**
+ * ktr_sym_lookup_at() - ktr_sym_lookup() of @addr as it was at CLOCK_MONOTONIC
+ * time @ns: in the load that covered it then, where the trace's `map-gen`
+ * lines say that different objects were loaded there in turn (an address
+ * ktr_call_decode() already tagged, or a trace without map-gen lines:
+ * as ktr_sym_lookup()).  Not thread-safe (as ktr_sym_lookup()).
+ * Return: @out.
+ */
+const struct ktr_sym *ktr_sym_lookup_at(struct ktr_syms *s, uint64_t addr, uint64_t ns,
+					unsigned flags, struct ktr_sym *out);
 
 /**
  * ktr_sym_format() - @sym as text into @buf (@len bytes, NUL-terminated):

@@ -36,6 +36,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,7 @@ struct sym_mod {
 	int stripped;        /* no .symtab and no separate debug file */
 	int warned;
 	Dwfl_Module *dm;
+	Dwfl *own;           /* its own Dwfl (traces with map-gen lines), or NULL: s->dwfl's */
 	size_t first_seg;    /* a segment of this object (for the bias) */
 	struct got_ent *got; /* its GOT slots of library functions, by address */
 	size_t ngot, gotcap;
@@ -223,13 +225,23 @@ static int cmp_map_idx(const void *a, const void *b, void *arg)
 
 	if (!c)
 		c = strcmp(maps[x].m.buildid, maps[y].m.buildid);
+	if (!c && maps[x].m.load_ns != maps[y].m.load_ns)
+		c = maps[x].m.load_ns < maps[y].m.load_ns ? -1 : 1;
 	return c ? c : (x < y ? -1 : x > y);
+}
+
+/* Lines @x and @y are the same object (and, for map-gen lines, the same load of it). */
+static int same_obj(const struct ktr_map *x, const struct ktr_map *y)
+{
+	return !strcmp(x->path, y->path) && !strcmp(x->buildid, y->buildid) &&
+	       x->load_ns == y->load_ns;
 }
 
 struct ktr_syms *ktr_syms_new(struct ktr_trace *t)
 {
 	struct ktr_syms *s = calloc(1, sizeof(*s));
-	size_t n = t->nmaps, *idx = NULL, *first = NULL;
+	size_t n = t->nmaps, m = 0, *idx = NULL, *first = NULL;
+	int timed = t->nmapgen > 0; /* map-gen lines describe every load: `map` lines are not used */
 
 	if (!s)
 		goto nomem;
@@ -249,17 +261,17 @@ struct ktr_syms *ktr_syms_new(struct ktr_trace *t)
 	 * line (the program's first): sorted once, O(n log n), not a search of
 	 * the objects per line.  nextmap[] chains each object's lines.
 	 */
-	for (size_t i = 0; i < n; i++)
-		idx[i] = i;
-	qsort_r(idx, n, sizeof(*idx), cmp_map_idx, t->maps);
-	for (size_t j = 0; j < n; j++) {
+	for (size_t i = 0; i < n; i++) {
+		s->nextmap[i] = SIZE_MAX;
+		s->modof[i] = UINT_MAX;
+		if (t->maps[i].m.timed == timed)
+			idx[m++] = i;
+	}
+	qsort_r(idx, m, sizeof(*idx), cmp_map_idx, t->maps);
+	for (size_t j = 0; j < m; j++) {
 		size_t i = idx[j];
 
-		first[i] = j && !strcmp(t->maps[idx[j - 1]].m.path, t->maps[i].m.path) &&
-					   !strcmp(t->maps[idx[j - 1]].m.buildid, t->maps[i].m.buildid)
-				   ? first[idx[j - 1]]
-				   : i;
-		s->nextmap[i] = SIZE_MAX;
+		first[i] = j && same_obj(&t->maps[idx[j - 1]].m, &t->maps[i].m) ? first[idx[j - 1]] : i;
 		if (first[i] != i)
 			s->nextmap[idx[j - 1]] = i;
 	}
@@ -267,6 +279,8 @@ struct ktr_syms *ktr_syms_new(struct ktr_trace *t)
 		const struct ktr_map *m = &t->maps[i].m;
 		size_t k;
 
+		if (m->timed != timed)
+			continue;
 		if (first[i] == i) {
 			const char *slash = strrchr(m->path, '/');
 
@@ -301,7 +315,9 @@ nomem:
 
 int ktr_syms_set_file(struct ktr_syms *s, const char *path, const char *file)
 {
-	for (size_t k = 0; k < s->nmods; k++) {
+	int rc = -ENOENT;
+
+	for (size_t k = 0; k < s->nmods; k++) { /* every load of the object */
 		struct sym_mod *m = &s->mods[k];
 
 		if (path ? strcmp(m->path, path) != 0 : k != 0)
@@ -311,9 +327,9 @@ int ktr_syms_set_file(struct ktr_syms *s, const char *path, const char *file)
 		if (!m->file)
 			return -ENOMEM;
 		m->state = MOD_UNTRIED;
-		return 0;
+		rc = 0;
 	}
-	return -ENOENT;
+	return rc;
 }
 
 void ktr_syms_free(struct ktr_syms *s)
@@ -323,6 +339,8 @@ void ktr_syms_free(struct ktr_syms *s)
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	for (size_t k = 0; s->mods && k < s->nmods; k++) {
+		if (s->mods[k].own)
+			dwfl_end(s->mods[k].own);
 		free(s->mods[k].file);
 		free(s->mods[k].got);
 	}
@@ -439,6 +457,27 @@ static void mod_open(struct ktr_syms *s, struct sym_mod *m)
 	}
 	elf_end(elf);
 	elf = NULL;
+	/*
+	 * With map-gen lines, objects loaded in turn at the same address would
+	 * overlap in one Dwfl (libdwfl refuses that): each load gets a Dwfl of
+	 * its own then.
+	 */
+	if (s->t->nmapgen) {
+		m->own = dwfl_begin(&callbacks);
+		if (!m->own) {
+			warn(s, m, dwfl_errmsg(-1));
+			goto fail;
+		}
+		dwfl_report_begin(m->own);
+		m->dm = dwfl_report_elf(m->own, m->modname, file, fd, bias, true);
+		dwfl_report_end(m->own, NULL, NULL);
+		if (!m->dm) {
+			warn(s, m, dwfl_errmsg(-1));
+			goto fail;
+		}
+		fd = -1; /* libdwfl owns it now */
+		goto opened;
+	}
 	if (!s->dwfl) {
 		s->dwfl = dwfl_begin(&callbacks);
 		if (!s->dwfl) {
@@ -454,6 +493,7 @@ static void mod_open(struct ktr_syms *s, struct sym_mod *m)
 		goto fail;
 	}
 	fd = -1; /* libdwfl owns it now */
+opened:
 	m->state = MOD_OK;
 	if (!has_symtab) {
 		const char *debugfile = NULL;
@@ -640,9 +680,41 @@ static const char *got_name(struct sym_mod *m, uint64_t addr)
 	return e ? e->name : NULL;
 }
 
+/*
+ * With map-gen lines: the segment of the load that @addr (tagged by
+ * ktr_call_decode() with its map-gen line, or plain: the latest load
+ * covering it) is in, built into *@tmp; *@addr loses its tag.
+ */
+static const struct sym_seg *find_gen_seg(struct ktr_syms *s, uint64_t *addr, struct sym_seg *tmp)
+{
+	uint64_t gen = KTR_ADDR_GEN(*addr), a = KTR_ADDR_PLAIN(*addr);
+	size_t i = SIZE_MAX;
+	const struct ktr_map *m;
+
+	if (gen && gen <= s->t->nmaps && s->t->maps[gen - 1].m.timed &&
+	    a >= s->t->maps[gen - 1].m.start && a < s->t->maps[gen - 1].m.end) {
+		i = (size_t)gen - 1;
+	} else {
+		/* untagged, or not a tag of this trace: an address as it is (a
+		 * kernel address, a user address above 2^47) */
+		a = *addr;
+		i = ktr_map_pick(s->t, a, UINT64_MAX, NULL);
+	}
+	if (i == SIZE_MAX || s->modof[i] == UINT_MAX)
+		return NULL;
+	m = &s->t->maps[i].m;
+	*addr = a;
+	tmp->start = m->start;
+	tmp->end = m->end;
+	tmp->offset = m->offset;
+	tmp->mod = s->modof[i];
+	return tmp;
+}
+
 static void resolve(struct ktr_syms *s, uint64_t addr, unsigned flags, struct ktr_sym *out)
 {
-	const struct sym_seg *seg = find_seg(s, addr);
+	struct sym_seg tmp;
+	const struct sym_seg *seg = s->t->nmapgen ? find_gen_seg(s, &addr, &tmp) : find_seg(s, addr);
 	struct sym_mod *m;
 	uint64_t pc = (flags & KTR_SYM_RETADDR) && addr ? addr - 1 : addr;
 	GElf_Off off = 0;
@@ -742,6 +814,19 @@ const struct ktr_sym *ktr_sym_lookup(struct ktr_syms *s, uint64_t addr, unsigned
 		s->ncache++;
 	}
 	return out;
+}
+
+const struct ktr_sym *ktr_sym_lookup_at(struct ktr_syms *s, uint64_t addr, uint64_t ns,
+					unsigned flags, struct ktr_sym *out)
+{
+	if (s->t->nmapgen && addr && !KTR_ADDR_GEN(addr)) {
+		int amb = 0;
+		size_t i = ktr_map_pick(s->t, addr, ns, &amb);
+
+		if (i != SIZE_MAX && amb && i + 1 < (1u << (64 - KTR_ADDR_GEN_SHIFT)))
+			addr |= (uint64_t)(i + 1) << KTR_ADDR_GEN_SHIFT;
+	}
+	return ktr_sym_lookup(s, addr, flags, out);
 }
 
 void ktr_syms_set_demangle(struct ktr_syms *s, int on)
