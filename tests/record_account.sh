@@ -82,7 +82,7 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=3m tmpfs "$MNT" 2>/dev/null; the
 	i=0
 	# 1 MiB written first: the newest slot (256 KiB) that makes room for
 	# the call-site table and the status files leaves records to name
-	while [ "$(stat -c %s "$MNT/t/trace0" 2>/dev/null || echo 0)" -lt 1048576 ] && [ $i -lt 500 ]; do
+	while [ "$(stat -c %s "$MNT/t/trace0" 2>/dev/null || echo 0)" -lt 1048576 ] && [ $i -lt 6000 ]; do # 60 s: a hang guard
 		sleep 0.01
 		i=$((i + 1))
 	done
@@ -145,7 +145,7 @@ like "$T/info.err" "copy/cpu0: 0 bytes, but the recording wrote" "emptied stream
 "$KTRACE" record -q -o "$T/killed" -- "$A" calls 30000000 >"$T/out16" 2>"$T/err16" &
 pid=$!
 i=0
-while [ ! -s "$T/killed/trace0" ] && [ $i -lt 500 ]; do
+while [ ! -s "$T/killed/trace0" ] && [ $i -lt 6000 ]; do # 60 s: a hang guard
 	sleep 0.01
 	i=$((i + 1))
 done

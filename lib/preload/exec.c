@@ -6,7 +6,7 @@
  * on, as uftrace's libmcount does.  The new environment gets what `ktrace
  * record` gave this process and it lacks: LD_PRELOAD (the whole value at
  * start when it has none; libktrace's entries appended to one of its own
- * that lacks them) and each KTRACE_* variable by name.  So the new program
+ * that lacks them, and a sanitizer build's runtimes put first) and each KTRACE_* variable by name.  So the new program
  * is traced as one that inherits environ is; without this, it ran untraced
  * and unseen.  exec*() without an envp (execv, execvp, execl, execlp) and
  * system()/popen() use environ and need nothing.
@@ -35,6 +35,7 @@ static char *ex_vars[EX_MAX]; /* "KTRACE_...=...", as at start */
 static size_t ex_nvars;
 static char *ex_preload;     /* "LD_PRELOAD=..." at start, or NULL */
 static char *ex_ours;        /* its libktrace*.so entries, ':'-separated, or NULL */
+static char *ex_san;         /* its sanitizer runtimes (a sanitizer build), which must lead */
 
 typedef int (*ex_execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*ex_fexecve_fn)(int, char *const[], char *const[]);
@@ -72,8 +73,11 @@ static char *ex_copy(const char *s)
 	return d ? memcpy(d, s, n) : NULL;
 }
 
-/* The entries of LD_PRELOAD value @v whose file name begins with "libktrace". */
-static char *ex_ktrace_entries(const char *v)
+/*
+ * The entries of LD_PRELOAD value @v whose file name begins with one of
+ * the @n prefixes @pre, ':'-separated, or NULL if none.
+ */
+static char *ex_entries(const char *v, const char *const *pre, size_t n_pre)
 {
 	size_t len = strlen(v), n = 0;
 	char *out = ex_alloc(len + 1);
@@ -84,9 +88,12 @@ static char *ex_ktrace_entries(const char *v)
 	while (*p) {
 		size_t k = strcspn(p, ": ");
 		const char *base = memrchr(p, '/', k);
+		int mine = 0;
 
 		base = base ? base + 1 : p;
-		if (k && (size_t)(p + k - base) >= 9 && !strncmp(base, "libktrace", 9)) {
+		for (size_t i = 0; k && i < n_pre; i++)
+			mine |= (size_t)(p + k - base) >= strlen(pre[i]) && !strncmp(base, pre[i], strlen(pre[i]));
+		if (mine) {
 			if (n)
 				out[n++] = ':';
 			memcpy(out + n, p, k);
@@ -109,7 +116,11 @@ __attribute__((constructor)) static void ex_init(void)
 				ex_vars[ex_nvars++] = c;
 		} else if (!strncmp(*e, "LD_PRELOAD=", 11) && !ex_preload) {
 			ex_preload = ex_copy(*e);
-			ex_ours = ex_ktrace_entries(*e + 11);
+			static const char *const kt[] = { "libktrace" };
+			static const char *const san[] = { "libasan", "libubsan", "libtsan", "libhwasan" };
+
+			ex_ours = ex_entries(*e + 11, kt, 1);
+			ex_san = ex_entries(*e + 11, san, 4);
 		}
 	}
 	ex_execve = (ex_execve_fn)dlsym(RTLD_NEXT, "execve");
@@ -144,7 +155,8 @@ static size_t ex_room(char *const *envp)
 {
 	ptrdiff_t i = ex_find(envp, "LD_PRELOAD=");
 
-	return (i >= 0 ? strlen(envp[i]) : 0) + (ex_ours ? strlen(ex_ours) : 0) + 2;
+	return (i >= 0 ? strlen(envp[i]) : 0) + (ex_ours ? strlen(ex_ours) : 0) +
+	       (ex_san ? strlen(ex_san) : 0) + 3;
 }
 
 /*
@@ -161,10 +173,18 @@ static char *const *ex_merge(char *const *envp, char **out, char *buf)
 	if (pl < 0 && ex_preload) {
 		out[n++] = ex_preload;
 	} else if (pl >= 0 && ex_ours && !strstr(envp[pl] + 11, ex_ours)) {
-		size_t k = strlen(envp[pl]);
+		/* LD_PRELOAD=[sanitizers:]ITS OWN:libktrace's */
+		size_t k = 11, own = strlen(envp[pl] + 11);
 
-		memcpy(buf, envp[pl], k);
-		if (k > 11)
+		memcpy(buf, "LD_PRELOAD=", 11);
+		if (ex_san && !strstr(envp[pl] + 11, ex_san)) {
+			strcpy(buf + k, ex_san);
+			k += strlen(ex_san);
+			buf[k++] = ':';
+		}
+		memcpy(buf + k, envp[pl] + 11, own);
+		k += own;
+		if (own)
 			buf[k++] = ':';
 		strcpy(buf + k, ex_ours);
 		out[pl] = buf;
