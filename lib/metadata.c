@@ -37,21 +37,10 @@ static void kt_put_name(struct kt_out *o, const char *s)
 	kt_outf(o, "%s", s && *s ? s : "-");
 }
 
-static int kt_map_cb(struct dl_phdr_info *info, size_t size, void *arg)
+/* The build id of @info's object in hex into @out ("-" if none). */
+static void kt_buildid(const struct dl_phdr_info *info, char out[2 * 64 + 1])
 {
-	struct kt_out *o = arg;
-	char exe[4096], buildid[2 * 64 + 1] = "-";
-	const char *path = info->dlpi_name;
-
-	(void)size;
-	if (!path || !*path) {
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-		exe[n > 0 ? n : 0] = 0;
-		path = exe;
-	}
-	if (!*path)
-		return 0;
+	strcpy(out, "-");
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		const uint8_t *p, *end;
@@ -70,12 +59,37 @@ static int kt_map_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
 			    !memcmp(name, "GNU", 4) && nh->n_descsz <= 64) {
 				for (unsigned k = 0; k < nh->n_descsz; k++)
-					sprintf(buildid + 2 * k, "%02x", desc[k]);
-				break;
+					sprintf(out + 2 * k, "%02x", desc[k]);
+				return;
 			}
 			p = desc + ((nh->n_descsz + 3) & ~3u);
 		}
 	}
+}
+
+/* @info's object's path: its name, or the executable's (into @exe) for the
+ * main program, which dl_iterate_phdr() names ""; "" if unknown. */
+static const char *kt_obj_path(const struct dl_phdr_info *info, char exe[4096])
+{
+	ssize_t n;
+
+	if (info->dlpi_name && *info->dlpi_name)
+		return info->dlpi_name;
+	n = readlink("/proc/self/exe", exe, 4095);
+	exe[n > 0 ? n : 0] = 0;
+	return exe;
+}
+
+static int kt_map_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct kt_out *o = arg;
+	char exe[4096], buildid[2 * 64 + 1];
+	const char *path = kt_obj_path(info, exe);
+
+	(void)size;
+	if (!*path)
+		return 0;
+	kt_buildid(info, buildid);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t start;
@@ -144,51 +158,15 @@ __attribute__((constructor)) static void kt_dl_init(void)
 	pthread_atfork(kt_dl_fork_prepare, kt_dl_fork_done, kt_dl_fork_done);
 }
 
-/* The build id of @info's object in hex into @out ("-" if none). */
-static void kt_buildid(const struct dl_phdr_info *info, char out[2 * 64 + 1])
-{
-	strcpy(out, "-");
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		const uint8_t *p, *end;
-
-		if (ph->p_type != PT_NOTE)
-			continue;
-		p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-		end = p + ph->p_memsz;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
-			const uint8_t *name = p + sizeof(*nh);
-			const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3u);
-
-			if (desc + nh->n_descsz > end)
-				break;
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    !memcmp(name, "GNU", 4) && nh->n_descsz <= 64) {
-				for (unsigned k = 0; k < nh->n_descsz; k++)
-					sprintf(out + 2 * k, "%02x", desc[k]);
-				return;
-			}
-			p = desc + ((nh->n_descsz + 3) & ~3u);
-		}
-	}
-}
-
 /* dl_iterate_phdr() callback of kt_dl_scan(): mark a known object seen, or add a new one. */
 static int kt_dl_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	char exe[4096];
-	const char *path = info->dlpi_name;
+	const char *path = kt_obj_path(info, exe);
 	struct kt_dlobj *o;
 
 	(void)size;
 	(void)arg;
-	if (!path || !*path) {
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-		exe[n > 0 ? n : 0] = 0;
-		path = exe;
-	}
 	if (!*path)
 		return 0;
 	for (size_t i = 0; i < kt_ndl; i++)
