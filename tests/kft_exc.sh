@@ -34,20 +34,16 @@ san_preload
 
 command -v g++ >/dev/null 2>&1 || skip_all "no g++"
 TREE="$KTRACE_SRC/tests/helpers/calltree.py"
-BUILDS="inst-O0 inst-O2 pg-O0 pg-O2 fentry-O2"
+BUILDS=$KFT_BUILDS
 noargs() { sed 's/(.*)$//'; }
 for b in $BUILDS; do
-	case $b in
-	inst-*) f=-finstrument-functions ;;
-	pg-*) f=-pg ;;
-	fentry-*) f="-pg -mfentry" ;;
-	esac
+	f=$(hook_flags "$b")
 	# shellcheck disable=SC2086
-	g++ -g -${b#*-} $f -o "ec-$b" "$KTRACE_SRC/tests/kft/exc_cleanup.cc" || exit 1
+	g++ -g $f -o "ec-$b" "$KTRACE_SRC/tests/kft/exc_cleanup.cc" || exit 1
 	# shellcheck disable=SC2086
-	g++ -g -${b#*-} $f -fPIC -shared -DEXC_LIB -o "libexc-$b.so" "$KTRACE_SRC/tests/kft/exc_lib.cc" || exit 1
+	g++ -g $f -fPIC -shared -DEXC_LIB -o "libexc-$b.so" "$KTRACE_SRC/tests/kft/exc_lib.cc" || exit 1
 	# shellcheck disable=SC2086
-	g++ -g -${b#*-} $f -o "el-$b" "$KTRACE_SRC/tests/kft/exc_lib.cc" -L. "-lexc-$b" "-Wl,-rpath,$T" || exit 1
+	g++ -g $f -o "el-$b" "$KTRACE_SRC/tests/kft/exc_lib.cc" -L. "-lexc-$b" "-Wl,-rpath,$T" || exit 1
 done
 
 # run PROG NAME: record it (library calls on: k, off: k0); output checks

@@ -44,15 +44,10 @@ san_preload
 
 SRC="$KTRACE_SRC/tests/kft/lifecycle.c"
 TREE="$KTRACE_SRC/tests/helpers/calltree.py"
-BUILDS="inst-O0 inst-O2 pg-O0 pg-O2 fentry-O2"
+BUILDS=$KFT_BUILDS
 for b in $BUILDS; do
-	case $b in
-	inst-*) f=-finstrument-functions ;;
-	pg-*) f=-pg ;;
-	fentry-*) f="-pg -mfentry" ;;
-	esac
-	# shellcheck disable=SC2086
-	cc -g -${b#*-} $f -o "lc-$b" "$SRC" || exit 1
+	# shellcheck disable=SC2046
+	cc -g $(hook_flags "$b") -o "lc-$b" "$SRC" || exit 1
 done
 
 # ktrace's tree of trace directory $1 and of the images exec()ed beside it:

@@ -28,15 +28,10 @@ san_preload
 SRC="$KTRACE_SRC/tests/kft/jumps.c"
 TREE="$KTRACE_SRC/tests/helpers/calltree.py"
 JMP=_setjmp,setjmp,__sigsetjmp,sigsetjmp,longjmp,_longjmp,siglongjmp,__longjmp_chk
-BUILDS="inst-O0 inst-O2 pg-O0 pg-O2 fentry-O2"
+BUILDS=$KFT_BUILDS
 for b in $BUILDS; do
-	case $b in
-	inst-*) f=-finstrument-functions ;;
-	pg-*) f=-pg ;;
-	fentry-*) f="-pg -mfentry" ;;
-	esac
-	# shellcheck disable=SC2086
-	cc -g -${b#*-} $f -o "jm-$b" "$SRC" || exit 1
+	# shellcheck disable=SC2046
+	cc -g $(hook_flags "$b") -o "jm-$b" "$SRC" || exit 1
 done
 
 for mode in 1 3 sig3; do

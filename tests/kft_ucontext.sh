@@ -31,15 +31,10 @@ nowarn() { grep -v "ASan doesn't fully support makecontext/swapcontext" || true;
 
 SRC="$KTRACE_SRC/tests/kft/ucontext.c"
 TREE="$KTRACE_SRC/tests/helpers/calltree.py"
-BUILDS="inst-O0 inst-O2 pg-O0 pg-O2 fentry-O2"
+BUILDS=$KFT_BUILDS
 for b in $BUILDS; do
-	case $b in
-	inst-*) f=-finstrument-functions ;;
-	pg-*) f=-pg ;;
-	fentry-*) f="-pg -mfentry" ;;
-	esac
-	# shellcheck disable=SC2086
-	cc -g -${b#*-} $f -o "uc-$b" "$SRC" || exit 1
+	# shellcheck disable=SC2046
+	cc -g $(hook_flags "$b") -o "uc-$b" "$SRC" || exit 1
 done
 
 # the program's own functions only: library calls are not in its log

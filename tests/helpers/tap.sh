@@ -17,6 +17,11 @@
 #                         detect_leaks=0) when there are any: an uninstrumented
 #                         program loading a sanitized libktrace needs them first
 #   done_testing          print the plan, clean up, exit 0 only if all passed
+#   hook_flags BUILD      the compiler flags of a function-tracing build named
+#                         KIND-OPT (KIND inst, pg or fentry; OPT O0, O2...):
+#                         "-OPT -finstrument-functions", "-OPT -pg",
+#                         "-OPT -pg -mfentry"; KFT_BUILDS lists the five builds
+#                         the process-life and control-flow tests use
 
 : "${KTRACE_BUILD:?KTRACE_BUILD must name the build directory (make test sets it)}"
 KTRACE=$KTRACE_BUILD/ktrace
@@ -93,6 +98,15 @@ san_preload() {
 		export LD_PRELOAD="$san"
 		export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
 	fi
+}
+
+KFT_BUILDS="inst-O0 inst-O2 pg-O0 pg-O2 fentry-O2"
+hook_flags() {
+	case $1 in
+	inst-*) echo "-${1#*-} -finstrument-functions" ;;
+	pg-*) echo "-${1#*-} -pg" ;;
+	fentry-*) echo "-${1#*-} -pg -mfentry" ;;
+	esac
 }
 
 done_testing() {
