@@ -16,7 +16,8 @@
  *     11, stack segment 12, alignment check 17; math_error in the kernel),
  *     DIE_INT3 (int3, vector 3, user and kernel; not the kernel's own
  *     breakpoints: kprobes and text_poke claim theirs first, and uprobes'
- *     notifier stops the chain for a uprobe's), DIE_DEBUG (vector 1),
+ *     notifier stops the chain for a uprobe's), DIE_DEBUG (vector 1, error code
+ *     DR6: kt_exc_err()),
  *     DIE_GPF (general protection in the kernel: 6.1 sends a user-mode #GP
  *     to gp_user_force_sig_segv() without the chain, so those are missed);
  *     DIE_NMI and the oops notifications are left out (EXCEPTION_NMI covers
@@ -44,6 +45,7 @@
 #include <linux/notifier.h>
 #include <linux/ptrace.h>
 #include <linux/tracepoint.h>
+#include <linux/uaccess.h>
 #include <asm/trapnr.h>
 #include <asm/trace/exceptions.h>
 
@@ -53,6 +55,24 @@
 static __always_inline u64 kt_exc_uaddr(unsigned long a)
 {
 	return a < TASK_SIZE_MAX ? a : 0;
+}
+
+/*
+ * kt_exc_err() - the error code of die notification @val: DR6 for DIE_DEBUG,
+ * else @err, and never a kernel address.  Since 5.10 notify_debug() passes
+ * DIE_DEBUG's err as a pointer to the trap handler's copy of DR6 (bits
+ * flipped to positive polarity: DR_STEP 0x4000 for a single step, DR_TRAP0..3
+ * for a hardware breakpoint), which later notifiers may clear bits of; our
+ * notifier runs first (priority INT_MAX) and reads it without faulting
+ * (get_kernel_nofault(); 0 if the read fails).  Context: the trap's.
+ */
+static u64 kt_exc_err(unsigned long val, long err)
+{
+	unsigned long dr6;
+
+	if (val == DIE_DEBUG && (unsigned long)err >= TASK_SIZE_MAX)
+		return get_kernel_nofault(dr6, (unsigned long *)err) ? 0 : dr6;
+	return kt_exc_uaddr(err);
 }
 
 /* Emit event @id with @nargs of @a0..@a2 if the current maskset wants it. */
@@ -107,7 +127,7 @@ static int kt_exc_die(struct notifier_block *nb, unsigned long val, void *data)
 	default:
 		return NOTIFY_DONE;
 	}
-	kt_exc_emit(KTRACE_LKST_EXCEPTION_ENTRY, 3, (u64)vec, (u64)a->err,
+	kt_exc_emit(KTRACE_LKST_EXCEPTION_ENTRY, 3, (u64)vec, kt_exc_err(val, a->err),
 		    a->regs ? kt_exc_uaddr(a->regs->ip) : 0);
 	return NOTIFY_DONE;
 }

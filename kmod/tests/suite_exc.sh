@@ -8,17 +8,26 @@
 #
 # `excprog N` (kmod/tests/excprog.c) executes int3 N times (vector 3), an
 # integer divide by zero N times (vector 0) and reads N unmapped addresses
-# 0x10, 0x18, ... (vector 14), each caught by a signal handler.  Expected,
-# for its pid: exactly N entries with vector 3 and N with vector 0; as
+# 0x10, 0x18, ... (vector 14), and with "ss" single-steps N times (vector
+# 1: popf sets TF), each caught by a signal handler.  Expected, for its
+# pid: exactly N entries with vector 3 and N with vector 0; N with vector
+# 1, error code DR6 = 0x4000 (DR_STEP) and the ip in main; as
 # many vector-14 entries as page fault events (EXCEPTION_PAGEFAULT_USER +
 # _KERNEL, the same tracepoints), of which N user faults at the addresses
 # read; exits: N per trap whose handler function is probe-able here (the
-# events file says which), none for page faults.
+# events file says which), none for page faults.  No field of any
+# EXCEPTION_ENTRY, in either backend's trace, is a kernel address.
 
 L=$D/ktrace/lkst
 XN=25
 # records of the CSV $1 in task $2 named $3 with argument text $4 (a regex)
 ex_count() { awk -F, -v t="$2" -v n="$3" -v a="$4" '$6 == t && $9 == n && $0 ~ a { c++ } END { print c + 0 }' "$1"; }
+# EXCEPTION_ENTRY fields of the CSV $1 (every task) in the kernel half
+# (>= 0xffff800000000000 = 18446603336221196288, decimal or 0x hex)
+ex_kaddr() { awk -F, '$9 == "EXCEPTION_ENTRY" { n = split($10, f, ";"); for (i = 1; i <= n; i++) {
+	v = substr(f[i], index(f[i], "=") + 1)
+	if (v ~ /^0x/) { if (length(v) == 18 && substr(v, 3, 1) ~ /[89a-fA-F]/) c++ }
+	else if (v + 0 >= 18446603336221196288) c++ } } END { print c + 0 }' "$1"; }
 
 insmod $M/ktrace.ko
 ok $? "insmod ktrace.ko (exceptions)"
@@ -36,8 +45,8 @@ ok $? "ktrace lkst start"
 is "$(awk '$2 == "EXCEPTION_ENTRY" { print $6 }' $L/events)" "on" "EXCEPTION_ENTRY's sources are on while tracing"
 ktrace read $L /tmp/ex > /tmp/ex.out 2>&1 &
 reader=$!
-excprog $XN > /tmp/ex.prog
-ok $? "excprog $XN: every int3, divide error and bad read was caught"
+excprog $XN ss > /tmp/ex.prog
+ok $? "excprog $XN ss: every int3, divide error, bad read and single step was caught"
 xpid=$(kv /tmp/ex.prog pid)
 sleep 0.2
 ktrace lkst stop
@@ -61,10 +70,16 @@ bad=$(awk -F, -v t="$xpid" -v n="$XN" '$6 == t && $9 == "EXCEPTION_PAGEFAULT_USE
 	if (v >= 16 && v < 16 + 8 * n && (v - 16) % 8 == 0) c++ } } END { print c + 0 }' /tmp/ex.csv)
 is "$e3" "$XN" "int3: $XN EXCEPTION_ENTRY with vector 3 (X86_TRAP_BP) in excprog's pid $xpid"
 is "$e0" "$XN" "divide by zero: $XN EXCEPTION_ENTRY with vector 0 (X86_TRAP_DE)"
+set -- $(awk '$4 == "main" { print $1, $2 }' /excprog.nm)
+e1=$(awk -F, -v t="$xpid" -v lo=$((0x$1)) -v hi=$((0x$1 + 0x$2)) '$6 == t && $9 == "EXCEPTION_ENTRY" && $10 ~ /^vector=1;/ {
+	split($10, a, ";"); n++; if (a[2] == "error_code=16384") d++; ip = substr(a[3], 4) + 0; if (ip >= lo && ip < hi) m++ }
+	END { print n + 0, d + 0, m + 0 }' /tmp/ex.csv)
+is "$e1" "$XN $XN $XN" "single step: $XN EXCEPTION_ENTRY with vector 1, error_code DR6 = 0x4000 (DR_STEP), ip in main"
 is "$e14" "$((pfu + pfk))" "page faults: EXCEPTION_ENTRY with vector 14 = the page fault events of the pid ($pfu user + $pfk kernel)"
 is "$bad" "$XN" "of which $XN user faults at the $XN unmapped addresses read"
-other=$(awk -F, -v t="$xpid" '$6 == t && $9 == "EXCEPTION_ENTRY" && $0 !~ /vector=(0|3|14)([^0-9]|$)/' /tmp/ex.csv | wc -l)
+other=$(awk -F, -v t="$xpid" '$6 == t && $9 == "EXCEPTION_ENTRY" && $0 !~ /vector=(0|1|3|14)([^0-9]|$)/' /tmp/ex.csv | wc -l)
 is "$other" "0" "no other vector in excprog"
+is "$(ex_kaddr /tmp/ex.csv)" 0 "no EXCEPTION_ENTRY field of the module's trace ($(grep -c ',EXCEPTION_ENTRY,' /tmp/ex.csv) records) is a kernel address"
 x3=$(ex_count /tmp/ex.csv "$xpid" EXCEPTION_EXIT 'vector=3([^0-9]|$)')
 x0=$(ex_count /tmp/ex.csv "$xpid" EXCEPTION_EXIT 'vector=0([^0-9]|$)')
 x14=$(ex_count /tmp/ex.csv "$xpid" EXCEPTION_EXIT 'vector=14([^0-9]|$)')
@@ -177,6 +192,7 @@ is "$(ex_count /tmp/xt.csv "$xpid" EXCEPTION_ENTRY 'vector=14;')" "$((pfu + pfk)
 is "$(inmain 14)" "$XN" "tracefs: $XN of them in main (the unmapped reads)"
 other=$(awk -F, -v t="$xpid" '$6 == t && $9 == "EXCEPTION_ENTRY" && $10 !~ /^vector=(0|3|6|14);/' /tmp/xt.csv | wc -l)
 is "$other" "0" "tracefs: no other vector"
+is "$(ex_kaddr /tmp/xt.csv)" 0 "tracefs: no EXCEPTION_ENTRY field ($(grep -c ',EXCEPTION_ENTRY,' /tmp/xt.csv) records) is a kernel address"
 grep -q '^unavailable 33 EXCEPTION_EXIT module only' /tmp/xt/kernel/metadata
 ok $? "tracefs: EXCEPTION_EXIT unavailable (module only), saying why"
 is "$(grep -c "ktrace_exc/[a-z0-9]*_$rec " $TK/kprobe_events)" "0" "tracefs: no kprobe event of ktrace (pid $rec) left"
