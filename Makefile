@@ -206,9 +206,18 @@ $(B)/tests/helpers/%: tests/helpers/%.c $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIBA) $(LDFLAGS) $(LDLIBS) -ldl
 
+# prove runs JOBS tests at once (default: one per CPU; V=1: one at a time,
+# verbose); those whose header says "test: serial" (they arm the host
+# kernel's tracing) run one after another, beside the others.
+# PROVE_FLAGS adds prove's own options (--timer, --shuffle, ...).
 TEST_ENV = KTRACE_BUILD=$(abspath $(B)) KTRACE_SRC=$(CURDIR) KTRACE_SAN=$(SAN)
+JOBS ?= $(if $(V),1,$(shell nproc 2>/dev/null || echo 1))
+SERIAL_TESTS := $(basename $(notdir $(shell grep -l '^\(#\| \*\) test: serial' $(TEST_C) $(TEST_SH))))
+comma := ,
+PROVE_RULES := --rules='seq=$(B)/tests/{$(subst $(eval) ,$(comma),$(strip $(SERIAL_TESTS)))}.t' --rules='par=**'
 test check: all $(TESTS) $(HELPER_BINS)
-	$(TEST_ENV) prove --exec '' $(if $(V),-v,) $(if $(T),$(T),$(sort $(TESTS)))
+	$(TEST_ENV) prove --exec '' -j$(JOBS) $(PROVE_RULES) $(PROVE_FLAGS) $(if $(V),-v,) \
+		$(if $(T),$(T),$(sort $(TESTS)))
 
 # No test may depend on how busy the machine is: this runs them under load.
 test-stress:

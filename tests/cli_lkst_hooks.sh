@@ -5,6 +5,9 @@
 # kmod/tests/suite_hooks.sh): the exact command each one writes, the
 # listing, and every usage error (one line, exit 2) before anything is
 # written.
+#
+# test: serial (it arms the host kernel's tracing; `make test` runs such
+# tests one at a time, the others in parallel)
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
 L=$T/lkst

@@ -11,6 +11,9 @@
 # tests/locks/mmap_contend.c (mmap_lock) in the wait table, their number
 # the contention_end events trace-cmd reads from the raw copy, and no
 # kernel address among the lock ids.
+#
+# test: serial (it arms the host kernel's tracing; `make test` runs such
+# tests one at a time, the others in parallel)
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
 san_preload

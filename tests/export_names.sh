@@ -15,6 +15,9 @@
 # below the lanes, and task labels without a placeholder pid.  As another
 # user than root the kernel part cannot be recorded: the application-only
 # checks still run and the kernel ones are asserted to be impossible.
+#
+# test: serial (it arms the host kernel's tracing; `make test` runs such
+# tests one at a time, the others in parallel)
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
 cd "$T" || exit 1

@@ -13,6 +13,9 @@
 # tracefs, a `record --kernel` trace's context switches as ftrace
 # sched_switch events and its other kernel events as instants.
 # chrome and json still write Chrome JSON.
+#
+# test: serial (it arms the host kernel's tracing; `make test` runs such
+# tests one at a time, the others in parallel)
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
 san_preload

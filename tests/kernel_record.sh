@@ -14,6 +14,9 @@
 # -finstrument-functions).  Times are compared with generous bounds only
 # where the issue asks for them (the nanosleep gap within 100 us of the
 # call's duration); nothing else depends on speed.
+#
+# test: serial (it arms the host kernel's tracing; `make test` runs such
+# tests one at a time, the others in parallel)
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 # the programs' own calls: library calls (on by default) are tests/kft_plt.sh's
 KTRACE_LIBCALL=0

@@ -13,6 +13,9 @@
 # show must carry the header's name for its number (or libaudit's
 # spelling of it: pread for pread64, newfstat for fstat).  Needs root and
 # tracefs; as another user only the usage checks run.
+#
+# test: serial (it arms the host kernel's tracing; `make test` runs such
+# tests one at a time, the others in parallel)
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
 san_preload

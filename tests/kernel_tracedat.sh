@@ -17,6 +17,9 @@
 # raw copy cannot be exported (one line, exit 1, no file left).
 #
 # As another user than root only the checks that need no tracefs run.
+#
+# test: serial (it arms the host kernel's tracing; `make test` runs such
+# tests one at a time, the others in parallel)
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
 # An ASan/UBSan build of libktrace.so needs its runtime first in the

@@ -6,6 +6,9 @@
  * the trace directory it writes (docs/FORMAT.md, "Kernel traces") are
  * checked with the reader library; and the usage and refusal paths of
  * both.  The module itself is tested in the VM (kmod/tests/suite_kft.sh).
+ *
+ * test: serial (it arms the host kernel's tracing; `make test` runs such
+ * tests one at a time, the others in parallel)
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -14,6 +14,9 @@
 # or tracefs only the refusal and memview's "no page events" are checked.
 # The accounting rules themselves are tested on crafted traces in
 # tests/memview_acct.c.
+#
+# test: serial (it arms the host kernel's tracing; `make test` runs such
+# tests one at a time, the others in parallel)
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
 N=48

@@ -14,6 +14,9 @@
 # Not root: nobody cannot be impersonated, so the refusals a user can
 # provoke alone are asserted (a directory root owns, a link given as -o,
 # no staging directory left behind), and the rest is said in a diagnostic.
+#
+# test: serial (it arms the host kernel's tracing; `make test` runs such
+# tests one at a time, the others in parallel)
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
 # An ASan/UBSan build of libktrace.so needs its runtime first in the
