@@ -8,7 +8,9 @@
  * looks at its caller's return address, or unwinds or switches stacks is
  * not hooked (uftrace's libmcount/plthook.c skips the same kind):
  *   setjmp family, vfork, getcontext: they return twice, the second time
- *     to a return address that no longer holds the trampoline's entry;
+ *     to a return address that no longer holds the trampoline's entry
+ *     (vfork is recorded all the same, through a stub of its own:
+ *     lib/kft_plt.c, kft_vfork_call);
  *   longjmp family, exit family, abort, pthread_exit, setcontext,
  *     swapcontext, __libc_start_main, __stack_chk_fail, __assert_fail,
  *     __cxa_throw, __cxa_rethrow, _Unwind_*: they never return normally

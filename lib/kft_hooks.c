@@ -789,6 +789,105 @@ void kft_hooks_vfork(void)
 }
 
 /*
+ * vfork.  The child runs in the parent's memory and TLS, on the parent's
+ * stack below the vfork() caller's frame, until it execs or exits; the
+ * thread that called vfork() waits meanwhile (other threads run on).  So
+ * that the child's calls are recorded, under its own tid, as uftrace
+ * records them, and the parent finds everything as it left it:
+ *   - before vfork() (kft_hooks_vfork_enter()), the call is entered (its
+ *     frame pushed; no record yet) and the thread's state is put aside in
+ *     a page of its own: the hooks' state (this TLS block), the writer's
+ *     (kt_tls), the -pg return stack's depth and the vfork() frame, which
+ *     the child's next call will overwrite; vfork() then runs from
+ *     kft_vfork_call (lib/kft_pg_entry.S), which keeps nothing on the
+ *     stack across it (the child overwrites it) and calls:
+ *   - in the child, kft_hooks_vfork_return(0): the writer state is dropped
+ *     without giving the parent's slot back (kt_thread_forget()), so the
+ *     child's first record claims a stream of its own; it returns from
+ *     vfork() on the parent's open frames (recorded there, as a forked
+ *     child's return is) and goes on traced: its calls nest above the
+ *     parent's frames, which it never pops (returning from vfork()'s
+ *     caller is undefined), and the -pg entries it pushes lie above the
+ *     parent's;
+ *   - in the parent, kft_hooks_vfork_return(pid): the child's stream is
+ *     given back as at a thread exit (kt_thread_detach() on the child's
+ *     writer state: its last sub-buffer closed, the slot freed), the state
+ *     put aside comes back, and the parent's own return is recorded.
+ * A vfork() the stub cannot take (the thread does not trace, no memory for
+ * the page, a vfork child's own vfork()) falls back to kft_hooks_vfork():
+ * the child is not traced.
+ */
+struct kft_vfork {
+	struct kft_tls k;     /* the thread's hook state after the entry */
+	struct kt_tls w;      /* and its writer state */
+	struct kft_frame top; /* the vfork() frame */
+	uint32_t pg_depth;    /* -pg return stack depth */
+	uint64_t ret;         /* vfork()'s return address */
+	uint64_t fn;          /* recorded as (0: not recorded) */
+	int active;           /* between enter and the parent's return */
+	int child;            /* the child ran (its writer state is in kt_tls) */
+};
+
+static __thread struct kft_vfork *kft_vf __attribute__((tls_model("initial-exec")));
+
+int kft_hooks_vfork_enter(const uint64_t *slot, uint64_t fn)
+{
+	struct kft_tls *t = &kft_tls;
+	struct kft_vfork *v = kft_vf;
+
+	if (t->state != 1 || (t->gate & KFT_GATE_BUSY) || t->vfork || (v && v->active))
+		return 0;
+	if (!v) {
+		v = mmap(NULL, sizeof(*v), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (v == MAP_FAILED)
+			return 0;
+		kft_vf = v;
+	}
+	v->ret = *slot;
+	v->fn = fn;
+	if (fn)
+		kft_pg_hook_enter(fn, v->ret, kft_plt_hook_sp((uint64_t)(uintptr_t)slot));
+	v->k = *t;
+	v->w = kt_tls;
+	if (t->depth && t->stack)
+		v->top = t->stack[t->depth - 1];
+	v->pg_depth = kft_pg_ctx_depth();
+	v->child = 0;
+	KT_BARRIER();
+	v->active = 1;
+	return 1;
+}
+
+uint64_t kft_hooks_vfork_return(int pid)
+{
+	struct kft_tls *t = &kft_tls;
+	struct kft_vfork *v = kft_vf;
+
+	if (pid == 0) {
+		v->child = 1;
+		KT_BARRIER();
+		kt_thread_forget();
+	} else {
+		if (v->child)
+			kt_thread_detach(); /* the child's stream */
+		t->gate |= KFT_GATE_BUSY; /* a signal handler's calls: untraced until restored */
+		KT_BARRIER();
+		kt_tls = v->w;
+		for (uint32_t i = v->k.depth; t->stack && i < t->depth && i < t->cap; i++)
+			t->stack[i].sp = 0; /* the child's open frames (execve()): popped */
+		if (v->k.depth && v->k.stack)
+			v->k.stack[v->k.depth - 1] = v->top;
+		kft_pg_ctx_save(NULL, v->pg_depth, 0); /* the child's -pg entries */
+		*t = v->k;
+		KT_BARRIER();
+		v->active = 0;
+	}
+	if (v->fn)
+		kft_pg_hook_exit(v->fn, v->ret);
+	return v->ret;
+}
+
+/*
  * The entry hook's slow path: the first call of a thread, a stack pointer
  * at or above the top frame's (longjmp, signal handler on another stack),
  * a full shadow stack, an engine that must see the entry, a run that

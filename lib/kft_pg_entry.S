@@ -146,6 +146,40 @@ kft_plt_entry:
 	.size	kft_plt_entry, .-kft_plt_entry
 
 /*
+ * vfork() of a traced thread (lib/kft_hooks.c "vfork" has the design):
+ * kft_plt_enter() jumps here instead of to vfork(), with the stack as the
+ * program's call left it, once kft_hooks_vfork_enter() has kept vfork()'s
+ * return address.  Nothing may stay on the stack across vfork(): the child
+ * runs on this stack below the caller's frame and overwrites it before the
+ * parent resumes.  So the return address is dropped (kept by the hooks),
+ * glibc's vfork() is called (it keeps its own return address in %rdi, not
+ * on the stack), and each process in turn (the child first) calls
+ * kft_hooks_vfork_return(pid), which gives the program's return address
+ * back.  %rbx is the program's (callee-saved): pushed below, after
+ * vfork(), so each process saves and restores its own.
+ */
+	.globl	kft_vfork_call
+	.hidden	kft_vfork_call
+	.type	kft_vfork_call, @function
+	.p2align 4
+kft_vfork_call:
+	addq	$8, %rsp		/* the program's return address: the hooks keep it */
+	movq	kft_vfork_real(%rip), %rax
+	call	*%rax			/* vfork() */
+	pushq	%rbx
+	pushq	%rax			/* its return value */
+	movq	%rsp, %rbx
+	andq	$-16, %rsp
+	movl	%eax, %edi
+	call	kft_hooks_vfork_return
+	movq	%rax, %rcx		/* where to return to */
+	movq	%rbx, %rsp
+	popq	%rax
+	popq	%rbx
+	jmp	*%rcx
+	.size	kft_vfork_call, .-kft_vfork_call
+
+/*
  * A traced function returns here.  The nop before the label keeps
  * return-address-minus-one lookups (an unwinder's, a profiler's) inside
  * this symbol.

@@ -36,8 +36,9 @@
  * are not traced at all, as uftrace needs -pg for its library calls).
  * Not hooked: the functions kft/libcall.h lists (never return normally,
  * return twice, look at their return address; but vfork(), the setjmp and
- * the longjmp families get stubs that only tell the hooks, see PLT_VFORK
- * below), functions libktrace itself
+ * the longjmp families get stubs that tell the hooks, see PLT_VFORK below,
+ * and vfork() is recorded, in the parent and in the child, through a stub
+ * of its own: kft_vfork_call), functions libktrace itself
  * defines (its hooks and wrappers), everything when libktrace is linked
  * into the program statically (libktrace's own library calls would go
  * through the program's PLT then), calls from shared libraries to others,
@@ -74,7 +75,9 @@ struct kft_plt_slot {
  * Kinds of slots.  Functions that return twice or never return normally
  * are not recorded (kft/libcall.h), but three of them are told to the
  * hooks, even with library calls off (kft_plt_setup(@special_only)):
- * vfork() (the child shares this memory: kft_hooks_vfork()), the setjmp
+ * vfork() (the child shares this memory: it runs through kft_vfork_call,
+ * kft_hooks_vfork_enter(), and is recorded as a library call when they are
+ * on), the setjmp
  * family (the thread's depth is remembered by jmp_buf: kft_hooks_setjmp())
  * and the longjmp family (the frames above that depth were abandoned:
  * kft_hooks_longjmp()); and ucontext: getcontext() as a setjmp,
@@ -109,6 +112,11 @@ static int plt_kind(const char *name)
 #define PLT_STUB 32 /* bytes per stub */
 
 extern char kft_plt_entry[];
+extern char kft_vfork_call[];
+/* vfork()'s address, for kft_vfork_call (lib/kft_pg_entry.S): one per process */
+__attribute__((visibility("hidden"))) uint64_t kft_vfork_real;
+/* library calls are recorded (kft_plt_setup() without @special_only) */
+static int plt_libcalls;
 uint64_t kft_plt_enter(uint64_t *ret_slot, const struct kft_plt_slot *s, uint64_t arg0,
 		       uint64_t arg1);
 
@@ -126,9 +134,13 @@ __attribute__((no_instrument_function)) uint64_t kft_plt_enter(uint64_t *ret_slo
 {
 	if (KT_UNLIKELY(s->kind != PLT_CALL)) {
 		/* not diverted, not recorded: told to the hooks */
-		if (s->kind == PLT_VFORK)
+		if (s->kind == PLT_VFORK) {
+			if (kft_hooks_vfork_enter(ret_slot, plt_libcalls ? s->fn : 0)) {
+				kft_vfork_real = s->real;
+				return (uint64_t)(uintptr_t)kft_vfork_call;
+			}
 			kft_hooks_vfork(); /* the child shares this memory: hooks keep out */
-		else if (s->kind == PLT_SETJMP)
+		} else if (s->kind == PLT_SETJMP)
 			kft_hooks_setjmp(arg0); /* arg0: the jmp_buf (getcontext: the ucontext_t) */
 		else if (s->kind == PLT_LONGJMP)
 			kft_hooks_longjmp(arg0);
@@ -345,6 +357,8 @@ int kft_plt_setup(int patched, int special_only)
 	size_t nrel, slots_len, code_len;
 	unsigned type = R_X86_64_JUMP_SLOT;
 	int relro_rw = 0, plt = 0;
+
+	plt_libcalls = !special_only;
 
 	memset(&p, 0, sizeof(p));
 	dl_iterate_phdr(plt_phdr_cb, &p);

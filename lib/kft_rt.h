@@ -209,10 +209,28 @@ void kft_thread_end(void);       /* report its open frames as unfinished, stop t
  * reported unfinished by the child).
  */
 /*
- * kft_hooks_vfork() - the program calls vfork() (lib/kft_plt.c): until a
- * hook finds itself back in the parent's pid, hooks in this thread change
- * nothing (the child shares the parent's memory).  Async-signal-safe.
+ * vfork() (lib/kft_plt.c; kft_hooks.c "vfork" has the design).  The child
+ * runs in this thread's memory, with its TLS, until it execs or exits,
+ * while the thread waits.
+ *
+ * kft_hooks_vfork_enter() - the program calls vfork(), whose return
+ * address is at @slot, its address to record @fn (0: not recorded, library
+ * calls off): enters the call and puts the thread's state aside (a page,
+ * mmap()ed once per thread).  Return: 1 if the caller is to run vfork()
+ * through kft_vfork_call (lib/kft_pg_entry.S), which calls
+ * kft_hooks_vfork_return() in the child and again in the parent; 0 if it
+ * must not (the thread does not trace, no memory, a vfork child's own
+ * vfork()): then kft_hooks_vfork(), and the child is not traced.
+ * kft_hooks_vfork_return() - vfork() returned @pid in this process.  In
+ * the child (0): a stream of its own, on the parent's open frames, and the
+ * return from vfork() recorded there; in the parent (or on failure): the
+ * child's stream given back as at a thread exit, the thread's state put
+ * back, its own return recorded.  Return: vfork()'s return address.
+ * kft_hooks_vfork() - hooks in this thread change nothing until one finds
+ * itself back in the parent's pid.  All three async-signal-safe.
  */
+int kft_hooks_vfork_enter(const uint64_t *slot, uint64_t fn);
+uint64_t kft_hooks_vfork_return(int pid);
 void kft_hooks_vfork(void);
 /*
  * kft_hooks_setjmp() - the program calls a setjmp() on jmp_buf @env:

@@ -286,6 +286,12 @@ void kt_add_calib(struct ktrace_channel *ch);
 int kt_write_slow(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsigned id,
 		  const uint64_t *payload, unsigned words, unsigned depth);
 void kt_thread_detach(void);
+/*
+ * kt_thread_forget() - drop the calling thread's writer state without
+ * giving its slot back: a vfork() child, whose state is its parent's
+ * (lib/kft_hooks.c), claims a slot of its own at its first record.
+ */
+void kt_thread_forget(void);
 int kt_live_add(struct ktrace_channel *ch);
 void kt_live_del(struct ktrace_channel *ch, void (*fn)(struct ktrace_channel *));
 void kt_thread_init(void);

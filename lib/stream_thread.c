@@ -242,6 +242,11 @@ void kt_thread_detach(void)
 	kt_tls_reset(t);
 }
 
+void kt_thread_forget(void)
+{
+	kt_tls_reset(&kt_tls);
+}
+
 static void kt_exit_destructor(void *arg)
 {
 	(void)arg;

@@ -7,10 +7,15 @@
  * LD_PRELOAD, which must stay) for "spawn-preload".
  *
  *   spawner posix_spawn | posix_spawnp | execve | execle | execvpe |
- *           fexecve | vfork | spawn-preload
+ *           fexecve | vfork | spawn-preload | vfork-work | vfork-exit |
+ *           vfork-fail
  *
  * The parent calls parent_work() once and prints "parent"; its exit status
- * is 0 when the child exited 0.
+ * is 0 when the child exited 0.  The vfork-* ways do work in the vfork()
+ * child first, child_prep() (leaf() twice and getppid()), then: execve
+ * (vfork-work), _exit(0) without an exec (vfork-exit), an execve that
+ * fails and _exit(0) (vfork-fail); the parent calls parent_work() again
+ * once the child is done.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -31,6 +36,15 @@ __attribute__((noinline)) void leaf(void)
 __attribute__((noinline)) void parent_work(void)
 {
 	sink++;
+}
+
+/* in a vfork() child: instrumented calls and a library call, nothing shared changed */
+__attribute__((noinline)) void child_prep(void)
+{
+	leaf();
+	leaf();
+	if (getppid() <= 0)
+		_exit(6);
 }
 
 int main(int argc, char **argv)
@@ -65,6 +79,20 @@ int main(int argc, char **argv)
 	} else if (!strcmp(how, "posix_spawnp")) {
 		if (posix_spawnp(&pid, self, NULL, NULL, cargv, env))
 			return 3;
+	} else if (!strncmp(how, "vfork-", 6)) {
+		pid = vfork();
+		if (pid == 0) {
+			child_prep();
+			if (!strcmp(how, "vfork-work"))
+				execve(self, cargv, env);
+			else if (!strcmp(how, "vfork-fail"))
+				execve("/nonexistent/spawner", cargv, env);
+			_exit(strcmp(how, "vfork-work") ? 0 : 127);
+		}
+		if (pid > 0 && waitpid(pid, &st, 0) == pid)
+			parent_work();
+		else
+			return 3;
 	} else if (!strcmp(how, "vfork")) {
 		pid = vfork();
 		if (pid == 0) {
@@ -85,7 +113,7 @@ int main(int argc, char **argv)
 			_exit(127);
 		}
 	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+	if (strncmp(how, "vfork-", 6) && (pid < 0 || waitpid(pid, &st, 0) != pid))
 		return 3;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 5;
 }
