@@ -30,6 +30,18 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/ktrace-test-XXXXXX")
 tap_n=0
 tap_failed=0
 
+# A test whose header says "test: serial" arms the host kernel's tracing:
+# prove runs such tests of one `make test` one after another (Makefile),
+# and this lock does the same across checkouts tested at once on one
+# machine (root only: /run is root's, so the lock file is nobody else's;
+# held until the test and what it started exit: a process left running
+# that holds it makes the next wait give up after 300 s, saying so).
+if [ "$(id -u)" -eq 0 ] && grep -q '^# test: serial' "$0" 2>/dev/null && [ -d /run ] &&
+	command -v flock >/dev/null 2>&1; then
+	exec 9>>/run/ktrace-test-tracefs.lock
+	flock -w 300 9 || echo "# /run/ktrace-test-tracefs.lock still held after 300 s: going on"
+fi
+
 ok() {
 	tap_n=$((tap_n + 1))
 	if [ "$1" -eq 0 ]; then
