@@ -2,9 +2,10 @@
 /*
  * ktrace_crash.c - crash extraction: a copy of every flight channel's
  * records in memory that survives a panic and a warm reboot, found again
- * by the next load of the module (docs/KMOD.md "Crash extraction"; the
- * region's format is the "crash region" block of include/ktrace/format.h
- * and docs/FORMAT.md).
+ * by the next load of the module (docs/KMOD.md "Crash extraction", the
+ * internals in docs/KMOD-DESIGN.md "Crash extraction"; the region's
+ * format is the "crash region" block of include/ktrace/format.h and
+ * docs/FORMAT.md).
  *
  * The memory: the module parameter crash_mem=SIZE@ADDR names physical
  * memory the kernel does not use (reserved on its command line, e.g.

@@ -5,8 +5,8 @@
  * exception hooks) on x86-64, where no tracepoint covers the traps and the
  * IDT entry functions (exc_*) are noinstr: neither kprobes nor ftrace may
  * touch them.  The catalogue names them system "ktrace" (provided by this
- * module, no kernel tracepoint); docs/KMOD.md "Exceptions" lists what is
- * covered on Debian's 6.1.
+ * module, no kernel tracepoint); docs/KMOD-DESIGN.md "Exceptions" lists what
+ * is covered on Debian's 6.1.
  *
  * Entry, three sources, enabled together:
  *   - the die notifier chain (register_die_notifier()): the trap handlers

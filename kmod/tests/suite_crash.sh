@@ -1,6 +1,6 @@
 #!/bin/sh
 # kmod/tests/suite_crash.sh - the crash-extraction VM test (run-vm.sh
-# crash; docs/KMOD.md "Crash extraction").  Runs at every boot of one qemu
+# crash; docs/KMOD-DESIGN.md "The VM test").  Runs at every boot of one qemu
 # process that a panic (panic=1) or `reboot -f` warm-resets, so the crash
 # region (memmap=16M$0x38000000, crash_mem=16M@0x38000000) keeps its
 # content from boot to boot.  The phase comes from what ktrace.ko finds:

@@ -234,7 +234,7 @@ is "$(kv /tmp/all.chk errors) $(kv /tmp/all.chk badlen) $(kv /tmp/all.chk tsback
 is "$(kv /tmp/all.chk lost)" "$(($(kv $L/info dropped) - d0 - $(kv $L/info nmi-dropped) + n0))" \
 	"lost in the copy = dropped by the module (minus NMI refusals, counted apart)"
 diag "RALL: $(kv /tmp/all.chk kevents) records, $td dropped (NMI records are always refused)"
-# The context interrupt handlers ran in (docs/KMOD.md, "PREEMPT_RT"): on
+# The context interrupt handlers ran in (docs/KMOD-DESIGN.md, "Kernels tested"): on
 # PREEMPT_RT a device's handler runs in its thread irq/N-NAME, so
 # INT_HARDWARE_ENTRY's task is that thread; elsewhere it is the task the
 # interrupt stopped.  ktrace read named the tasks from /proc.
