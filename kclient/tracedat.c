@@ -20,6 +20,13 @@
  * libtracecmd is given a path that does not exist, which it writes as an
  * empty kallsyms section, and so never touches kptr_restrict).
  *
+ * The copy comes from the trace directory, which is not trusted (traces
+ * are handed around), and libtracecmd opens its files itself, blocking and
+ * following links: so before it is given the copy, every entry under
+ * DIR/kernel/ftrace must be a regular file or a directory, none a link
+ * (ftrace_tree_check(); a FIFO there would hang the export, a link would
+ * copy what it points at into the output).
+ *
  * libtracecmd's own warnings ("error in size of file ...") are caught by
  * the tracecmd_warning() below, which overrides the library's weak
  * definition, and returned as the error message.  Not thread-safe.
@@ -31,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,6 +108,46 @@ static long header_page_size(const char *ftdir)
 	return page;
 }
 
+static char tree_bad[PATH_MAX + 64]; /* the first entry ftrace_tree_check() refused */
+
+static int tree_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	const char *why = NULL;
+
+	(void)ftw;
+	if (type == FTW_SL || type == FTW_SLN)
+		why = ksf_read_why(-ELOOP);
+	else if (type == FTW_NS || type == FTW_DNR)
+		why = strerror(errno);
+	else if (type == FTW_F && !S_ISREG(st->st_mode))
+		why = ksf_read_why(-EINVAL);
+	if (!why)
+		return 0;
+	snprintf(tree_bad, sizeof(tree_bad), "%s: %s", path, why);
+	return 1;
+}
+
+/*
+ * ftrace_tree_check() - every entry under @ftdir (itself included) a
+ * regular file or a directory, walked without following links (nftw(3),
+ * FTW_PHYS: a FIFO or device is never opened).  Return: 0, or -1 with
+ * "PATH: why" in @msg.  Not thread-safe (nftw()'s callback has no argument).
+ */
+static int ftrace_tree_check(const char *ftdir, char *msg, size_t len)
+{
+	int rc;
+
+	tree_bad[0] = 0;
+	rc = nftw(ftdir, tree_entry, 16, FTW_PHYS);
+	if (rc == 0)
+		return 0;
+	if (tree_bad[0])
+		snprintf(msg, len, "%s", tree_bad);
+	else
+		snprintf(msg, len, "%s: %s", ftdir, strerror(errno));
+	return -1;
+}
+
 int krec_tracedat_write(const char *dir, int fd, struct krec_tracedat_info *info, char *msg, size_t len)
 {
 	char ftdir[PATH_MAX], path[PATH_MAX + 32], kallsyms[PATH_MAX + 16], lib_msg[512];
@@ -120,6 +168,8 @@ int krec_tracedat_write(const char *dir, int fd, struct krec_tracedat_info *info
 			 dir, path, strerror(errno));
 		return -1;
 	}
+	if (ftrace_tree_check(ftdir, msg, len) < 0)
+		return -1;
 	page = header_page_size(ftdir);
 	if (page <= 0) {
 		snprintf(msg, len, "%s/events/header_page: missing or without its data field", ftdir);
@@ -211,6 +261,46 @@ out:
 }
 
 #else /* !KTRACE_HAVE_TRACECMD */
+
+static char tree_bad[PATH_MAX + 64]; /* the first entry ftrace_tree_check() refused */
+
+static int tree_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	const char *why = NULL;
+
+	(void)ftw;
+	if (type == FTW_SL || type == FTW_SLN)
+		why = ksf_read_why(-ELOOP);
+	else if (type == FTW_NS || type == FTW_DNR)
+		why = strerror(errno);
+	else if (type == FTW_F && !S_ISREG(st->st_mode))
+		why = ksf_read_why(-EINVAL);
+	if (!why)
+		return 0;
+	snprintf(tree_bad, sizeof(tree_bad), "%s: %s", path, why);
+	return 1;
+}
+
+/*
+ * ftrace_tree_check() - every entry under @ftdir (itself included) a
+ * regular file or a directory, walked without following links (nftw(3),
+ * FTW_PHYS: a FIFO or device is never opened).  Return: 0, or -1 with
+ * "PATH: why" in @msg.  Not thread-safe (nftw()'s callback has no argument).
+ */
+static int ftrace_tree_check(const char *ftdir, char *msg, size_t len)
+{
+	int rc;
+
+	tree_bad[0] = 0;
+	rc = nftw(ftdir, tree_entry, 16, FTW_PHYS);
+	if (rc == 0)
+		return 0;
+	if (tree_bad[0])
+		snprintf(msg, len, "%s", tree_bad);
+	else
+		snprintf(msg, len, "%s: %s", ftdir, strerror(errno));
+	return -1;
+}
 
 int krec_tracedat_write(const char *dir, int fd, struct krec_tracedat_info *info, char *msg, size_t len)
 {

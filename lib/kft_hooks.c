@@ -809,10 +809,12 @@ void kft_hooks_vfork(void)
  *     parent's frames, which it never pops (returning from vfork()'s
  *     caller is undefined), and the -pg entries it pushes lie above the
  *     parent's;
- *   - in the parent, kft_hooks_vfork_return(pid): the child's stream is
- *     given back as at a thread exit (kt_thread_detach() on the child's
- *     writer state: its last sub-buffer closed, the slot freed), the state
- *     put aside comes back, and the parent's own return is recorded.
+ *   - in the parent, kft_hooks_vfork_return(pid): the calls the child left
+ *     open (its exec*(), which never returned) are written as unfinished in
+ *     the child's stream, which is then given back as at a thread exit
+ *     (kt_thread_detach() on the child's writer state: its last sub-buffer
+ *     closed, the slot freed); the state put aside comes back, and the
+ *     parent's own return is recorded.
  * A vfork() the stub cannot take (the thread does not trace, no memory for
  * the page, a vfork child's own vfork()) falls back to kft_hooks_vfork():
  * the child is not traced.
@@ -821,6 +823,7 @@ struct kft_vfork {
 	struct kft_tls k;     /* the thread's hook state after the entry */
 	struct kt_tls w;      /* and its writer state */
 	struct kft_frame top; /* the vfork() frame */
+	uint32_t base;        /* shadow depth before the entry: the child's frames lie above */
 	uint32_t pg_depth;    /* -pg return stack depth */
 	uint64_t ret;         /* vfork()'s return address */
 	uint64_t fn;          /* recorded as (0: not recorded) */
@@ -845,12 +848,13 @@ int kft_hooks_vfork_enter(const uint64_t *slot, uint64_t fn)
 	}
 	v->ret = *slot;
 	v->fn = fn;
+	v->base = t->depth;
 	if (fn)
 		kft_pg_hook_enter(fn, v->ret, kft_plt_hook_sp((uint64_t)(uintptr_t)slot));
 	v->k = *t;
 	v->w = kt_tls;
-	if (t->depth && t->stack)
-		v->top = t->stack[t->depth - 1];
+	if (t->depth > v->base && t->stack)
+		v->top = t->stack[v->base];
 	v->pg_depth = kft_pg_ctx_depth();
 	v->child = 0;
 	KT_BARRIER();
@@ -868,15 +872,21 @@ uint64_t kft_hooks_vfork_return(int pid)
 		KT_BARRIER();
 		kt_thread_forget();
 	} else {
-		if (v->child)
-			kt_thread_detach(); /* the child's stream */
+		struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
+
 		t->gate |= KFT_GATE_BUSY; /* a signal handler's calls: untraced until restored */
 		KT_BARRIER();
+		if (v->child) {
+			/* what the child left open (its exec*()): unfinished, in its stream */
+			if (g && t->state == 1 && t->stack && t->depth > v->base)
+				skip_frames(g, t, v->base);
+			kt_thread_detach(); /* the child's stream */
+		}
 		kt_tls = v->w;
-		for (uint32_t i = v->k.depth; t->stack && i < t->depth && i < t->cap; i++)
-			t->stack[i].sp = 0; /* the child's open frames (execve()): popped */
-		if (v->k.depth && v->k.stack)
-			v->k.stack[v->k.depth - 1] = v->top;
+		for (uint32_t i = v->base; t->stack && i < t->depth && i < t->cap; i++)
+			t->stack[i].sp = 0; /* popped (kft_shadow.c) */
+		if (v->k.depth > v->base && v->k.stack)
+			v->k.stack[v->base] = v->top;
 		kft_pg_ctx_save(NULL, v->pg_depth, 0); /* the child's -pg entries */
 		*t = v->k;
 		KT_BARRIER();

@@ -460,7 +460,7 @@ __attribute__((constructor)) static void kft_ctor(void)
 		config = NULL;
 	/* Later images (exec) record beside, not over, this one. */
 	snprintf(num, sizeof(num), "%lu", n + 1);
-	setenv("KTRACE_RECORD_IMAGE", num, 1);
+	kt_setenv("KTRACE_RECORD_IMAGE", num);
 	kft_split(dir, root, sizeof(root), name, sizeof(name));
 	if (n > 0) {
 		size_t len = strlen(name);

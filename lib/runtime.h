@@ -135,6 +135,14 @@ void *kt_calloc(size_t n, size_t size);
 void *kt_realloc(void *p, size_t n);
 void kt_free(void *p);
 char *kt_strdup(const char *s);
+/*
+ * kt_setenv() - setenv(@name, @value, 1) without the program's malloc
+ * (setenv(3) allocates through it): the "NAME=VALUE" string and, for a new
+ * variable, a longer copy of the environ array come from kt_malloc() and
+ * are never freed (a few per process image).  Not thread-safe, as
+ * setenv(3).  Return: 0 or -ENOMEM.
+ */
+int kt_setenv(const char *name, const char *value);
 
 /*
  * A text built in memory from kt_malloc() (open_memstream() would take the

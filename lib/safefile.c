@@ -197,6 +197,49 @@ int ksf_trace_name(const char *name, int top)
 }
 
 /*
+ * A directory's entries read with getdents64(2) into a buffer of its own:
+ * no DIR (fdopendir() allocates it with the program's malloc, and
+ * libktrace runs inside programs whose malloc may be their own).
+ */
+struct dir_it {
+	int fd, err;
+	size_t pos, len;
+	char buf[4096] __attribute__((aligned(8)));
+};
+
+static void dir_start(struct dir_it *it, int fd)
+{
+	it->fd = fd;
+	it->err = 0;
+	it->pos = it->len = 0;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		it->err = -errno;
+}
+
+/* The next name other than "." and "..", or NULL at the end or on an error (it->err). */
+static const char *dir_next(struct dir_it *it)
+{
+	for (;;) {
+		const struct dirent64 *e;
+
+		if (it->pos >= it->len) {
+			ssize_t n = it->err ? 0 : getdents64(it->fd, it->buf, sizeof(it->buf));
+
+			if (n < 0)
+				it->err = -errno;
+			if (n <= 0)
+				return NULL;
+			it->len = (size_t)n;
+			it->pos = 0;
+		}
+		e = (const struct dirent64 *)(it->buf + it->pos);
+		it->pos += e->d_reclen;
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			return e->d_name;
+	}
+}
+
+/*
  * Remove everything in the directory @fd: files, links (not followed) and
  * directories down to @depth levels (the raw ftrace copy of a kernel
  * sub-trace, ftrace/, laid out as tracefs: events/SYS/NAME/format).
@@ -204,23 +247,14 @@ int ksf_trace_name(const char *name, int top)
  */
 static int clear_tree(int fd, int depth)
 {
-	int dfd = dup(fd), err = 0;
-	struct dirent *e;
-	DIR *d;
+	struct dir_it it;
+	const char *n;
+	int err = 0;
 
-	d = dfd < 0 ? NULL : fdopendir(dfd);
-	if (!d) {
-		err = -errno;
-		if (dfd >= 0)
-			close(dfd);
-		return err;
-	}
-	while (!err && (e = readdir(d))) {
-		const char *n = e->d_name;
+	dir_start(&it, fd);
+	while (!err && (n = dir_next(&it))) {
 		int sub;
 
-		if (!strcmp(n, ".") || !strcmp(n, ".."))
-			continue;
 		if (unlinkat(fd, n, 0) == 0 || errno == ENOENT)
 			continue;
 		if ((errno != EISDIR && errno != EPERM) || depth <= 0) {
@@ -237,8 +271,7 @@ static int clear_tree(int fd, int depth)
 		if (!err && unlinkat(fd, n, AT_REMOVEDIR) < 0)
 			err = -errno;
 	}
-	closedir(d);
-	return err;
+	return err ? err : it.err;
 }
 
 /*
@@ -249,35 +282,26 @@ static int clear_tree(int fd, int depth)
  */
 static int trace_dir(int fd, const char *path, int top, int clear, char *msg, size_t len)
 {
-	int dfd = dup(fd), err = 0;
-	struct dirent *e;
-	DIR *d;
+	struct dir_it it;
+	const char *n;
+	int err = 0;
 
-	d = dfd < 0 ? NULL : fdopendir(dfd);
-	if (!d) {
-		err = errno;
-		if (dfd >= 0)
-			close(dfd);
-		say(msg, len, "%s: cannot list: %s", path, strerror(err));
-		return -err;
-	}
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (!ksf_trace_name(e->d_name, top) && strcmp(e->d_name, "ftrace")) {
+	dir_start(&it, fd);
+	while ((n = dir_next(&it))) {
+		if (!ksf_trace_name(n, top) && strcmp(n, "ftrace")) {
 			say(msg, len, "%s: exists and holds '%s', not a ktrace trace (choose another directory)",
-			    path, e->d_name);
-			closedir(d);
+			    path, n);
 			return -EEXIST;
 		}
 	}
-	rewinddir(d);
-	while (clear && !err && (e = readdir(d))) {
-		const char *n = e->d_name;
+	if (it.err) {
+		say(msg, len, "%s: cannot list: %s", path, strerror(-it.err));
+		return it.err;
+	}
+	dir_start(&it, fd);
+	while (clear && !err && (n = dir_next(&it))) {
 		int kfd;
 
-		if (!strcmp(n, ".") || !strcmp(n, ".."))
-			continue;
 		kfd = top && !strcmp(n, "kernel") ?
 			      openat(fd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
 		if (kfd < 0 && !strcmp(n, "ftrace"))
@@ -294,7 +318,6 @@ static int trace_dir(int fd, const char *path, int top, int clear, char *msg, si
 			say(msg, len, "%s: cannot remove the old trace's '%s': %s", path, n,
 			    strerror(-err));
 	}
-	closedir(d);
 	return err;
 }
 
@@ -666,35 +689,29 @@ int ksf_trace_check(const char *dir, const char *sub,
 		    void (*report)(void *arg, const char *name, int err), void *arg)
 {
 	int fd = ksf_read_open(dir, sub ? sub : ".", KSF_DIRECTORY), bad = 0;
-	struct dirent *de;
-	DIR *d;
+	struct dir_it it;
+	const char *n;
 
 	if (fd == -ENOENT && sub)
 		return 0;
 	if (fd < 0)
 		return fd;
-	d = fdopendir(fd);
-	if (!d) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	while ((de = readdir(d))) {
+	dir_start(&it, fd);
+	while ((n = dir_next(&it))) {
 		struct stat st;
 		int err;
 
-		if (de->d_name[0] == '.' || !ksf_trace_name(de->d_name, !sub))
+		if (n[0] == '.' || !ksf_trace_name(n, !sub))
 			continue;
-		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (fstatat(fd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue; /* gone meanwhile */
-		err = wrong_type(st.st_mode, !sub && !strcmp(de->d_name, "kernel") ? KSF_DIRECTORY : 0);
+		err = wrong_type(st.st_mode, !sub && !strcmp(n, "kernel") ? KSF_DIRECTORY : 0);
 		if (err) {
 			bad++;
 			if (report)
-				report(arg, de->d_name, err);
+				report(arg, n, err);
 		}
 	}
-	closedir(d);
-	return bad;
+	close(fd);
+	return it.err ? it.err : bad;
 }

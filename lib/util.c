@@ -139,6 +139,34 @@ char *kt_strdup(const char *s)
 	return d ? memcpy(d, s, n) : NULL;
 }
 
+int kt_setenv(const char *name, const char *value)
+{
+	size_t nl = strlen(name), vl = strlen(value), n = 0;
+	char *s = kt_malloc(nl + vl + 2), **e;
+
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, name, nl);
+	s[nl] = '=';
+	memcpy(s + nl + 1, value, vl + 1);
+	for (e = environ; e && *e; e++, n++)
+		if (!strncmp(*e, name, nl) && (*e)[nl] == '=') {
+			*e = s; /* the old string is whoever's it was: left alone */
+			return 0;
+		}
+	e = kt_malloc((n + 2) * sizeof(*e));
+	if (!e) {
+		kt_free(s);
+		return -ENOMEM;
+	}
+	if (n)
+		memcpy(e, environ, n * sizeof(*e));
+	e[n] = s;
+	e[n + 1] = NULL;
+	environ = e;
+	return 0;
+}
+
 void kt_outf(struct kt_out *o, const char *fmt, ...)
 {
 	va_list ap;

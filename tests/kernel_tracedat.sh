@@ -14,7 +14,9 @@
 # raw bytes in trace-cmd's output; set_event lists every block tracepoint
 # of the running kernel; files are 0600 and directories 0700.  Errors: an
 # unknown `-e nosuch:event` is one line and exit 2, a trace without the
-# raw copy cannot be exported (one line, exit 1, no file left).
+# raw copy cannot be exported (one line, exit 1, no file left); a raw copy
+# with a link, FIFO or device among its files is refused before
+# libtracecmd opens anything.
 #
 # As another user than root only the checks that need no tracefs run.
 #
@@ -148,6 +150,45 @@ is "$(fact openat_ktrace)" "$(fact openat)" "ktrace print -C shows as many sys_e
 is "$(fact openat_same)" "yes" "... the same ones: time, tid, dfd, flags, mode"
 is "$(fact badcomm)" "yes" "the non-UTF-8 comm bad\\xff\\xfe\\x80name is in trace-cmd's sched_switch fields, bytes as they were"
 is "$(fact badthread)" "yes" "... and the thread's thr\\xc3\\x28\\xff"
+
+# ---- a hostile raw copy: libtracecmd opens these files itself (blocking,
+# following links), so each is checked first.  Planted, one at a time, in
+# a copy of the trace: a link to a root-only file, a FIFO, a device node
+# (/dev/zero's numbers) as set_event, events/header_page, an event's format
+# file, cpu0 and printk_formats, and kernel/ftrace itself as a link to a
+# directory.  Each export: does not hang, exits non-zero, one line naming
+# the planted path, the secret file's content nowhere.
+SECRET="ktrace-tracedat-secret-$$"
+echo "$SECRET" >"$T/secret"
+chmod 600 "$T/secret"
+fmt=$(cd "$F" && ls events/*/*/format | head -1)
+for name in set_event events/header_page "$fmt" cpu0 printk_formats; do
+	for shape in link fifo device; do
+		rm -rf "$T/h" "$T/h.dat"
+		cp -a "$D" "$T/h"
+		rm -f "$T/h/kernel/ftrace/$name"
+		case $shape in
+		link) ln -s "$T/secret" "$T/h/kernel/ftrace/$name" ;;
+		fifo) mkfifo "$T/h/kernel/ftrace/$name" ;;
+		device) mknod "$T/h/kernel/ftrace/$name" c 1 5 ;;
+		esac
+		timeout -k 5 30 "$KTRACE" export --format=trace.dat -o "$T/h.dat" "$T/h" >"$T/out" 2>"$T/err"
+		rc=$?
+		leak=no
+		grep -qs -- "$SECRET" "$T/h.dat" "$T/out" "$T/err" && leak=yes
+		is "$rc:$(lines "$T/err"):$(grep -c -- "$T/h/kernel/ftrace/$name" "$T/err"):$leak" "1:1:1:no" \
+			"export --format=trace.dat, $name as a $shape: exit 1 (not hung), one line naming it, nothing read"
+		[ "$(lines "$T/err")" -eq 1 ] || sed 's/^/#   /' "$T/err" | head -3
+	done
+done
+rm -rf "$T/h" "$T/h.dat"
+cp -a "$D" "$T/h"
+mv "$T/h/kernel/ftrace" "$T/h/ftrace.real"
+ln -s "$T/h/ftrace.real" "$T/h/kernel/ftrace"
+run "$KTRACE" export --format=trace.dat -o "$T/h.dat" "$T/h"
+is "$rc:$(lines "$T/err"):$(grep -c -- "$T/h/kernel/ftrace" "$T/err")" "1:1:1" \
+	"export --format=trace.dat, kernel/ftrace a link to a directory: exit 1, one line naming it"
+like "$T/err" "symbolic link" "... saying it is a link"
 
 # ---- the directory can be recorded into again (kernel/ftrace is cleared) --------
 run "$KTRACE" record -q --kernel=RNOTHING -o "$D" -- true

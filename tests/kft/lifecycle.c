@@ -15,6 +15,9 @@
  *            "exec"; the parent waits, then leaf()
  *   vfork    vfork(); the child exec()s this program with "exec" (which
  *            calls leaf() and returns); the parent waits, then leaf()
+ *   threadexec  a thread calls child_work() and exec()s this program with
+ *            "exec" while the main thread waits in pthread_join() (which
+ *            never returns: the exec ends it)
  *   linger   a daemon that stays: daemon(1, 1), its pid written to
  *            ./linger.pid, then it sleeps 30 s (the test kills it)
  *   exec     (the image vfork runs) leaf()
@@ -23,6 +26,7 @@
  * -O2 builds keep every call a call.  The parent prints "done MODE" and
  * exits 0; the other processes print nothing.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +50,14 @@ __attribute__((noinline)) int child_work(int x)
 }
 
 static volatile int sink;
+static char *self;
+
+__attribute__((noinline)) void *exec_thread(void *arg)
+{
+	sink = child_work(3);
+	execl(self, self, "exec", (char *)0);
+	return arg; /* the exec failed */
+}
 
 int main(int argc, char **argv)
 {
@@ -57,7 +69,15 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	sink = leaf(0);
-	if (!strcmp(mode, "fork")) {
+	self = argv[0];
+	if (!strcmp(mode, "threadexec")) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, exec_thread, NULL))
+			return 1;
+		pthread_join(t, NULL);
+		return 1; /* the exec failed */
+	} else if (!strcmp(mode, "fork")) {
 		p = fork();
 		if (p == 0) {
 			sink = child_work(2);
