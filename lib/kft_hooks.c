@@ -1196,6 +1196,10 @@ void kft_thread_end(void)
 	t->state = -1;
 	kft_shadow_free(&t->mem);
 	t->stack = NULL;
+	if (kft_vf && !kft_vf->active) {
+		munmap(kft_vf, sizeof(*kft_vf));
+		kft_vf = NULL;
+	}
 	gate_open(t);
 }
 

@@ -9,7 +9,8 @@
 # functions, dlclose()s it, does the same with bravo (mapped where alpha
 # was: the program prints each load's base address, checked equal), then
 # dlopen()s alpha again and calls its functions (and dlclose()s it with
-# `close`).  All built with -finstrument-functions, and with -pg.  The
+# `close`).  Built five ways (KFT_BUILDS: -finstrument-functions and -pg
+# at -O0 and -O2, -pg -mfentry at -O2).  The
 # program prints how many times it called each library function; then
 #   - `ktrace kd` (counts per function, summed over the rows of a name:
 #     kd keeps each load of a library apart) gives those counts;
@@ -28,16 +29,14 @@ san_preload
 
 SRC="$KTRACE_SRC/tests/kft/dlgen.c"
 TREE="$KTRACE_SRC/tests/helpers/calltree.py"
-for f in inst pg; do
-	case $f in
-	inst) fl=-finstrument-functions ;;
-	pg) fl=-pg ;;
-	esac
+for f in $KFT_BUILDS; do
 	mkdir -p "$f"
 	for l in alpha bravo; do
-		cc -g -O0 $fl -fPIC -shared -DDLGEN_LIB=$l -o "$f/lib$l.so" "$SRC" || exit 1
+		# shellcheck disable=SC2046
+		cc -g $(hook_flags "$f") -fPIC -shared -DDLGEN_LIB=$l -o "$f/lib$l.so" "$SRC" || exit 1
 	done
-	cc -g -O0 $fl -o "$f/dlgen" "$SRC" || exit 1
+	# shellcheck disable=SC2046
+	cc -g $(hook_flags "$f") -o "$f/dlgen" "$SRC" || exit 1
 done
 
 # name,count rows of `kd --format=csv` summed per name, for the libraries' functions
@@ -46,7 +45,7 @@ kdcounts() {
 		END { for (k in n) print "count", k, n[k] }' | sort
 }
 
-for f in inst pg; do
+for f in $KFT_BUILDS; do
 	for mode in open close; do
 		rm -rf k u
 		"$T/$f/dlgen" "$T/$f" $mode >plain.out 2>&1
@@ -89,7 +88,7 @@ done
 # a trace without map-gen lines (written before them) is read as before:
 # every map line's object named, the loads not told apart
 rm -rf old
-"$KTRACE" record -q -o old "$T/inst/dlgen" "$T/inst" open >/dev/null
+"$KTRACE" record -q -o old "$T/inst-O0/dlgen" "$T/inst-O0" open >/dev/null
 grep -v '^map-gen ' old/metadata >old.meta
 cp old.meta old/metadata
 "$KTRACE" kd --format=csv old >old.csv 2>old.err

@@ -13,7 +13,8 @@
 # trace (DIR.exec-PID-1, as any exec'd image), its counts main 1, leaf 3.
 # uftrace 0.13 agrees on the whole session for posix_spawn and vfork+execve
 # (main 2, leaf 3, parent_work 1); it does not wrap execle, so it is not
-# the reference there.  Built with -finstrument-functions (-O0, -O2) and -pg.
+# the reference there.  Built five ways (KFT_BUILDS: -finstrument-functions
+# and -pg at -O0 and -O2, -pg -mfentry at -O2).
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
 san_preload
@@ -21,16 +22,17 @@ KTRACE_LIBCALL=0 # the program's own calls
 export KTRACE_LIBCALL
 
 SRC="$KTRACE_SRC/tests/kft/spawner.c"
-cc -O0 -g -finstrument-functions -o sp-inst-O0 "$SRC" || exit 1
-cc -O2 -g -finstrument-functions -o sp-inst-O2 "$SRC" || exit 1
-cc -O2 -g -pg -o sp-pg-O2 "$SRC" || exit 1
+for b in $KFT_BUILDS; do
+	# shellcheck disable=SC2046
+	cc -g $(hook_flags "$b") -o "sp-$b" "$SRC" || exit 1
+done
 
 # name count per function, sorted, one line
 counts() {
 	"$KTRACE" kd --format=csv "$1" | awk -F, 'NR > 1 { print $1, $2 }' | sort | paste -sd' '
 }
 
-for b in inst-O0 inst-O2 pg-O2; do
+for b in $KFT_BUILDS; do
 	for how in posix_spawn posix_spawnp execve execle execvpe fexecve vfork spawn-preload; do
 		rm -rf tr tr.exec-*
 		"$KTRACE" record -q -o tr "./sp-$b" "$how" >out 2>err
@@ -78,10 +80,7 @@ done
 # at depth 0; the test puts it back at depth 1.
 TREE="$KTRACE_SRC/tests/helpers/calltree.py"
 for b in $KFT_BUILDS; do
-	[ -x "sp-$b" ] || cc -g $(hook_flags "$b") -o "sp-$b" "$SRC" || exit 1
-	hows="vfork vfork-work vfork-exit vfork-fail"
-	case $b in inst-O2 | pg-O2) hows="posix_spawn posix_spawnp execve execvpe $hows" ;; esac
-	for how in $hows; do
+	for how in posix_spawn posix_spawnp execve execvpe vfork vfork-work vfork-exit vfork-fail; do
 		rm -rf u tr tr.exec-*
 		env -u LD_PRELOAD KTRACE_LIBCALL=1 uftrace record -d u "./sp-$b" "$how" >/dev/null 2>&1
 		uftrace replay -d u --no-pager 2>/dev/null | python3 "$TREE" uftrace --drop execve >u.tree

@@ -20,12 +20,12 @@
 int CAT(DLGEN_LIB, _one)(int x);
 int CAT(DLGEN_LIB, _two)(int x);
 
-int CAT(DLGEN_LIB, _one)(int x)
+__attribute__((noinline)) int CAT(DLGEN_LIB, _one)(int x)
 {
 	return x * 3 + 1;
 }
 
-int CAT(DLGEN_LIB, _two)(int x)
+__attribute__((noinline)) int CAT(DLGEN_LIB, _two)(int x)
 {
 	return CAT(DLGEN_LIB, _one)(x) + 2;
 }
