@@ -59,6 +59,14 @@ struct a2s {
 
 enum { OPT_INLINE = CLI_OPT_LONG, OPT_UNSORTED, OPT_SORTMEM };
 
+/* cli_opt_fn: --sort-mem. */
+static int take_option(void *arg, int key, const char *val)
+{
+	struct aopts *o = arg;
+
+	return cli_parse_sort_mem(CMD, val, &o->sort_mem);
+}
+
 static const struct cli_opt opts[] = {
 	CLI_OPT_FLAG("lines", 'l', struct aopts, lines, "add the source file:line of each call site"),
 	CLI_OPT_FLAG("inline", OPT_INLINE, struct aopts, inl, "name the functions inlined at each call site"),
@@ -96,14 +104,6 @@ static const struct cli_cmd_opts cmd_opts = {
 		"Exit status: 0, 1 the trace has errors (all readable calls were printed)\n"
 		"or output failed, 2 usage error.  See ktrace-addr2sym(1).\n",
 };
-
-/* cli_opt_fn: --sort-mem. */
-static int take_option(void *arg, int key, const char *val)
-{
-	struct aopts *o = arg;
-
-	return cli_parse_sort_mem(CMD, val, &o->sort_mem);
-}
 
 static const char *us(const struct aopts *o, uint64_t ns, char *buf, size_t len)
 {

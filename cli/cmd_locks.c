@@ -31,6 +31,18 @@ struct locks_opts {
 	const char *dir;
 };
 
+/* cli_opt_fn: -n. */
+static int take_option(void *arg, int key, const char *val)
+{
+	struct locks_opts *o = arg;
+
+	if (cli_parse_u64(val, &o->top) < 0) {
+		cli_error(CMD, "option '--top' needs a number, not '%s'", val);
+		return 2;
+	}
+	return 0;
+}
+
 static const struct cli_opt opts[] = {
 	CLI_OPT("top", 'n', "N", "rows of the times table (default 20; 0: all)"),
 	CLI_OPT_FLAG("all", 'a', struct locks_opts, all,
@@ -60,18 +72,6 @@ static const struct cli_cmd_opts cmd_opts = {
 		"Exit status: 0 no misuse found, 3 misuse found, 1 the trace cannot be read or\n"
 		"has no lock events, 2 usage error.  See ktrace-locks(1).\n",
 };
-
-/* cli_opt_fn: -n. */
-static int take_option(void *arg, int key, const char *val)
-{
-	struct locks_opts *o = arg;
-
-	if (cli_parse_u64(val, &o->top) < 0) {
-		cli_error(CMD, "option '--top' needs a number, not '%s'", val);
-		return 2;
-	}
-	return 0;
-}
 
 /* "func+0xOFF (file.c:12)" or "0xADDR" for call site @site (a return address). */
 static const char *site_name(struct ktr_syms *syms, uint64_t site, char *buf, size_t len)

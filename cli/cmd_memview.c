@@ -44,36 +44,6 @@ struct memview_opts {
 	const char *dir;
 };
 
-static const struct cli_opt opts[] = {
-	CLI_OPT("interval", 'i', "MS", "interval length in ms (default 1000)"),
-	CLI_OPT("top", 'n', "N", "show the N processes with the highest peak\n(default 10; 0 = all)"),
-	CLI_OPT("pid", 'p', "LIST", "show these processes only (comma-separated pids)"),
-	CLI_OPT_STRING("svg", OPT_SVG, "FILE", struct memview_opts, svg,
-		       "draw an SVG plot instead (- for standard output): held\n"
-		       "pages at each interval's end, a polyline per process"),
-	CLI_OPT("width", 'w', "PX", "picture width (default 1000)"),
-	CLI_OPT_INCLUDE(cli_output_opts),
-	CLI_OPT_END,
-};
-
-static const struct cli_cmd_opts cmd_opts = {
-	.cmd = CMD,
-	.usage =
-		"usage: ktrace memview [options] [DIR]\n"
-		"\n"
-		"Show the physical pages each process holds over time (LKST's memory\n"
-		"allocation viewer), from the page allocation and free events of a trace\n"
-		"recorded with `ktrace record --kernel=MEM_PAGE_ALLOC,MEM_PAGE_FREE` (or the\n"
-		"module's LKST tracer).  A page counts for the process that allocated it until\n"
-		"it is freed, by whichever task; frees of pages allocated before the trace\n"
-		"are counted apart (untracked).  Pages are 4 KiB.  DIR defaults to\n"
-		"./ktrace.data.\n",
-	.opts = opts,
-	.tail =
-		"Exit status: 0, 1 the trace has errors or no page events, or the output\n"
-		"failed, 2 usage error.  See ktrace-memview(1).\n",
-};
-
 /* cli_opt_fn: -i, -n, -p, -w. */
 static int take_option(void *arg, int key, const char *val)
 {
@@ -109,6 +79,36 @@ static int take_option(void *arg, int key, const char *val)
 		return 0;
 	}
 }
+
+static const struct cli_opt opts[] = {
+	CLI_OPT("interval", 'i', "MS", "interval length in ms (default 1000)"),
+	CLI_OPT("top", 'n', "N", "show the N processes with the highest peak\n(default 10; 0 = all)"),
+	CLI_OPT("pid", 'p', "LIST", "show these processes only (comma-separated pids)"),
+	CLI_OPT_STRING("svg", OPT_SVG, "FILE", struct memview_opts, svg,
+		       "draw an SVG plot instead (- for standard output): held\n"
+		       "pages at each interval's end, a polyline per process"),
+	CLI_OPT("width", 'w', "PX", "picture width (default 1000)"),
+	CLI_OPT_INCLUDE(cli_output_opts),
+	CLI_OPT_END,
+};
+
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
+		"usage: ktrace memview [options] [DIR]\n"
+		"\n"
+		"Show the physical pages each process holds over time (LKST's memory\n"
+		"allocation viewer), from the page allocation and free events of a trace\n"
+		"recorded with `ktrace record --kernel=MEM_PAGE_ALLOC,MEM_PAGE_FREE` (or the\n"
+		"module's LKST tracer).  A page counts for the process that allocated it until\n"
+		"it is freed, by whichever task; frees of pages allocated before the trace\n"
+		"are counted apart (untracked).  Pages are 4 KiB.  DIR defaults to\n"
+		"./ktrace.data.\n",
+	.opts = opts,
+	.tail =
+		"Exit status: 0, 1 the trace has errors or no page events, or the output\n"
+		"failed, 2 usage error.  See ktrace-memview(1).\n",
+};
 
 /* processes by descending peak, then pid */
 static int cmp_peak(const void *a, const void *b)

@@ -47,6 +47,26 @@ struct popts {
 
 enum { OPT_CPU = CLI_OPT_LONG };
 
+/* cli_opt_fn: --cpu, -e. */
+static int take_option(void *arg, int key, const char *val)
+{
+	struct popts *o = arg;
+
+	if (key == OPT_CPU) {
+		if (cli_idlist_parse(val, UINT32_MAX, &o->cpus) < 0) {
+			cli_error(CMD, "option '--cpu': '%s' is not a list of numbers", val);
+			return 2;
+		}
+		return 0;
+	}
+	if (o->nspecs == 64) { /* -e */
+		cli_error(CMD, "option '--event': at most 64 of them");
+		return 2;
+	}
+	o->specs[o->nspecs++] = val;
+	return 0;
+}
+
 static const struct cli_opt opts[] = {
 	CLI_OPT_TEXT("Output:"),
 	CLI_OPT_FLAG("csv", 'C', struct popts, csv, "CSV with a header line"),
@@ -80,26 +100,6 @@ static const struct cli_cmd_opts cmd_opts = {
 		"Exit status: 0 clean, 1 the trace has errors (all readable records were\n"
 		"printed) or output failed, 2 usage error.  See ktrace-print(1).\n",
 };
-
-/* cli_opt_fn: --cpu, -e. */
-static int take_option(void *arg, int key, const char *val)
-{
-	struct popts *o = arg;
-
-	if (key == OPT_CPU) {
-		if (cli_idlist_parse(val, UINT32_MAX, &o->cpus) < 0) {
-			cli_error(CMD, "option '--cpu': '%s' is not a list of numbers", val);
-			return 2;
-		}
-		return 0;
-	}
-	if (o->nspecs == 64) { /* -e */
-		cli_error(CMD, "option '--event': at most 64 of them");
-		return 2;
-	}
-	o->specs[o->nspecs++] = val;
-	return 0;
-}
 
 /* The options and DIR into @o.  Return: CLI_OPTS_GO, or the exit status. */
 static int parse_options(struct popts *o, int argc, char **argv)

@@ -86,6 +86,28 @@ struct tl {
 
 enum { OPT_SVG = CLI_OPT_LONG };
 
+/* cli_opt_fn: -w, -m. */
+static int take_option(void *arg, int key, const char *val)
+{
+	struct timeline_opts *o = arg;
+	uint64_t v;
+
+	if (key == 'm') {
+		if (o->nmarks == MAX_MARKS) {
+			cli_error(CMD, "option '--mark': at most %d functions", MAX_MARKS);
+			return 2;
+		}
+		o->marks[o->nmarks++] = val;
+		return 0;
+	}
+	if (cli_parse_u64(val, &v) < 0 || v < 300 || v > 100000) { /* -w */
+		cli_error(CMD, "option '--width' needs 300..100000 pixels, not '%s'", val);
+		return 2;
+	}
+	o->width = (int)v;
+	return 0;
+}
+
 static const struct cli_opt opts[] = {
 	CLI_OPT_FLAG("summary", 's', struct timeline_opts, summary,
 		     "one line per task: time in each state, switches (how\n"
@@ -118,28 +140,6 @@ static const struct cli_cmd_opts cmd_opts = {
 		"Exit status: 0, 1 the trace has errors (all that was readable is shown) or\n"
 		"the output failed, 2 usage error.  See ktrace-timeline(1).\n",
 };
-
-/* cli_opt_fn: -w, -m. */
-static int take_option(void *arg, int key, const char *val)
-{
-	struct timeline_opts *o = arg;
-	uint64_t v;
-
-	if (key == 'm') {
-		if (o->nmarks == MAX_MARKS) {
-			cli_error(CMD, "option '--mark': at most %d functions", MAX_MARKS);
-			return 2;
-		}
-		o->marks[o->nmarks++] = val;
-		return 0;
-	}
-	if (cli_parse_u64(val, &v) < 0 || v < 300 || v > 100000) { /* -w */
-		cli_error(CMD, "option '--width' needs 300..100000 pixels, not '%s'", val);
-		return 2;
-	}
-	o->width = (int)v;
-	return 0;
-}
 
 static struct lane *lane_get(struct tl *s, uint32_t tid, uint32_t pid)
 {

@@ -13,7 +13,7 @@
 
 /* Options of one command at the most, its included tables counted. */
 #define MAX_OPTS 96
-/* Where the help text of an option starts. */
+/* Where the help text of an option starts (struct cli_cmd_opts' help_column). */
 #define HELP_COLUMN 25
 
 /* getopt_long()'s arguments, made from a table. */
@@ -151,8 +151,8 @@ static void option_left(const struct cli_opt *o, char *buf, size_t len)
 		snprintf(buf + n, len - (size_t)n, "%s%s", o->arg[0] == '[' ? "" : " ", o->arg);
 }
 
-/* One option's lines: the left part, then its text from HELP_COLUMN on. */
-static void option_help(FILE *out, const struct cli_opt *o)
+/* One option's lines: the left part, then its text from @column on. */
+static void option_help(FILE *out, const struct cli_opt *o, int column)
 {
 	char left[128];
 	const char *p = o->help;
@@ -160,14 +160,14 @@ static void option_help(FILE *out, const struct cli_opt *o)
 
 	option_left(o, left, sizeof(left));
 	col = fprintf(out, "%s", left);
-	if (col > HELP_COLUMN - 2) {
+	if (col > column - 2) {
 		fputc('\n', out);
 		col = 0;
 	}
 	for (;;) {
 		size_t n = strcspn(p, "\n");
 
-		fprintf(out, "%*s%.*s\n", HELP_COLUMN - col, "", (int)n, p);
+		fprintf(out, "%*s%.*s\n", column - col, "", (int)n, p);
 		if (!p[n])
 			break;
 		p += n + 1;
@@ -175,22 +175,24 @@ static void option_help(FILE *out, const struct cli_opt *o)
 	}
 }
 
-static void table_help(FILE *out, const struct cli_opt *t)
+static void table_help(FILE *out, const struct cli_opt *t, int column)
 {
 	for (; t->name || t->include || t->help; t++) {
 		if (t->include)
-			table_help(out, t->include);
+			table_help(out, t->include, column);
 		else if (!t->name)
 			fprintf(out, "%s\n", t->help);
 		else if (t->help)
-			option_help(out, t);
+			option_help(out, t, column);
 	}
 }
 
 void cli_opts_help(FILE *out, const struct cli_cmd_opts *c)
 {
+	int column = c->help_column ? c->help_column : HELP_COLUMN;
+
 	fprintf(out, "%s\n", c->usage);
-	table_help(out, c->opts);
-	table_help(out, help_opt);
+	table_help(out, c->opts, column);
+	table_help(out, help_opt, column);
 	fprintf(out, "\n%s", c->tail);
 }

@@ -22,9 +22,9 @@
  * Every command has -h, --help (the parser prints the help and the command
  * exits 0), listed last: a table declares neither 'h' nor "help".
  * The help lines have one format for every command: "  -n, --top N" (or
- * "      --svg FILE" without a short letter), its text from column 26 (on
- * the next line when the option is longer), each further line of the text
- * at column 26 too.
+ * "      --svg FILE" without a short letter), its text after 25 characters
+ * (on the next line when the option is longer; struct cli_cmd_opts'
+ * help_column says otherwise), each further line of the text there too.
  */
 #ifndef KTRACE_CLI_OPTIONS_H
 #define KTRACE_CLI_OPTIONS_H
@@ -88,7 +88,8 @@ struct cli_opt {
  * option lines of @opts and --help's, a blank line, @tail (the exit
  * statuses).  @cmd names the command in errors; @in_order set stops the
  * options at the first operand (getopt's '+': a command line follows,
- * `ktrace kft`'s sub-commands).
+ * `ktrace kft`'s sub-commands); @help_column, where the option texts start
+ * if not at the usual 25 characters (a command with long option names).
  */
 struct cli_cmd_opts {
 	const char *cmd;
@@ -96,6 +97,7 @@ struct cli_cmd_opts {
 	const struct cli_opt *opts;
 	const char *tail;
 	int in_order;
+	int help_column;
 };
 
 /* cli_opts_parse()'s result when the command goes on. */

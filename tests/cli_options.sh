@@ -2,23 +2,24 @@
 # tests/cli_options.sh - the commands whose options are a table of
 # cli/options.h: --help, the man page and the parser name the same
 # options.  For each command: every option line of --help has the one
-# format (the text from column 26, or on the next line); every option it
-# lists is in docs/man/ktrace-CMD.1 with the same short letter, and the man
-# page names no "-x, --name" pair that --help does not; the parser knows
-# every listed option, long and short (no "unknown option", "needs a value"
-# or "takes no value").  Then export's selection lines (CLI_SELECT_HELP:
-# cmd_export.c is not on the table yet) are those of the shared table.
+# format (the text at one column, 26 but for read's 28, or on the next
+# line); every option it lists is in docs/man/ktrace-CMD.1 with the same
+# short letter, and the man page names no "-x, --name" pair that --help
+# does not; the parser knows every listed option, long and short (no
+# "unknown option", "needs a value" or "takes no value").  Then export's
+# selection lines (CLI_SELECT_HELP: cmd_export.c is not on the table yet)
+# are those of the shared table.
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
-CMDS="locks memview info graph timeline addr2sym print kd"
+CMDS="locks memview info graph timeline addr2sym print kd read"
 cd "$T" || exit 1 # no ktrace.data here: a parsed command line ends in "no trace"
 
 # "SHORT NAME ARG" per option line of the help in $1 ("-" for none), or
-# "BADCOL LINE" for a line whose text is not at column 26.
+# "BADCOL LINE" for a line whose text is not at column $2.
 help_options() {
-	awk '/^  -[^ -], --[a-z]|^      --[a-z]/ {
+	awk -v col="$2" '/^  -[^ -], --[a-z]|^      --[a-z]/ {
 		line = $0; sub(/^ +/, "", line); n = split(line, part, /  +/); left = part[1]
-		if (n > 1 && (substr($0, 24, 2) != "  " || substr($0, 26, 1) == " "))
+		if (n > 1 && (substr($0, col - 2, 2) != "  " || substr($0, col, 1) == " "))
 			print "BADCOL " $0
 		short = "-"
 		if (left ~ /^-[^-],/) { short = substr(left, 2, 1); left = substr(left, 5) }
@@ -32,8 +33,10 @@ for c in $CMDS; do
 	man=$KTRACE_SRC/docs/man/ktrace-$c.1
 	run "$KTRACE" "$c" --help
 	is "$rc" 0 "$c --help: exit 0"
-	help_options "$T/out" >"$T/opts"
-	unlike "$T/opts" '^BADCOL' "$c --help: every option's text at column 26"
+	col=26
+	[ "$c" = read ] && col=28
+	help_options "$T/out" $col >"$T/opts"
+	unlike "$T/opts" '^BADCOL' "$c --help: every option's text at column $col"
 	sed 's/\\-/-/g' "$man" >"$T/man"
 	# the "-x, --name" pairs of the man page, as "x name"
 	grep -oE -- '-[A-Za-z] ", " --[a-z][a-z-]*' "$T/man" | sed -E 's/^-(.) ", " --/\1 /' | sort -u >"$T/manpairs"
@@ -50,6 +53,7 @@ for c in $CMDS; do
 		fi
 		func=
 		[ "$c" = graph ] && func=main
+		[ "$c" = read ] && func="a b"
 		val=
 		case $arg in -|\[*) ;; *) val=1 ;; esac
 		"$KTRACE" "$c" "--$name${val:+=$val}" $func >/dev/null 2>"$T/err" </dev/null
