@@ -2,8 +2,8 @@
 # tests/cli_options.sh - the commands whose options are a table of
 # cli/options.h: --help, the man page and the parser name the same
 # options.  For each command: every option line of --help has the one
-# format (the text at one column, 26 but for read's 28, or on the next
-# line); every option it lists is in docs/man/ktrace-CMD.1 with the same
+# format (the text at one column, 26 but for read's 28 and lkst's 25, or
+# on the next line); every option it lists is in docs/man/ktrace-CMD.1 with the same
 # short letter, and the man page names no "-x, --name" pair that --help
 # does not; the parser knows every listed option, long and short (no
 # "unknown option", "needs a value" or "takes no value").  Then export's
@@ -11,7 +11,7 @@
 # are those of the shared table.
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
-CMDS="locks memview info graph timeline addr2sym print kd read"
+CMDS="locks memview info graph timeline addr2sym print kd read lkst"
 cd "$T" || exit 1 # no ktrace.data here: a parsed command line ends in "no trace"
 
 # "SHORT NAME ARG" per option line of the help in $1 ("-" for none), or
@@ -35,11 +35,14 @@ for c in $CMDS; do
 	is "$rc" 0 "$c --help: exit 0"
 	col=26
 	[ "$c" = read ] && col=28
+	[ "$c" = lkst ] && col=25
 	help_options "$T/out" $col >"$T/opts"
 	unlike "$T/opts" '^BADCOL' "$c --help: every option's text at column $col"
 	sed 's/\\-/-/g' "$man" >"$T/man"
 	# the "-x, --name" pairs of the man page, as "x name"
-	grep -oE -- '-[A-Za-z] ", " --[a-z][a-z-]*' "$T/man" | sed -E 's/^-(.) ", " --/\1 /' | sort -u >"$T/manpairs"
+	# (".BR \-x ", " \-\-name" or ".BI "\-x, \-\-name "")
+	grep -oE -- '-[A-Za-z](, | ", " )--[a-z][a-z-]*' "$T/man" | sed -E 's/^-(.)(, | ", " )--/\1 /' |
+		sort -u >"$T/manpairs"
 	awk '$1 != "-" { print $1, $2 }' "$T/opts" | sort -u >"$T/helppairs"
 	extra=$(comm -23 "$T/manpairs" "$T/helppairs" | tr '\n' ';')
 	is "$extra" "" "$c: the man page's -x, --name pairs are those of --help"
@@ -48,12 +51,13 @@ for c in $CMDS; do
 		grep -Eq -- "--$name([^a-z-]|\$)" "$T/man"
 		ok $? "$c --$name: in ktrace-$c.1"
 		if [ "$short" != - ]; then
-			grep -Fq -- "-$short \", \" --$name" "$T/man"
+			grep -Eq -- "-$short(, | \", \" )--$name([^a-z-]|\$)" "$T/man"
 			ok $? "$c --$name: ktrace-$c.1 names it -$short too"
 		fi
 		func=
 		[ "$c" = graph ] && func=main
 		[ "$c" = read ] && func="a b"
+		[ "$c" = lkst ] && func=frob
 		val=
 		case $arg in -|\[*) ;; *) val=1 ;; esac
 		"$KTRACE" "$c" "--$name${val:+=$val}" $func >/dev/null 2>"$T/err" </dev/null
