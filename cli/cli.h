@@ -6,6 +6,11 @@
  *
  *     KTRACE_COMMAND(NAME, "one-line summary", run_fn, help_fn);
  *
+ * or, when its options are a table of cli/options.h (its --help made from
+ * that table),
+ *
+ *     KTRACE_COMMAND_OPTS(NAME, "one-line summary", run_fn, cmd_opts);
+ *
  * The macro places a struct ktrace_cmd in the "ktrace_cmds" linker section;
  * cli/ktrace.c finds every entry through the linker's __start_/__stop_
  * symbols, so adding a subcommand needs no edit of the dispatcher (the
@@ -29,20 +34,27 @@
  * @run:     runs it; argv[0] is @name, getopt state is reset.  Returns the
  *           exit status: 0 success, 1 failure (errors in the data, I/O),
  *           2 usage error.
- * @help:    prints the full usage text to @out.
+ * @help:    prints the full usage text to @out; NULL: cli_opts_help() of @opts.
+ * @opts:    its option table and help text (cli/options.h), or NULL.
  */
+struct cli_cmd_opts;
 struct ktrace_cmd {
 	const char *name;
 	const char *summary;
 	int (*run)(int argc, char **argv);
 	void (*help)(FILE *out);
+	const struct cli_cmd_opts *opts;
 };
 
-#define KTRACE_COMMAND(name_, summary_, run_, help_)                                    \
+#define KTRACE_COMMAND_ENTRY(name_, summary_, run_, help_, opts_)                      \
 	static const struct ktrace_cmd ktrace_cmd_##name_                               \
 		__attribute__((used, section("ktrace_cmds"), aligned(sizeof(void *)))) = { \
-			#name_, summary_, run_, help_                                   \
+			#name_, summary_, run_, help_, opts_                            \
 		}
+#define KTRACE_COMMAND(name_, summary_, run_, help_) \
+	KTRACE_COMMAND_ENTRY(name_, summary_, run_, help_, NULL)
+#define KTRACE_COMMAND_OPTS(name_, summary_, run_, opts_) \
+	KTRACE_COMMAND_ENTRY(name_, summary_, run_, NULL, &(opts_))
 
 /** cli_find_command() - the subcommand called @name, or NULL. */
 const struct ktrace_cmd *cli_find_command(const char *name);
@@ -117,6 +129,21 @@ int cli_write_file_atomic(const char *dir, const char *name, const char *text);
  * of which passed --tid/--pid).  The caller then exits 1.
  */
 void cli_no_calls(const char *cmd, const char *dir, uint64_t call_records);
+
+/**
+ * cli_calls_failed() - `kd` and `addr2sym` could not read the trace
+ * (-@err), or, @sorting, order its calls: say so in one line, naming the
+ * directory of the sorter's temporary files ($TMPDIR, else /tmp).
+ * Return: 1, the exit status.
+ */
+int cli_calls_failed(const char *cmd, int sorting, int err);
+
+/**
+ * cli_parse_sort_mem() - the value of --sort-mem: a size of 4K or more
+ * (cli_parse_size()) into *@bytes.  Return: 0, or 2 after one line
+ * "ktrace CMD: option '--sort-mem': 'X' is not a size of 4K or more".
+ */
+int cli_parse_sort_mem(const char *cmd, const char *arg, size_t *bytes);
 
 /**
  * cli_trace_dir() - prepare the directory @dir to receive a trace:

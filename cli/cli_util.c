@@ -150,6 +150,30 @@ void cli_no_calls(const char *cmd, const char *dir, uint64_t call_records)
 			       "(function traces come from ktrace record or ktrace kft)", dir);
 }
 
+int cli_calls_failed(const char *cmd, int sorting, int err)
+{
+	const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+	if (sorting)
+		cli_error(cmd, "ordering the calls (temporary files in %s; see --sort-mem): %s", tmpdir,
+			  strerror(-err));
+	else
+		cli_error(cmd, "reading the trace: %s", strerror(-err));
+	return 1;
+}
+
+int cli_parse_sort_mem(const char *cmd, const char *arg, size_t *bytes)
+{
+	uint64_t size;
+
+	if (cli_parse_size(arg, &size) < 0 || size < 4096 || size > SIZE_MAX) {
+		cli_error(cmd, "option '--sort-mem': '%s' is not a size of 4K or more", arg);
+		return 2;
+	}
+	*bytes = (size_t)size;
+	return 0;
+}
+
 int cli_trace_dir(const char *cmd, const char *dir, unsigned flags)
 {
 	char msg[512];

@@ -17,13 +17,13 @@
  * printed) or output failed, 2 usage error.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "formats/formats.h"
 #include "cli/output.h"
 #include "cli/select.h"
@@ -36,6 +36,7 @@ struct aopts {
 	const char *symfile;
 	size_t sort_mem;
 	struct cli_select sel;
+	const char *dir;
 };
 
 /* What a call-site key prints as (cached per key). */
@@ -52,11 +53,39 @@ struct a2s {
 	struct keytext extra; /* scratch for keys beyond the array */
 	uint64_t origin;
 	int wf; /* Function column width */
+	struct ktr_callsort *sorter; /* NULL with --unsorted */
+	uint64_t calls, call_records; /* after and before the selection */
 };
 
-static void help(FILE *out)
+enum { OPT_INLINE = CLI_OPT_LONG, OPT_UNSORTED, OPT_SORTMEM };
+
+/* cli_opt_fn: --sort-mem. */
+static int take_option(void *arg, int key, const char *val)
 {
-	fprintf(out,
+	struct aopts *o = arg;
+
+	return cli_parse_sort_mem(CMD, val, &o->sort_mem);
+}
+
+static const struct cli_opt opts[] = {
+	CLI_OPT_FLAG("lines", 'l', struct aopts, lines, "add the source file:line of each call site"),
+	CLI_OPT_FLAG("inline", OPT_INLINE, struct aopts, inl, "name the functions inlined at each call site"),
+	CLI_OPT_STRING("symbols", 'm', "FILE", struct aopts, symfile,
+		       "read the traced executable's symbols from FILE\n"
+		       "(a copy with debug information, or a moved binary)"),
+	CLI_OPT_FLAG("unsorted", OPT_UNSORTED, struct aopts, unsorted,
+		     "list calls as recorded (by exit time), streaming"),
+	CLI_OPT_INCLUDE(cli_select_opts),
+	CLI_OPT_FLAG("no-header", 'H', struct aopts, noheader, "only the table"),
+	CLI_OPT_FLAG("usec", 'u', struct aopts, usec, "whole microseconds, as KFT printed them"),
+	CLI_OPT("sort-mem", OPT_SORTMEM, "BYTES", "memory for ordering the calls (default 64M)"),
+	CLI_OPT_INCLUDE(cli_output_opts),
+	CLI_OPT_END,
+};
+
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
 		"usage: ktrace addr2sym [options] [DIR]\n"
 		"\n"
 		"KFT's addr2sym listing of the function trace in DIR: one line per recorded\n"
@@ -69,23 +98,12 @@ static void help(FILE *out)
 		"Symbols come from the files and build ids recorded in the trace (PIE\n"
 		"executables, shared libraries, separate debug files); a file that changed or\n"
 		"has no symbols is named once on stderr and its addresses are printed as\n"
-		"[file]+0xoffset.  DIR defaults to ./ktrace.data.\n"
-		"\n"
-		"  -l, --lines            add the source file:line of each call site\n"
-		"      --inline           name the functions inlined at each call site\n"
-		"  -m, --symbols FILE     read the traced executable's symbols from FILE\n"
-		"                         (a copy with debug information, or a moved binary)\n"
-		"      --unsorted         list calls as recorded (by exit time), streaming\n"
-		CLI_SELECT_HELP
-		"  -H, --no-header        only the table\n"
-		"  -u, --usec             whole microseconds, as KFT printed them\n"
-		"      --sort-mem BYTES   memory for ordering the calls (default 64M)\n"
-		CLI_OUTPUT_HELP
-		"  -h, --help             this text\n"
-		"\n"
+		"[file]+0xoffset.  DIR defaults to ./ktrace.data.\n",
+	.opts = opts,
+	.tail =
 		"Exit status: 0, 1 the trace has errors (all readable calls were printed)\n"
-		"or output failed, 2 usage error.  See ktrace-addr2sym(1).\n");
-}
+		"or output failed, 2 usage error.  See ktrace-addr2sym(1).\n",
+};
 
 static const char *us(const struct aopts *o, uint64_t ns, char *buf, size_t len)
 {
@@ -342,172 +360,163 @@ static void print_gap(FILE *out, unsigned gap, uint64_t count, uint32_t stream)
 	}
 }
 
-static int run(int argc, char **argv)
+/*
+ * Open the trace, its symbols (-m: the executable's from FILE) and the
+ * sorter.  Return: 0; 1 or 2 (printed); or -errno.
+ */
+static int a2s_open(struct a2s *a)
 {
-	enum { OPT_INLINE = CLI_OPT_SELECT_END, OPT_UNSORTED, OPT_SORTMEM };
-	static const struct option opts[] = {
-		{ "lines", no_argument, NULL, 'l' },       { "inline", no_argument, NULL, OPT_INLINE },
-		{ "symbols", required_argument, NULL, 'm' }, { "unsorted", no_argument, NULL, OPT_UNSORTED },
-		{ "no-header", no_argument, NULL, 'H' },   { "usec", no_argument, NULL, 'u' },
-		{ "sort-mem", required_argument, NULL, OPT_SORTMEM },
-		{ "help", no_argument, NULL, 'h' },
-		CLI_SELECT_LONGOPTS, CLI_OUTPUT_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	struct a2s a;
-	struct ktr_callsort *sorter = NULL;
+	a->t = cli_select_open(&a->o.sel, CMD, a->o.dir);
+	if (!a->t)
+		return 1;
+	cli_diags(CMD, a->t);
+	a->origin = ktr_time_origin(a->t);
+	a->syms = cli_select_syms(&a->o.sel, a->t);
+	if (!a->syms)
+		return -ENOMEM;
+	if (a->o.symfile && ktr_syms_set_file(a->syms, NULL, a->o.symfile) < 0) {
+		cli_error(CMD, "option '-m': %s maps no executable: the trace has no map lines",
+			  ktr_dir(a->t));
+		return 2;
+	}
+	if (!a->o.unsorted && !(a->sorter = ktr_callsort_new(a->o.sort_mem, KTR_SORT_ENTRY)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Gap @r where it happened: printed now (--unsorted) or sorted among the calls.  Return: 0, or -errno. */
+static int a2s_gap(struct a2s *a, FILE *out, const struct ktr_rec *r)
+{
+	struct ktr_callent e = { 0 };
+
+	if (a->o.unsorted) {
+		print_gap(out, r->gap, r->count, r->stream);
+		return 0;
+	}
+	e.entry_ns = r->ns;
+	e.flags = KTR_CALLENT_GAP;
+	e.key = r->gap;
+	e.local_ns = r->count;
+	e.cpu = r->stream;
+	e.depth = 0xffff; /* after the calls entered at the same time */
+	return ktr_callsort_add(a->sorter, &e);
+}
+
+/*
+ * One pass over the records: each selected call (and gap) printed as it
+ * comes (--unsorted) or handed to the sorter.  Return: 0, or -errno.
+ */
+static int a2s_read(struct a2s *a, FILE *out)
+{
 	struct ktr_rec r;
 	struct ktr_call c;
-	FILE *out = stdout;
-	const char *dir;
-	int opt, rc = 0, taken;
-	uint64_t calls = 0, call_records = 0; /* after and before the selection */
+	int rc;
+
+	while (ktr_next(a->t, &r)) {
+		cli_diags(CMD, a->t);
+		if (r.kind == KTR_GAP) {
+			if ((rc = a2s_gap(a, out, &r)) < 0)
+				return rc;
+			continue;
+		}
+		if (!ktr_call_decode(a->t, &r, &c))
+			continue;
+		a->call_records++;
+		if (!cli_select_call(&a->o.sel, &c))
+			continue;
+		a->calls++;
+		if (a->o.unsorted) {
+			print_call(a, out, c.entry_ns, c.dur_ns, c.flags, c.tid, c.key);
+			if (ferror(out))
+				break;
+		} else if ((rc = ktr_callsort_add_call(a->sorter, &c, c.key, 0)) < 0) {
+			return rc;
+		}
+	}
+	cli_diags(CMD, a->t);
+	return 0;
+}
+
+/* The sorted calls and gaps, in entry order.  Return: 0, or -errno. */
+static int a2s_print_sorted(struct a2s *a, FILE *out)
+{
+	struct ktr_callent e;
+	int rc;
+
+	print_columns(a, out);
+	while ((rc = ktr_callsort_next(a->sorter, &e)) > 0) {
+		uint32_t pid = 0, tid = 0;
+
+		if (e.flags & KTR_CALLENT_GAP) {
+			print_gap(out, e.key, e.local_ns, e.cpu);
+			continue;
+		}
+		ktr_callsort_thread_ids(a->sorter, e.thread, &pid, &tid);
+		print_call(a, out, e.entry_ns, e.dur_ns, e.flags, tid, e.key);
+		if (ferror(out))
+			break;
+		if ((e.entry_ns & 0xfff) == 0)
+			cli_diags(CMD, a->t);
+	}
+	return rc;
+}
+
+/* The listing: header, columns, calls.  Return: 0, 1 (no call), or -errno. */
+static int a2s_list(struct a2s *a, FILE *out)
+{
+	int rc;
+
+	cli_pager_start();
+	if (!a->o.noheader)
+		print_header(a, out);
+	if (a->o.unsorted)
+		print_columns(a, out);
+	rc = a2s_read(a, out);
+	if (rc < 0)
+		return rc;
+	if (a->sorter)
+		rc = a2s_print_sorted(a, out);
+	cli_diags(CMD, a->t);
+	if (!a->calls) {
+		cli_no_calls(CMD, a->o.dir, a->call_records);
+		rc = 1;
+	}
+	return rc;
+}
+
+static void a2s_free(struct a2s *a)
+{
+	for (size_t i = 0; i < a->nkt; i++)
+		keytext_free(&a->kt[i]);
+	free(a->kt);
+	keytext_free(&a->extra);
+	cli_select_free(&a->o.sel);
+	ktr_callsort_free(a->sorter);
+	ktr_syms_free(a->syms);
+	ktr_close(a->t);
+}
+
+/* `ktrace addr2sym`: options, the listing, the exit status. */
+static int run(int argc, char **argv)
+{
+	struct a2s a;
+	int rc;
 
 	memset(&a, 0, sizeof(a));
 	cli_select_init(&a.o.sel);
 	a.wf = 25;
-	while ((opt = getopt_long(argc, argv, ":lm:uHp:h", opts, NULL)) != -1) {
-		if ((taken = cli_select_option(&a.o.sel, CMD, opt, optarg)) != 0 ||
-		    (taken = cli_output_option(CMD, opt, optarg)) != 0) {
-			if (taken < 0)
-				return 2;
-			continue;
-		}
-		switch (opt) {
-		case 'l': a.o.lines = 1; break;
-		case OPT_INLINE: a.o.inl = 1; break;
-		case 'm': a.o.symfile = optarg; break;
-		case OPT_UNSORTED: a.o.unsorted = 1; break;
-		case 'H': a.o.noheader = 1; break;
-		case 'u': a.o.usec = 1; break;
-		case OPT_SORTMEM:
-		{
-			uint64_t size;
-
-			if (cli_parse_size(optarg, &size) < 0 || size < 4096 || size > SIZE_MAX) {
-				cli_error(CMD, "option '--sort-mem': '%s' is not a size of 4K or more", optarg);
-				return 2;
-			}
-			a.o.sort_mem = (size_t)size;
-			break;
-		}
-		case 'h':
-			help(stdout);
-			return 0;
-		default:
-			return cli_bad_option(CMD, opt, argc, argv);
-		}
-	}
-	dir = cli_select_dir(CMD, argc, argv, optind);
-	if (!dir)
-		return 2;
-	a.t = cli_select_open(&a.o.sel, CMD, dir);
-	if (!a.t)
-		return 1;
-	cli_diags(CMD, a.t);
-	a.origin = ktr_time_origin(a.t);
-	a.syms = cli_select_syms(&a.o.sel, a.t);
-	if (!a.syms) {
-		rc = -ENOMEM;
-		goto done;
-	}
-	if (a.o.symfile && ktr_syms_set_file(a.syms, NULL, a.o.symfile) < 0) {
-		cli_error(CMD, "option '-m': %s maps no executable: the trace has no map lines",
-			  ktr_dir(a.t));
-		rc = 2;
-		goto out;
-	}
-	if (!a.o.unsorted && !(sorter = ktr_callsort_new(a.o.sort_mem, KTR_SORT_ENTRY))) {
-		rc = -ENOMEM;
-		goto done;
-	}
-	cli_pager_start();
-	if (!a.o.noheader)
-		print_header(&a, out);
-	if (a.o.unsorted)
-		print_columns(&a, out);
-	while (ktr_next(a.t, &r)) {
-		cli_diags(CMD, a.t);
-		if (r.kind == KTR_GAP) {
-			if (a.o.unsorted) {
-				print_gap(out, r.gap, r.count, r.stream);
-			} else {
-				struct ktr_callent e = { 0 };
-
-				e.entry_ns = r.ns;
-				e.flags = KTR_CALLENT_GAP;
-				e.key = r.gap;
-				e.local_ns = r.count;
-				e.cpu = r.stream;
-				e.depth = 0xffff; /* after the calls entered at the same time */
-				if ((rc = ktr_callsort_add(sorter, &e)) < 0)
-					goto done;
-			}
-			continue;
-		}
-		if (!ktr_call_decode(a.t, &r, &c))
-			continue;
-		call_records++;
-		if (!cli_select_call(&a.o.sel, &c))
-			continue;
-		calls++;
-		if (a.o.unsorted) {
-			print_call(&a, out, c.entry_ns, c.dur_ns, c.flags, c.tid, c.key);
-			if (ferror(out))
-				break;
-		} else {
-			if ((rc = ktr_callsort_add_call(sorter, &c, c.key, 0)) < 0)
-				goto done;
-		}
-	}
-	cli_diags(CMD, a.t);
-	if (sorter) {
-		struct ktr_callent e;
-
-		print_columns(&a, out);
-		while ((rc = ktr_callsort_next(sorter, &e)) > 0) {
-			uint32_t pid = 0, tid = 0;
-
-			if (e.flags & KTR_CALLENT_GAP) {
-				print_gap(out, e.key, e.local_ns, e.cpu);
-				continue;
-			}
-			ktr_callsort_thread_ids(sorter, e.thread, &pid, &tid);
-			print_call(&a, out, e.entry_ns, e.dur_ns, e.flags, tid, e.key);
-			if (ferror(out))
-				break;
-			if ((e.entry_ns & 0xfff) == 0)
-				cli_diags(CMD, a.t);
-		}
-	}
-	cli_diags(CMD, a.t);
-	if (!calls) {
-		cli_no_calls(CMD, dir, call_records);
-		rc = 1;
-	}
-done:
-	if (rc < 0) {
-		const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-
-		if (sorter)
-			cli_error(CMD, "ordering the calls (temporary files in %s; see --sort-mem): %s",
-				  tmpdir, strerror(-rc));
-		else
-			cli_error(CMD, "reading the trace: %s", strerror(-rc));
-		rc = 1;
-	}
+	rc = cli_opts_parse_dir(&cmd_opts, argc, argv, &a.o.sel, take_option, &a.o, &a.o.dir);
+	if (rc != CLI_OPTS_GO)
+		return rc;
+	rc = a2s_open(&a);
+	if (!rc)
+		rc = a2s_list(&a, stdout);
+	if (rc < 0)
+		rc = cli_calls_failed(CMD, a.sorter != NULL, rc);
 	if (!rc && ktr_error_count(a.t))
 		rc = 1;
-out:
-	for (size_t i = 0; i < a.nkt; i++)
-		keytext_free(&a.kt[i]);
-	free(a.kt);
-	keytext_free(&a.extra);
-	cli_select_free(&a.o.sel);
-	ktr_callsort_free(sorter);
-	ktr_syms_free(a.syms);
-	ktr_close(a.t);
+	a2s_free(&a);
 	return rc;
 }
 
-KTRACE_COMMAND(addr2sym, "list a function trace's calls with symbols (KFT's addr2sym)", run, help);
+KTRACE_COMMAND_OPTS(addr2sym, "list a function trace's calls with symbols (KFT's addr2sym)", run, cmd_opts);

@@ -15,13 +15,14 @@
  * usage error.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "formats/formats.h"
 #include "analysis/analysis.h"
 #include "cli/output.h"
@@ -47,23 +48,44 @@ struct open_call {
 	unsigned depth;
 };
 
-static void help(FILE *out)
-{
-	fprintf(out,
+struct graph_opts {
+	struct cli_select sel;
+	const char *func, *dir;
+};
+
+/* graph has the selection and output options only. */
+static const struct cli_opt opts[] = {
+	CLI_OPT_INCLUDE(cli_select_opts),
+	CLI_OPT_INCLUDE(cli_output_opts),
+	CLI_OPT_END,
+};
+
+/* What `ktrace graph` works with, from opening the trace to the end. */
+struct graph_run {
+	struct graph_opts *o;
+	struct ktr_trace *t;
+	struct ka_names *names;
+	struct ktr_ctree *ct;
+	struct ktr_callsort *cs;
+	struct graph g;
+	struct open_call *st; /* the open calls of the current thread */
+	size_t nst, capst;
+};
+
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
 		"usage: ktrace graph [options] FUNC [DIR]\n"
 		"\n"
 		"The call graph below FUNC, as uftrace graph shows it: every call path that\n"
 		"starts at FUNC, aggregated over all of FUNC's calls, with how many calls\n"
 		"took it, their total time and their self time (without the recorded\n"
-		"callees).  Times in microseconds; DIR defaults to ./ktrace.data.\n"
-		"\n"
-		CLI_SELECT_HELP
-		CLI_OUTPUT_HELP
-		"  -h, --help             this text\n"
-		"\n"
+		"callees).  Times in microseconds; DIR defaults to ./ktrace.data.\n",
+	.opts = opts,
+	.tail =
 		"Exit status: 0, 1 the trace has errors or FUNC was not called, 2 usage\n"
-		"error.  See ktrace-graph(1).\n");
-}
+		"error.  See ktrace-graph(1).\n",
+};
 
 static uint32_t node_child(struct graph *g, uint32_t parent, const char *name)
 {
@@ -131,143 +153,167 @@ static void print_node(FILE *out, struct graph *g, uint32_t i, char *prefix, siz
 	prefix[plen - (root ? 0 : 2)] = 0;
 }
 
-static int run(int argc, char **argv)
+/* The options, then FUNC and DIR.  Return: CLI_OPTS_GO, or the exit status. */
+static int parse_options(struct graph_opts *o, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' }, CLI_SELECT_LONGOPTS, CLI_OUTPUT_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	struct cli_select sel;
-	struct ktr_trace *t = NULL;
-	struct ka_names *names = NULL;
-	struct ktr_ctree *ct = NULL;
-	struct ktr_callsort *cs = NULL;
-	struct graph g = { NULL, 0, 0 };
-	struct open_call *st = NULL;
-	size_t nst = 0, capst = 0;
-	uint32_t cur = UINT32_MAX;
-	const char *func, *dir;
-	struct ktr_rec r;
-	struct ktr_callent e;
-	int c, rc = 0, taken;
+	int rc = cli_opts_parse(&cmd_opts, argc, argv, &o->sel, NULL, NULL);
 
-	cli_select_init(&sel);
-	while ((c = getopt_long(argc, argv, ":p:h", opts, NULL)) != -1) {
-		if ((taken = cli_select_option(&sel, CMD, c, optarg)) != 0 ||
-		    (taken = cli_output_option(CMD, c, optarg)) != 0) {
-			if (taken < 0)
-				return 2;
-			continue;
-		}
-		if (c == 'h') {
-			help(stdout);
-			return 0;
-		}
-		return cli_bad_option(CMD, c, argc, argv);
-	}
+	if (rc != CLI_OPTS_GO)
+		return rc;
 	if (optind >= argc) {
 		cli_error(CMD, "missing FUNC (see ktrace graph --help)");
 		return 2;
 	}
-	func = argv[optind];
-	dir = cli_select_dir(CMD, argc, argv, optind + 1);
-	if (!dir)
-		return 2;
-	t = cli_select_open(&sel, CMD, dir);
-	if (!t)
-		return 1;
-	cli_diags(CMD, t);
-	names = ka_names_new(t, sel.demangle);
-	ct = ktr_ctree_new();
-	cs = ktr_callsort_new(0, KTR_SORT_THREAD);
-	if (!names || !ct || !cs) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	while (ktr_next(t, &r)) {
+	o->func = argv[optind];
+	o->dir = cli_select_dir(CMD, argc, argv, optind + 1);
+	return o->dir ? CLI_OPTS_GO : 2;
+}
+
+/* Hand every selected call of the trace to the sorter, by thread.  Return: 0, or -errno. */
+static int graph_read(struct graph_run *gr)
+{
+	struct ktr_rec r;
+	int rc;
+
+	while (ktr_next(gr->t, &r)) {
 		struct ktr_call call;
 		const char *name;
 
-		cli_diags(CMD, t);
-		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL || !ktr_call_decode(t, &r, &call) ||
-		    !cli_select_call(&sel, &call))
+		cli_diags(CMD, gr->t);
+		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL ||
+		    !ktr_call_decode(gr->t, &r, &call) || !cli_select_call(&gr->o->sel, &call))
 			continue;
-		name = ka_names_call(names, &call);
+		name = ka_names_call(gr->names, &call);
 		(void)name; /* named now, so the cache knows the key below */
-		if ((rc = ktr_callsort_add_call(cs, &call, call.key, ktr_ctree_add(ct, &call, 0, NULL, NULL))) < 0)
-			goto out;
+		if ((rc = ktr_callsort_add_call(gr->cs, &call, call.key,
+						ktr_ctree_add(gr->ct, &call, 0, NULL, NULL))) < 0)
+			return rc;
 	}
-	cli_diags(CMD, t);
-	while ((rc = ktr_callsort_next(cs, &e)) > 0) {
+	cli_diags(CMD, gr->t);
+	return 0;
+}
+
+/* Open call @e (ending at @end, in graph node @node) on the stack.  Return: 0, or -ENOMEM. */
+static int stack_push(struct graph_run *gr, const struct ktr_callent *e, uint64_t end, uint32_t node)
+{
+	if (gr->nst == gr->capst) {
+		size_t cap = gr->capst ? 2 * gr->capst : 64;
+		struct open_call *n = realloc(gr->st, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		gr->st = n;
+		gr->capst = cap;
+	}
+	gr->st[gr->nst].end = end;
+	gr->st[gr->nst].node = node;
+	gr->st[gr->nst].depth = e->depth;
+	gr->nst++;
+	return 0;
+}
+
+/*
+ * The calls in entry order per thread: each call's caller is the innermost
+ * open call around it; a call inside FUNC (or FUNC outside any) adds to its
+ * path's node.  Return: 0, or -errno.
+ */
+static int graph_build(struct graph_run *gr)
+{
+	struct ktr_callent e;
+	uint32_t cur = UINT32_MAX;
+	int rc;
+
+	while ((rc = ktr_callsort_next(gr->cs, &e)) > 0) {
 		uint64_t end = e.entry_ns + e.dur_ns;
 		struct ktr_call by_key = { .key = e.key };
-		const char *name = ka_names_call(names, &by_key); /* cached when read */
+		const char *name = ka_names_call(gr->names, &by_key); /* cached when read */
+		struct open_call *st = gr->st;
 		uint32_t node = UINT32_MAX;
 
 		if (e.thread != cur) {
-			nst = 0;
+			gr->nst = 0;
 			cur = e.thread;
 		}
-		while (nst && !(e.entry_ns <= st[nst - 1].end && end <= st[nst - 1].end &&
-				e.depth > st[nst - 1].depth))
-			nst--;
-		if (nst && st[nst - 1].node != UINT32_MAX)
-			node = node_child(&g, st[nst - 1].node, name);
-		else if (!strcmp(name, func))
-			node = node_child(&g, UINT32_MAX, name);
+		while (gr->nst && !(e.entry_ns <= st[gr->nst - 1].end && end <= st[gr->nst - 1].end &&
+				    e.depth > st[gr->nst - 1].depth))
+			gr->nst--;
+		if (gr->nst && st[gr->nst - 1].node != UINT32_MAX)
+			node = node_child(&gr->g, st[gr->nst - 1].node, name);
+		else if (!strcmp(name, gr->o->func))
+			node = node_child(&gr->g, UINT32_MAX, name);
 		if (node != UINT32_MAX) {
-			g.n[node].calls++;
-			g.n[node].total += e.dur_ns;
-			g.n[node].self += e.local_ns;
+			gr->g.n[node].calls++;
+			gr->g.n[node].total += e.dur_ns;
+			gr->g.n[node].self += e.local_ns;
 		}
-		if (nst == capst) {
-			size_t cap = capst ? 2 * capst : 64;
-			struct open_call *n = realloc(st, cap * sizeof(*n));
+		if ((rc = stack_push(gr, &e, end, node)) < 0)
+			return rc;
+	}
+	return rc;
+}
 
-			if (!n) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			st = n;
-			capst = cap;
-		}
-		st[nst].end = end;
-		st[nst].node = node;
-		st[nst].depth = e.depth;
-		nst++;
-	}
-	if (rc < 0)
-		goto out;
-	if (!g.len) {
-		cli_error(CMD, "%s: no recorded call of '%s'%s", ktr_dir(t), func,
-			  sel.demangle ? " (C++ names are demangled: geo::Rect::area() const)" : "");
-		rc = 1;
-		goto out;
-	}
-	{
-		char prefix[4096] = "";
+/* The graph below FUNC, or why there is none.  Return: 0, or 1. */
+static int graph_print(struct graph_run *gr)
+{
+	char prefix[4096] = "";
 
-		cli_pager_start();
-		printf("# Function call graph of '%s' (%s)\n", func, ktr_dir(t));
-		printf("%s#  TOTAL (us)    SELF (us)    CALLS : FUNCTION%s\n", cli_c_bold(), cli_c_reset());
-		print_node(stdout, &g, 0, prefix, 0, 1, 1);
+	if (!gr->g.len) {
+		cli_error(CMD, "%s: no recorded call of '%s'%s", ktr_dir(gr->t), gr->o->func,
+			  gr->o->sel.demangle ? " (C++ names are demangled: geo::Rect::area() const)" : "");
+		return 1;
 	}
-	if (ktr_error_count(t))
-		rc = 1;
-out:
+	cli_pager_start();
+	printf("# Function call graph of '%s' (%s)\n", gr->o->func, ktr_dir(gr->t));
+	printf("%s#  TOTAL (us)    SELF (us)    CALLS : FUNCTION%s\n", cli_c_bold(), cli_c_reset());
+	print_node(stdout, &gr->g, 0, prefix, 0, 1, 1);
+	return 0;
+}
+
+/* Read the calls, order them, build the graph, print it.  Return: the exit status, or -errno. */
+static int graph_run(struct graph_run *gr)
+{
+	int rc;
+
+	gr->t = cli_select_open(&gr->o->sel, CMD, gr->o->dir);
+	if (!gr->t)
+		return 1;
+	cli_diags(CMD, gr->t);
+	gr->names = ka_names_new(gr->t, gr->o->sel.demangle);
+	gr->ct = ktr_ctree_new();
+	gr->cs = ktr_callsort_new(0, KTR_SORT_THREAD);
+	if (!gr->names || !gr->ct || !gr->cs)
+		return -ENOMEM;
+	if ((rc = graph_read(gr)) < 0 || (rc = graph_build(gr)) < 0)
+		return rc;
+	if ((rc = graph_print(gr)) != 0)
+		return rc;
+	return ktr_error_count(gr->t) ? 1 : 0;
+}
+
+/* `ktrace graph`: options, the graph, the exit status. */
+static int run(int argc, char **argv)
+{
+	struct graph_opts o;
+	struct graph_run gr = { .o = &o };
+	int rc;
+
+	cli_select_init(&o.sel);
+	rc = parse_options(&o, argc, argv);
+	if (rc == CLI_OPTS_GO)
+		rc = graph_run(&gr);
 	if (rc < 0) {
 		cli_error(CMD, "ordering the calls: %s", strerror(-rc));
 		rc = 1;
 	}
-	free(g.n);
-	free(st);
-	ktr_callsort_free(cs);
-	ktr_ctree_free(ct);
-	ka_names_free(names);
-	ktr_close(t);
-	cli_select_free(&sel);
+	free(gr.g.n);
+	free(gr.st);
+	ktr_callsort_free(gr.cs);
+	ktr_ctree_free(gr.ct);
+	ka_names_free(gr.names);
+	ktr_close(gr.t);
+	cli_select_free(&o.sel);
 	return rc;
 }
 
-KTRACE_COMMAND(graph, "call graph below a function: calls, total and self time per path (uftrace graph)",
-	       run, help);
+KTRACE_COMMAND_OPTS(graph, "call graph below a function: calls, total and self time per path (uftrace graph)",
+		    run, cmd_opts);

@@ -13,7 +13,6 @@
  * error.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,29 +21,40 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "cli/output.h"
 #include "cli/select.h"
 #include "reader/reader.h"
 
 #define CMD "info"
 
-static void help(FILE *out)
-{
-	fprintf(out,
+static const struct cli_opt opts[] = {
+	CLI_OPT_INCLUDE(cli_output_opts),
+	CLI_OPT_END,
+};
+
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
 		"usage: ktrace info [DIR]\n"
 		"\n"
 		"Describe the trace in DIR (default ./ktrace.data), as uftrace info does: the\n"
 		"recorded command line, host, kernel, CPUs, start time and duration, threads,\n"
 		"calls and records written, what was lost and why (records lost, sub-buffers\n"
 		"overwritten, records dropped, corrupt data, and the run's filter and loss\n"
-		"counters), and the function tracer's configuration.\n"
-		"\n"
-		CLI_OUTPUT_HELP
-		"  -h, --help             this text\n"
-		"\n"
+		"counters), and the function tracer's configuration.\n",
+	.opts = opts,
+	.tail =
 		"Exit status: 0, 1 the trace has errors (reported on stderr), 2 usage error.\n"
-		"See ktrace-info(1).\n");
-}
+		"See ktrace-info(1).\n",
+};
+
+/* What one pass over the records counted. */
+struct info_counts {
+	uint64_t first, last; /* the earliest and latest time */
+	uint64_t records, calls, unfinished, events, kevents;
+	uint64_t gaps[5]; /* by KTR_GAP_*: records, sub-buffers, corrupt areas */
+};
 
 /* The value of metadata key @key (the rest of its last line) into @buf, or NULL. */
 static const char *meta_value(const char *dir, const char *key, char *buf, size_t len)
@@ -78,72 +88,45 @@ static void row(const char *key, const char *fmt, ...)
 	putchar('\n');
 }
 
-static int run(int argc, char **argv)
+/* Count the records of @t into @n: one pass, nothing kept per record. */
+static void info_count(struct ktr_trace *t, struct info_counts *n)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' }, CLI_OUTPUT_LONGOPTS, { NULL, 0, NULL, 0 },
-	};
-	struct cli_select sel;
-	struct ktr_trace *t;
-	const struct ktr_info *in;
 	struct ktr_rec r;
-	uint64_t first = UINT64_MAX, last = 0, records = 0, calls = 0, unfinished = 0, events = 0,
-		 kevents = 0, gaps[5] = { 0 };
-	char buf[8192];
-	const char *dir;
-	uint32_t tid, pid;
-	const char *comm;
-	size_t nthreads = 0;
-	int c, taken;
-	FILE *f;
 
-	cli_select_init(&sel);
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		if ((taken = cli_output_option(CMD, c, optarg)) != 0) {
-			if (taken < 0)
-				return 2;
-			continue;
-		}
-		if (c == 'h') {
-			help(stdout);
-			return 0;
-		}
-		return cli_bad_option(CMD, c, argc, argv);
-	}
-	dir = cli_select_dir(CMD, argc, argv, optind);
-	if (!dir)
-		return 2;
-	t = cli_select_open(&sel, CMD, dir);
-	if (!t)
-		return 1;
-	cli_diags(CMD, t);
+	memset(n, 0, sizeof(*n));
+	n->first = UINT64_MAX;
 	while (ktr_next(t, &r)) {
 		struct ktr_call call;
 
 		cli_diags(CMD, t);
 		if (r.kind == KTR_GAP) {
-			gaps[r.gap < 5 ? r.gap : 0] += r.gap == KTR_GAP_CORRUPT ? 1 : r.count;
+			n->gaps[r.gap < 5 ? r.gap : 0] += r.gap == KTR_GAP_CORRUPT ? 1 : r.count;
 			continue;
 		}
-		records++;
-		if (r.ns < first)
-			first = r.ns;
-		if (r.ns > last)
-			last = r.ns;
+		n->records++;
+		if (r.ns < n->first)
+			n->first = r.ns;
+		if (r.ns > n->last)
+			n->last = r.ns;
 		if (r.cls == KTRACE_CLASS_CALL && ktr_call_decode(t, &r, &call)) {
-			calls++;
-			unfinished += (call.flags & KTRACE_CALLF_UNFINISHED) != 0;
-			if (call.entry_ns < first)
-				first = call.entry_ns;
+			n->calls++;
+			n->unfinished += (call.flags & KTRACE_CALLF_UNFINISHED) != 0;
+			if (call.entry_ns < n->first)
+				n->first = call.entry_ns;
 		} else if (r.cls == KTRACE_CLASS_KEVENT) {
-			kevents++;
+			n->kevents++;
 		} else {
-			events++;
+			n->events++;
 		}
 	}
 	cli_diags(CMD, t);
-	in = ktr_info(t);
-	cli_pager_start();
+}
+
+/* The rows of the machine and the program: cmdline to started. */
+static void print_origin(const char *dir, const struct ktr_info *in)
+{
+	char buf[8192];
+
 	printf("# ktrace information of %s\n# ==========================\n", dir);
 	row("cmdline", "%s", meta_value(dir, "cmdline", buf, sizeof(buf)) ? buf : "(not recorded)");
 	if (in->pid)
@@ -163,8 +146,15 @@ static int run(int argc, char **argv)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z", &tm);
 		row("started", "%s", when);
 	}
-	if (records)
-		row("duration", "%.6f s (first to last record)", (double)(last - first) / 1e9);
+}
+
+/* The threads row and up to 32 of them. */
+static void print_threads(struct ktr_trace *t)
+{
+	uint32_t tid, pid;
+	const char *comm;
+	size_t nthreads = 0;
+
 	for (size_t i = 0; ktr_thread_at(t, i, &tid, &pid, &comm); i++)
 		nthreads++;
 	row("threads", "%zu", nthreads);
@@ -172,55 +162,94 @@ static int run(int argc, char **argv)
 		printf("#   %7" PRIu32 " %7" PRIu32 " %s\n", pid, tid, comm && *comm ? comm : "?");
 	if (nthreads > 32)
 		printf("#   ... and %zu more\n", nthreads - 32);
+}
+
+/* The rows of what was recorded: duration, threads, records, calls, events, lost. */
+static void print_contents(struct ktr_trace *t, const struct ktr_info *in, const struct info_counts *n)
+{
+	const uint64_t *gaps = n->gaps;
+
+	if (n->records)
+		row("duration", "%.6f s (first to last record)", (double)(n->last - n->first) / 1e9);
+	print_threads(t);
 	if (in->packed == 2) /* ktrace record's consumer copied the rings */
 		row("records", "%" PRIu64 " in %u streams (%s, rings of %" PRIu32 " x %" PRIu32 " bytes)",
-		    records, in->nstreams, in->flight ? "flight recorder" : "streamed", in->buf_nr,
+		    n->records, in->nstreams, in->flight ? "flight recorder" : "streamed", in->buf_nr,
 		    in->buf_size);
 	else if (in->packed)
 		row("records", "%" PRIu64 " in %u streams (%s mode, packed sub-buffers of %" PRIu32 " bytes)",
-		    records, in->nstreams, in->flight ? "flight" : "discard", in->buf_size);
+		    n->records, in->nstreams, in->flight ? "flight" : "discard", in->buf_size);
 	else
 		row("records", "%" PRIu64 " in %u streams (%s mode, %" PRIu32 " x %" PRIu32 " bytes per stream)",
-		    records, in->nstreams, in->flight ? "flight" : "discard", in->buf_nr, in->buf_size);
-	row("calls", "%" PRIu64 " (%" PRIu64 " unfinished)", calls, unfinished);
-	if (events || kevents)
-		row("events", "%" PRIu64 " static, %" PRIu64 " kernel", events, kevents);
+		    n->records, in->nstreams, in->flight ? "flight" : "discard", in->buf_nr, in->buf_size);
+	row("calls", "%" PRIu64 " (%" PRIu64 " unfinished)", n->calls, n->unfinished);
+	if (n->events || n->kevents)
+		row("events", "%" PRIu64 " static, %" PRIu64 " kernel", n->events, n->kevents);
 	row("lost", "%s%" PRIu64 " records lost, %" PRIu64 " sub-buffers overwritten, %" PRIu64
 	    " records dropped, %" PRIu64 " corrupt areas%s",
 	    gaps[1] || gaps[2] || gaps[3] || gaps[4] ? cli_c_red() : "", gaps[KTR_GAP_LOST],
 	    gaps[KTR_GAP_OVERWRITTEN], gaps[KTR_GAP_DROPPED], gaps[KTR_GAP_CORRUPT], cli_c_reset());
-	f = cli_fopen_in(dir, "kft-status", NULL); /* a refusal was said by ktr_open() */
-	if (f) {
-		int in_cfg = 0;
-
-		while (fgets(buf, sizeof(buf), f)) {
-			buf[strcspn(buf, "\n")] = 0;
-			if (in_cfg) {
-				printf("#   %s\n", buf);
-				continue;
-			}
-			if (!strncmp(buf, "configuration text:", 19)) {
-				row("config", "(the function tracer's run)");
-				in_cfg = 1;
-			} else if (!strncmp(buf, "error: ", 7) || !strncmp(buf, "entries ", 8) ||
-				   !strncmp(buf, "started: ", 9) || !strncmp(buf, "stopped: ", 9) ||
-				   !strncmp(buf, "exits without entry: ", 21)) {
-				char *colon = strchr(buf, ':');
-
-				char key[64];
-
-				*colon = 0;
-				snprintf(key, sizeof(key), "%s%.40s", buf[0] == 's' ? "run " : "", buf);
-				row(key, "%s", colon + 2);
-			}
-		}
-		fclose(f);
-	}
-	c = ktr_error_count(t) ? 1 : 0;
-	ktr_close(t);
-	cli_select_free(&sel);
-	return c;
 }
 
-KTRACE_COMMAND(info, "what a trace holds: command, host, duration, threads, losses (uftrace info)",
-	       run, help);
+/* The run's counters and configuration, from DIR/kft-status (if there is one). */
+static void print_kft_status(const char *dir)
+{
+	FILE *f = cli_fopen_in(dir, "kft-status", NULL); /* a refusal was said by ktr_open() */
+	char buf[8192];
+	int in_cfg = 0;
+
+	if (!f)
+		return;
+	while (fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\n")] = 0;
+		if (in_cfg) {
+			printf("#   %s\n", buf);
+			continue;
+		}
+		if (!strncmp(buf, "configuration text:", 19)) {
+			row("config", "(the function tracer's run)");
+			in_cfg = 1;
+		} else if (!strncmp(buf, "error: ", 7) || !strncmp(buf, "entries ", 8) ||
+			   !strncmp(buf, "started: ", 9) || !strncmp(buf, "stopped: ", 9) ||
+			   !strncmp(buf, "exits without entry: ", 21)) {
+			char *colon = strchr(buf, ':');
+			char key[64];
+
+			*colon = 0;
+			snprintf(key, sizeof(key), "%s%.40s", buf[0] == 's' ? "run " : "", buf);
+			row(key, "%s", colon + 2);
+		}
+	}
+	fclose(f);
+}
+
+/* `ktrace info`: count the records, then describe the trace. */
+static int run(int argc, char **argv)
+{
+	struct cli_select sel;
+	struct info_counts n;
+	struct ktr_trace *t;
+	const char *dir;
+	int rc;
+
+	cli_select_init(&sel);
+	rc = cli_opts_parse_dir(&cmd_opts, argc, argv, NULL, NULL, NULL, &dir);
+	if (rc != CLI_OPTS_GO)
+		return rc;
+	t = cli_select_open(&sel, CMD, dir);
+	if (!t)
+		return 1;
+	cli_diags(CMD, t);
+	info_count(t, &n);
+	cli_pager_start();
+	print_origin(dir, ktr_info(t));
+	print_contents(t, ktr_info(t), &n);
+	print_kft_status(dir);
+	rc = ktr_error_count(t) ? 1 : 0;
+	ktr_close(t);
+	cli_select_free(&sel);
+	return rc;
+}
+
+KTRACE_COMMAND_OPTS(info, "what a trace holds: command, host, duration, threads, losses (uftrace info)",
+		    run, cmd_opts);

@@ -18,7 +18,7 @@
  * errors (everything readable was used) or output failed, 2 usage error.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "cli/kd.h"
 #include "formats/formats.h"
 #include "analysis/analysis.h"
@@ -37,58 +38,63 @@
 #define CMD "kd"
 #define FIELD_LETTERS "Fctalsxmno"
 
-static void help(FILE *out)
-{
-	fprintf(out,
+enum { OPT_SORTMEM = CLI_OPT_LONG, OPT_FORMAT };
+
+static const struct cli_opt opts[] = {
+	CLI_OPT_TEXT("Table:"),
+	CLI_OPT("top", 'n', "N", "only the N most time-consuming functions"),
+	CLI_OPT("time", 't', "USECS", "only functions whose total time is above USECS"),
+	CLI_OPT("fields", 'f', "FIELDS", "columns by letter (default Fctal, Fctalo with kernel\n"
+					 "events):\n"
+					 "  F function   c count     t total time\n"
+					 "  a average    l local (self) time; on-CPU only\n"
+					 "               when the trace has context switches\n"
+					 "  s sub-time (in callees)  x longest call\n"
+					 "  m the most time-consuming child function\n"
+					 "  n how many times m was called by the function\n"
+					 "  o off-CPU time: the thread was scheduled out\n"
+					 "    during the calls (`ktrace record --kernel`)"),
+	CLI_OPT("sort", 's', "FIELD", "sort by a field letter: t (default), l, a, c, s, x,\n"
+				      "or F (by name)"),
+	CLI_OPT_TEXT(""),
+	CLI_OPT_TEXT("Call traces:"),
+	CLI_OPT_FLAG("calls", 'c', struct kopts, calls, "nested call traces ('|' per level; signal-handler\n"
+				    "sections between '!!!! start' and '!!!! end', '!'\n"
+				    "per level), one thread after another"),
+	CLI_OPT_FLAG("long", 'l', struct kopts, longfmt, "with -c: timing data (Entry, Duration, Local)\n"
+				   "(with kernel events, -c also shows every switch-out\n"
+				   "inside the calls: how long, blocked or preempted)"),
+	CLI_OPT_FLAG("interlace", 'i', struct kopts, interlace, "with -c: all threads interlaced in time order,\n"
+					"thread switches marked"),
+	CLI_OPT("sort-mem", OPT_SORTMEM, "BYTES", "memory for ordering calls (default 64M; K, M, G)"),
+	CLI_OPT_TEXT(""),
+	CLI_OPT_TEXT("Both:"),
+	CLI_OPT("format", OPT_FORMAT, "FORMAT", "text (default), csv or json: the table with every\n"
+						"field, or with -c one row per call (the columns of\n"
+						"ktrace export --format=csv); times in ns"),
+	CLI_OPT_INCLUDE(cli_select_opts),
+	CLI_OPT_FLAG("usec", 'u', struct kopts, usec, "whole microseconds, as KFT printed them"),
+	CLI_OPT_FLAG("verbose", 'v', struct kopts, verbose, "reading statistics on stderr"),
+	CLI_OPT_INCLUDE(cli_output_opts),
+	CLI_OPT_END,
+};
+
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
 		"usage: ktrace kd [options] [DIR]\n"
 		"\n"
 		"KFT's kd for a function trace (ktrace record): where the time goes.  Per\n"
 		"function: calls, total time, average and local time (total minus the time\n"
 		"in the functions it called), sorted by time; or the nested call traces.\n"
 		"Times are in microseconds; DIR defaults to ./ktrace.data.  Time counts a\n"
-		"recursive function once (its outermost calls), Average is per call.\n"
-		"\n"
-		"Table:\n"
-		"  -n, --top N            only the N most time-consuming functions\n"
-		"  -t, --time USECS       only functions whose total time is above USECS\n"
-		"  -f, --fields FIELDS    columns by letter (default Fctal, Fctalo with kernel\n"
-		"                         events):\n"
-		"                           F function   c count     t total time\n"
-		"                           a average    l local (self) time; on-CPU only\n"
-		"                                        when the trace has context switches\n"
-		"                           s sub-time (in callees)  x longest call\n"
-		"                           m the most time-consuming child function\n"
-		"                           n how many times m was called by the function\n"
-		"                           o off-CPU time: the thread was scheduled out\n"
-		"                             during the calls (`ktrace record --kernel`)\n"
-		"  -s, --sort FIELD       sort by a field letter: t (default), l, a, c, s, x,\n"
-		"                         or F (by name)\n"
-		"\n"
-		"Call traces:\n"
-		"  -c, --calls            nested call traces ('|' per level; signal-handler\n"
-		"                         sections between '!!!! start' and '!!!! end', '!'\n"
-		"                         per level), one thread after another\n"
-		"  -l, --long             with -c: timing data (Entry, Duration, Local)\n"
-		"                         (with kernel events, -c also shows every switch-out\n"
-		"                         inside the calls: how long, blocked or preempted)\n"
-		"  -i, --interlace        with -c: all threads interlaced in time order,\n"
-		"                         thread switches marked\n"
-		"      --sort-mem BYTES   memory for ordering calls (default 64M; K, M, G)\n"
-		"\n"
-		"Both:\n"
-		"      --format FORMAT    text (default), csv or json: the table with every\n"
-		"                         field, or with -c one row per call (the columns of\n"
-		"                         ktrace export --format=csv); times in ns\n"
-		CLI_SELECT_HELP
-		"  -u, --usec             whole microseconds, as KFT printed them\n"
-		"  -v, --verbose          reading statistics on stderr\n"
-		CLI_OUTPUT_HELP
-		"  -h, --help             this text\n"
-		"\n"
+		"recursive function once (its outermost calls), Average is per call.\n",
+	.opts = opts,
+	.tail =
 		"A call whose exit was not seen (unfinished) counts with the time until its\n"
 		"record was written.  Exit status: 0, 1 the trace has errors (all readable\n"
-		"calls were used) or output failed, 2 usage error.  See ktrace-kd(1).\n");
-}
+		"calls were used) or output failed, 2 usage error.  See ktrace-kd(1).\n",
+};
 
 static int want_call(void *arg, const struct ktr_call *c)
 {
@@ -299,210 +305,215 @@ static int check_fields(const char *f)
 	return 0;
 }
 
-static int run(int argc, char **argv)
+/* cli_opt_fn: the options of kd that take a value. */
+static int take_option(void *arg, int key, const char *val)
 {
-	enum { OPT_SORTMEM = CLI_OPT_SELECT_END, OPT_FORMAT };
-	static const struct option opts[] = {
-		{ "top", required_argument, NULL, 'n' },    { "time", required_argument, NULL, 't' },
-		{ "fields", required_argument, NULL, 'f' }, { "sort", required_argument, NULL, 's' },
-		{ "calls", no_argument, NULL, 'c' },        { "long", no_argument, NULL, 'l' },
-		{ "interlace", no_argument, NULL, 'i' },    { "usec", no_argument, NULL, 'u' },
-		{ "verbose", no_argument, NULL, 'v' },      { "help", no_argument, NULL, 'h' },
-		{ "sort-mem", required_argument, NULL, OPT_SORTMEM },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		CLI_SELECT_LONGOPTS, CLI_OUTPUT_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	struct kd k;
-	struct ka_profile *p;
-	struct ktr_syms *syms = NULL;
-	struct ktr_callsort *sorter = NULL;
-	struct timespec t0, t1;
-	FILE *out = stdout;
-	const char *dir;
-	int c, rc = 0, fields_given = 0;
+	struct kopts *o = arg;
 	uint64_t v;
 
-	memset(&k, 0, sizeof(k));
-	cli_select_init(&k.o.sel);
-	k.o.top = -1;
-	k.o.fields = "Fctal";
-	k.o.sort = 't';
-	while ((c = getopt_long(argc, argv, ":n:t:f:s:cliuvp:h", opts, NULL)) != -1) {
-		int taken = cli_select_option(&k.o.sel, CMD, c, optarg);
-
-		if (!taken)
-			taken = cli_output_option(CMD, c, optarg);
-		if (taken < 0)
+	switch (key) {
+	case 'n':
+		if (cli_parse_u64(val, &v) < 0 || v > (uint64_t)1 << 40) {
+			cli_error(CMD, "option '-n': '%s' is not a number of functions", val);
 			return 2;
-		if (taken)
-			continue;
-		switch (c) {
-		case 'n':
-			if (cli_parse_u64(optarg, &v) < 0 || v > (uint64_t)1 << 40) {
-				cli_error(CMD, "option '-n': '%s' is not a number of functions", optarg);
-				return 2;
-			}
-			k.o.top = (long)v;
-			break;
-		case 't':
-			if (cli_parse_time(optarg, 1000, &k.o.min_ns) < 0) {
-				cli_error(CMD, "option '-t': '%s' is not a time (microseconds, or with a unit: "
-					       "250us, 1.5ms, 2s)", optarg);
-				return 2;
-			}
-			k.o.have_min = 1;
-			break;
-		case 'f':
-			if (check_fields(optarg) < 0) {
-				cli_error(CMD, "option '-f': '%s': fields are letters of %s (see ktrace kd --help)",
-					  optarg, FIELD_LETTERS);
-				return 2;
-			}
-			k.o.fields = optarg;
-			fields_given = 1;
-			break;
-		case 's':
-			if (strlen(optarg) != 1 || !strchr("Fctalsxo", optarg[0])) {
-				cli_error(CMD, "option '-s': '%s': sort by one of F c t a l s x o", optarg);
-				return 2;
-			}
-			k.o.sort = optarg[0];
-			break;
-		case 'c': k.o.calls = 1; break;
-		case 'l': k.o.longfmt = 1; break;
-		case 'i': k.o.interlace = 1; break;
-		case 'u': k.o.usec = 1; break;
-		case 'v': k.o.verbose = 1; break;
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "text"))
-				k.o.format = FMT_TEXT;
-			else if (!strcmp(optarg, "csv"))
-				k.o.format = FMT_CSV;
-			else if (!strcmp(optarg, "json"))
-				k.o.format = FMT_JSON;
-			else {
-				cli_error(CMD, "option '--format': '%s' is not text, csv or json", optarg);
-				return 2;
-			}
-			break;
-		case OPT_SORTMEM:
-		{
-			uint64_t size;
-
-			if (cli_parse_size(optarg, &size) < 0 || size < 4096 || size > SIZE_MAX) {
-				cli_error(CMD, "option '--sort-mem': '%s' is not a size of 4K or more", optarg);
-				return 2;
-			}
-			k.o.sort_mem = (size_t)size;
-			break;
 		}
-		case 'h':
-			help(stdout);
-			return 0;
-		default:
-			return cli_bad_option(CMD, c, argc, argv);
+		o->top = (long)v;
+		return 0;
+	case 't':
+		if (cli_parse_time(val, 1000, &o->min_ns) < 0) {
+			cli_error(CMD, "option '-t': '%s' is not a time (microseconds, or with a unit: "
+				       "250us, 1.5ms, 2s)", val);
+			return 2;
 		}
+		o->have_min = 1;
+		return 0;
+	case 'f':
+		if (check_fields(val) < 0) {
+			cli_error(CMD, "option '-f': '%s': fields are letters of %s (see ktrace kd --help)",
+				  val, FIELD_LETTERS);
+			return 2;
+		}
+		o->fields = val;
+		o->fields_given = 1;
+		return 0;
+	case 's':
+		if (strlen(val) != 1 || !strchr("Fctalsxo", val[0])) {
+			cli_error(CMD, "option '-s': '%s': sort by one of F c t a l s x o", val);
+			return 2;
+		}
+		o->sort = val[0];
+		return 0;
+	case OPT_FORMAT:
+		if (!strcmp(val, "text"))
+			o->format = FMT_TEXT;
+		else if (!strcmp(val, "csv"))
+			o->format = FMT_CSV;
+		else if (!strcmp(val, "json"))
+			o->format = FMT_JSON;
+		else {
+			cli_error(CMD, "option '--format': '%s' is not text, csv or json", val);
+			return 2;
+		}
+		return 0;
+	default: /* --sort-mem */
+		return cli_parse_sort_mem(CMD, val, &o->sort_mem);
 	}
-	if ((k.o.longfmt || k.o.interlace) && !k.o.calls) {
+}
+
+/* The options and DIR into @o.  Return: CLI_OPTS_GO, or the exit status. */
+static int parse_options(struct kopts *o, int argc, char **argv)
+{
+	int rc;
+
+	cli_select_init(&o->sel);
+	o->top = -1;
+	o->fields = "Fctal";
+	o->sort = 't';
+	rc = cli_opts_parse(&cmd_opts, argc, argv, &o->sel, take_option, o);
+	if (rc != CLI_OPTS_GO)
+		return rc;
+	if ((o->longfmt || o->interlace) && !o->calls) {
 		cli_error(CMD, "options '-l' and '-i' go with '-c' (call traces)");
 		return 2;
 	}
-	dir = cli_select_dir(CMD, argc, argv, optind);
-	if (!dir)
-		return 2;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	k.t = cli_select_open(&k.o.sel, CMD, dir);
-	if (!k.t)
+	o->dir = cli_select_dir(CMD, argc, argv, optind);
+	return o->dir ? CLI_OPTS_GO : 2;
+}
+
+/* What `ktrace kd` works with, besides struct kd. */
+struct kd_run {
+	struct kd k;
+	struct ktr_syms *syms;
+	struct ktr_callsort *sorter; /* -c: the calls in entry order */
+	struct timespec t0;          /* -v: when it started */
+};
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Open the trace, its symbols, the sorter (-c), the profile.  Return: 0, 1 (printed), or -errno. */
+static int kd_open(struct kd_run *r)
+{
+	struct kopts *o = &r->k.o;
+
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	r->k.t = cli_select_open(&o->sel, CMD, o->dir);
+	if (!r->k.t)
 		return 1;
-	cli_diags(CMD, k.t);
-	syms = cli_select_syms(&k.o.sel, k.t);
-	if (k.o.calls) {
-		sorter = ktr_callsort_new(k.o.sort_mem,
-					  k.o.interlace ? KTR_SORT_ENTRY : KTR_SORT_THREAD);
-		if (!sorter) {
-			rc = -ENOMEM;
-			goto done;
-		}
+	cli_diags(CMD, r->k.t);
+	r->syms = cli_select_syms(&o->sel, r->k.t);
+	if (o->calls) {
+		r->sorter = ktr_callsort_new(o->sort_mem, o->interlace ? KTR_SORT_ENTRY : KTR_SORT_THREAD);
+		if (!r->sorter)
+			return -ENOMEM;
 	}
 	{
 		struct ka_profile_opts po = {
-			.edges = !k.o.calls && (k.o.format != FMT_TEXT || strpbrk(k.o.fields, "mn")),
-			.all_tasks = k.o.sel.tids.n || k.o.sel.pids.n,
-			.want_call = want_call, .want_task = want_task, .arg = &k.o.sel,
-			.sorter = sorter, .cmd = CMD,
+			.edges = !o->calls && (o->format != FMT_TEXT || strpbrk(o->fields, "mn")),
+			.all_tasks = o->sel.tids.n || o->sel.pids.n,
+			.want_call = want_call, .want_task = want_task, .arg = &o->sel,
+			.sorter = r->sorter, .cmd = CMD,
 		};
 
-		k.p = ka_profile_new(k.t, &po);
+		r->k.p = ka_profile_new(r->k.t, &po);
 	}
-	if (!syms || !k.p) {
-		rc = -ENOMEM;
-		goto done;
-	}
-	rc = ka_profile_read(k.p);
-	cli_diags(CMD, k.t);
+	if (!r->syms || !r->k.p)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Read the profile; say why there is nothing, or what is missing (-v: how fast).  Return: 0, 1, or -errno. */
+static int kd_read(struct kd_run *r)
+{
+	struct ka_profile *p = r->k.p;
+	int rc = ka_profile_read(p);
+
+	cli_diags(CMD, r->k.t);
 	if (rc < 0)
-		goto done;
-	p = k.p;
+		return rc;
 	if (!p->calls) {
 		/* not an empty table: say why there is nothing */
-		cli_no_calls(CMD, argv[optind], p->call_records);
-		rc = 1;
-		goto done;
+		cli_no_calls(CMD, r->k.o.dir, p->call_records);
+		return 1;
 	}
-	if (p->offcpu && !fields_given)
-		k.o.fields = "Fctalo";
+	if (p->offcpu && !r->k.o.fields_given)
+		r->k.o.fields = "Fctalo";
 	if (p->klost)
 		cli_error(CMD, "warning: %" PRIu64 " kernel records lost: off-CPU times may be short",
 			  p->klost);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (k.o.verbose) {
-		double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (r->k.o.verbose) {
+		double s = since(&r->t0);
 
 		fprintf(stderr,
 			"ktrace kd: %" PRIu64 " records, %" PRIu64 " calls of %zu functions read in %.3f s (%.1f M records/s)%s%s\n",
 			p->records, p->calls, p->nfns, s, s > 0 ? (double)p->records / s / 1e6 : 0.0,
-			sorter && ktr_callsort_runs(sorter) ? ", sorted on disk" : "",
+			r->sorter && ktr_callsort_runs(r->sorter) ? ", sorted on disk" : "",
 			p->lost || p->overwritten ? "" : "; no record lost");
 	}
-	ka_profile_name(p, syms);
-	cli_diags(CMD, k.t);
-	cli_pager_start();
-	if (k.o.calls)
-		rc = kd_print_calls(&k, out, sorter);
-	else
-		rc = print_table(&k, out);
-	cli_diags(CMD, k.t);
-	if (k.o.verbose) {
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		fprintf(stderr, "ktrace kd: done in %.3f s\n",
-			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	}
-done:
-	if (rc < 0) {
-		const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	return 0;
+}
 
-		if (k.o.calls)
-			cli_error(CMD, "ordering the calls (temporary files in %s; see --sort-mem): %s",
-				  tmpdir, strerror(-rc));
-		else
-			cli_error(CMD, "reading the trace: %s", strerror(-rc));
-		rc = 1;
-	}
-	if (k.p && (k.p->lost || k.p->overwritten)) {
-		cli_error(CMD, "warning: %" PRIu64 " records lost or dropped and %" PRIu64
-			       " sub-buffers overwritten: counts and times are lower bounds",
-			  k.p->lost, k.p->overwritten);
-		cli_losses(CMD, k.t);
-	}
-	if (!rc && ktr_error_count(k.t))
-		rc = 1;
-	ka_profile_free(k.p);
-	cli_select_free(&k.o.sel);
-	ktr_callsort_free(sorter);
-	ktr_syms_free(syms);
-	ktr_close(k.t);
+/* The table, or the call traces (-c).  Return: 0, or a negative errno. */
+static int kd_print(struct kd_run *r, FILE *out)
+{
+	int rc;
+
+	ka_profile_name(r->k.p, r->syms);
+	cli_diags(CMD, r->k.t);
+	cli_pager_start();
+	if (r->k.o.calls)
+		rc = kd_print_calls(&r->k, out, r->sorter);
+	else
+		rc = print_table(&r->k, out);
+	cli_diags(CMD, r->k.t);
+	if (r->k.o.verbose)
+		fprintf(stderr, "ktrace kd: done in %.3f s\n", since(&r->t0));
 	return rc;
 }
 
-KTRACE_COMMAND(kd, "function trace report: time per function, call traces (KFT's kd)", run, help);
+/* The errors and losses of the run said; its exit status. */
+static int kd_end(struct kd_run *r, int rc)
+{
+	if (rc < 0)
+		rc = cli_calls_failed(CMD, r->k.o.calls, rc);
+	if (r->k.p && (r->k.p->lost || r->k.p->overwritten)) {
+		cli_error(CMD, "warning: %" PRIu64 " records lost or dropped and %" PRIu64
+			       " sub-buffers overwritten: counts and times are lower bounds",
+			  r->k.p->lost, r->k.p->overwritten);
+		cli_losses(CMD, r->k.t);
+	}
+	if (!rc && ktr_error_count(r->k.t))
+		rc = 1;
+	return rc;
+}
+
+/* `ktrace kd`: options, the profile, the table or the call traces. */
+static int run(int argc, char **argv)
+{
+	struct kd_run r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	rc = parse_options(&r.k.o, argc, argv);
+	if (rc != CLI_OPTS_GO)
+		return rc;
+	rc = kd_open(&r);
+	if (!rc)
+		rc = kd_read(&r);
+	if (!rc)
+		rc = kd_print(&r, stdout);
+	rc = kd_end(&r, rc);
+	ka_profile_free(r.k.p);
+	cli_select_free(&r.k.o.sel);
+	ktr_callsort_free(r.sorter);
+	ktr_syms_free(r.syms);
+	ktr_close(r.k.t);
+	return rc;
+}
+
+KTRACE_COMMAND_OPTS(kd, "function trace report: time per function, call traces (KFT's kd)", run, cmd_opts);

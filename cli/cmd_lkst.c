@@ -34,13 +34,14 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "kclient/kclient.h"
 #include "ktrace/lkst.h"
 
@@ -48,9 +49,50 @@
 #define MAX_MASKSETS KCL_LKST_MASKSETS
 #define FIRST_USER KCL_LKST_FIRST_USER
 
-static void help(FILE *out)
+struct lkst_opts {
+	const char *mopt, *name, *file, *idopt; /* -m, -n, -f, -i */
+	const char *dir;                        /* -d */
+	int tracefs;
+};
+
+enum { OPT_TRACEFS = CLI_OPT_LONG };
+
+/* cli_opt_fn: -n (checked here). */
+static int take_option(void *arg, int key, const char *val)
 {
-	fprintf(out,
+	struct lkst_opts *o = arg;
+
+	if (!*val || strlen(val) > 31 || isdigit((unsigned char)val[0]) ||
+	    strspn(val, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(val)) {
+		cli_error(CMD, "option '-n': '%s' is not a maskset name (1..31 of A-Z a-z 0-9 _ -, not starting with a digit)",
+			  val);
+		return 2;
+	}
+	o->name = val;
+	return 0;
+}
+
+static const struct cli_opt opts[] = {
+	CLI_OPT_TEXT("Options:"),
+	CLI_OPT_STRING("maskset", 'm', "N", struct lkst_opts, mopt, "the maskset"),
+	CLI_OPT("name", 'n', "NAME", "name of the maskset written (default: maskset<N>)"),
+	CLI_OPT_STRING("file", 'f', "FILE", struct lkst_opts, file, "read the maskset from FILE instead of stdin"),
+	CLI_OPT_STRING("id", 'i', "N", struct lkst_opts, idopt,
+		       "hook add: the hook's id (0xc0..0xff; default: the\n"
+		       "first free one)"),
+	CLI_OPT_FLAG("tracefs", OPT_TRACEFS, struct lkst_opts, tracefs,
+		     "hook commands: kprobe events of tracefs (group\n"
+		     KCL_LKST_TF_GROUP ") instead of ktrace.ko; record them\n"
+		     "with ktrace record --kernel=hook"),
+	CLI_OPT_STRING("dir", 'd', "DIR", struct lkst_opts, dir,
+		       "the tracer's debugfs directory (default\n"
+		       KCL_LKST_DIR ")"),
+	CLI_OPT_END,
+};
+
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
 		"usage: ktrace lkst [-d DIR] COMMAND [ARGS]\n"
 		"\n"
 		"Control the LKST kernel event tracer of ktrace.ko (what lkstm did): which\n"
@@ -86,31 +128,16 @@ static void help(FILE *out)
 		"N is a maskset id or name: 0 RNOTHING, 1 RDEFAULT (the primary events),\n"
 		"2 RALL (every event), 3..63 user masksets.  EVENT is an event id (decimal, or\n"
 		"hex with 0x) or mnemonic (PROCESS_CONTEXTSWITCH); HANDLER an id or name\n"
-		"(1 DEFAULT, 255 NOTHING, or an extended handler's).\n"
-		"\n"
-		"Options:\n"
-		"  -m, --maskset N       the maskset\n"
-		"  -n, --name NAME       name of the maskset written (default: maskset<N>)\n"
-		"  -f, --file FILE       read the maskset from FILE instead of stdin\n"
-		"  -i, --id N            hook add: the hook's id (0xc0..0xff; default: the\n"
-		"                        first free one)\n"
-		"      --tracefs         hook commands: kprobe events of tracefs (group\n"
-		"                        " KCL_LKST_TF_GROUP ") instead of ktrace.ko; record them\n"
-		"                        with ktrace record --kernel=hook\n"
-		"  -d, --dir DIR         the tracer's debugfs directory (default\n"
-		"                        " KCL_LKST_DIR ")\n"
-		"  -h, --help            this text\n"
-		"\n"
+		"(1 DEFAULT, 255 NOTHING, or an extended handler's).\n",
+	.opts = opts,
+	.tail =
 		"The seed's process trace: ktrace lkst read -m 0 | ktrace lkst write -m 3;\n"
 		"ktrace lkst config -m 3 1 1; ktrace lkst config -m 3 2 1; ktrace lkst set -m 3.\n"
 		"\n"
 		"Exit status: 0 done, 1 the module refused or a file failed, 2 usage error or\n"
-		"bad input.  See ktrace-lkst(1).\n");
-}
-
-/* ------------------------------------------------------------------ */
-/* The module's handlers and masksets (kclient/lkst.c reads them)      */
-/* ------------------------------------------------------------------ */
+		"bad input.  See ktrace-lkst(1).\n",
+	.help_column = 24,
+};
 
 static const char *dir = KCL_LKST_DIR;
 static struct kcl_lkst_handlers handlers;
@@ -616,58 +643,110 @@ static int do_hook(char **args, int nargs, const char *idopt)
 	return 2;
 }
 
+/*
+ * The options and arguments command @cmd takes (not hook's): 0, or 2
+ * after one line saying what is wrong.
+ */
+static int check_usage(const char *cmd, const struct lkst_opts *o, char **args, int nargs)
+{
+	int want_m = !strcmp(cmd, "read") || !strcmp(cmd, "write") || !strcmp(cmd, "config") ||
+		     !strcmp(cmd, "set") || !strcmp(cmd, "delete");
+	int want_args = !strcmp(cmd, "config") ? 2 : 0;
+	int known = want_m || !strcmp(cmd, "list") || !strcmp(cmd, "handlers") ||
+		    !strcmp(cmd, "masksets") || !strcmp(cmd, "start") ||
+		    !strcmp(cmd, "stop") || !strcmp(cmd, "status");
+
+	if (o->idopt) {
+		cli_error(CMD, "option '--id' is for hook add only");
+		return 2;
+	}
+	if (o->tracefs) {
+		cli_error(CMD, "option '--tracefs' is for hook commands (LKST's tracefs backend "
+			       "records with ktrace record --kernel)");
+		return 2;
+	}
+	if (!known) {
+		cli_error(CMD, "unknown command '%s' (see ktrace lkst --help)", cmd);
+		return 2;
+	}
+	if (want_m && !o->mopt) {
+		cli_error(CMD, "%s needs -m N (a maskset id or name)", cmd);
+		return 2;
+	}
+	if (!want_m && o->mopt) {
+		cli_error(CMD, "%s takes no -m", cmd);
+		return 2;
+	}
+	if ((o->name || o->file) && strcmp(cmd, "write")) {
+		cli_error(CMD, "option '%s' is for write only", o->name ? "-n" : "-f");
+		return 2;
+	}
+	if (nargs != want_args) {
+		if (want_args)
+			cli_error(CMD, "%s needs EVENT and HANDLER", cmd);
+		else
+			cli_error(CMD, "unexpected argument '%s' (see ktrace lkst --help)", args[0]);
+		return 2;
+	}
+	return 0;
+}
+
+/* `config -m N EVENT HANDLER`. */
+static int do_config(int id, char **args)
+{
+	int ev = event_arg(args[0]), h, err;
+
+	if (ev < 0) {
+		cli_error(CMD, "unknown event '%s' (see ktrace lkst list)", args[0]);
+		return 2;
+	}
+	h = handler_arg(args[1], NULL);
+	if (h < 0) {
+		cli_error(CMD, "unknown handler '%s' (see ktrace lkst handlers)", args[1]);
+		return 2;
+	}
+	err = kcl_lkst_maskset_config(dir, id, (unsigned)ev, (unsigned)h);
+	return err ? refused("configuring", err, id) : 0;
+}
+
+/* The maskset commands: read, write, config, set, delete. */
+static int do_maskset(const char *cmd, const struct lkst_opts *o, char **args)
+{
+	int id = -1, err;
+
+	if (kcl_lkst_masksets(dir, msets) < 0 || kcl_lkst_handlers(dir, &handlers) < 0)
+		return 1;
+	if (maskset_arg(o->mopt, &id) < 0)
+		return 2;
+	if (!strcmp(cmd, "read"))
+		return do_read(id);
+	if (!strcmp(cmd, "write"))
+		return do_write(id, o->name, o->file);
+	if (!strcmp(cmd, "config"))
+		return do_config(id, args);
+	if (!strcmp(cmd, "set"))
+		err = kcl_lkst_maskset_set(dir, id);
+	else
+		err = kcl_lkst_maskset_delete(dir, id);
+	return err ? refused(!strcmp(cmd, "set") ? "switching to" : "deleting", err, id) : 0;
+}
+
+/* `ktrace lkst`: options, then the command. */
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "maskset", required_argument, NULL, 'm' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "file", required_argument, NULL, 'f' },
-		{ "id", required_argument, NULL, 'i' },
-		{ "tracefs", no_argument, NULL, 'T' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *mopt = NULL, *name = NULL, *file = NULL, *idopt = NULL, *cmd;
+	struct lkst_opts o = { 0 };
+	const char *cmd;
 	char **args;
-	int c, nargs, id = -1, ev, h, err;
+	int nargs, rc;
 
 	if (getenv("KTRACE_LKST_DIR") && *getenv("KTRACE_LKST_DIR"))
 		dir = getenv("KTRACE_LKST_DIR");
-	while ((c = getopt_long(argc, argv, ":m:n:f:i:d:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			idopt = optarg;
-			break;
-		case 'T':
-			tracefs_hooks = 1;
-			break;
-		case 'm':
-			mopt = optarg;
-			break;
-		case 'n':
-			name = optarg;
-			if (!*name || strlen(name) > 31 || isdigit((unsigned char)name[0]) ||
-			    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") !=
-				    strlen(name)) {
-				cli_error(CMD, "option '-n': '%s' is not a maskset name (1..31 of A-Z a-z 0-9 _ -, not starting with a digit)",
-					  name);
-				return 2;
-			}
-			break;
-		case 'f':
-			file = optarg;
-			break;
-		case 'd':
-			dir = optarg;
-			break;
-		case 'h':
-			help(stdout);
-			return 0;
-		default:
-			return cli_bad_option(CMD, c, argc, argv);
-		}
-	}
+	rc = cli_opts_parse(&cmd_opts, argc, argv, NULL, take_option, &o);
+	if (rc != CLI_OPTS_GO)
+		return rc;
+	if (o.dir)
+		dir = o.dir;
+	tracefs_hooks = o.tracefs;
 	if (optind >= argc) {
 		cli_error(CMD, "need a command: list, handlers, masksets, read, write, config, set, delete, start, stop, status, hook (see ktrace lkst --help)");
 		return 2;
@@ -676,57 +755,14 @@ static int run(int argc, char **argv)
 	args = argv + optind + 1;
 	nargs = argc - optind - 1;
 	if (!strcmp(cmd, "hook")) {
-		if (mopt || name || file) {
+		if (o.mopt || o.name || o.file) {
 			cli_error(CMD, "hook takes no -m, -n or -f");
 			return 2;
 		}
-		return do_hook(args, nargs, idopt);
+		return do_hook(args, nargs, o.idopt);
 	}
-	if (idopt) {
-		cli_error(CMD, "option '--id' is for hook add only");
-		return 2;
-	}
-	if (tracefs_hooks) {
-		cli_error(CMD, "option '--tracefs' is for hook commands (LKST's tracefs backend "
-			       "records with ktrace record --kernel)");
-		return 2;
-	}
-
-	/* which options and arguments each command takes */
-	{
-		int want_m = !strcmp(cmd, "read") || !strcmp(cmd, "write") || !strcmp(cmd, "config") ||
-			     !strcmp(cmd, "set") || !strcmp(cmd, "delete");
-		int want_args = !strcmp(cmd, "config") ? 2 : 0;
-		int known = want_m || !strcmp(cmd, "list") || !strcmp(cmd, "handlers") ||
-			    !strcmp(cmd, "masksets") || !strcmp(cmd, "start") ||
-			    !strcmp(cmd, "stop") || !strcmp(cmd, "status");
-
-		if (!known) {
-			cli_error(CMD, "unknown command '%s' (see ktrace lkst --help)", cmd);
-			return 2;
-		}
-		if (want_m && !mopt) {
-			cli_error(CMD, "%s needs -m N (a maskset id or name)", cmd);
-			return 2;
-		}
-		if (!want_m && mopt) {
-			cli_error(CMD, "%s takes no -m", cmd);
-			return 2;
-		}
-		if ((name || file) && strcmp(cmd, "write")) {
-			cli_error(CMD, "option '%s' is for write only", name ? "-n" : "-f");
-			return 2;
-		}
-		if (nargs != want_args) {
-			if (want_args)
-				cli_error(CMD, "%s needs EVENT and HANDLER", cmd);
-			else
-				cli_error(CMD, "unexpected argument '%s' (see ktrace lkst --help)",
-					  args[0]);
-			return 2;
-		}
-	}
-
+	if ((rc = check_usage(cmd, &o, args, nargs)) != 0)
+		return rc;
 	if (!strcmp(cmd, "list"))
 		return do_list();
 	if (!strcmp(cmd, "handlers"))
@@ -737,35 +773,7 @@ static int run(int argc, char **argv)
 		return do_state(cmd);
 	if (!strcmp(cmd, "status"))
 		return do_status();
-
-	/* the maskset commands */
-	if (kcl_lkst_masksets(dir, msets) < 0 || kcl_lkst_handlers(dir, &handlers) < 0)
-		return 1;
-	if (maskset_arg(mopt, &id) < 0)
-		return 2;
-	if (!strcmp(cmd, "read"))
-		return do_read(id);
-	if (!strcmp(cmd, "write"))
-		return do_write(id, name, file);
-	if (!strcmp(cmd, "config")) {
-		ev = event_arg(args[0]);
-		if (ev < 0) {
-			cli_error(CMD, "unknown event '%s' (see ktrace lkst list)", args[0]);
-			return 2;
-		}
-		h = handler_arg(args[1], NULL);
-		if (h < 0) {
-			cli_error(CMD, "unknown handler '%s' (see ktrace lkst handlers)", args[1]);
-			return 2;
-		}
-		err = kcl_lkst_maskset_config(dir, id, (unsigned)ev, (unsigned)h);
-		return err ? refused("configuring", err, id) : 0;
-	}
-	if (!strcmp(cmd, "set"))
-		err = kcl_lkst_maskset_set(dir, id);
-	else
-		err = kcl_lkst_maskset_delete(dir, id);
-	return err ? refused(!strcmp(cmd, "set") ? "switching to" : "deleting", err, id) : 0;
+	return do_maskset(cmd, &o, args);
 }
 
-KTRACE_COMMAND(lkst, "control the LKST kernel event tracer: event set, masksets, handlers", run, help);
+KTRACE_COMMAND_OPTS(lkst, "control the LKST kernel event tracer: event set, masksets, handlers", run, cmd_opts);

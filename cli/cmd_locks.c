@@ -12,7 +12,6 @@
  * Exit status: 0 no misuse, 3 misuse found, 1 the trace cannot be read or
  * holds no lock events, 2 usage error.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,14 +19,40 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "cli/select.h"
 #include "formats/formats.h"
 
 #define CMD "locks"
 
-static void help(FILE *out)
+struct locks_opts {
+	uint64_t top; /* -n: rows of the times table, 0: all */
+	int all;      /* -a: kernel contention of every task */
+	const char *dir;
+};
+
+/* cli_opt_fn: -n. */
+static int take_option(void *arg, int key, const char *val)
 {
-	fprintf(out,
+	struct locks_opts *o = arg;
+
+	if (cli_parse_u64(val, &o->top) < 0) {
+		cli_error(CMD, "option '--top' needs a number, not '%s'", val);
+		return 2;
+	}
+	return 0;
+}
+
+static const struct cli_opt opts[] = {
+	CLI_OPT("top", 'n', "N", "rows of the times table (default 20; 0: all)"),
+	CLI_OPT_FLAG("all", 'a', struct locks_opts, all,
+		     "kernel contention of every task (default: the\nprogram's)"),
+	CLI_OPT_END,
+};
+
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
 		"usage: ktrace locks [--top N] [DIR]\n"
 		"\n"
 		"Check the lock operations of a trace recorded with `ktrace record --locks`\n"
@@ -41,15 +66,12 @@ static void help(FILE *out)
 		"  held at thread exit    a lock still held when its thread ended\n"
 		"(notes, not misuse: locks still held when the trace ended).  Then the\n"
 		"longest hold and wait times per lock and call site, and for the kernel the\n"
-		"wait times of its contention events (--kernel=lock).  DIR: ktrace.data.\n"
-		"\n"
-		"  -n, --top N   rows of the times table (default 20; 0: all)\n"
-		"  -a, --all     kernel contention of every task (default: the program's)\n"
-		"  -h, --help    this text\n"
-		"\n"
+		"wait times of its contention events (--kernel=lock).  DIR: ktrace.data.\n",
+	.opts = opts,
+	.tail =
 		"Exit status: 0 no misuse found, 3 misuse found, 1 the trace cannot be read or\n"
-		"has no lock events, 2 usage error.  See ktrace-locks(1).\n");
-}
+		"has no lock events, 2 usage error.  See ktrace-locks(1).\n",
+};
 
 /* "func+0xOFF (file.c:12)" or "0xADDR" for call site @site (a return address). */
 static const char *site_name(struct ktr_syms *syms, uint64_t site, char *buf, size_t len)
@@ -197,140 +219,157 @@ static void print_finding(struct ktr_trace *t, struct ktr_syms *syms, const stru
 	}
 }
 
-static int run(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "top", required_argument, NULL, 'n' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+/* What `ktrace locks` works with, between opening the trace and the end. */
+struct locks_run {
+	const struct locks_opts *o;
 	struct ktr_trace *t;
 	struct ktr_syms *syms;
 	struct ka_locks *l;
-	struct ktr_rec r;
-	const struct ka_lock_finding *f;
-	const struct ka_lock_stat *st;
-	uint64_t top = 20, napp, nkernel, ngaps, misuse = 0;
-	struct ka_tasks *tasks = NULL;
-	int all = 0;
-	size_t nf, nst;
-	const char *dir;
-	int c, rc = 0;
+	struct ka_tasks *tasks;
+	uint64_t napp, nkernel, ngaps; /* ka_locks_counts() */
+};
 
-	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":n:ah", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (cli_parse_u64(optarg, &top) < 0) {
-				cli_error(CMD, "option '--top' needs a number, not '%s'", optarg);
-				return 2;
-			}
-			break;
-		case 'a':
-			all = 1;
-			break;
-		case 'h':
-			help(stdout);
-			return 0;
-		default:
-			return cli_bad_option(CMD, c, argc, argv);
-		}
-	}
-	dir = cli_select_dir(CMD, argc, argv, optind);
-	if (!dir)
-		return 2;
-	t = ktr_open(dir);
-	if (!t) {
+/* Open the trace and the state of the checker.  Return: 0, or 1 (printed). */
+static int locks_open(struct locks_run *lr)
+{
+	const char *dir = lr->o->dir;
+
+	lr->t = ktr_open(dir);
+	if (!lr->t) {
 		cli_error(CMD, "%s: out of memory", dir);
 		return 1;
 	}
-	cli_diags(CMD, t);
-	l = ka_locks_new(t);
-	syms = ktr_syms_new(t);
-	tasks = ka_tasks_new(t, all, NULL, NULL);
-	if (!l || !syms || !tasks) {
+	cli_diags(CMD, lr->t);
+	lr->l = ka_locks_new(lr->t);
+	lr->syms = ktr_syms_new(lr->t);
+	lr->tasks = ka_tasks_new(lr->t, lr->o->all, NULL, NULL);
+	if (!lr->l || !lr->syms || !lr->tasks) {
 		cli_error(CMD, "%s: out of memory", dir);
-		ka_locks_free(l);
-		ktr_syms_free(syms);
-		ka_tasks_free(tasks);
-		ktr_close(t);
 		return 1;
 	}
-	while (ktr_next(t, &r)) {
-		cli_diags(CMD, t);
-		ka_tasks_feed(tasks, &r);
+	return 0;
+}
+
+/*
+ * Feed every lock event (and the kernel's of the tasks shown) to the
+ * checker.  Return: 0, or 1 (printed: out of memory, no lock event).
+ */
+static int locks_read(struct locks_run *lr)
+{
+	struct ktr_rec r;
+	int rc = 0;
+
+	while (ktr_next(lr->t, &r)) {
+		cli_diags(CMD, lr->t);
+		ka_tasks_feed(lr->tasks, &r);
 		/* kernel events: the program's tasks only (or --all) */
-		if (r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_KEVENT && !ka_tasks_want(tasks, r.tid, r.pid))
+		if (r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_KEVENT &&
+		    !ka_tasks_want(lr->tasks, r.tid, r.pid))
 			continue;
-		if (ka_locks_feed(l, &r) < 0) {
-			cli_error(CMD, "%s: out of memory", dir);
+		if (ka_locks_feed(lr->l, &r) < 0) {
+			cli_error(CMD, "%s: out of memory", lr->o->dir);
 			rc = 1;
 			break;
 		}
 	}
-	cli_diags(CMD, t);
-	if (!rc && ka_locks_end(l) < 0) {
-		cli_error(CMD, "%s: out of memory", dir);
+	cli_diags(CMD, lr->t);
+	if (!rc && ka_locks_end(lr->l) < 0) {
+		cli_error(CMD, "%s: out of memory", lr->o->dir);
 		rc = 1;
 	}
-	ka_locks_counts(l, &napp, &nkernel, &ngaps);
-	if (!rc && !napp && !nkernel) {
+	ka_locks_counts(lr->l, &lr->napp, &lr->nkernel, &lr->ngaps);
+	if (!rc && !lr->napp && !lr->nkernel) {
 		cli_error(CMD, "%s: no lock events (record with `ktrace record --locks`, or "
-			       "--kernel=lock for the kernel's contention events)", dir);
+			       "--kernel=lock for the kernel's contention events)", lr->o->dir);
 		rc = 1;
 	}
+	return rc;
+}
+
+/*
+ * The findings, misuse first (inversions among it), the notes after, then
+ * their count.  Return: how many are misuse.
+ */
+static uint64_t print_findings(struct locks_run *lr)
+{
+	size_t nf;
+	const struct ka_lock_finding *f = ka_locks_findings(lr->l, &nf);
+	uint64_t misuse = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < nf; i++) {
+			if ((f[i].kind == KA_LOCK_HELD_AT_END) != pass)
+				continue;
+			misuse += f[i].kind != KA_LOCK_HELD_AT_END;
+			print_finding(lr->t, lr->syms, lr->l, &f[i]);
+		}
+	printf("%s%" PRIu64 " misuse finding%s (%" PRIu64 " lock events", nf ? "\n" : "", misuse,
+	       misuse == 1 ? "" : "s", lr->napp);
+	if (lr->nkernel)
+		printf(", %" PRIu64 " kernel contention events", lr->nkernel);
+	printf(")\n");
+	if (lr->ngaps) {
+		cli_error(CMD, "warning: %s: records are missing (%" PRIu64
+			       " gaps): the findings may be incomplete or wrong",
+			  lr->o->dir, lr->ngaps);
+		cli_losses(CMD, lr->t);
+	}
+	return misuse;
+}
+
+/* The times table: the longest hold and wait times per lock and call site (--top rows). */
+static void print_times(struct locks_run *lr)
+{
+	size_t nst;
+	const struct ka_lock_stat *st = ka_locks_stats(lr->l, &nst);
+	uint64_t top = lr->o->top;
+	char w1[32], w2[32], h1[32], h2[32], ln[300], sn[600];
+
+	if (!nst)
+		return;
+	printf("\n%-10s %-10s %-10s %-10s %8s  %-30s %s\n", "hold max", "hold avg", "wait max",
+	       "wait avg", "count", "lock", "acquired at");
+	for (size_t i = 0; i < nst && (!top || i < top); i++) {
+		const struct ka_lock_stat *s = &st[i];
+		uint64_t n = s->acquired ? s->acquired : 1;
+
+		printf("%-10s %-10s %-10s %-10s %8" PRIu64 "  %-30s %s\n",
+		       s->kernel ? "-" : dur(s->hold_max, h1, sizeof(h1)),
+		       s->kernel ? "-" : dur(s->hold_total / n, h2, sizeof(h2)),
+		       dur(s->wait_max, w1, sizeof(w1)), dur(s->wait_total / n, w2, sizeof(w2)),
+		       s->acquired, lock_name(lr->syms, s->lock, s->kernel ? (int)(s->kflags | 0x100) : 0, ln, sizeof(ln)),
+		       s->kernel ? "(kernel contention)" : site_name(lr->syms, s->site, sn, sizeof(sn)));
+	}
+	if (top && nst > top)
+		printf("(%zu more; --top 0 shows all)\n", nst - (size_t)top);
+}
+
+/* `ktrace locks`: options, one pass over the records, the findings, the times. */
+static int run(int argc, char **argv)
+{
+	struct locks_opts o = { .top = 20 };
+	struct locks_run lr = { .o = &o };
+	int rc = cli_opts_parse_dir(&cmd_opts, argc, argv, NULL, take_option, &o, &o.dir);
+	uint64_t misuse;
+
+	if (rc != CLI_OPTS_GO)
+		return rc;
+	rc = locks_open(&lr);
+	if (!rc)
+		rc = locks_read(&lr);
 	if (!rc) {
-		f = ka_locks_findings(l, &nf);
-		/* misuse first, inversions among it; the notes after */
-		for (int pass = 0; pass < 2; pass++)
-			for (size_t i = 0; i < nf; i++) {
-				if ((f[i].kind == KA_LOCK_HELD_AT_END) != pass)
-					continue;
-				misuse += f[i].kind != KA_LOCK_HELD_AT_END;
-				print_finding(t, syms, l, &f[i]);
-			}
-		printf("%s%" PRIu64 " misuse finding%s (%" PRIu64 " lock events", nf ? "\n" : "", misuse,
-		       misuse == 1 ? "" : "s", napp);
-		if (nkernel)
-			printf(", %" PRIu64 " kernel contention events", nkernel);
-		printf(")\n");
-		if (ngaps) {
-			cli_error(CMD, "warning: %s: records are missing (%" PRIu64
-				       " gaps): the findings may be incomplete or wrong",
-				  dir, ngaps);
-			cli_losses(CMD, t);
-		}
-		st = ka_locks_stats(l, &nst);
-		if (nst) {
-			char w1[32], w2[32], h1[32], h2[32], ln[300], sn[600];
-
-			printf("\n%-10s %-10s %-10s %-10s %8s  %-30s %s\n", "hold max", "hold avg", "wait max",
-			       "wait avg", "count", "lock", "acquired at");
-			for (size_t i = 0; i < nst && (!top || i < top); i++) {
-				const struct ka_lock_stat *s = &st[i];
-				uint64_t n = s->acquired ? s->acquired : 1;
-
-				printf("%-10s %-10s %-10s %-10s %8" PRIu64 "  %-30s %s\n",
-				       s->kernel ? "-" : dur(s->hold_max, h1, sizeof(h1)),
-				       s->kernel ? "-" : dur(s->hold_total / n, h2, sizeof(h2)),
-				       dur(s->wait_max, w1, sizeof(w1)), dur(s->wait_total / n, w2, sizeof(w2)),
-				       s->acquired, lock_name(syms, s->lock, s->kernel ? (int)(s->kflags | 0x100) : 0, ln, sizeof(ln)),
-				       s->kernel ? "(kernel contention)" : site_name(syms, s->site, sn, sizeof(sn)));
-			}
-			if (top && nst > top)
-				printf("(%zu more; --top 0 shows all)\n", nst - (size_t)top);
-		}
-		if (ktr_error_count(t))
+		misuse = print_findings(&lr);
+		print_times(&lr);
+		if (ktr_error_count(lr.t))
 			rc = 1;
 		else if (misuse)
 			rc = 3;
 	}
-	ka_locks_free(l);
-	ktr_syms_free(syms);
-	ka_tasks_free(tasks);
-	ktr_close(t);
+	ka_locks_free(lr.l);
+	ktr_syms_free(lr.syms);
+	ka_tasks_free(lr.tasks);
+	ktr_close(lr.t);
 	return rc;
 }
 
-KTRACE_COMMAND(locks, "lock misuse (inversions, bad unlocks, double locks, held at exit) and lock times", run, help);
+KTRACE_COMMAND_OPTS(locks, "lock misuse (inversions, bad unlocks, double locks, held at exit) and lock times", run, cmd_opts);

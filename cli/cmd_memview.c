@@ -15,7 +15,6 @@
  * (everything readable was used), holds no page event, or the output
  * failed; 2 usage error.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "cli/output.h"
 #include "cli/select.h"
 #include "formats/formats.h"
@@ -33,9 +33,68 @@
 #define CMD "memview"
 #define PAGE_KIB 4
 
-static void help(FILE *out)
+enum { OPT_SVG = CLI_OPT_LONG };
+
+struct memview_opts {
+	uint64_t interval_ns; /* -i */
+	uint64_t top;         /* -n, 0: all */
+	struct ka_ids pids;   /* -p */
+	const char *svg;
+	int width; /* -w */
+	const char *dir;
+};
+
+/* cli_opt_fn: -i, -n, -p, -w. */
+static int take_option(void *arg, int key, const char *val)
 {
-	fprintf(out,
+	struct memview_opts *o = arg;
+	uint64_t v;
+
+	switch (key) {
+	case 'i':
+		if (cli_parse_u64(val, &v) < 0 || v < 1 || v > 86400000) {
+			cli_error(CMD, "option '--interval' needs 1..86400000 ms, not '%s'", val);
+			return 2;
+		}
+		o->interval_ns = v * 1000000ull;
+		return 0;
+	case 'n':
+		if (cli_parse_u64(val, &o->top) < 0 || o->top > 1000000) {
+			cli_error(CMD, "option '--top' needs a count 0..1000000, not '%s'", val);
+			return 2;
+		}
+		return 0;
+	case 'p':
+		if (cli_idlist_parse(val, UINT32_MAX, &o->pids) < 0) {
+			cli_error(CMD, "option '--pid' needs comma-separated pids, not '%s'", val);
+			return 2;
+		}
+		return 0;
+	default: /* -w */
+		if (cli_parse_u64(val, &v) < 0 || v < 300 || v > 100000) {
+			cli_error(CMD, "option '--width' needs 300..100000 pixels, not '%s'", val);
+			return 2;
+		}
+		o->width = (int)v;
+		return 0;
+	}
+}
+
+static const struct cli_opt opts[] = {
+	CLI_OPT("interval", 'i', "MS", "interval length in ms (default 1000)"),
+	CLI_OPT("top", 'n', "N", "show the N processes with the highest peak\n(default 10; 0 = all)"),
+	CLI_OPT("pid", 'p', "LIST", "show these processes only (comma-separated pids)"),
+	CLI_OPT_STRING("svg", OPT_SVG, "FILE", struct memview_opts, svg,
+		       "draw an SVG plot instead (- for standard output): held\n"
+		       "pages at each interval's end, a polyline per process"),
+	CLI_OPT("width", 'w', "PX", "picture width (default 1000)"),
+	CLI_OPT_INCLUDE(cli_output_opts),
+	CLI_OPT_END,
+};
+
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
 		"usage: ktrace memview [options] [DIR]\n"
 		"\n"
 		"Show the physical pages each process holds over time (LKST's memory\n"
@@ -44,21 +103,12 @@ static void help(FILE *out)
 		"module's LKST tracer).  A page counts for the process that allocated it until\n"
 		"it is freed, by whichever task; frees of pages allocated before the trace\n"
 		"are counted apart (untracked).  Pages are 4 KiB.  DIR defaults to\n"
-		"./ktrace.data.\n"
-		"\n"
-		"  -i, --interval MS     interval length in ms (default 1000)\n"
-		"  -n, --top N           show the N processes with the highest peak (default 10;\n"
-		"                        0 = all)\n"
-		"  -p, --pid LIST        show these processes only (comma-separated pids)\n"
-		"      --svg FILE        draw an SVG plot instead (- for standard output): held\n"
-		"                        pages at each interval's end, a polyline per process\n"
-		"  -w, --width PX        picture width (default 1000)\n"
-		CLI_OUTPUT_HELP
-		"  -h, --help            this text\n"
-		"\n"
+		"./ktrace.data.\n",
+	.opts = opts,
+	.tail =
 		"Exit status: 0, 1 the trace has errors or no page events, or the output\n"
-		"failed, 2 usage error.  See ktrace-memview(1).\n");
-}
+		"failed, 2 usage error.  See ktrace-memview(1).\n",
+};
 
 /* processes by descending peak, then pid */
 static int cmp_peak(const void *a, const void *b)
@@ -212,146 +262,111 @@ static int write_svg(const char *file, struct ktr_trace *t, const struct ka_memv
 	return cli_out_close(CMD, &o);
 }
 
-/* `ktrace memview`: options, one pass over the records, the output. */
-static int run(int argc, char **argv)
+/* Count the page events of @t into @m: one pass over the records. */
+static void memview_read(struct ktr_trace *t, struct ka_memview *m)
 {
-	enum { OPT_SVG = 1000 };
-	static const struct option opts[] = {
-		{ "interval", required_argument, NULL, 'i' }, { "top", required_argument, NULL, 'n' },
-		{ "pid", required_argument, NULL, 'p' },      { "svg", required_argument, NULL, OPT_SVG },
-		{ "width", required_argument, NULL, 'w' },    { "help", no_argument, NULL, 'h' },
-		CLI_OUTPUT_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *svg = NULL, *dir;
-	uint64_t v, top = 10, first = 0, last = 0;
-	int width = 1000, c, r2, rc = 0, have_first = 0;
-	struct ka_ids pids = { 0 };
-	struct ka_memview m;
-	struct ka_mv_proc **shown = NULL;
-	size_t nshown = 0;
-	struct ktr_trace *t;
-	struct ka_progress *prog;
+	struct ka_progress *prog = ka_progress_start(t, CMD, 0);
+	uint64_t last = 0;
+	int have_first = 0;
 	struct ktr_rec r;
 
-	memset(&m, 0, sizeof(m));
-	m.interval_ns = 1000000000ull;
-	while ((c = getopt_long(argc, argv, ":i:n:p:w:h", opts, NULL)) != -1) {
-		if ((r2 = cli_output_option(CMD, c, optarg)) != 0) {
-			if (r2 < 0)
-				goto usage;
-			continue;
-		}
-		switch (c) {
-		case 'i':
-			if (cli_parse_u64(optarg, &v) < 0 || v < 1 || v > 86400000) {
-				cli_error(CMD, "option '--interval' needs 1..86400000 ms, not '%s'", optarg);
-				goto usage;
-			}
-			m.interval_ns = v * 1000000ull;
-			break;
-		case 'n':
-			if (cli_parse_u64(optarg, &top) < 0 || top > 1000000) {
-				cli_error(CMD, "option '--top' needs a count 0..1000000, not '%s'", optarg);
-				goto usage;
-			}
-			break;
-		case 'p':
-			if (cli_idlist_parse(optarg, UINT32_MAX, &pids) < 0) {
-				cli_error(CMD, "option '--pid' needs comma-separated pids, not '%s'", optarg);
-				goto usage;
-			}
-			break;
-		case OPT_SVG:
-			svg = optarg;
-			break;
-		case 'w':
-			if (cli_parse_u64(optarg, &v) < 0 || v < 300 || v > 100000) {
-				cli_error(CMD, "option '--width' needs 300..100000 pixels, not '%s'", optarg);
-				goto usage;
-			}
-			width = (int)v;
-			break;
-		case 'h':
-			help(stdout);
-			cli_idlist_free(&pids);
-			return 0;
-		default:
-			cli_idlist_free(&pids);
-			return cli_bad_option(CMD, c, argc, argv);
-		}
-	}
-	dir = cli_select_dir(CMD, argc, argv, optind);
-	if (!dir)
-		goto usage;
-	{
-		struct cli_select sel;
-
-		cli_select_init(&sel);
-		t = cli_select_open(&sel, CMD, dir);
-		cli_select_free(&sel);
-	}
-	if (!t) {
-		cli_idlist_free(&pids);
-		return 1;
-	}
-	cli_diags(CMD, t);
-	prog = ka_progress_start(t, CMD, 0);
 	while (ktr_next(t, &r)) {
 		ka_progress_rec(prog, &r);
 		cli_diags(CMD, t);
 		if (!have_first) {
-			first = m.first_ns = r.ns;
+			m->first_ns = r.ns;
 			have_first = 1;
 		}
 		if (r.ns > last)
 			last = r.ns;
-		if (ka_memview_feed(&m, &r) < 0 && m.oom == 1) {
+		if (ka_memview_feed(m, &r) < 0 && m->oom == 1) {
 			cli_error(CMD, "out of memory: page counts are incomplete");
-			m.oom = 2;
+			m->oom = 2;
 		}
 	}
 	ka_progress_end(prog);
 	cli_diags(CMD, t);
-	(void)first;
-	if (ka_memview_finish(&m, last) < 0)
+	if (ka_memview_finish(m, last) < 0)
 		cli_error(CMD, "out of memory: page counts are incomplete");
-	if (!m.events) {
-		cli_error(CMD, "%s: no page allocation or free events (record with `ktrace record "
-			       "--kernel=MEM_PAGE_ALLOC,MEM_PAGE_FREE`)", ktr_dir(t));
-		rc = 1;
-		goto out;
-	}
-	shown = calloc(m.nprocs ? m.nprocs : 1, sizeof(*shown));
-	if (!shown) {
-		cli_error(CMD, "out of memory");
-		rc = 1;
-		goto out;
-	}
-	for (size_t i = 0; i < m.nprocs; i++)
-		if (!pids.n || ka_ids_has(&pids, m.procs[i].pid))
-			shown[nshown++] = &m.procs[i];
-	qsort(shown, nshown, sizeof(*shown), cmp_peak);
-	if (top && nshown > top)
-		nshown = (size_t)top;
-	if (svg) {
-		rc = write_svg(svg, t, &m, shown, nshown, width);
-	} else {
-		cli_pager_start();
-		print_text(stdout, t, &m, shown, nshown);
-	}
-	if (!rc && (ktr_error_count(t) || m.oom))
-		rc = 1;
-out:
-	free(shown);
-	ka_memview_free(&m);
-	cli_idlist_free(&pids);
-	ktr_close(t);
-	return rc;
-usage:
-	cli_idlist_free(&pids);
-	return 2;
 }
 
-KTRACE_COMMAND(memview, "physical pages held per process over time, from page alloc/free events",
-	       run, help);
+/*
+ * The processes to show: those of --pid (all without it), by descending
+ * peak, the first --top.  Return: the array (*@n of them), or NULL (out of
+ * memory, printed).
+ */
+static struct ka_mv_proc **shown_procs(struct ka_memview *m, const struct memview_opts *o, size_t *n)
+{
+	struct ka_mv_proc **shown = calloc(m->nprocs ? m->nprocs : 1, sizeof(*shown));
+
+	*n = 0;
+	if (!shown) {
+		cli_error(CMD, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (!o->pids.n || ka_ids_has(&o->pids, m->procs[i].pid))
+			shown[(*n)++] = &m->procs[i];
+	qsort(shown, *n, sizeof(*shown), cmp_peak);
+	if (o->top && *n > o->top)
+		*n = (size_t)o->top;
+	return shown;
+}
+
+/* The tables or the plot of the processes shown.  Return: the exit status. */
+static int memview_report(struct ktr_trace *t, struct ka_memview *m, const struct memview_opts *o)
+{
+	struct ka_mv_proc **shown;
+	size_t nshown;
+	int rc = 0;
+
+	if (!m->events) {
+		cli_error(CMD, "%s: no page allocation or free events (record with `ktrace record "
+			       "--kernel=MEM_PAGE_ALLOC,MEM_PAGE_FREE`)", ktr_dir(t));
+		return 1;
+	}
+	shown = shown_procs(m, o, &nshown);
+	if (!shown)
+		return 1;
+	if (o->svg) {
+		rc = write_svg(o->svg, t, m, shown, nshown, o->width);
+	} else {
+		cli_pager_start();
+		print_text(stdout, t, m, shown, nshown);
+	}
+	if (!rc && (ktr_error_count(t) || m->oom))
+		rc = 1;
+	free(shown);
+	return rc;
+}
+
+/* `ktrace memview`: options, one pass over the records, the output. */
+static int run(int argc, char **argv)
+{
+	struct memview_opts o = { .interval_ns = 1000000000ull, .top = 10, .width = 1000 };
+	struct cli_select sel;
+	struct ka_memview m;
+	struct ktr_trace *t = NULL;
+	int rc = cli_opts_parse_dir(&cmd_opts, argc, argv, NULL, take_option, &o, &o.dir);
+
+	memset(&m, 0, sizeof(m));
+	m.interval_ns = o.interval_ns;
+	if (rc == CLI_OPTS_GO) {
+		cli_select_init(&sel);
+		t = cli_select_open(&sel, CMD, o.dir);
+		cli_select_free(&sel);
+		rc = t ? 0 : 1;
+	}
+	if (t) {
+		cli_diags(CMD, t);
+		memview_read(t, &m);
+		rc = memview_report(t, &m, &o);
+	}
+	ka_memview_free(&m);
+	cli_idlist_free(&o.pids);
+	ktr_close(t);
+	return rc;
+}
+
+KTRACE_COMMAND_OPTS(memview, "physical pages held per process over time, from page alloc/free events",
+		    run, cmd_opts);

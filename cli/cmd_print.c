@@ -13,7 +13,7 @@
  * printed) or stdout failed, 2 usage error.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +21,7 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "formats/formats.h"
 #include "cli/output.h"
 #include "cli/select.h"
@@ -41,37 +42,78 @@ struct popts {
 	int64_t t0;
 	int have_t0;
 	struct fmt_te te; /* --json */
+	const char *dir;
 };
 
-static void help(FILE *out)
+enum { OPT_CPU = CLI_OPT_LONG };
+
+/* cli_opt_fn: --cpu, -e. */
+static int take_option(void *arg, int key, const char *val)
 {
-	fprintf(out,
+	struct popts *o = arg;
+
+	if (key == OPT_CPU) {
+		if (cli_idlist_parse(val, UINT32_MAX, &o->cpus) < 0) {
+			cli_error(CMD, "option '--cpu': '%s' is not a list of numbers", val);
+			return 2;
+		}
+		return 0;
+	}
+	if (o->nspecs == 64) { /* -e */
+		cli_error(CMD, "option '--event': at most 64 of them");
+		return 2;
+	}
+	o->specs[o->nspecs++] = val;
+	return 0;
+}
+
+static const struct cli_opt opts[] = {
+	CLI_OPT_TEXT("Output:"),
+	CLI_OPT_FLAG("csv", 'C', struct popts, csv, "CSV with a header line"),
+	CLI_OPT_FLAG("json", 'j', struct popts, json, "Chrome/Perfetto trace-event JSON"),
+	CLI_OPT_FLAG("relative", 'r', struct popts, relative, "times in ns since the first record"),
+	CLI_OPT_FLAG("hex", 'x', struct popts, hex, "arguments in hexadecimal"),
+	CLI_OPT_TEXT(""),
+	CLI_OPT_TEXT("Filters (records only; gaps are always shown):"),
+	CLI_OPT_INCLUDE(cli_select_opts),
+	CLI_OPT("cpu", OPT_CPU, "LIST", "only these CPUs"),
+	CLI_OPT("event", 'e', "SPEC", "only these events (repeatable): a name from the\n"
+				      "catalogue, FUNC:entry, FUNC:exit, FUNC:N, FUNC:*,\n"
+				      "a numeric id, or all"),
+	CLI_OPT_TEXT(""),
+	CLI_OPT_INCLUDE(cli_output_opts),
+	CLI_OPT_END,
+};
+
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
 		"usage: ktrace print [options] [DIR]\n"
 		"\n"
 		"Print the records of the trace in DIR, every stream merged by time: one line\n"
 		"per record with the time (ns of CLOCK_MONOTONIC), CPU, PID/TID, event name and\n"
 		"arguments by name.  Lost, overwritten, dropped and corrupt data is shown where\n"
 		"it happened; problems with the trace are reported on stderr.  DIR defaults\n"
-		"to ./ktrace.data.\n"
-		"\n"
-		"Output:\n"
-		"  -C, --csv             CSV with a header line\n"
-		"  -j, --json            Chrome/Perfetto trace-event JSON\n"
-		"  -r, --relative        times in ns since the first record\n"
-		"  -x, --hex             arguments in hexadecimal\n"
-		"\n"
-		"Filters (records only; gaps are always shown):\n"
-		CLI_SELECT_HELP
-		"      --cpu LIST         only these CPUs\n"
-		"  -e, --event SPEC      only these events (repeatable): a name from the\n"
-		"                        catalogue, FUNC:entry, FUNC:exit, FUNC:N, FUNC:*,\n"
-		"                        a numeric id, or all\n"
-		"\n"
-		CLI_OUTPUT_HELP
-		"  -h, --help            this text\n"
-		"\n"
+		"to ./ktrace.data.\n",
+	.opts = opts,
+	.tail =
 		"Exit status: 0 clean, 1 the trace has errors (all readable records were\n"
-		"printed) or output failed, 2 usage error.  See ktrace-print(1).\n");
+		"printed) or output failed, 2 usage error.  See ktrace-print(1).\n",
+};
+
+/* The options and DIR into @o.  Return: CLI_OPTS_GO, or the exit status. */
+static int parse_options(struct popts *o, int argc, char **argv)
+{
+	int rc = cli_opts_parse(&cmd_opts, argc, argv, &o->sel, take_option, o);
+
+	if (rc != CLI_OPTS_GO)
+		return rc;
+	if (o->csv && o->json) {
+		cli_error(CMD, "options '--csv' and '--json' exclude each other");
+		return 2;
+	}
+	o->dir = cli_select_dir(CMD, argc, argv, optind);
+	return o->dir ? CLI_OPTS_GO : 2;
 }
 
 static int wanted(struct ktr_trace *t, const struct popts *o, const struct ktr_rec *r)
@@ -343,114 +385,89 @@ static int json_footer(const struct ktr_trace *t, struct popts *o)
 	return fmt_te_end(&o->te, kv, 4);
 }
 
-static int run(int argc, char **argv)
+/* The events of --event, in the map of their ids.  Return: 0, or 2 (printed). */
+static int resolve_events(struct ktr_trace *t, struct popts *o)
 {
-	enum { OPT_CPU = CLI_OPT_SELECT_END };
-	static const struct option opts[] = {
-		{ "csv", no_argument, NULL, 'C' },      { "json", no_argument, NULL, 'j' },
-		{ "relative", no_argument, NULL, 'r' }, { "hex", no_argument, NULL, 'x' },
-		{ "cpu", required_argument, NULL, OPT_CPU }, { "event", required_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },
-		CLI_SELECT_LONGOPTS, CLI_OUTPUT_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	struct popts o;
-	struct ktr_trace *t;
-	struct ktr_rec r;
-	FILE *out = stdout;
-	const char *dir;
-	int c, rc = 0, taken;
+	if (!o->nspecs)
+		return 0;
+	o->evmap = calloc(1, 65536);
+	for (int i = 0; o->evmap && i < o->nspecs; i++)
+		if (ktr_resolve_events(t, o->specs[i], o->evmap) < 0) {
+			cli_error(CMD, "option '--event': no event '%s' in %s/metadata", o->specs[i],
+				  ktr_dir(t));
+			return 2;
+		}
+	return 0;
+}
 
-	memset(&o, 0, sizeof(o));
-	cli_select_init(&o.sel);
-	while ((c = getopt_long(argc, argv, ":Cjrxp:e:h", opts, NULL)) != -1) {
-		if ((taken = cli_select_option(&o.sel, CMD, c, optarg)) != 0 ||
-		    (taken = cli_output_option(CMD, c, optarg)) != 0) {
-			if (taken < 0)
-				return 2;
-			continue;
-		}
-		switch (c) {
-		case 'C': o.csv = 1; break;
-		case 'j': o.json = 1; break;
-		case 'r': o.relative = 1; break;
-		case 'x': o.hex = 1; break;
-		case OPT_CPU:
-			if (cli_idlist_parse(optarg, UINT32_MAX, &o.cpus) < 0) {
-				cli_error(CMD, "option '--cpu': '%s' is not a list of numbers", optarg);
-				return 2;
-			}
-			break;
-		case 'e':
-			if (o.nspecs == 64) {
-				cli_error(CMD, "option '--event': at most 64 of them");
-				return 2;
-			}
-			o.specs[o.nspecs++] = optarg;
-			break;
-		case 'h':
-			help(stdout);
-			return 0;
-		default:
-			return cli_bad_option(CMD, c, argc, argv);
-		}
-	}
-	if (o.csv && o.json) {
-		cli_error(CMD, "options '--csv' and '--json' exclude each other");
-		return 2;
-	}
-	dir = cli_select_dir(CMD, argc, argv, optind);
-	if (!dir)
-		return 2;
-	t = cli_select_open(&o.sel, CMD, dir);
-	if (!t)
-		return 1;
-	if (o.nspecs) {
-		o.evmap = calloc(1, 65536);
-		for (int i = 0; o.evmap && i < o.nspecs; i++)
-			if (ktr_resolve_events(t, o.specs[i], o.evmap) < 0) {
-				cli_error(CMD, "option '--event': no event '%s' in %s/metadata", o.specs[i],
-					  ktr_dir(t));
-				rc = 2;
-				goto out;
-			}
-	}
-	cli_diags(CMD, t);
-	cli_pager_start();
-	if (o.json && json_header(out, t, &o)) {
-		cli_error(CMD, "out of memory");
-		rc = 1;
-		goto out;
-	} else if (o.csv)
-		fputs(FMT_ROW_HEADER "\n", out);
+/* Every selected record, in the chosen form. */
+static void print_records(struct ktr_trace *t, struct popts *o, FILE *out)
+{
+	struct ktr_rec r;
+
 	while (ktr_next(t, &r)) {
 		cli_diags(CMD, t);
-		if (!o.have_t0) {
-			o.t0 = (int64_t)r.ns;
-			o.have_t0 = 1;
+		if (!o->have_t0) {
+			o->t0 = (int64_t)r.ns;
+			o->have_t0 = 1;
 		}
-		if (!wanted(t, &o, &r))
+		if (!wanted(t, o, &r))
 			continue;
 		/* text and JSON name calls here; -C's rows have their own names (print_csv) */
-		if (!o.csv && !o.syms && r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL)
-			o.syms = cli_select_syms(&o.sel, t);
-		if (o.json)
-			print_json(t, &o, &r);
-		else if (o.csv)
-			print_csv(out, t, &o, &r);
+		if (!o->csv && !o->syms && r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL)
+			o->syms = cli_select_syms(&o->sel, t);
+		if (o->json)
+			print_json(t, o, &r);
+		else if (o->csv)
+			print_csv(out, t, o, &r);
 		else
-			print_text(out, t, &o, &r);
+			print_text(out, t, o, &r);
 		if (ferror(out))
 			break;
 	}
 	cli_diags(CMD, t);
-	if (o.json && json_footer(t, &o)) {
+}
+
+/* The document: header, records, footer.  Return: the exit status. */
+static int print_trace(struct ktr_trace *t, struct popts *o, FILE *out)
+{
+	int rc = 0;
+
+	cli_diags(CMD, t);
+	cli_pager_start();
+	if (o->json && json_header(out, t, o)) {
+		cli_error(CMD, "out of memory");
+		return 1;
+	} else if (o->csv)
+		fputs(FMT_ROW_HEADER "\n", out);
+	print_records(t, o, out);
+	if (o->json && json_footer(t, o)) {
 		cli_error(CMD, "--json: the JSON generator refused the document (a bug: please report)");
 		rc = 1;
 	}
 	if (ktr_error_count(t))
 		rc = 1;
-out:
+	return rc;
+}
+
+/* `ktrace print`: options, the records. */
+static int run(int argc, char **argv)
+{
+	struct popts o;
+	struct ktr_trace *t = NULL;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	cli_select_init(&o.sel);
+	rc = parse_options(&o, argc, argv);
+	if (rc != CLI_OPTS_GO)
+		return rc;
+	t = cli_select_open(&o.sel, CMD, o.dir);
+	if (!t)
+		return 1;
+	rc = resolve_events(t, &o);
+	if (!rc)
+		rc = print_trace(t, &o, stdout);
 	ktr_syms_free(o.syms);
 	ka_rows_free(o.rows);
 	ka_names_free(o.names);
@@ -461,4 +478,4 @@ out:
 	return rc;
 }
 
-KTRACE_COMMAND(print, "print a trace's records as text, CSV or Chrome/Perfetto JSON", run, help);
+KTRACE_COMMAND_OPTS(print, "print a trace's records as text, CSV or Chrome/Perfetto JSON", run, cmd_opts);

@@ -27,7 +27,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "consumer/consumer.h"
 #include "kclient/kclient.h"
 #include "lib/safefile.h"
@@ -46,9 +47,53 @@
 #define CMD "read"
 #define COPY_BUF (256u * 1024u)
 
-static void help(FILE *out)
+struct read_opts {
+	uint64_t bsize, nsub; /* -b, -n; 0: the default */
+	int quiet, recover, crash;
+	const char *channel;
+};
+
+enum { OPT_RECOVER = CLI_OPT_LONG, OPT_CRASH, OPT_CHANNEL };
+
+/* cli_opt_fn: -b, -n. */
+static int take_option(void *arg, int key, const char *val)
 {
-	fprintf(out,
+	struct read_opts *o = arg;
+
+	if (key == 'b' && (cli_parse_u64(val, &o->bsize) < 0 || o->bsize == 0 || o->bsize > (1u << 30))) {
+		cli_error(CMD, "option '-b': '%s' is not a sub-buffer size in bytes (1..2^30)", val);
+		return 2;
+	}
+	if (key == 'n' && (cli_parse_u64(val, &o->nsub) < 0 || o->nsub == 0 || o->nsub > (1u << 20))) {
+		cli_error(CMD, "option '-n': '%s' is not a number of sub-buffers (1..2^20)", val);
+		return 2;
+	}
+	return 0;
+}
+
+static const struct cli_opt opts[] = {
+	CLI_OPT("subbuf-size", 'b', "BYTES", "relay sub-buffer size (kernel channels only)"),
+	CLI_OPT("n-subbufs", 'n', "N", "relay sub-buffers (kernel channels only)"),
+	CLI_OPT_FLAG("quiet", 'q', struct read_opts, quiet, "no summary line"),
+	CLI_OPT_FLAG("recover", OPT_RECOVER, struct read_opts, recover,
+		     "DIR is the trace of a `ktrace record` that died:\n"
+		     "copy what its rings in /dev/shm still hold into\n"
+		     "DIR (waiting for the program if it still runs),\n"
+		     "then remove them"),
+	CLI_OPT_FLAG("crash", OPT_CRASH, struct read_opts, crash,
+		     "SRC is ktrace.ko's crash region (debugfs\n"
+		     "ktrace/crash, or its image file) kept over a panic\n"
+		     "or reboot: write its channel's records (torn ones\n"
+		     "skipped and counted) to DST"),
+	CLI_OPT_STRING("channel", OPT_CHANNEL, "NAME", struct read_opts, channel,
+		       "with --crash: the channel to convert (default:\n"
+		       "the only one holding records)"),
+	CLI_OPT_END,
+};
+
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
 		"usage: ktrace read [-b SUBBUF_SIZE] [-n N_SUBBUFS] SRC DST\n"
 		"       ktrace read --recover DIR\n"
 		"       ktrace read --crash [--channel NAME] SRC DST\n"
@@ -58,26 +103,13 @@ static void help(FILE *out)
 		"copy and print a summary.  SRC is a ktrace trace directory (it has control\n"
 		"and metadata) or a kernel channel's debugfs directory (trace0.., state).\n"
 		"DST is created (mode 0700; files 0600) or reused if it is your directory\n"
-		"holding nothing or an earlier copy (replaced); a link is refused.\n"
-		"\n"
-		"  -b, --subbuf-size BYTES  relay sub-buffer size (kernel channels only)\n"
-		"  -n, --n-subbufs N        relay sub-buffers (kernel channels only)\n"
-		"  -q, --quiet              no summary line\n"
-		"      --recover            DIR is the trace of a `ktrace record` that died:\n"
-		"                           copy what its rings in /dev/shm still hold into\n"
-		"                           DIR (waiting for the program if it still runs),\n"
-		"                           then remove them\n"
-		"      --crash              SRC is ktrace.ko's crash region (debugfs\n"
-		"                           ktrace/crash, or its image file) kept over a panic\n"
-		"                           or reboot: write its channel's records (torn ones\n"
-		"                           skipped and counted) to DST\n"
-		"      --channel NAME       with --crash: the channel to convert (default:\n"
-		"                           the only one holding records)\n"
-		"  -h, --help               this text\n"
-		"\n"
+		"holding nothing or an earlier copy (replaced); a link is refused.\n",
+	.opts = opts,
+	.tail =
 		"Exit status: 0 copied, 1 a file could not be read or written (what was\n"
-		"copied stays) or the copy has errors, 2 usage error.  See ktrace-read(1).\n");
-}
+		"copied stays) or the copy has errors, 2 usage error.  See ktrace-read(1).\n",
+	.help_column = 27,
+};
 
 /* 1 if @dir/@name exists (lstat: a link counts, and is refused later). */
 static int exists(const char *dir, const char *name)
@@ -397,93 +429,33 @@ static int read_crash_cmd(const char *src, const char *dst, const char *channel,
 	return rc;
 }
 
-static int run(int argc, char **argv)
+/* `read --crash SRC DST`: @args holds the operands. */
+static int run_crash(const struct read_opts *o, char **args, int nargs)
 {
-	static const struct option opts[] = {
-		{ "recover", no_argument, NULL, 'R' },
-		{ "crash", no_argument, NULL, 'C' },
-		{ "channel", required_argument, NULL, 'H' },
-		{ "subbuf-size", required_argument, NULL, 'b' },
-		{ "n-subbufs", required_argument, NULL, 'n' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint64_t bsize = 0, nsub = 0;
-	const char *src, *dst;
-	int c, quiet = 0, kernel, recovering = 0, crash = 0;
-	const char *channel = NULL;
-	struct stat st;
+	if (o->recover || o->bsize || o->nsub) {
+		cli_error(CMD, "--crash takes none of --recover, -b, -n");
+		return 2;
+	}
+	if (nargs != 2) {
+		cli_error(CMD, "--crash needs SRC and DST (see ktrace read --help)");
+		return 2;
+	}
+	if (same_dir(args[0], args[1])) {
+		cli_error(CMD, "%s: is the source directory", args[1]);
+		return 2;
+	}
+	return read_crash_cmd(args[0], args[1], o->channel, o->quiet);
+}
 
-	while ((c = getopt_long(argc, argv, ":b:n:qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'b':
-			if (cli_parse_u64(optarg, &bsize) < 0 || bsize == 0 || bsize > (1u << 30)) {
-				cli_error(CMD, "option '-b': '%s' is not a sub-buffer size in bytes (1..2^30)",
-					  optarg);
-				return 2;
-			}
-			break;
-		case 'n':
-			if (cli_parse_u64(optarg, &nsub) < 0 || nsub == 0 || nsub > (1u << 20)) {
-				cli_error(CMD, "option '-n': '%s' is not a number of sub-buffers (1..2^20)",
-					  optarg);
-				return 2;
-			}
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'R':
-			recovering = 1;
-			break;
-		case 'C':
-			crash = 1;
-			break;
-		case 'H':
-			channel = optarg;
-			break;
-		case 'h':
-			help(stdout);
-			return 0;
-		default:
-			return cli_bad_option(CMD, c, argc, argv);
-		}
-	}
-	if (channel && !crash) {
-		cli_error(CMD, "--channel applies to --crash only (see ktrace read --help)");
-		return 2;
-	}
-	if (crash) {
-		if (recovering || bsize || nsub) {
-			cli_error(CMD, "--crash takes none of --recover, -b, -n");
-			return 2;
-		}
-		if (argc - optind != 2) {
-			cli_error(CMD, "--crash needs SRC and DST (see ktrace read --help)");
-			return 2;
-		}
-		if (same_dir(argv[optind], argv[optind + 1])) {
-			cli_error(CMD, "%s: is the source directory", argv[optind + 1]);
-			return 2;
-		}
-		return read_crash_cmd(argv[optind], argv[optind + 1], channel, quiet);
-	}
-	if (recovering) {
-		if (argc - optind != 1) {
-			cli_error(CMD, "--recover takes one directory (see ktrace read --help)");
-			return 2;
-		}
-		return recover(argv[optind], quiet);
-	}
-	if (argc - optind != 2) {
-		cli_error(CMD, argc - optind < 2 ? "need SRC and DST (see ktrace read --help)"
-						 : "unexpected argument '%s' (see ktrace read --help)",
-			  argv[argc - 1]);
-		return 2;
-	}
-	src = argv[optind];
-	dst = argv[optind + 1];
+/*
+ * `read SRC DST`: a user trace directory (control, metadata) copied, or a
+ * kernel channel (trace0, state) read through relay; then checked.
+ */
+static int read_copy(const struct read_opts *o, const char *src, const char *dst)
+{
+	struct stat st;
+	int kernel;
+
 	if (stat(src, &st) < 0) {
 		cli_error(CMD, "%s: %s", src, strerror(errno));
 		return 1;
@@ -510,16 +482,46 @@ static int run(int argc, char **argv)
 		return 2;
 	}
 	if (kernel) {
-		int rc = read_relay(src, dst, (unsigned)bsize, (unsigned)nsub);
+		int rc = read_relay(src, dst, (unsigned)o->bsize, (unsigned)o->nsub);
 
 		/* the copy's tasks named, read back and summarised */
 		if (!rc)
 			cli_kernel_tasks(CMD, dst, "/proc");
-		return rc ? rc : check_copy(dst, quiet);
+		return rc ? rc : check_copy(dst, o->quiet);
 	}
-	if (bsize || nsub)
+	if (o->bsize || o->nsub)
 		cli_error(CMD, "warning: -b and -n apply to kernel channels only; ignored");
-	return read_user(src, dst, quiet);
+	return read_user(src, dst, o->quiet);
 }
 
-KTRACE_COMMAND(read, "copy a live or crashed session's streams to cpu0..cpuN", run, help);
+/* `ktrace read`: options, then --crash, --recover or a copy. */
+static int run(int argc, char **argv)
+{
+	struct read_opts o = { 0 };
+	int rc = cli_opts_parse(&cmd_opts, argc, argv, NULL, take_option, &o);
+
+	if (rc != CLI_OPTS_GO)
+		return rc;
+	if (o.channel && !o.crash) {
+		cli_error(CMD, "--channel applies to --crash only (see ktrace read --help)");
+		return 2;
+	}
+	if (o.crash)
+		return run_crash(&o, argv + optind, argc - optind);
+	if (o.recover) {
+		if (argc - optind != 1) {
+			cli_error(CMD, "--recover takes one directory (see ktrace read --help)");
+			return 2;
+		}
+		return recover(argv[optind], o.quiet);
+	}
+	if (argc - optind != 2) {
+		cli_error(CMD, argc - optind < 2 ? "need SRC and DST (see ktrace read --help)"
+						 : "unexpected argument '%s' (see ktrace read --help)",
+			  argv[argc - 1]);
+		return 2;
+	}
+	return read_copy(&o, argv[optind], argv[optind + 1]);
+}
+
+KTRACE_COMMAND_OPTS(read, "copy a live or crashed session's streams to cpu0..cpuN", run, cmd_opts);

@@ -20,7 +20,6 @@
  * used) or the output cannot be written, 2 usage error.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 #include <ktrace/lkst.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "formats/formats.h"
 #include "analysis/analysis.h"
 #include "cli/output.h"
@@ -54,22 +54,79 @@ struct lane {
 	uint64_t nmarks;
 };
 
+struct timeline_opts {
+	int summary; /* -s */
+	int all;     /* -a */
+	int width;   /* -w */
+	const char *svg;
+	const char *marks[MAX_MARKS]; /* -m */
+	int nmarks;
+	struct cli_select sel; /* its time range clips the intervals */
+	const char *dir;
+};
+
+/* The state of `ktrace timeline`: the lanes and what fills them. */
 struct tl {
+	struct timeline_opts o;
 	struct ktr_trace *t;
 	struct lane *lanes;
 	size_t nlanes, cap;
 	struct ka_map64 lane_of; /* tid -> lane index */
-	const char *marks[MAX_MARKS];
-	int nmarks;
 	uint64_t first, last;
 	int have_first;
 	int oom;
-	struct cli_select sel; /* its time range clips the intervals */
+	struct ka_tasks *tasks;  /* the tasks shown */
+	struct ka_names *names;  /* with --mark: the calls' names */
+	struct ktr_sched *sched; /* the states of the tasks */
+	uint64_t kevents;
 };
 
-static void help(FILE *out)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+enum { OPT_SVG = CLI_OPT_LONG };
+
+/* cli_opt_fn: -w, -m. */
+static int take_option(void *arg, int key, const char *val)
 {
-	fprintf(out,
+	struct timeline_opts *o = arg;
+	uint64_t v;
+
+	if (key == 'm') {
+		if (o->nmarks == MAX_MARKS) {
+			cli_error(CMD, "option '--mark': at most %d functions", MAX_MARKS);
+			return 2;
+		}
+		o->marks[o->nmarks++] = val;
+		return 0;
+	}
+	if (cli_parse_u64(val, &v) < 0 || v < 300 || v > 100000) { /* -w */
+		cli_error(CMD, "option '--width' needs 300..100000 pixels, not '%s'", val);
+		return 2;
+	}
+	o->width = (int)v;
+	return 0;
+}
+
+static const struct cli_opt opts[] = {
+	CLI_OPT_FLAG("summary", 's', struct timeline_opts, summary,
+		     "one line per task: time in each state, switches (how\n"
+		     "often it left a CPU)"),
+	CLI_OPT_STRING("svg", OPT_SVG, "FILE", struct timeline_opts, svg,
+		       "draw an SVG picture instead (- for standard output):\n"
+		       "a lane per task, colours per state, time axis in ms"),
+	CLI_OPT("width", 'w', "PX", "picture width (default 1200)"),
+	CLI_OPT("mark", 'm', "FUNC", "mark the calls of function FUNC (a name, or an\n"
+				     "address 0x...) on its thread's lane (repeatable, " STR(MAX_MARKS) ")"),
+	CLI_OPT_FLAG("all", 'a', struct timeline_opts, all, "every task, not only the program's"),
+	CLI_OPT_INCLUDE(cli_select_opts),
+	CLI_OPT_INCLUDE(cli_output_opts),
+	CLI_OPT_END,
+};
+
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
 		"usage: ktrace timeline [options] [DIR]\n"
 		"\n"
 		"Show when each task was running, ready (runnable, waiting for a CPU) or blocked\n"
@@ -77,24 +134,12 @@ static void help(FILE *out)
 		"`ktrace record --kernel` (or the module's LKST tracer): LKST's process trace.\n"
 		"By default the traced program and the processes and threads it started;\n"
 		"every task for a kernel-only trace.  Times are ms from the first record.\n"
-		"DIR defaults to ./ktrace.data.\n"
-		"\n"
-		"  -s, --summary         one line per task: time in each state, switches (how\n"
-		"                        often it left a CPU)\n"
-		"      --svg FILE        draw an SVG picture instead (- for standard output):\n"
-		"                        a lane per task, colours per state, time axis in ms\n"
-		"  -w, --width PX        picture width (default 1200)\n"
-		"  -m, --mark FUNC       mark the calls of function FUNC (a name, or an\n"
-		"                        address 0x...) on its thread's lane (repeatable, %d)\n"
-		"  -a, --all             every task, not only the program's\n"
-		CLI_SELECT_HELP
-		CLI_OUTPUT_HELP
-		"  -h, --help            this text\n"
-		"\n"
+		"DIR defaults to ./ktrace.data.\n",
+	.opts = opts,
+	.tail =
 		"Exit status: 0, 1 the trace has errors (all that was readable is shown) or\n"
 		"the output failed, 2 usage error.  See ktrace-timeline(1).\n",
-		MAX_MARKS);
-}
+};
 
 static struct lane *lane_get(struct tl *s, uint32_t tid, uint32_t pid)
 {
@@ -128,11 +173,11 @@ static void lane_add(struct tl *s, struct lane *l, uint64_t start, uint64_t end,
 {
 	struct iv *v;
 
-	if (start < s->sel.from)
-		start = s->sel.from;
-	if (end > s->sel.to)
-		end = s->sel.to;
-	if (start >= end && !(start == end && start >= s->sel.from && end <= s->sel.to))
+	if (start < s->o.sel.from)
+		start = s->o.sel.from;
+	if (end > s->o.sel.to)
+		end = s->o.sel.to;
+	if (start >= end && !(start == end && start >= s->o.sel.from && end <= s->o.sel.to))
 		return;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
@@ -173,12 +218,12 @@ static void on_interval(void *arg, const struct ktr_sched_iv *iv)
 /* Index of the mark @name matches, or -1. */
 static int mark_of(const struct tl *s, const char *name, uint64_t func)
 {
-	for (int i = 0; i < s->nmarks; i++) {
+	for (int i = 0; i < s->o.nmarks; i++) {
 		uint64_t a;
 
-		if (!strcmp(s->marks[i], name))
+		if (!strcmp(s->o.marks[i], name))
 			return i;
-		if (cli_parse_u64(s->marks[i], &a) == 0 && a == func && func)
+		if (cli_parse_u64(s->o.marks[i], &a) == 0 && a == func && func)
 			return i;
 	}
 	return -1;
@@ -292,7 +337,7 @@ static void print_text(FILE *out, const struct tl *s, int summary)
 			fprintf(out, "  %12.6f %12.6f %12.3f  ", ms(s, v->start), ms(s, v->end),
 				(v->end - v->start) / 1e3);
 			if (v->state >= 100)
-				fprintf(out, "call %s\n", s->marks[v->state - 100]);
+				fprintf(out, "call %s\n", s->o.marks[v->state - 100]);
 			else if (v->cpu >= 0)
 				fprintf(out, "%-8s %3d\n", ktr_task_state_name(v->state), v->cpu);
 			else
@@ -327,6 +372,140 @@ static void axis_labels(FILE *out, double left, double plot, double span, double
 			left + plot * t / span, y, t);
 }
 
+/* Where things go in the picture: the shared measures of write_svg()'s parts. */
+struct svg_geo {
+	double left, plot, span; /* the plot's left edge and width in px, its span in ms */
+	double top, lane_h, bar_h, gap;
+	double tasks_y, bottom; /* where the task lanes start, where the lanes end */
+	double step;            /* between ticks, in ms */
+	int ncpu, width;
+};
+
+static double svg_x(const struct svg_geo *g, const struct tl *s, uint64_t ns)
+{
+	return g->left + g->plot * ms(s, ns) / g->span;
+}
+
+/* The title, and the time axis on top: grid lines, labels in ms. */
+static void svg_top(FILE *out, const struct tl *s, const struct svg_geo *g)
+{
+	fprintf(out, "<text x=\"%.0f\" y=\"18\" font-size=\"13\" font-weight=\"bold\">Process states: ",
+		g->left);
+	fmt_xml_text(out, ktr_dir(s->t));
+	fprintf(out, " (%.3f ms)</text>\n", g->span);
+	for (double t = 0; t <= g->span * 1.0001; t += g->step) {
+		double x = g->left + g->plot * t / g->span;
+
+		fprintf(out, "<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" stroke=\"#e0e0e0\"/>\n",
+			x, g->top - 4, x, g->bottom);
+	}
+	fprintf(out, "<g class=\"axis-top\">\n");
+	axis_labels(out, g->left, g->plot, g->span, g->step, g->top - 8);
+	fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">time (ms)</text>\n</g>\n",
+		g->left - 6, g->top - 8);
+}
+
+/* CPU @c's lane: what ran there, a colour per task, its name as the tooltip. */
+static void svg_cpu_lane(FILE *out, const struct tl *s, const struct svg_geo *g, int c)
+{
+	double y = g->top + g->lane_h * c, bar_y = y + (g->lane_h - g->bar_h) / 2;
+	char label[128];
+
+	fprintf(out, "<g class=\"cpu\">\n<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">CPU %d</text>\n",
+		g->left - 6, y + g->lane_h / 2 + 4, c);
+	for (size_t i = 0; i < s->nlanes; i++) {
+		const struct lane *l = &s->lanes[i];
+		struct fmt_svg_bar p = { 0, 0, 0 };
+		const char *colour = task_colour(l->tid);
+		int any = 0;
+
+		for (size_t k = 0; k < l->n; k++) {
+			const struct iv *v = &l->v[k];
+
+			if (v->state != KTR_TASK_RUNNING || v->cpu != c)
+				continue;
+			if (!any) {
+				fprintf(out, "<g><title>");
+				fmt_xml_text(out, task_label(s, l, label, sizeof(label)));
+				fprintf(out, "</title>\n");
+				any = 1;
+			}
+			fmt_svg_bar_add(out, &p, svg_x(g, s, v->start), svg_x(g, s, v->end), bar_y, g->bar_h,
+					colour);
+		}
+		if (any) {
+			fmt_svg_bar_flush(out, &p, bar_y, g->bar_h, colour);
+			fprintf(out, "</g>\n");
+		}
+	}
+	fprintf(out, "</g>\n");
+}
+
+/* Task lane @i: its label, its states, its marked calls (a bracket over the bar, with a tooltip). */
+static void svg_task_lane(FILE *out, const struct tl *s, const struct svg_geo *g, size_t i)
+{
+	const struct lane *l = &s->lanes[i];
+	double y = g->tasks_y + g->lane_h * (double)i, bar_y = y + (g->lane_h - g->bar_h) / 2;
+	struct fmt_svg_bar p[5] = { { 0, 0, 0 } };
+	char label[128];
+
+	fprintf(out, "<g class=\"task\">\n<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", g->left - 6,
+		y + g->lane_h / 2 + 4);
+	fmt_xml_text(out, task_label(s, l, label, sizeof(label)));
+	fprintf(out, "</text>\n");
+	for (size_t k = 0; k < l->n; k++) {
+		const struct iv *v = &l->v[k];
+
+		if (v->state >= 100 || v->state > 4)
+			continue;
+		fmt_svg_bar_add(out, &p[v->state], svg_x(g, s, v->start), svg_x(g, s, v->end), bar_y,
+				g->bar_h, state_colour[v->state]);
+	}
+	for (int st = 0; st < 5; st++)
+		fmt_svg_bar_flush(out, &p[st], bar_y, g->bar_h, state_colour[st]);
+	for (size_t k = 0; k < l->n; k++) {
+		const struct iv *v = &l->v[k];
+		double x0 = svg_x(g, s, v->start), x1 = svg_x(g, s, v->end);
+
+		if (v->state < 100)
+			continue;
+		fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"4\" fill=\"%s\">"
+			     "<title>",
+			x0, y + 1, x1 - x0 < 1 ? 1 : x1 - x0, mark_colour[v->state - 100]);
+		fmt_xml_text(out, s->o.marks[v->state - 100]);
+		fprintf(out, " %.3f ms</title></rect>\n", (v->end - v->start) / 1e6);
+	}
+	fprintf(out, "</g>\n");
+}
+
+/* The time axis below the lanes, then the legend: the states, the marks, the CPU lanes. */
+static void svg_bottom(FILE *out, const struct tl *s, const struct svg_geo *g)
+{
+	static const int order[] = { KTR_TASK_RUNNING, KTR_TASK_READY, KTR_TASK_BLOCKED };
+	double y = g->bottom + 44, x = g->left;
+
+	fprintf(out, "<g class=\"axis-bottom\">\n");
+	axis_labels(out, g->left, g->plot, g->span, g->step, g->bottom + 14);
+	fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">time (ms)</text>\n</g>\n",
+		g->left + g->plot / 2, g->bottom + 28);
+	for (int i = 0; i < 3; i++, x += 110) {
+		fprintf(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"10\" fill=\"%s\"/>"
+			     "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n",
+			x, y, state_colour[order[i]], x + 18, y + 9, ktr_task_state_name(order[i]));
+	}
+	for (int i = 0; i < s->o.nmarks; i++, x += 160) {
+		fprintf(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"4\" fill=\"%s\"/>"
+			     "<text x=\"%.0f\" y=\"%.0f\">calls of ",
+			x, y + 3, mark_colour[i], x + 18, y + 9);
+		fmt_xml_text(out, s->o.marks[i]);
+		fprintf(out, "</text>\n");
+	}
+	if (g->ncpu)
+		fprintf(out, "<text x=\"%.0f\" y=\"%.0f\">CPU lanes: a colour per task (its name "
+			     "in the tooltip)</text>\n",
+			x, y + 9);
+}
+
 /*
  * The picture, top to bottom: the title; the time axis (ms); a lane per CPU
  * showing which of the shown tasks ran there (a colour per task, its name
@@ -335,308 +514,189 @@ static void axis_labels(FILE *out, double left, double plot, double span, double
  */
 static int write_svg(const char *file, const struct tl *s, int width)
 {
-	const double left = 200, right = 20, top = 52, lane_h = 22, bar_h = 14, gap = 12;
-	double plot = width - left - right, span = (s->last - s->first) / 1e6, step;
-	int ncpu = max_cpu(s) + 1;
-	double tasks_y = top + lane_h * ncpu + (ncpu ? gap : 0);
-	double bottom = tasks_y + lane_h * (double)s->nlanes;
-	double height = bottom + 70;
+	struct svg_geo g = { .left = 200, .top = 52, .lane_h = 22, .bar_h = 14, .gap = 12,
+			     .width = width };
 	struct cli_out o;
-	char title[4200], label[128];
-	FILE *out;
+	char title[4200];
 
+	g.plot = width - g.left - 20;
+	g.span = (s->last - s->first) / 1e6;
+	g.ncpu = max_cpu(s) + 1;
+	g.tasks_y = g.top + g.lane_h * g.ncpu + (g.ncpu ? g.gap : 0);
+	g.bottom = g.tasks_y + g.lane_h * (double)s->nlanes;
 	if (cli_out_open(CMD, &o, file))
 		return 1;
-	out = o.f;
-	if (span <= 0)
-		span = 1e-3;
+	if (g.span <= 0)
+		g.span = 1e-3;
+	g.step = fmt_tick_step(g.span, 10);
 	snprintf(title, sizeof(title), "ktrace timeline %s", ktr_dir(s->t));
-	fmt_svg_begin(out, width, height, title);
-	fprintf(out, "<text x=\"%.0f\" y=\"18\" font-size=\"13\" font-weight=\"bold\">Process states: ",
-		left);
-	fmt_xml_text(out, ktr_dir(s->t));
-	fprintf(out, " (%.3f ms)</text>\n", span);
-	/* time axis: grid lines, labels in ms above and below the lanes */
-	step = fmt_tick_step(span, 10);
-	for (double t = 0; t <= span * 1.0001; t += step) {
-		double x = left + plot * t / span;
-
-		fprintf(out, "<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" stroke=\"#e0e0e0\"/>\n",
-			x, top - 4, x, bottom);
-	}
-	fprintf(out, "<g class=\"axis-top\">\n");
-	axis_labels(out, left, plot, span, step, top - 8);
-	fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">time (ms)</text>\n</g>\n",
-		left - 6, top - 8);
-	/* CPU lanes: what ran where */
-	for (int c = 0; c < ncpu; c++) {
-		double y = top + lane_h * c;
-
-		fprintf(out, "<g class=\"cpu\">\n<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">CPU %d</text>\n",
-			left - 6, y + lane_h / 2 + 4, c);
-		for (size_t i = 0; i < s->nlanes; i++) {
-			const struct lane *l = &s->lanes[i];
-			struct fmt_svg_bar p = { 0, 0, 0 };
-			const char *colour = task_colour(l->tid);
-			int any = 0;
-
-			for (size_t k = 0; k < l->n; k++) {
-				const struct iv *v = &l->v[k];
-
-				if (v->state != KTR_TASK_RUNNING || v->cpu != c)
-					continue;
-				if (!any) {
-					fprintf(out, "<g><title>");
-					fmt_xml_text(out, task_label(s, l, label, sizeof(label)));
-					fprintf(out, "</title>\n");
-					any = 1;
-				}
-				fmt_svg_bar_add(out, &p, left + plot * ms(s, v->start) / span,
-						left + plot * ms(s, v->end) / span, y + (lane_h - bar_h) / 2, bar_h,
-						colour);
-			}
-			if (any) {
-				fmt_svg_bar_flush(out, &p, y + (lane_h - bar_h) / 2, bar_h, colour);
-				fprintf(out, "</g>\n");
-			}
-		}
-		fprintf(out, "</g>\n");
-	}
-	if (ncpu)
-		fprintf(out, "<line x1=\"0\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#999999\"/>\n",
-			tasks_y - gap / 2, width, tasks_y - gap / 2);
-	for (size_t i = 0; i < s->nlanes; i++) {
-		const struct lane *l = &s->lanes[i];
-		double y = tasks_y + lane_h * (double)i;
-		struct fmt_svg_bar p[5] = { { 0, 0, 0 } };
-
-		fprintf(out, "<g class=\"task\">\n<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", left - 6,
-			y + lane_h / 2 + 4);
-		fmt_xml_text(out, task_label(s, l, label, sizeof(label)));
-		fprintf(out, "</text>\n");
-		for (size_t k = 0; k < l->n; k++) {
-			const struct iv *v = &l->v[k];
-			double x0 = left + plot * ms(s, v->start) / span, x1 = left + plot * ms(s, v->end) / span;
-
-			if (v->state >= 100 || v->state > 4)
-				continue;
-			fmt_svg_bar_add(out, &p[v->state], x0, x1, y + (lane_h - bar_h) / 2, bar_h,
-				 state_colour[v->state]);
-		}
-		for (int st = 0; st < 5; st++)
-			fmt_svg_bar_flush(out, &p[st], y + (lane_h - bar_h) / 2, bar_h, state_colour[st]);
-		/* marked calls: a bracket over the bar, with a tooltip */
-		for (size_t k = 0; k < l->n; k++) {
-			const struct iv *v = &l->v[k];
-			double x0 = left + plot * ms(s, v->start) / span, x1 = left + plot * ms(s, v->end) / span;
-
-			if (v->state < 100)
-				continue;
-			fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"4\" fill=\"%s\">"
-				     "<title>",
-				x0, y + 1, x1 - x0 < 1 ? 1 : x1 - x0, mark_colour[v->state - 100]);
-			fmt_xml_text(out, s->marks[v->state - 100]);
-			fprintf(out, " %.3f ms</title></rect>\n", (v->end - v->start) / 1e6);
-		}
-		fprintf(out, "</g>\n");
-	}
-	fprintf(out, "<g class=\"axis-bottom\">\n");
-	axis_labels(out, left, plot, span, step, bottom + 14);
-	fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">time (ms)</text>\n</g>\n",
-		left + plot / 2, bottom + 28);
-	/* legend */
-	{
-		double y = bottom + 44, x = left;
-		static const int order[] = { KTR_TASK_RUNNING, KTR_TASK_READY, KTR_TASK_BLOCKED };
-
-		for (int i = 0; i < 3; i++, x += 110) {
-			fprintf(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"10\" fill=\"%s\"/>"
-				     "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n",
-				x, y, state_colour[order[i]], x + 18, y + 9, ktr_task_state_name(order[i]));
-		}
-		for (int i = 0; i < s->nmarks; i++, x += 160) {
-			fprintf(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"4\" fill=\"%s\"/>"
-				     "<text x=\"%.0f\" y=\"%.0f\">calls of ",
-				x, y + 3, mark_colour[i], x + 18, y + 9);
-			fmt_xml_text(out, s->marks[i]);
-			fprintf(out, "</text>\n");
-		}
-		if (ncpu)
-			fprintf(out, "<text x=\"%.0f\" y=\"%.0f\">CPU lanes: a colour per task (its name "
-				     "in the tooltip)</text>\n",
-				x, y + 9);
-	}
-	fmt_svg_end(out);
+	fmt_svg_begin(o.f, width, g.bottom + 70, title);
+	svg_top(o.f, s, &g);
+	for (int c = 0; c < g.ncpu; c++)
+		svg_cpu_lane(o.f, s, &g, c);
+	if (g.ncpu)
+		fprintf(o.f, "<line x1=\"0\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#999999\"/>\n",
+			g.tasks_y - g.gap / 2, width, g.tasks_y - g.gap / 2);
+	for (size_t i = 0; i < s->nlanes; i++)
+		svg_task_lane(o.f, s, &g, i);
+	svg_bottom(o.f, s, &g);
+	fmt_svg_end(o.f);
 	return cli_out_close(CMD, &o);
 }
 
-static int run(int argc, char **argv)
+/* Open the trace and what reads it: the tasks shown, their states, the marked calls' names. */
+static int timeline_open(struct tl *s)
 {
-	enum { OPT_SVG = CLI_OPT_SELECT_END };
-	static const struct option opts[] = {
-		{ "summary", no_argument, NULL, 's' }, { "svg", required_argument, NULL, OPT_SVG },
-		{ "width", required_argument, NULL, 'w' },  { "mark", required_argument, NULL, 'm' },
-		{ "all", no_argument, NULL, 'a' },          { "help", no_argument, NULL, 'h' },
-		CLI_SELECT_LONGOPTS, CLI_OUTPUT_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *svg = NULL, *dir;
-	int summary = 0, all = 0, width = 1200, c, rc = 0, r2;
-	struct tl s;
-	struct ka_tasks *tasks = NULL;
-	struct ka_names *names = NULL;
-	struct ktr_sched *sched = NULL;
-	struct ka_progress *prog;
-	struct ktr_rec r;
-	uint64_t v, kevents = 0;
-
-	memset(&s, 0, sizeof(s));
-	cli_select_init(&s.sel);
-	while ((c = getopt_long(argc, argv, ":sw:m:ap:h", opts, NULL)) != -1) {
-		if ((r2 = cli_select_option(&s.sel, CMD, c, optarg)) != 0 ||
-		    (r2 = cli_output_option(CMD, c, optarg)) != 0) {
-			if (r2 < 0)
-				return 2;
-			continue;
-		}
-		switch (c) {
-		case 's':
-			summary = 1;
-			break;
-		case OPT_SVG:
-			svg = optarg;
-			break;
-		case 'w':
-			if (cli_parse_u64(optarg, &v) < 0 || v < 300 || v > 100000) {
-				cli_error(CMD, "option '--width' needs 300..100000 pixels, not '%s'", optarg);
-				return 2;
-			}
-			width = (int)v;
-			break;
-		case 'm':
-			if (s.nmarks == MAX_MARKS) {
-				cli_error(CMD, "option '--mark': at most %d functions", MAX_MARKS);
-				return 2;
-			}
-			s.marks[s.nmarks++] = optarg;
-			break;
-		case 'a':
-			all = 1;
-			break;
-		case 'h':
-			help(stdout);
-			return 0;
-		default:
-			return cli_bad_option(CMD, c, argc, argv);
-		}
-	}
-	dir = cli_select_dir(CMD, argc, argv, optind);
-	if (!dir)
-		return 2;
-	s.t = cli_select_open(&s.sel, CMD, dir);
-	if (!s.t)
+	s->t = cli_select_open(&s->o.sel, CMD, s->o.dir);
+	if (!s->t)
 		return 1;
-	cli_diags(CMD, s.t);
-	tasks = ka_tasks_new(s.t, all, &s.sel.pids, &s.sel.tids);
-	sched = ktr_sched_new(0, on_interval, &s);
-	if (s.nmarks)
-		names = ka_names_new(s.t, s.sel.demangle);
-	if (!tasks || !sched || (s.nmarks && !names)) {
+	cli_diags(CMD, s->t);
+	s->tasks = ka_tasks_new(s->t, s->o.all, &s->o.sel.pids, &s->o.sel.tids);
+	s->sched = ktr_sched_new(0, on_interval, s);
+	if (s->o.nmarks)
+		s->names = ka_names_new(s->t, s->o.sel.demangle);
+	if (!s->tasks || !s->sched || (s->o.nmarks && !s->names)) {
 		cli_error(CMD, "out of memory");
-		rc = 1;
-		goto out;
+		return 1;
 	}
-	ktr_sched_follow(sched, ka_tasks_want, tasks);
-	prog = ka_progress_start(s.t, CMD, 0);
-	while (ktr_next(s.t, &r)) {
+	ktr_sched_follow(s->sched, ka_tasks_want, s->tasks);
+	return 0;
+}
+
+/* A call of a marked function on its thread's lane. */
+static void timeline_mark(struct tl *s, const struct ktr_rec *r)
+{
+	struct ktr_call call;
+	struct lane *l;
+	int m;
+
+	if (!ktr_call_decode(s->t, r, &call) || !cli_select_call(&s->o.sel, &call) ||
+	    (m = mark_of(s, ka_names_call(s->names, &call), call.func)) < 0)
+		return;
+	l = lane_get(s, call.tid, call.pid);
+	if (l) {
+		lane_add(s, l, call.entry_ns, call.exit_ns, call.cpu, 100 + m);
+		l->nmarks++;
+	}
+}
+
+/* One record: the time span, the switches, the states, the marked calls. */
+static void timeline_feed(struct tl *s, const struct ktr_rec *r)
+{
+	if (!s->have_first) {
+		s->first = r->ns;
+		s->have_first = 1;
+	}
+	if (r->ns > s->last)
+		s->last = r->ns;
+	if (r->kind == KTR_RECORD && r->cls == KTRACE_CLASS_KEVENT) {
+		s->kevents++;
+		/*
+		 * A switch is the task leaving a CPU (preempted, to
+		 * sleep, at exit): its context switches.  Not its
+		 * intervals: a sleep is two, blocked then ready.
+		 */
+		if (r->id == KTRACE_LKST_PROCESS_CONTEXTSWITCH && r->nwords >= 2 && r->w[1] &&
+		    r->ns >= s->o.sel.from && r->ns <= s->o.sel.to) {
+			struct lane *l = lane_get(s, (uint32_t)r->w[1], 0);
+
+			if (l)
+				l->switches++;
+		}
+	}
+	ka_tasks_feed(s->tasks, r);
+	ktr_sched_feed(s->sched, s->t, r);
+	if (s->o.nmarks && r->kind == KTR_RECORD && r->cls == KTRACE_CLASS_CALL)
+		timeline_mark(s, r);
+}
+
+/* One pass over the records, then what is missing said. */
+static void timeline_read(struct tl *s)
+{
+	struct ka_progress *prog = ka_progress_start(s->t, CMD, 0);
+	struct ktr_rec r;
+
+	while (ktr_next(s->t, &r)) {
 		ka_progress_rec(prog, &r);
-		cli_diags(CMD, s.t);
-		if (!s.have_first) {
-			s.first = r.ns;
-			s.have_first = 1;
-		}
-		if (r.ns > s.last)
-			s.last = r.ns;
-		if (r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_KEVENT) {
-			kevents++;
-			/*
-			 * A switch is the task leaving a CPU (preempted, to
-			 * sleep, at exit): its context switches.  Not its
-			 * intervals: a sleep is two, blocked then ready.
-			 */
-			if (r.id == KTRACE_LKST_PROCESS_CONTEXTSWITCH && r.nwords >= 2 && r.w[1] &&
-			    r.ns >= s.sel.from && r.ns <= s.sel.to) {
-				struct lane *l = lane_get(&s, (uint32_t)r.w[1], 0);
-
-				if (l)
-					l->switches++;
-			}
-		}
-		ka_tasks_feed(tasks, &r);
-		ktr_sched_feed(sched, s.t, &r);
-		if (s.nmarks && r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL) {
-			struct ktr_call call;
-			int m;
-
-			if (ktr_call_decode(s.t, &r, &call) && cli_select_call(&s.sel, &call) &&
-			    (m = mark_of(&s, ka_names_call(names, &call), call.func)) >= 0) {
-				struct lane *l = lane_get(&s, call.tid, call.pid);
-
-				if (l) {
-					lane_add(&s, l, call.entry_ns, call.exit_ns, call.cpu, 100 + m);
-					l->nmarks++;
-				}
-			}
-		}
+		cli_diags(CMD, s->t);
+		timeline_feed(s, &r);
 	}
 	ka_progress_end(prog);
-	ktr_sched_finish(sched, s.last);
-	cli_diags(CMD, s.t);
-	if (!kevents)
+	ktr_sched_finish(s->sched, s->last);
+	cli_diags(CMD, s->t);
+	if (!s->kevents)
 		cli_error(CMD, "%s: no kernel events (record with `ktrace record --kernel`); "
-			       "nothing to show but marked calls", ktr_dir(s.t));
-	if (s.oom)
+			       "nothing to show but marked calls", ktr_dir(s->t));
+	if (s->oom)
 		cli_error(CMD, "out of memory: some intervals are missing");
-	{
-		/* lanes without any interval (filtered tasks never get one) go */
-		size_t n = 0;
+}
 
-		for (size_t i = 0; i < s.nlanes; i++) {
-			if (s.lanes[i].n)
-				s.lanes[n++] = s.lanes[i];
-			else
-				free(s.lanes[i].v);
+/* The lanes laid out: empty ones gone, sorted by task and by time, the span clipped to --time-range. */
+static void timeline_layout(struct tl *s)
+{
+	size_t n = 0;
+
+	/* lanes without any interval (filtered tasks never get one) go */
+	for (size_t i = 0; i < s->nlanes; i++) {
+		if (s->lanes[i].n)
+			s->lanes[n++] = s->lanes[i];
+		else
+			free(s->lanes[i].v);
+	}
+	s->nlanes = n;
+	if (s->nlanes)
+		qsort(s->lanes, s->nlanes, sizeof(*s->lanes), cmp_lane);
+	for (size_t i = 0; i < s->nlanes; i++)
+		qsort(s->lanes[i].v, s->lanes[i].n, sizeof(struct iv), cmp_iv);
+	if (s->o.sel.from > s->first)
+		s->first = s->o.sel.from;
+	if (s->o.sel.to < s->last)
+		s->last = s->o.sel.to;
+}
+
+static void timeline_free(struct tl *s)
+{
+	for (size_t i = 0; i < s->nlanes; i++)
+		free(s->lanes[i].v);
+	free(s->lanes);
+	ka_map64_free(&s->lane_of);
+	ktr_sched_free(s->sched);
+	ka_tasks_free(s->tasks);
+	ka_names_free(s->names);
+	cli_select_free(&s->o.sel);
+	ktr_close(s->t);
+}
+
+/* `ktrace timeline`: options, one pass over the records, the text or the picture. */
+static int run(int argc, char **argv)
+{
+	struct tl s;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	s.o.width = 1200;
+	cli_select_init(&s.o.sel);
+	rc = cli_opts_parse_dir(&cmd_opts, argc, argv, &s.o.sel, take_option, &s.o, &s.o.dir);
+	if (rc != CLI_OPTS_GO) {
+		cli_select_free(&s.o.sel);
+		return rc;
+	}
+	rc = timeline_open(&s);
+	if (!rc) {
+		timeline_read(&s);
+		timeline_layout(&s);
+		if (s.o.svg) {
+			rc = write_svg(s.o.svg, &s, s.o.width);
+		} else {
+			cli_pager_start();
+			print_text(stdout, &s, s.o.summary);
 		}
-		s.nlanes = n;
+		if (!rc && (ktr_error_count(s.t) || s.oom))
+			rc = 1;
 	}
-	if (s.nlanes)
-		qsort(s.lanes, s.nlanes, sizeof(*s.lanes), cmp_lane);
-	for (size_t i = 0; i < s.nlanes; i++)
-		qsort(s.lanes[i].v, s.lanes[i].n, sizeof(struct iv), cmp_iv);
-	if (s.sel.from > s.first)
-		s.first = s.sel.from;
-	if (s.sel.to < s.last)
-		s.last = s.sel.to;
-	if (svg) {
-		rc = write_svg(svg, &s, width);
-	} else {
-		cli_pager_start();
-		print_text(stdout, &s, summary);
-	}
-	if (!rc && (ktr_error_count(s.t) || s.oom))
-		rc = 1;
-out:
-	for (size_t i = 0; i < s.nlanes; i++)
-		free(s.lanes[i].v);
-	free(s.lanes);
-	ka_map64_free(&s.lane_of);
-	ktr_sched_free(sched);
-	ka_tasks_free(tasks);
-	ka_names_free(names);
-	cli_select_free(&s.sel);
-	ktr_close(s.t);
+	timeline_free(&s);
 	return rc;
 }
 
-KTRACE_COMMAND(timeline, "per-task running/ready/blocked timeline from kernel events, text or SVG",
-	       run, help);
+KTRACE_COMMAND_OPTS(timeline, "per-task running/ready/blocked timeline from kernel events, text or SVG",
+		    run, cmd_opts);

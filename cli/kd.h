@@ -21,11 +21,13 @@ struct kopts {
 	uint64_t min_ns;    /* -t */
 	int have_min;
 	const char *fields; /* -f */
+	int fields_given;
 	char sort;          /* -s */
 	int calls, longfmt, interlace, usec, verbose;
 	enum kd_format format;
 	size_t sort_mem;
 	struct cli_select sel;
+	const char *dir;
 };
 
 struct kd {

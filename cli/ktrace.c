@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "cli/output.h"
 #include "kclient/kclient.h"
 
@@ -78,7 +79,10 @@ static int help_cmd(int argc, char **argv)
 		cli_error(NULL, "no help for '%s': not a ktrace command (see ktrace --help)", argv[1]);
 		return 2;
 	}
-	c->help(stdout);
+	if (c->help)
+		c->help(stdout);
+	else
+		cli_opts_help(stdout, c->opts);
 	return 0;
 }
 

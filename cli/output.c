@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "cli/output.h"
 
 static int no_pager;
@@ -19,6 +20,15 @@ static enum cli_when color_when = CLI_AUTO;
 static int color_state = -1; /* decided: 0 or 1 */
 static int stdout_tty = -1;  /* standard output was a terminal before any pager */
 static pid_t pager_pid;
+
+/* The output options of a command's table (cli/options.h). */
+const struct cli_opt cli_output_opts[] = {
+	CLI_OPT("no-pager", CLI_OPT_NO_PAGER, NULL,
+		"do not page the output on a terminal ($PAGER, less -FRX)"),
+	CLI_OPT("color", CLI_OPT_COLOR, "[=WHEN]", "colours: auto (default: on a terminal), always, never"),
+	CLI_OPT("colour", CLI_OPT_COLOR, "[=WHEN]", NULL),
+	CLI_OPT_END,
+};
 
 void cli_output_no_pager(void)
 {

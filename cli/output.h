@@ -24,17 +24,11 @@
 /* Colour choices. */
 enum cli_when { CLI_AUTO = -1, CLI_NEVER = 0, CLI_ALWAYS = 1 };
 
-/* Long options the reading subcommands accept for this (see cli_output_option()). */
+/*
+ * Keys of the long options the reading subcommands accept for this: their
+ * table, cli_output_opts[], is in cli/options.h (see cli_output_option()).
+ */
 enum { CLI_OPT_NO_PAGER = 0x1100, CLI_OPT_COLOR };
-
-#define CLI_OUTPUT_LONGOPTS                                            \
-	{ "no-pager", no_argument, NULL, CLI_OPT_NO_PAGER },           \
-	{ "color", optional_argument, NULL, CLI_OPT_COLOR },           \
-	{ "colour", optional_argument, NULL, CLI_OPT_COLOR }
-
-#define CLI_OUTPUT_HELP                                                                   \
-	"      --no-pager         do not page the output on a terminal ($PAGER, less -FRX)\n" \
-	"      --color[=WHEN]     colours: auto (default: on a terminal), always, never\n"
 
 /**
  * cli_output_option() - take --no-pager / --color[=WHEN].

@@ -10,7 +10,20 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli/options.h"
 #include "cli/select.h"
+
+/* The selection options of a command's table (cli/options.h); CLI_SELECT_HELP says the same. */
+const struct cli_opt cli_select_opts[] = {
+	CLI_OPT("pid", 'p', "LIST", "only these processes (comma-separated ids)"),
+	CLI_OPT("tid", CLI_OPT_TID, "LIST", "only these threads"),
+	CLI_OPT("time-range", CLI_OPT_RANGE, "START~END",
+		"only calls (records) inside [START, END]; a bound with a\n"
+		"unit (ns, us, ms, s, m) counts from the trace's origin,\n"
+		"a bare number is CLOCK_MONOTONIC ns; one may be omitted"),
+	CLI_OPT("no-demangle", CLI_OPT_NO_DEMANGLE, NULL, "C++ names as mangled in the symbol table"),
+	CLI_OPT_END,
+};
 
 void cli_select_init(struct cli_select *s)
 {

@@ -18,8 +18,12 @@
  *                    CLOCK_MONOTONIC time in ns, as `ktrace print` shows it
  *   --no-demangle    C++ names as the symbol table spells them
  *
- * Usage in a subcommand: add CLI_SELECT_LONGOPTS to the long options, and
- * give every option getopt_long() returns to cli_select_option() first.
+ * Usage in a subcommand: CLI_OPT_INCLUDE(cli_select_opts) in its option
+ * table and its struct cli_select to cli_opts_parse() (cli/options.h).
+ * (cmd_export.c, not on cli/options.h yet, adds CLI_SELECT_LONGOPTS to its
+ * long options and CLI_SELECT_HELP to its help, and gives every option
+ * getopt_long() returns to cli_select_option() first; tests/cli_options.sh
+ * checks that those lines stay those of cli_select_opts[].)
  */
 #ifndef KTRACE_CLI_SELECT_H
 #define KTRACE_CLI_SELECT_H
@@ -30,7 +34,7 @@
 #include "analysis/analysis.h"
 #include "reader/reader.h"
 
-/* Long-option values (above every short option). */
+/* Long-option keys (above every short option and CLI_OPT_LONG + 0xeff). */
 enum {
 	CLI_OPT_TID = 0x1000,
 	CLI_OPT_PID,
@@ -45,7 +49,7 @@ enum {
 	{ "time-range", required_argument, NULL, CLI_OPT_RANGE },               \
 	{ "no-demangle", no_argument, NULL, CLI_OPT_NO_DEMANGLE }
 
-/* The help text lines of those options. */
+/* The help text lines of those options (cmd_export.c's; cli_select_opts[]'s are the same). */
 #define CLI_SELECT_HELP                                                                   \
 	"  -p, --pid LIST         only these processes (comma-separated ids)\n"               \
 	"      --tid LIST         only these threads\n"                                       \
