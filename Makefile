@@ -18,7 +18,8 @@
 # (`ktrace record` streaming to disk), kclient/ the clients of the kernel's
 # tracing interfaces (tracefs, /proc/kft, ktrace.ko's debugfs files and relay
 # channels), analysis/ what the reports compute (profiles, call traces, task
-# selection), formats/ the output formats' writers (text, CSV, JSON, SVG),
+# selection), formats/ the output formats' writers (text, CSV, JSON, SVG,
+# Perfetto, CTF),
 # cli/ the ktrace command, kmod/ the kernel module, tests/ (NAME.c or
 # NAME.sh -> build/tests/NAME.t), bench/, examples/, fuzz/.
 
@@ -65,7 +66,9 @@ endif
 # yajl writes every JSON document (formats/json.c): it validates UTF-8
 JSON_CFLAGS := $(shell pkg-config --cflags yajl 2>/dev/null)
 JSON_LIBS := $(shell pkg-config --libs yajl 2>/dev/null || echo -lyajl)
-# libbabeltrace2 writes CTF (cli/export_ctf.c: its sink.ctf.fs component)
+# libbabeltrace2 writes CTF (formats/ctf.c: its sink.ctf.fs component); in
+# libktrace-formats.a its object is linked only by programs that call it
+# (ktrace), and the fuzz build leaves it out (fuzz/Makefile)
 BT2_CFLAGS := $(shell pkg-config --cflags babeltrace2 2>/dev/null)
 BT2_LIBS := $(shell pkg-config --libs babeltrace2 2>/dev/null || echo -lbabeltrace2)
 # protobuf-c packs Perfetto's trace messages (formats/perfetto.c); protoc-c
@@ -176,7 +179,7 @@ $(KTRACE): $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATS
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACECMD_LIBS) $(TRACEFS_LIBS) $(JSON_LIBS) $(BT2_LIBS) $(PB_LIBS) $(AUDIT_LIBS) $(LDLIBS) -ldl -lm
 $(B)/obj/kclient/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 $(B)/obj/kclient/tracedat.o: CPPFLAGS += $(TRACECMD_CFLAGS)
-$(B)/obj/cli/export_ctf.o: CPPFLAGS += $(BT2_CFLAGS)
+$(B)/obj/formats/ctf.o: CPPFLAGS += $(BT2_CFLAGS)
 
 $(B)/gen/.stamp: $(addprefix $(PB_DIR)/,$(PB_PROTOS))
 	@mkdir -p $(dir $@)

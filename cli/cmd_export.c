@@ -32,7 +32,7 @@
  *                     comm, category, name, args ("k=v;k=v").
  *   ctf               a CTF 1.8 trace directory (-o OUTDIR, required) for
  *                     babeltrace2 and Trace Compass, written by
- *                     libbabeltrace2's sink.ctf.fs (cli/export_ctf.c: calls
+ *                     libbabeltrace2's sink.ctf.fs (formats/ctf.c: calls
  *                     as LTTng-UST func_entry/func_exit events, every other
  *                     record as an event of its own class, gaps as
  *                     ktrace:lost events).
@@ -51,7 +51,7 @@
  * them).  Long exports show progress on a terminal (analysis/progress.c).
  *
  * CTF reads the trace twice (calls sorted by entry time first, bounded
- * memory: cli/export_ctf.c).
+ * memory; see export_ctf()).
  *
  * Exit status: 0, 1 the trace has errors (everything readable was
  * exported) or the output failed, 2 usage error.
@@ -69,7 +69,6 @@
 #include "formats/formats.h"
 #include "analysis/analysis.h"
 #include "cli/output.h"
-#include "cli/export_ctf.h"
 #include "cli/select.h"
 #include "kclient/kclient.h"
 #include "reader/reader.h"
@@ -655,6 +654,292 @@ static int export_folded(struct ex *x)
 	return rc < 0;
 }
 
+/* ---- CTF (formats/ctf.c) ------------------------------------------------------ */
+
+/*
+ * babeltrace2 pulls the events in time order.  CALL records come when a
+ * call returns, with its entry time: the first pass over the trace sorts
+ * the calls by entry time (ktr_callsort_*(), bounded memory, temporary
+ * files beyond 64 MiB); the second merges three ordered sources: the other
+ * records (ktr_next() skipping calls), the sorted calls' entries, and a
+ * heap of the exits of the calls entered so far (at most the open calls).
+ * At one instant: an exit at the same or a greater depth than a call
+ * entering, then entries, then records, then the other exits.
+ */
+struct ctfx {
+	struct ex *x;
+	struct fmt_ctf *w;
+	struct ktr_callsort *cs;
+	struct ka_progress *prog;
+	struct ka_map64 cls_of; /* (record class, id, argument count) -> fmt_ctf_event_class() */
+	struct ktr_rec rec;
+	int have_rec, recs_done;
+	struct ktr_callent call;
+	int have_call, calls_done;
+	struct ktr_exits exits; /* the calls entered, their exits still to come */
+	uint64_t vals[KTRACE_MAX_WORDS];
+};
+
+/* The writer's errors: after the progress line is gone. */
+static void ctf_report(void *arg, const char *msg)
+{
+	struct ctfx *c = arg;
+
+	ka_progress_end(c->prog);
+	c->prog = NULL;
+	cli_error(CMD, "%s", msg);
+}
+
+/* First pass: every selected call into the sorter, by entry time. */
+static int ctf_sort_calls(struct ctfx *c)
+{
+	struct ktr_trace *t = c->x->t;
+	struct ka_progress *prog = ka_progress_start(t, CMD, 0);
+	struct ktr_rec r;
+	int rc = 0;
+
+	while (ktr_next(t, &r)) {
+		struct ktr_call call;
+
+		ka_progress_rec(prog, &r);
+		cli_diags(CMD, t);
+		if (r.kind != KTR_RECORD || r.cls != KTRACE_CLASS_CALL)
+			continue;
+		if (!ktr_call_decode(t, &r, &call) || !cli_select_call(&c->x->sel, &call))
+			continue;
+		if ((rc = ktr_callsort_add_call(c->cs, &call, call.key, 0)) < 0) {
+			cli_error(CMD, "sorting the calls: %s (temporary files in $TMPDIR or /tmp)",
+				  strerror(-rc));
+			break;
+		}
+	}
+	cli_diags(CMD, t);
+	ka_progress_end(prog);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Fill c->rec with the next non-call record to export (c->recs_done at the end). */
+static void ctf_next_rec(struct ctfx *c)
+{
+	struct ktr_rec *r = &c->rec;
+
+	while (!c->have_rec && !c->recs_done) {
+		if (!ktr_next(c->x->t, r)) {
+			c->recs_done = 1;
+			break;
+		}
+		ka_progress_rec(c->prog, r);
+		while (ktr_diag_next(c->x->t)) /* reported in the first pass */
+			;
+		if (r->kind == KTR_RECORD && r->cls == KTRACE_CLASS_CALL)
+			continue;
+		if (c->x->no_kernel && (r->stream >= KTR_KERNEL_STREAM || r->cls == KTRACE_CLASS_KEVENT))
+			continue;
+		if (!cli_select_rec(&c->x->sel, r))
+			continue;
+		c->have_rec = 1;
+	}
+}
+
+/* Fill c->call with the next call by entry time (c->calls_done at the end). */
+static int ctf_next_call(struct ctfx *c)
+{
+	int rc;
+
+	if (c->have_call || c->calls_done)
+		return 0;
+	rc = ktr_callsort_next(c->cs, &c->call);
+	if (rc < 0) {
+		fmt_ctf_fail(c->w, "reading the sorted calls back: %s", strerror(-rc));
+		return -1;
+	}
+	if (rc == 0)
+		c->calls_done = 1;
+	else
+		c->have_call = 1;
+	return 0;
+}
+
+/* The entry (!@exit) or exit of call @ce as event @ev. */
+static void ctf_call(struct ctfx *c, const struct ktr_callent *ce, int exit, struct fmt_ctf_ev *ev)
+{
+	struct ktr_call call;
+
+	memset(ev, 0, sizeof(*ev));
+	memset(&call, 0, sizeof(call));
+	call.key = ce->key;
+	ktr_callsort_thread_ids(c->cs, ce->thread, &call.pid, &call.tid);
+	ktr_call_key_addrs(c->x->t, ce->key, &call.func, &call.site);
+	call.cpu = ce->cpu == 0xffffffffu ? -1 : (int)ce->cpu;
+	ev->type = exit ? FMT_CTF_EXIT : FMT_CTF_ENTRY;
+	ev->thread = ce->thread;
+	ev->thread_tid = call.tid;
+	ev->ns = ce->entry_ns + (exit ? ce->dur_ns : 0);
+	ev->cpu = call.cpu;
+	ev->pid = call.pid;
+	ev->tid = call.tid;
+	ev->comm = ka_comm(c->x->t, call.tid);
+	ev->addr = call.func;
+	ev->call_site = call.site;
+	ev->depth = ce->depth;
+	ev->duration_ns = ce->dur_ns;
+	ev->unfinished = (ce->flags & KTRACE_CALLF_UNFINISHED) != 0;
+	if (!exit)
+		ev->name = ka_names_call(c->x->names, &call);
+}
+
+static const char *gap_kind(enum ktr_gap g)
+{
+	switch (g) {
+	case KTR_GAP_LOST:
+		return "lost";
+	case KTR_GAP_OVERWRITTEN:
+		return "overwritten";
+	case KTR_GAP_DROPPED:
+		return "dropped";
+	case KTR_GAP_CORRUPT:
+		return "corrupt";
+	}
+	return "?";
+}
+
+/* The event class of record @r with @n arguments named @names (declared on first sight), or -1. */
+static int ctf_class(struct ctfx *c, const struct ktr_rec *r, const char **names, unsigned n)
+{
+	uint64_t key = (uint64_t)r->cls << 24 | (uint64_t)(r->id & 0xffff) << 8 | n;
+	long known = ka_map64_get(&c->cls_of, key);
+	char name[256];
+	int cls;
+
+	if (known >= 0)
+		return (int)known;
+	ktr_rec_name(c->x->t, r, name, sizeof(name));
+	cls = fmt_ctf_event_class(c->w, name, names, n);
+	if (cls < 0 || ka_map64_put(&c->cls_of, key, (uint32_t)cls) < 0)
+		return -1;
+	return cls;
+}
+
+/* Record @r (not a call) as event @ev.  Return: 1, -1 error (told). */
+static int ctf_rec(struct ctfx *c, const struct ktr_rec *r, struct fmt_ctf_ev *ev)
+{
+	const char *names[KTRACE_MAX_WORDS];
+
+	memset(ev, 0, sizeof(*ev));
+	ev->kernel = r->stream >= KTR_KERNEL_STREAM || r->cls == KTRACE_CLASS_KEVENT;
+	if (!ev->kernel) {
+		ev->thread = ktr_callsort_thread(c->cs, r->pid, r->tid);
+		ktr_callsort_thread_ids(c->cs, ev->thread, &(uint32_t){ 0 }, &ev->thread_tid);
+	}
+	ev->ns = r->ns;
+	ev->cpu = r->cpu;
+	ev->pid = r->pid;
+	ev->tid = r->tid;
+	ev->comm = ka_comm(c->x->t, r->tid);
+	if (r->kind == KTR_GAP) {
+		ev->type = FMT_CTF_LOST;
+		ev->kind = gap_kind(r->gap);
+		ev->count = r->count;
+		ev->stream = r->stream;
+		ev->until_ns = r->until_ns;
+		ev->what = r->what;
+		return 1;
+	}
+	ev->type = FMT_CTF_EVENT;
+	ev->nargs = ktr_rec_args(c->x->t, r, names, c->vals);
+	ev->args = c->vals;
+	ev->cls = ctf_class(c, r, names, ev->nargs);
+	if (ev->cls < 0) {
+		fmt_ctf_fail(c->w, "making a babeltrace2 event: out of memory");
+		return -1;
+	}
+	return 1;
+}
+
+/* fmt_ctf_next_fn: the earliest of the records, the calls' entries and their exits. */
+static int ctf_next(void *arg, struct fmt_ctf_ev *ev)
+{
+	struct ctfx *c = arg;
+
+	for (;;) {
+		const struct ktr_callent *top;
+		uint64_t t, top_exit;
+
+		ctf_next_rec(c);
+		if (ctf_next_call(c) < 0)
+			return -1;
+		top = ktr_exits_top(&c->exits);
+		top_exit = top ? top->entry_ns + top->dur_ns : 0;
+		if (!c->have_rec && !c->have_call && !top)
+			return 0;
+		t = UINT64_MAX;
+		if (c->have_rec)
+			t = c->rec.ns;
+		if (c->have_call && c->call.entry_ns < t)
+			t = c->call.entry_ns;
+		if (top && top_exit < t)
+			t = top_exit;
+		if (top && top_exit == t &&
+		    !(c->have_call && c->call.entry_ns == t && c->call.depth > top->depth)) {
+			ctf_call(c, top, 1, ev);
+			ktr_exits_pop(&c->exits);
+			return 1;
+		}
+		if (c->have_call && c->call.entry_ns == t) {
+			c->have_call = 0;
+			if (c->call.flags & KTR_CALLENT_GAP) /* not ours; never added */
+				continue;
+			ctf_call(c, &c->call, 0, ev);
+			if (ktr_exits_push(&c->exits, &c->call) < 0) {
+				fmt_ctf_fail(c->w, "out of memory");
+				return -1;
+			}
+			return 1;
+		}
+		c->have_rec = 0;
+		return ctf_rec(c, &c->rec, ev);
+	}
+}
+
+/*
+ * export_ctf() - the trace as a CTF trace in the directory @outdir (see
+ * fmt_ctf_open()).  Return: 0, or 1 after an error was reported (output
+ * incomplete).
+ */
+static int export_ctf(struct ex *x, const char *outdir)
+{
+	const struct ktr_info *in = ktr_info(x->t);
+	struct fmt_ctf_trace tr = { in->created_ns, in->realtime_ns, in->host, in->kernel,
+				    ktr_dir(x->t), KTRACE_VERSION };
+	struct ctfx c;
+	int ok, rc;
+
+	memset(&c, 0, sizeof(c));
+	c.x = x;
+	c.w = fmt_ctf_open(outdir, ctf_report, &c);
+	if (!c.w)
+		return 1;
+	c.cs = ktr_callsort_new(0, KTR_SORT_ENTRY);
+	if (!c.cs)
+		cli_error(CMD, "out of memory");
+	ok = c.cs && ctf_sort_calls(&c) == 0;
+	if (ok) {
+		ktr_rewind(x->t);
+		ok = fmt_ctf_connect(c.w, &tr, ctf_next, &c) == 0;
+	}
+	if (ok) {
+		c.prog = ka_progress_start(x->t, CMD, 0);
+		ok = fmt_ctf_run(c.w) == 0;
+		ka_progress_end(c.prog);
+		c.prog = NULL;
+	}
+	rc = fmt_ctf_close(c.w, ok, &x->events);
+	ka_map64_free(&c.cls_of);
+	ktr_exits_free(&c.exits);
+	ktr_callsort_free(c.cs);
+	return rc;
+}
+
 /* ---- trace.dat (kclient/tracedat.c) ------------------------------------------- */
 
 static int export_tracedat(const char *dir, const char *outfile)
@@ -757,7 +1042,7 @@ static int run(int argc, char **argv)
 		return 1;
 	}
 	if (fmt == F_CTF) {
-		rc = export_ctf(x.t, x.names, &x.sel, x.no_kernel, outfile, &x.events);
+		rc = export_ctf(&x, outfile);
 		cli_diags(CMD, x.t);
 		if (!rc && ktr_error_count(x.t))
 			rc = 1;

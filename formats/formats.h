@@ -15,13 +15,17 @@
  *          are merged into one rectangle, axis steps (`timeline --svg`).
  *   Perfetto  Perfetto's native protobuf trace (`export --format=perfetto`,
  *          struct fmt_pf; protobuf-c, messages in third_party/perfetto/).
+ *   CTF    a CTF 1.8 trace directory (`export --format=ctf`, struct
+ *          fmt_ctf; libbabeltrace2's sink.ctf.fs; not in the fuzz build).
  *
  * The writers know nothing of traces: they take numbers and strings (the
  * commands and analysis/ turn records into those).  Every function writes
  * to a stdio stream the caller owns and checks (ferror() at the end, as
- * cli/output.c does for standard output); the JSON writer allocates its
+ * cli/output.c does for standard output), except the CTF writer's, which
+ * write a directory through libbabeltrace2; the JSON writer allocates its
  * generator and buffer, the Perfetto writer its packet buffer and its
- * interned strings, and a name longer than 255 bytes that is not UTF-8 is
+ * interned strings, the CTF writer its babeltrace2 graph and the trace
+ * directory, and a name longer than 255 bytes that is not UTF-8 is
  * repaired in allocated memory (fmt_utf8_any()).  Not
  * thread-safe per stream (the *_unlocked stdio calls are used); no
  * function is async-signal-safe.
@@ -400,5 +404,118 @@ void fmt_pf_sched_wakeup(struct fmt_pf *w, uint32_t seq, int cpu, uint64_t ts_ns
 
 /** fmt_pf_end() - free the writer's buffer.  Return: 0, or -ENOMEM if @enomem was set. */
 int fmt_pf_end(struct fmt_pf *w);
+
+/* ---- CTF (formats/ctf.c) --------------------------------------------------------- */
+
+/*
+ * A CTF 1.8 trace directory written by libbabeltrace2's sink.ctf.fs
+ * component (`export --format=ctf`; formats/ctf.c says which events and
+ * fields).  babeltrace2 pulls the events: the caller hands them over one
+ * at a time, in time order, from its fmt_ctf_next_fn while fmt_ctf_run()
+ * runs.  Errors are reported, one line each, through the caller's
+ * fmt_ctf_report_fn.  Not thread-safe (libbabeltrace2's per-thread error
+ * state).  The fuzz build leaves this writer out (it does not link
+ * libbabeltrace2).
+ */
+struct fmt_ctf;
+
+#define FMT_CTF_MAX_FIELDS 16 /* fields of an event class of fmt_ctf_event_class() */
+
+/** The kinds of event (struct fmt_ctf_ev @type). */
+enum fmt_ctf_type {
+	FMT_CTF_ENTRY, /* lttng_ust_cyg_profile:func_entry, a function call's entry */
+	FMT_CTF_EXIT,  /* lttng_ust_cyg_profile:func_exit */
+	FMT_CTF_LOST,  /* ktrace:lost, a gap */
+	FMT_CTF_EVENT, /* an event of class @cls (fmt_ctf_event_class()) */
+};
+
+/**
+ * struct fmt_ctf_ev - one event.
+ * @kernel:   on the stream of kernel CPU @cpu ("kernel-cpuN"), else on the
+ *            stream of application thread @thread ("thread-@thread_tid").
+ * @thread:   the thread's ordinal (0, 1, ...: the caller numbers threads).
+ * @ns:       CLOCK_MONOTONIC ns.
+ * @cpu, @pid, @tid, @comm: the event's context (@cpu -1: unknown; for a
+ *            kernel event the task it happened in).
+ * @addr, @call_site, @depth: a call's (ENTRY, EXIT); @name: ENTRY's function;
+ *            @duration_ns, @unfinished: EXIT's.
+ * @kind, @count, @stream, @until_ns, @what: a gap's (LOST; @what may be NULL).
+ * @cls, @args, @nargs: EVENT's class and its @nargs field values.
+ * The strings and @args stay valid until the next call of the
+ * fmt_ctf_next_fn that filled the event.
+ */
+struct fmt_ctf_ev {
+	enum fmt_ctf_type type;
+	int kernel;
+	uint32_t thread, thread_tid;
+	uint64_t ns;
+	int cpu;
+	uint32_t pid, tid;
+	const char *comm;
+	uint64_t addr, call_site, duration_ns;
+	uint32_t depth;
+	int unfinished;
+	const char *name;
+	const char *kind, *what;
+	uint64_t count, stream, until_ns;
+	int cls;
+	const uint64_t *args;
+	unsigned nargs;
+};
+
+/** The trace's description, in the trace's environment and clock. */
+struct fmt_ctf_trace {
+	uint64_t created_ns, realtime_ns; /* the same instant; realtime_ns 0: unknown */
+	const char *host, *kernel, *dir, *version;
+};
+
+/* fmt_ctf_report_fn - report error @msg (one line, without a newline). */
+typedef void fmt_ctf_report_fn(void *arg, const char *msg);
+
+/*
+ * fmt_ctf_next_fn - the next event into *@ev.  Return: 1, 0 at the end, -1
+ * after an error told with fmt_ctf_fail().
+ */
+typedef int fmt_ctf_next_fn(void *arg, struct fmt_ctf_ev *ev);
+
+/**
+ * fmt_ctf_open() - start a CTF trace in the directory @outdir: created
+ * with mode 0700 (with its missing parents) or, if it exists, an empty
+ * directory owned by the caller and not a symbolic link (lib/safefile.h);
+ * the trace is written beside it and moved into place by fmt_ctf_close().
+ * Errors go to @report(@arg, ...).  @outdir must stay valid until
+ * fmt_ctf_close().  Return: the writer, or NULL (reported).
+ */
+struct fmt_ctf *fmt_ctf_open(const char *outdir, fmt_ctf_report_fn *report, void *arg);
+
+/**
+ * fmt_ctf_connect() - the babeltrace2 graph: the system's sink.ctf.fs and
+ * a source of the events @next(@arg, ...) gives, for the trace @tr (kept
+ * until fmt_ctf_close()).  Return: 0, or -1 (reported).
+ */
+int fmt_ctf_connect(struct fmt_ctf *w, const struct fmt_ctf_trace *tr, fmt_ctf_next_fn *next, void *arg);
+
+/**
+ * fmt_ctf_event_class() - declare an event class named @name (made valid
+ * UTF-8) with @n uint64 fields named @fields (made TSDL identifiers, a
+ * repeated one _2, _3 ...; @n at most FMT_CTF_MAX_FIELDS).  Only while
+ * fmt_ctf_run() runs (from the fmt_ctf_next_fn).  Return: the class, for
+ * struct fmt_ctf_ev @cls, or -1 (no memory).
+ */
+int fmt_ctf_event_class(struct fmt_ctf *w, const char *name, const char *const *fields, unsigned n);
+
+/** fmt_ctf_fail() - the fmt_ctf_next_fn's error (printf @fmt): the first one is reported. */
+void fmt_ctf_fail(struct fmt_ctf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** fmt_ctf_run() - write every event of the fmt_ctf_next_fn.  Return: 0, or -1 (reported). */
+int fmt_ctf_run(struct fmt_ctf *w);
+
+/**
+ * fmt_ctf_close() - finish the trace and free @w: with @ok, the trace is
+ * moved onto the output directory if it holds an event (else "nothing to
+ * export" is reported); without, or on error, what was written is
+ * removed.  *@events: the events written.  Return: 0, or 1 (reported).
+ */
+int fmt_ctf_close(struct fmt_ctf *w, int ok, uint64_t *events);
 
 #endif

@@ -903,26 +903,19 @@ out:
 	return rc;
 }
 
-int kft_fgraph_run(const struct kft_fgraph_opts *o, struct kft_fgraph_stats *stats)
+/*
+ * The configuration at @cfg_path (NULL: none) into @cfg, with kernel names
+ * from @syms (loaded here); its start and stop functions into *@fstart and
+ * *@fstop; the run @r set up from it.  Return: 0, -1 (reported).
+ */
+static int fg_config(const char *cfg_path, struct kft_config *cfg, struct kft_ksyms *syms, struct run *r,
+		     const char **fstart, const char **fstop)
 {
-	const char *cfg_path = o->config, *dst = o->dir;
-	static struct kft_config cfg;
-	struct kft_ksyms syms = { 0 };
-	struct coll co = { .ev_exit = -1, .ev_start = -1, .ev_stop = -1 };
-	struct run r = { 0 };
-	struct tep_handle *tep = NULL;
-	uint64_t deadline = 0, lost;
-	const char *fstart = NULL, *fstop = NULL;
-	char *tracers, num[32];
-	pid_t child = 0;
-	int rc = -1, seen_on = 0, st;
-
-	/* The configuration, with kernel names. */
-	if (kft_ksyms_load(&syms, "/proc/kallsyms") < 0 || !syms.n) {
-		kcl_error(CMD, "/proc/kallsyms: %s", syms.n ? strerror(errno) : "no function symbols");
-		goto out;
+	if (kft_ksyms_load(syms, "/proc/kallsyms") < 0 || !syms->n) {
+		kcl_error(CMD, "/proc/kallsyms: %s", syms->n ? strerror(errno) : "no function symbols");
+		return -1;
 	}
-	kft_config_init(&cfg);
+	kft_config_init(cfg);
 	if (cfg_path) {
 		struct kft_error err;
 		size_t len = 0;
@@ -931,150 +924,176 @@ int kft_fgraph_run(const struct kft_fgraph_opts *o, struct kft_fgraph_stats *sta
 		if (!text) {
 			kcl_error(CMD, "%s: %s", cfg_path,
 				  errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
-			goto out;
+			return -1;
 		}
-		if (kft_config_parse(&cfg, text, len, kft_ksym_resolve, &syms, &err) < 0) {
+		if (kft_config_parse(cfg, text, len, kft_ksym_resolve, syms, &err) < 0) {
 			kft_error_format(msg, sizeof(msg), cfg_path, &err);
 			kcl_error(CMD, "%s", msg);
 			free(text);
-			goto out;
+			return -1;
 		}
 		free(text);
 	}
-	if (cfg.watch != KFT_WATCH_NONE) {
+	if (cfg->watch != KFT_WATCH_NONE) {
 		kcl_error(CMD, "%s: watch %s needs the stack pointer at each entry, which function_graph does not record: use ktrace kft --kernel",
-			  cfg_path, cfg.watch == KFT_WATCH_STACK ? "stack" : "worst-stack");
-		goto out;
+			  cfg_path, cfg->watch == KFT_WATCH_STACK ? "stack" : "worst-stack");
+		return -1;
 	}
-	if (trigger_function(&syms, &cfg.start, "start", cfg_path, &fstart) < 0 ||
-	    trigger_function(&syms, &cfg.stop, "stop", cfg_path, &fstop) < 0)
-		goto out;
-	r.cfg = &cfg;
-	r.graph = cfg.start.kind == KFT_TRIG_ENTRY && cfg.stop.kind == KFT_TRIG_EXIT &&
-		  cfg.start.arg == cfg.stop.arg;
-	if (cfg.stop.kind == KFT_TRIG_TIME)
-		r.stop_after = cfg.stop.arg * 1000;
+	if (trigger_function(syms, &cfg->start, "start", cfg_path, fstart) < 0 ||
+	    trigger_function(syms, &cfg->stop, "stop", cfg_path, fstop) < 0)
+		return -1;
+	r->cfg = cfg;
+	r->graph = cfg->start.kind == KFT_TRIG_ENTRY && cfg->stop.kind == KFT_TRIG_EXIT &&
+		   cfg->start.arg == cfg->stop.arg;
+	if (cfg->stop.kind == KFT_TRIG_TIME)
+		r->stop_after = cfg->stop.arg * 1000;
+	return 0;
+}
 
-	/* tracefs: present, function_graph, not in use. */
+/* tracefs: present, with function_graph, not in use.  Return: 0, -1 (reported). */
+static int fg_check_tracefs(void)
+{
+	char *tracers, *cur;
+
 	if (!tracefs_tracing_dir()) {
 		kcl_error(CMD, "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
-		goto out;
+		return -1;
 	}
 	tracers = tracefs_instance_file_read(NULL, "available_tracers", NULL);
 	if (!tracers || !strstr(tracers, "function_graph")) {
 		kcl_error(CMD, "%s: this kernel has no function_graph tracer (CONFIG_FUNCTION_GRAPH_TRACER); ktrace kft --kernel probes chosen functions with ktrace.ko",
 			  tracers ? "available_tracers" : strerror(errno));
 		free(tracers);
-		goto out;
+		return -1;
 	}
 	free(tracers);
-	{
-		char *cur = tf_value("current_tracer");
-
-		if (!cur || strcmp(cur, "nop")) {
-			kcl_error(CMD, "tracefs is busy: current_tracer is '%s' (set it to nop first)",
-				  cur ? cur : "?");
-			free(cur);
-			goto out;
-		}
+	cur = tf_value("current_tracer");
+	if (!cur || strcmp(cur, "nop")) {
+		kcl_error(CMD, "tracefs is busy: current_tracer is '%s' (set it to nop first)", cur ? cur : "?");
 		free(cur);
+		return -1;
 	}
-	if (kft_kdir_create(dst) < 0)
-		goto out;
-	remove_stale_events();
+	free(cur);
+	return 0;
+}
 
-	/* Save what we change, then set the run up with tracing off. */
-	for (size_t i = 0; i < sizeof(saved) / sizeof(saved[0]); i++)
-		saved[i].old = tf_value(saved[i].file);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	tracefs_trace_off(NULL);
+/* Trigger events after the tracer: their probes then run first at entry.  Return: 0, -1. */
+static int fg_triggers(const struct kft_config *cfg, const struct run *r, const char *fstart,
+		       const char *fstop)
+{
+	if (fstart && !r->graph) {
+		ev_start = marker("start", fstart, cfg->start.kind == KFT_TRIG_EXIT,
+				  (cfg->flags & KFT_CF_AUTOREPEAT) ? "traceon" : "traceon:1", trig_start,
+				  sizeof(trig_start));
+		if (!ev_start)
+			return -1;
+	}
+	if (fstop && !r->graph) {
+		/* A condition makes traceoff run after the event is written. */
+		ev_stop = marker("stop", fstop, cfg->stop.kind == KFT_TRIG_EXIT,
+				 (cfg->flags & KFT_CF_AUTOREPEAT) ? "traceoff if common_pid >= 0"
+								  : "traceoff:1 if common_pid >= 0",
+				 trig_stop, sizeof(trig_stop));
+		if (!ev_stop)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The run set up with tracing off: clock, buffer, threshold, interrupts,
+ * the graph and function filters, the tracer, then the trigger events.
+ * Return: 0, -1 (reported).
+ */
+static int fg_setup(const struct kft_fgraph_opts *o, const struct kft_config *cfg, const struct kft_ksyms *syms,
+		    const struct run *r, const char *fstart, const char *fstop)
+{
+	char num[32];
+
 	snprintf(num, sizeof(num), "%u", o->buf_kb ? o->buf_kb : 4096);
 	if (tf_write("trace_clock", "mono") < 0 || tf_write("buffer_size_kb", num) < 0 ||
 	    tf_write("options/overwrite", "0") < 0) {
 		kcl_error(CMD, "cannot set trace_clock mono, buffer_size_kb %s and overwrite 0: %s", num,
 			  strerror(errno));
-		goto restore;
+		return -1;
 	}
-	snprintf(num, sizeof(num), "%" PRIu64, (cfg.flags & KFT_CF_MINTIME) ? (uint64_t)cfg.mintime_us : 0);
+	snprintf(num, sizeof(num), "%" PRIu64, (cfg->flags & KFT_CF_MINTIME) ? (uint64_t)cfg->mintime_us : 0);
 	if (tf_write("tracing_thresh", num) < 0) {
 		kcl_error(CMD, "tracing_thresh %s: %s", num, strerror(errno));
-		goto restore;
+		return -1;
 	}
-	tf_write("options/funcgraph-irqs", (cfg.flags & KFT_CF_NOINTS) ? "0" : "1");
+	tf_write("options/funcgraph-irqs", (cfg->flags & KFT_CF_NOINTS) ? "0" : "1");
 	tracefs_instance_file_clear(NULL, "set_graph_function");
 	tracefs_instance_file_clear(NULL, "set_ftrace_filter");
-	if (r.graph && add_filter("set_graph_function", fstart) < 0)
-		goto restore;
-	for (uint32_t i = 0; i < cfg.nfuncs; i++) {
-		const char *name = kft_ksym_name(&syms, cfg.funcs[i]);
+	if (r->graph && add_filter("set_graph_function", fstart) < 0)
+		return -1;
+	for (uint32_t i = 0; i < cfg->nfuncs; i++) {
+		const char *name = kft_ksym_name(syms, cfg->funcs[i]);
 
 		if (!name) {
 			kcl_error(CMD, "%s: funclist function 0x%" PRIx64 " is no kernel function start",
-				  cfg_path, (uint64_t)cfg.funcs[i]);
-			goto restore;
+				  o->config, (uint64_t)cfg->funcs[i]);
+			return -1;
 		}
 		if (add_filter("set_ftrace_filter", name) < 0)
-			goto restore;
+			return -1;
 	}
-	if (r.graph && cfg.nfuncs && add_filter("set_ftrace_filter", fstart) < 0)
-		goto restore;
+	if (r->graph && cfg->nfuncs && add_filter("set_ftrace_filter", fstart) < 0)
+		return -1;
 	if (tracefs_tracer_set(NULL, TRACEFS_TRACER_FUNCTION_GRAPH) < 0) {
 		kcl_error(CMD, "current_tracer function_graph: %s", strerror(errno));
-		goto restore;
+		return -1;
 	}
 	tracefs_instance_file_clear(NULL, "trace");
-	/* Trigger events after the tracer: their probes then run first at entry. */
-	if (fstart && !r.graph) {
-		ev_start = marker("start", fstart, cfg.start.kind == KFT_TRIG_EXIT,
-				  (cfg.flags & KFT_CF_AUTOREPEAT) ? "traceon" : "traceon:1", trig_start,
-				  sizeof(trig_start));
-		if (!ev_start)
-			goto restore;
-	}
-	if (fstop && !r.graph) {
-		/* A condition makes traceoff run after the event is written. */
-		ev_stop = marker("stop", fstop, cfg.stop.kind == KFT_TRIG_EXIT,
-				 (cfg.flags & KFT_CF_AUTOREPEAT) ? "traceoff if common_pid >= 0"
-								 : "traceoff:1 if common_pid >= 0",
-				 trig_stop, sizeof(trig_stop));
-		if (!ev_stop)
-			goto restore;
-	}
+	return fg_triggers(cfg, r, fstart, fstop);
+}
 
-	/* Go. */
-	if (!ev_start) {
-		if (cfg.start.kind == KFT_TRIG_TIME) {
-			uint64_t at = cfg.start.arg * 1000;
+/* Without a start event: tracing on now (after a start time, if any). */
+static void fg_start_now(const struct kft_config *cfg, struct run *r)
+{
+	if (cfg->start.kind == KFT_TRIG_TIME) {
+		uint64_t at = cfg->start.arg * 1000;
 
-			while (!stop_signal && kcl_now_ns(CLOCK_MONOTONIC) < at) {
-				uint64_t left = at - kcl_now_ns(CLOCK_MONOTONIC);
-				struct timespec ts = { 0, (long)(left > 10000000 ? 10000000 : left) };
+		while (!stop_signal && kcl_now_ns(CLOCK_MONOTONIC) < at) {
+			uint64_t left = at - kcl_now_ns(CLOCK_MONOTONIC);
+			struct timespec ts = { 0, (long)(left > 10000000 ? 10000000 : left) };
 
-				nanosleep(&ts, NULL);
-			}
-		}
-		r.on_ns = kcl_now_ns(CLOCK_MONOTONIC);
-		tracefs_trace_on(NULL);
-		seen_on = 1;
-	}
-	if (o->duration_ns)
-		deadline = kcl_now_ns(CLOCK_MONOTONIC) + o->duration_ns;
-	if (o->argv && o->argv[0]) {
-		child = fork();
-		if (child == 0) {
-			signal(SIGINT, SIG_DFL);
-			signal(SIGTERM, SIG_DFL);
-			execvp(o->argv[0], o->argv);
-			/* not kcl_error(): the hook may flush stdio buffers the parent owns */
-			fprintf(stderr, "ktrace kft: %s: %s\n", o->argv[0], strerror(errno));
-			_exit(127);
-		}
-		if (child < 0) {
-			kcl_error(CMD, "fork: %s", strerror(errno));
-			goto restore;
+			nanosleep(&ts, NULL);
 		}
 	}
+	r->on_ns = kcl_now_ns(CLOCK_MONOTONIC);
+	tracefs_trace_on(NULL);
+}
+
+/* The program of @argv started, into *@child.  Return: 0, -1 (reported). */
+static int fg_spawn(char *const *argv, pid_t *child)
+{
+	*child = fork();
+	if (*child == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(argv[0], argv);
+		/* not kcl_error(): the hook may flush stdio buffers the parent owns */
+		fprintf(stderr, "ktrace kft: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (*child < 0) {
+		kcl_error(CMD, "fork: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Wait until the run ends: a signal, the program's exit, the duration,
+ * the stop time, or a stop trigger switching tracing off for good; then
+ * tracing off and the program (if still running) ended.
+ */
+static void fg_wait(const struct kft_fgraph_opts *o, const struct kft_config *cfg, const struct run *r,
+		    pid_t child, int seen_on, uint64_t deadline)
+{
+	int st;
+
 	while (!stop_signal) {
 		struct timespec ts = { 0, 10000000 };
 		int on = tracefs_trace_is_on(NULL);
@@ -1087,14 +1106,14 @@ int kft_fgraph_run(const struct kft_fgraph_opts *o, struct kft_fgraph_stats *sta
 			break;
 		if (on > 0 && !seen_on) {
 			seen_on = 1;
-			if (r.stop_after && !(cfg.flags & KFT_CF_AUTOREPEAT))
-				deadline = kcl_now_ns(CLOCK_MONOTONIC) + r.stop_after + 10000000;
+			if (r->stop_after && !(cfg->flags & KFT_CF_AUTOREPEAT))
+				deadline = kcl_now_ns(CLOCK_MONOTONIC) + r->stop_after + 10000000;
 		}
-		if (seen_on && r.stop_after && r.on_ns && !(cfg.flags & KFT_CF_AUTOREPEAT) &&
-		    kcl_now_ns(CLOCK_MONOTONIC) >= r.on_ns + r.stop_after)
+		if (seen_on && r->stop_after && r->on_ns && !(cfg->flags & KFT_CF_AUTOREPEAT) &&
+		    kcl_now_ns(CLOCK_MONOTONIC) >= r->on_ns + r->stop_after)
 			break;
 		/* A stop trigger switched tracing off for good. */
-		if (seen_on && on == 0 && !(cfg.flags & KFT_CF_AUTOREPEAT) && !child && !o->duration_ns)
+		if (seen_on && on == 0 && !(cfg->flags & KFT_CF_AUTOREPEAT) && !child && !o->duration_ns)
 			break;
 		nanosleep(&ts, NULL);
 	}
@@ -1103,19 +1122,63 @@ int kft_fgraph_run(const struct kft_fgraph_opts *o, struct kft_fgraph_stats *sta
 		kill(child, SIGTERM);
 		waitpid(child, &st, 0);
 	}
+}
 
-	/* Read what the ring buffer holds. */
-	if (read_events(&co, ev_start != NULL, ev_stop != NULL, &tep) < 0)
-		goto restore;
-	lost = lost_events();
-	tf_restore();
-	if (write_trace(dst, &cfg, &r, &co, lost, "function_graph (ktrace kft --tracefs)", "/proc/kallsyms",
-			stats) < 0)
+/* Trace: tracing on (or left to the start event), the program, the wait.  Return: 0, -1 (reported). */
+static int fg_trace(const struct kft_fgraph_opts *o, const struct kft_config *cfg, struct run *r)
+{
+	uint64_t deadline = 0;
+	pid_t child = 0;
+	int seen_on = 0;
+
+	if (!ev_start) {
+		fg_start_now(cfg, r);
+		seen_on = 1;
+	}
+	if (o->duration_ns)
+		deadline = kcl_now_ns(CLOCK_MONOTONIC) + o->duration_ns;
+	if (o->argv && o->argv[0] && fg_spawn(o->argv, &child) < 0)
+		return -1;
+	fg_wait(o, cfg, r, child, seen_on, deadline);
+	return 0;
+}
+
+int kft_fgraph_run(const struct kft_fgraph_opts *o, struct kft_fgraph_stats *stats)
+{
+	static struct kft_config cfg;
+	struct kft_ksyms syms = { 0 };
+	struct coll co = { .ev_exit = -1, .ev_start = -1, .ev_stop = -1 };
+	struct run r = { 0 };
+	struct tep_handle *tep = NULL;
+	const char *fstart = NULL, *fstop = NULL;
+	int rc = -1;
+
+	if (fg_config(o->config, &cfg, &syms, &r, &fstart, &fstop) < 0 || fg_check_tracefs() < 0 ||
+	    kft_kdir_create(o->dir) < 0)
 		goto out;
+	remove_stale_events();
+
+	/* Save what we change, then set the run up with tracing off. */
+	for (size_t i = 0; i < sizeof(saved) / sizeof(saved[0]); i++)
+		saved[i].old = tf_value(saved[i].file);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	tracefs_trace_off(NULL);
+	if (fg_setup(o, &cfg, &syms, &r, fstart, fstop) < 0 || fg_trace(o, &cfg, &r) < 0 ||
+	    read_events(&co, ev_start != NULL, ev_stop != NULL, &tep) < 0) {
+		tf_restore();
+		goto out;
+	}
+	/* What the ring buffer held is read: tracefs as it was, then the trace written. */
+	{
+		uint64_t lost = lost_events();
+
+		tf_restore();
+		if (write_trace(o->dir, &cfg, &r, &co, lost, "function_graph (ktrace kft --tracefs)",
+				"/proc/kallsyms", stats) < 0)
+			goto out;
+	}
 	rc = 0;
-	goto out;
-restore:
-	tf_restore();
 out:
 	if (tep)
 		tep_free(tep);

@@ -568,19 +568,20 @@ static void rr_fix_lost(const char *dst, struct rr_stream *st, unsigned n, const
 	}
 }
 
-int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned n_subbufs)
-{
-	struct sigaction sa, old_int, old_term;
-	struct rr_info *in, *fin;
-	struct rr_stream *st = NULL;
-	struct pollfd *pfd = NULL;
-	unsigned char *copy = NULL;
-	unsigned n = 0, i;
+/* One `ktrace read` of a channel: what its steps share. */
+struct rr_run {
+	const char *src, *dst;
+	struct rr_info *in, *fin; /* SRC/info at the start; read again later */
+	struct rr_stream *st;
+	struct pollfd *pfd;
+	unsigned char *copy; /* one sub-buffer */
+	unsigned n;          /* streams opened (or being opened: cleaned up too) */
 	uint64_t calib0;
-	int rc = 1, waited = 0, gone_polls = 0;
-	char path[PATH_MAX];
-	struct stat sb;
+};
 
+/* -b and -n (0: keep).  Return: 0, or 2 (usage error, reported). */
+static int rr_check_args(unsigned subbuf_size, unsigned n_subbufs)
+{
 	if (subbuf_size && (subbuf_size < RR_MIN_BUF_SIZE || subbuf_size > RR_MAX_BUF_SIZE ||
 			    (subbuf_size & (subbuf_size - 1)))) {
 		kcl_error(CMD, "-b %u: the sub-buffer size must be a power of two from %u to %u", subbuf_size,
@@ -591,17 +592,22 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 		kcl_error(CMD, "-n %u: the number of sub-buffers must be from 2 to %u", n_subbufs, RR_MAX_BUF_NR);
 		return 2;
 	}
+	return 0;
+}
 
-	in = malloc(sizeof(*in));
-	fin = malloc(sizeof(*fin));
-	if (!in || !fin) {
-		kcl_error(CMD, "out of memory");
-		free(in);
-		free(fin);
-		return 1;
-	}
-	if (rr_read_info(src, in, 0))
-		goto out_free;
+/*
+ * The channel's info and geometry (-b/-n applied), and DST created or
+ * cleared as a trace directory.  Return: 0, -1 (reported).
+ */
+static int rr_prepare(struct rr_run *r, unsigned subbuf_size, unsigned n_subbufs)
+{
+	struct rr_info *in = r->in;
+	char path[PATH_MAX], msg[512];
+	struct stat sb;
+	int dfd;
+
+	if (rr_read_info(r->src, in, 0))
+		return -1;
 	/*
 	 * New buffers replace the old ones: never over records nobody read
 	 * (a stopped channel keeps them until they are copied).
@@ -610,133 +616,147 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 			     (n_subbufs && n_subbufs != in->buf_nr)) && rr_unread(in)) {
 		kcl_error(CMD, "%s: the channel holds %llu sub-buffers of records not read yet, which -b/-n "
 			       "would discard: copy them first (ktrace read %s DIR), then resize",
-			  src, (unsigned long long)rr_unread(in), src);
-		goto out_free;
+			  r->src, (unsigned long long)rr_unread(in), r->src);
+		return -1;
 	}
-	if (rr_set_geometry(src, in, subbuf_size, n_subbufs))
-		goto out_free;
+	if (rr_set_geometry(r->src, in, subbuf_size, n_subbufs))
+		return -1;
 
-	snprintf(path, sizeof(path), "%s/control", dst);
+	snprintf(path, sizeof(path), "%s/control", r->dst);
 	if (stat(path, &sb) == 0) {
 		kcl_error(CMD, "%s: DST holds a user-space trace; choose another directory", path);
-		goto out_free;
+		return -1;
 	}
-	{
-		char msg[512];
-		int dfd = ksf_dir_open(dst, KSF_CREATE | KSF_TRACE | KSF_CLEAR, msg, sizeof(msg));
-
-		if (dfd < 0) {
-			kcl_error(CMD, "%s", msg);
-			goto out_free;
-		}
-		close(dfd);
+	dfd = ksf_dir_open(r->dst, KSF_CREATE | KSF_TRACE | KSF_CLEAR, msg, sizeof(msg));
+	if (dfd < 0) {
+		kcl_error(CMD, "%s", msg);
+		return -1;
 	}
+	close(dfd);
+	return 0;
+}
 
-	st = calloc(in->nstreams, sizeof(*st));
-	pfd = calloc(in->nstreams, sizeof(*pfd));
-	copy = malloc(in->buf_size);
-	if (!st || !pfd || !copy) {
+/* Stream @s (index @idx): SRC/traceN mapped, DST/cpuN created.  Return: 0, -1 (reported). */
+static int rr_open_stream(struct rr_run *r, struct rr_stream *s, unsigned idx)
+{
+	char path[PATH_MAX];
+
+	s->idx = idx;
+	s->out = s->fd = -1;
+	s->last_hdr_off = -1;
+	s->map = MAP_FAILED;
+	snprintf(path, sizeof(path), "%s/trace%u", r->src, s->idx);
+	s->fd = ksf_read_open(NULL, path, 0); /* never a link, FIFO or device (/dev/zero) */
+	if (s->fd < 0) {
+		kcl_error(CMD, "%s: %s", path, ksf_read_why(s->fd));
+		return -1;
+	}
+	s->map_len = (size_t)r->in->buf_size * r->in->buf_nr;
+	s->map = mmap(NULL, s->map_len, PROT_READ, MAP_SHARED, s->fd, 0);
+	if (s->map == MAP_FAILED) {
+		kcl_error(CMD, "%s: mmap of %zu bytes: %s", path, s->map_len, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "cpu%u", s->idx);
+	s->out = ksf_create(r->dst, path, O_RDWR);
+	if (s->out < 0) {
+		kcl_error(CMD, "%s/%s: cannot create: %s", r->dst, path, strerror(-s->out));
+		return -1;
+	}
+	return 0;
+}
+
+/* Every stream opened, with its poll entry.  Return: 0, -1 (reported). */
+static int rr_open_streams(struct rr_run *r)
+{
+	r->st = calloc(r->in->nstreams, sizeof(*r->st));
+	r->pfd = calloc(r->in->nstreams, sizeof(*r->pfd));
+	r->copy = malloc(r->in->buf_size);
+	if (!r->st || !r->pfd || !r->copy) {
 		kcl_error(CMD, "out of memory");
-		goto out_free;
+		return -1;
 	}
-	for (n = 0; n < in->nstreams; n++) {
-		struct rr_stream *s = &st[n];
-
-		s->idx = in->s[n].idx;
-		s->out = s->fd = -1;
-		s->last_hdr_off = -1;
-		s->map = MAP_FAILED;
-		snprintf(path, sizeof(path), "%s/trace%u", src, s->idx);
-		s->fd = ksf_read_open(NULL, path, 0); /* never a link, FIFO or device (/dev/zero) */
-		if (s->fd < 0) {
-			kcl_error(CMD, "%s: %s", path, ksf_read_why(s->fd));
-			n++;
-			goto out_close;
+	for (r->n = 0; r->n < r->in->nstreams; r->n++) {
+		if (rr_open_stream(r, &r->st[r->n], r->in->s[r->n].idx) < 0) {
+			r->n++; /* closed with the others */
+			return -1;
 		}
-		s->map_len = (size_t)in->buf_size * in->buf_nr;
-		s->map = mmap(NULL, s->map_len, PROT_READ, MAP_SHARED, s->fd, 0);
-		if (s->map == MAP_FAILED) {
-			kcl_error(CMD, "%s: mmap of %zu bytes: %s", path, s->map_len, strerror(errno));
-			n++;
-			goto out_close;
-		}
-		snprintf(path, sizeof(path), "cpu%u", s->idx);
-		s->out = ksf_create(dst, path, O_RDWR);
-		if (s->out < 0) {
-			kcl_error(CMD, "%s/%s: cannot create: %s", dst, path, strerror(-s->out));
-			n++;
-			goto out_close;
-		}
-		pfd[n].fd = s->fd;
-		pfd[n].events = POLLIN;
+		r->pfd[r->n].fd = r->st[r->n].fd;
+		r->pfd[r->n].events = POLLIN;
 	}
+	return 0;
+}
 
-	calib0 = kcl_now_ns(CLOCK_MONOTONIC);
-	if (rr_write_metadata(src, dst, in, st, n, calib0))
-		goto out_close;
+/*
+ * Started before the channel (klog's order: reader first, then
+ * tracing): a stopped channel holding nothing unread is waited for
+ * until it starts, or until it has run (started and stopped again
+ * between two looks: its start time changed), instead of ending with
+ * an empty copy.
+ */
+static void rr_wait_start(struct rr_run *r)
+{
+	int gone_polls = 0;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = rr_on_signal;
-	sigemptyset(&sa.sa_mask);
-	rr_stop_signal = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	if (r->in->running || rr_unread(r->in))
+		return;
+	fprintf(stderr, "ktrace read: %s is stopped and holds no unread record: waiting for it to "
+			"start (echo start > %s/state; Ctrl-C ends)\n", r->src, r->src);
+	while (!rr_stop_signal) {
+		int state = rr_read_state(r->src);
 
-	/*
-	 * Started before the channel (klog's order: reader first, then
-	 * tracing): a stopped channel holding nothing unread is waited for
-	 * until it starts, or until it has run (started and stopped again
-	 * between two looks: its start time changed), instead of ending with
-	 * an empty copy.
-	 */
-	if (!in->running && !rr_unread(in)) {
-		fprintf(stderr, "ktrace read: %s is stopped and holds no unread record: waiting for it to "
-				"start (echo start > %s/state; Ctrl-C ends)\n", src, src);
-		while (!rr_stop_signal) {
-			int state = rr_read_state(src);
-
-			if (state == 1 || (state == 0 && rr_read_info(src, fin, 1) == 0 &&
-					   (fin->start_ns != in->start_ns || rr_unread(fin))))
-				break;
-			if (state < 0 && (rr_all_finalized(pfd, n) || ++gone_polls > RR_GONE_POLLS))
-				break;
-			poll(NULL, 0, RR_POLL_MS);
-		}
-		gone_polls = 0;
+		if (state == 1 || (state == 0 && rr_read_info(r->src, r->fin, 1) == 0 &&
+				   (r->fin->start_ns != r->in->start_ns || rr_unread(r->fin))))
+			break;
+		if (state < 0 && (rr_all_finalized(r->pfd, r->n) || ++gone_polls > RR_GONE_POLLS))
+			break;
+		poll(NULL, 0, RR_POLL_MS);
 	}
+}
 
-	/* A flight recorder is read once it stopped (or went away). */
-	while (in->flight && !rr_stop_signal) {
-		int state = rr_read_state(src);
+/*
+ * A flight recorder is read once it stopped (or went away), from the
+ * positions it stopped at.  Return: 0, -1 interrupted before it stopped
+ * (reported).
+ */
+static int rr_wait_flight(struct rr_run *r)
+{
+	int waited = 0, gone_polls = 0;
+
+	while (r->in->flight && !rr_stop_signal) {
+		int state = rr_read_state(r->src);
 
 		if (state == 0 ||
-		    (state < 0 && (rr_all_finalized(pfd, n) || ++gone_polls > RR_GONE_POLLS)))
+		    (state < 0 && (rr_all_finalized(r->pfd, r->n) || ++gone_polls > RR_GONE_POLLS)))
 			break;
 		if (state == 1 && !waited++)
 			fprintf(stderr, "ktrace read: %s is a flight recorder: waiting for it to stop "
-					"(echo stop > %s/state)\n", src, src);
+					"(echo stop > %s/state)\n", r->src, r->src);
 		poll(NULL, 0, RR_POLL_MS);
 	}
-	if (in->flight && rr_stop_signal && rr_read_state(src) == 1) {
-		kcl_error(CMD, "%s: interrupted before the flight recorder stopped: nothing read", src);
-		goto out_signals;
+	if (r->in->flight && rr_stop_signal && rr_read_state(r->src) == 1) {
+		kcl_error(CMD, "%s: interrupted before the flight recorder stopped: nothing read", r->src);
+		return -1;
 	}
 	/* A stopped flight recorder's positions are the ones that count. */
-	if (in->flight && rr_read_info(src, fin, 1) == 0 && fin->nstreams == n)
-		memcpy(in->s, fin->s, n * sizeof(in->s[0]));
-	for (i = 0; i < n; i++)
-		rr_start_position(&st[i], &in->s[i], in);
+	if (r->in->flight && rr_read_info(r->src, r->fin, 1) == 0 && r->fin->nstreams == r->n)
+		memcpy(r->in->s, r->fin->s, r->n * sizeof(r->in->s[0]));
+	return 0;
+}
 
-	rc = 0;
-	gone_polls = 0;
+/* Copy until the channel stops or goes away (or a signal).  Return: 0, 1 (reported). */
+static int rr_copy(struct rr_run *r)
+{
+	int rc = 0, gone_polls = 0;
+
 	for (;;) {
-		int state = rr_read_state(src), progress = 0, closed = 0;
+		int state = rr_read_state(r->src), progress = 0, closed = 0;
 
 		/* Gone: relay finalizes the files after the module closed them. */
 		if (state < 0)
-			closed = rr_all_finalized(pfd, n);
-		for (i = 0; i < n; i++) {
-			int c = rr_drain(src, dst, &st[i], in, copy);
+			closed = rr_all_finalized(r->pfd, r->n);
+		for (unsigned i = 0; i < r->n; i++) {
+			int c = rr_drain(r->src, r->dst, &r->st[i], r->in, r->copy);
 
 			if (c < 0)
 				rc = 1;
@@ -749,53 +769,111 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 			break;
 		if (state < 0 && ++gone_polls > RR_GONE_POLLS) {
 			kcl_error(CMD, "%s/state: unreadable, and the channel's relay files are still open; giving up",
-				  src);
+				  r->src);
 			rc = 1;
 			break;
 		}
-		if (poll(pfd, n, RR_POLL_MS) > 0)
+		if (poll(r->pfd, r->n, RR_POLL_MS) > 0)
 			poll(NULL, 0, 10); /* relay is ready but the next one may still be open */
 	}
+	return rc;
+}
 
-	if (rr_read_state(src) == 0 && rr_read_info(src, fin, 1) == 0)
-		rr_fix_lost(dst, st, n, fin);
-	for (i = 0; i < n; i++)
-		if (st[i].failed)
-			rc = 1;
-	{
-		char text[32];
-		uint64_t lost = 0;
+/* The end: lost counts fixed up, DST/dropped, the metadata again.  Return: 0, 1 (reported). */
+static int rr_finish(struct rr_run *r)
+{
+	char text[32];
+	uint64_t lost = 0;
+	int rc = 0;
 
-		for (i = 0; i < n; i++)
-			lost += st[i].lost_sum;
-		snprintf(text, sizeof(text), "%llu\n", (unsigned long long)lost);
-		if (rr_write_atomic(dst, "dropped", text, strlen(text)))
+	if (rr_read_state(r->src) == 0 && rr_read_info(r->src, r->fin, 1) == 0)
+		rr_fix_lost(r->dst, r->st, r->n, r->fin);
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->st[i].failed)
 			rc = 1;
-	}
-	if (rr_write_metadata(src, dst, in, st, n, calib0))
+	for (unsigned i = 0; i < r->n; i++)
+		lost += r->st[i].lost_sum;
+	snprintf(text, sizeof(text), "%llu\n", (unsigned long long)lost);
+	if (rr_write_atomic(r->dst, "dropped", text, strlen(text)))
 		rc = 1;
+	if (rr_write_metadata(r->src, r->dst, r->in, r->st, r->n, r->calib0))
+		rc = 1;
+	return rc;
+}
 
-out_signals:
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-out_close:
-	for (i = 0; i < n; i++) {
-		if (st[i].map != MAP_FAILED && st[i].map)
-			munmap((void *)st[i].map, st[i].map_len);
-		if (st[i].fd >= 0)
-			close(st[i].fd);
-		if (st[i].out >= 0 && close(st[i].out) && rc == 0) {
-			kcl_error(CMD, "%s/cpu%u: %s", dst, st[i].idx, strerror(errno));
+/* Unmap and close every stream opened; a failed close of DST/cpuN fails @rc 0.  Return: rc. */
+static int rr_close_streams(struct rr_run *r, int rc)
+{
+	for (unsigned i = 0; i < r->n; i++) {
+		struct rr_stream *s = &r->st[i];
+
+		if (s->map != MAP_FAILED && s->map)
+			munmap((void *)s->map, s->map_len);
+		if (s->fd >= 0)
+			close(s->fd);
+		if (s->out >= 0 && close(s->out) && rc == 0) {
+			kcl_error(CMD, "%s/cpu%u: %s", r->dst, s->idx, strerror(errno));
 			rc = 1;
 		}
 	}
-out_free:
+	return rc;
+}
+
+/* Open, wait, copy and finish, with SIGINT and SIGTERM ending the copy.  Return: 0, 1. */
+static int rr_read_streams(struct rr_run *r)
+{
+	struct sigaction sa, old_int, old_term;
+	int rc = 1;
+
+	if (rr_open_streams(r) < 0)
+		return 1;
+	r->calib0 = kcl_now_ns(CLOCK_MONOTONIC);
+	if (rr_write_metadata(r->src, r->dst, r->in, r->st, r->n, r->calib0))
+		return 1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = rr_on_signal;
+	sigemptyset(&sa.sa_mask);
+	rr_stop_signal = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	rr_wait_start(r);
+	if (rr_wait_flight(r) == 0) {
+		for (unsigned i = 0; i < r->n; i++)
+			rr_start_position(&r->st[i], &r->in->s[i], r->in);
+		rc = rr_copy(r);
+		if (rr_finish(r))
+			rc = 1;
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return rc;
+}
+
+int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned n_subbufs)
+{
+	struct rr_run r = { .src = src, .dst = dst };
+	int rc = rr_check_args(subbuf_size, n_subbufs);
+
+	if (rc)
+		return rc;
+	r.in = malloc(sizeof(*r.in));
+	r.fin = malloc(sizeof(*r.fin));
+	if (!r.in || !r.fin) {
+		kcl_error(CMD, "out of memory");
+		free(r.in);
+		free(r.fin);
+		return 1;
+	}
+	rc = 1;
+	if (rr_prepare(&r, subbuf_size, n_subbufs) == 0)
+		rc = rr_close_streams(&r, rr_read_streams(&r));
 	free(rr_catalog);
 	rr_catalog = NULL;
-	free(copy);
-	free(pfd);
-	free(st);
-	free(in);
-	free(fin);
+	free(r.copy);
+	free(r.pfd);
+	free(r.st);
+	free(r.in);
+	free(r.fin);
 	return rc;
 }

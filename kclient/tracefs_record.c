@@ -1342,13 +1342,14 @@ static int start_raw_copy(struct krec *k, char *msg, size_t len)
 	return 0;
 }
 
-struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg, size_t len)
+/*
+ * A new recorder for @outdir: its lock key, the maskset of @o and the
+ * hooks it names.  Return: the recorder, or NULL (the reason in @msg).
+ */
+static struct krec *krec_new(const char *outdir, const struct krec_opts *o, char *msg, size_t len)
 {
 	struct krec *k = calloc(1, sizeof(*k));
-	const char *tdir;
-	char val[64], err[256];
-	unsigned buf_kb = o->buf_kb ? o->buf_kb : DEFAULT_BUF_KB;
-	int created_dir = 0;
+	char err[256];
 
 	if (!k) {
 		snprintf(msg, len, "out of memory");
@@ -1378,12 +1379,20 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 		free(k);
 		return NULL;
 	}
-	tdir = tracefs_tracing_dir();
-	if (!tdir || access(tdir, F_OK) < 0) {
+	return k;
+}
+
+/*
+ * The tracefs instance ktrace-PID (a stale one of this pid replaced), in
+ * tracefs at *@tdir.  Return: 0, -1 (the reason in @msg).
+ */
+static int krec_instance(struct krec *k, const char **tdir, char *msg, size_t len)
+{
+	*tdir = tracefs_tracing_dir();
+	if (!*tdir || access(*tdir, F_OK) < 0) {
 		snprintf(msg, len, "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing "
 				   "needs root)");
-		free(k);
-		return NULL;
+		return -1;
 	}
 	krec_remove_stale();
 	snprintf(k->name, sizeof(k->name), "ktrace-%d", (int)getpid());
@@ -1402,31 +1411,43 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 
 		if (e == EACCES || e == EPERM || e == EROFS)
 			snprintf(msg, len, "no permission to create a tracefs instance in %s/instances "
-					   "(%s): kernel events need root", tdir, strerror(e));
+					   "(%s): kernel events need root", *tdir, strerror(e));
 		else
-			snprintf(msg, len, "cannot create the tracefs instance %s/instances/%s: %s", tdir,
+			snprintf(msg, len, "cannot create the tracefs instance %s/instances/%s: %s", *tdir,
 				 k->name, strerror(e));
-		free(k);
-		return NULL;
+		return -1;
 	}
-	snprintf(k->inst_path, sizeof(k->inst_path), "%s/instances/%s", tdir, k->name);
+	snprintf(k->inst_path, sizeof(k->inst_path), "%s/instances/%s", *tdir, k->name);
+	return 0;
+}
+
+/*
+ * The instance set up, tracing still off: the clock, the buffer size, the
+ * events of the maskset and of -e.  Return: 0, -1 (the reason in @msg).
+ */
+static int krec_configure(struct krec *k, const struct krec_opts *o, const char *tdir, char *msg,
+			  size_t len)
+{
+	unsigned buf_kb = o->buf_kb ? o->buf_kb : DEFAULT_BUF_KB;
+	char val[64];
+
 	if (tracefs_instance_file_write(k->inst, "tracing_on", "0") < 0 ||
 	    tracefs_instance_file_write(k->inst, "trace_clock", "mono") < 0) {
 		snprintf(msg, len, "%s: cannot set tracing_on/trace_clock mono: %s", k->inst_path,
 			 strerror(errno ? errno : EINVAL));
-		goto fail;
+		return -1;
 	}
 	snprintf(val, sizeof(val), "%u", buf_kb);
 	if (tracefs_instance_file_write(k->inst, "buffer_size_kb", val) < 0) {
 		snprintf(msg, len, "%s/buffer_size_kb: cannot set %u KiB per CPU: %s", k->inst_path,
 			 buf_kb, strerror(errno ? errno : ENOMEM));
-		goto fail;
+		return -1;
 	}
 	tracefs_instance_file_write(k->inst, "buffer_percent", WAKE_PERCENT);
 	tracefs_option_enable(k->inst, TRACEFS_OPTION_OVERWRITE);
 	/* -e: catalogue tracepoints are recorded as the catalogue's events */
 	if (o->nevents && krec_events_match(o->events, o->nevents, &k->xl, msg, len) < 0)
-		goto fail;
+		return -1;
 	for (size_t i = 0; i < k->xl.n; i++) {
 		const struct lkst_def *d = catalogue_tp(k->xl.sys[i], k->xl.name[i]);
 
@@ -1440,95 +1461,130 @@ struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg
 	if (setup_events(k) < 0) {
 		snprintf(msg, len, "%s: cannot read the event formats: %s", tdir,
 			 strerror(errno ? errno : EINVAL));
-		goto fail;
+		return -1;
 	}
 	k->kbuf = tep_kbuffer(k->tep);
 	if (!k->kbuf) {
 		snprintf(msg, len, "libtraceevent: no kbuffer for this kernel's ring-buffer pages");
-		goto fail;
+		return -1;
 	}
-	if (enable_extra(k, msg, len) < 0)
-		goto fail;
-	{
-		long nc = sysconf(_SC_NPROCESSORS_CONF);
-		char *sub = tracefs_instance_file_read(k->inst, "buffer_subbuf_size_kb", NULL);
+	return enable_extra(k, msg, len);
+}
 
-		k->ncpu = nc > 0 ? (unsigned)nc : 1;
-		k->pagesize = (int)sysconf(_SC_PAGESIZE);
-		if (sub) {
-			long kb = strtol(sub, NULL, 10);
+/* The CPUs, the ring-buffer page size and the per-CPU tables.  Return: 0, -1 (in @msg). */
+static int krec_cpus(struct krec *k, char *msg, size_t len)
+{
+	long nc = sysconf(_SC_NPROCESSORS_CONF);
+	char *sub = tracefs_instance_file_read(k->inst, "buffer_subbuf_size_kb", NULL);
 
-			if (kb > 0 && kb <= 1024)
-				k->pagesize = (int)(kb * 1024);
-			free(sub);
-		}
+	k->ncpu = nc > 0 ? (unsigned)nc : 1;
+	k->pagesize = (int)sysconf(_SC_PAGESIZE);
+	if (sub) {
+		long kb = strtol(sub, NULL, 10);
+
+		if (kb > 0 && kb <= 1024)
+			k->pagesize = (int)(kb * 1024);
+		free(sub);
 	}
 	k->fds = malloc(k->ncpu * sizeof(*k->fds));
 	k->out = calloc(k->ncpu, sizeof(*k->out));
 	k->page = malloc((size_t)k->pagesize);
 	if (!k->fds || !k->out || !k->page) {
 		snprintf(msg, len, "out of memory");
-		goto fail;
+		return -1;
 	}
 	for (unsigned i = 0; i < k->ncpu; i++) {
 		k->fds[i] = -1;
 		k->out[i].fd = -1;
 	}
+	return 0;
+}
+
+/* CPU @i: its trace_pipe_raw opened, OUTDIR/kernel's cpuN created.  Return: 0, -1 (in @msg). */
+static int krec_open_cpu(struct krec *k, unsigned i, char *msg, size_t len)
+{
+	char file[64];
+	char *p;
+
+	snprintf(file, sizeof(file), "per_cpu/cpu%u/trace_pipe_raw", i);
+	p = tracefs_instance_get_file(k->inst, file);
+	if (p) {
+		k->fds[i] = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		tracefs_put_tracing_file(p);
+	}
+	k->out[i].cpu = i;
+	k->out[i].buf = malloc(OUT_SUBBUF);
+	snprintf(file, sizeof(file), "cpu%u", i);
+	k->out[i].fd = ksf_create_at(k->dirfd, file, O_WRONLY);
+	if (k->out[i].fd < 0 || !k->out[i].buf) {
+		snprintf(msg, len, "%s/%s: cannot create: %s", k->dir, file,
+			 strerror(k->out[i].fd < 0 ? -k->out[i].fd : ENOMEM));
+		return -1;
+	}
+	k->out[i].overrun0 = cpu_stat(k, i, "overrun: ");
+	return 0;
+}
+
+/*
+ * Tracing on: the metadata written, the wake pipe, the cleanup handlers,
+ * tracing_on, the reader thread.  Return: 0, -1 (in @msg).
+ */
+static int krec_go(struct krec *k, char *msg, size_t len)
+{
+	sigset_t all, old;
+
+	k->created_ns = now_ns(CLOCK_MONOTONIC);
+	k->realtime_ns = now_ns(CLOCK_REALTIME);
+	if (write_metadata(k, 0, NULL) < 0) {
+		snprintf(msg, len, "%s/metadata: cannot write", k->dir);
+		return -1;
+	}
+	if (pipe2(k->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+		snprintf(msg, len, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	install_cleanup(k);
+	if (tracefs_instance_file_write(k->inst, "tracing_on", "1") < 0) {
+		snprintf(msg, len, "%s/tracing_on: %s", k->inst_path, strerror(errno ? errno : EINVAL));
+		return -1;
+	}
+	/* the reader thread: signals stay with the main thread */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	k->thr_started = pthread_create(&k->thr, NULL, reader_main, k) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!k->thr_started) {
+		snprintf(msg, len, "cannot start the reader thread");
+		return -1;
+	}
+	return 0;
+}
+
+struct krec *krec_start(const char *outdir, const struct krec_opts *o, char *msg, size_t len)
+{
+	struct krec *k = krec_new(outdir, o, msg, len);
+	const char *tdir;
+	int created_dir = 0;
+
+	if (!k)
+		return NULL;
+	if (krec_instance(k, &tdir, msg, len) < 0) {
+		free(k);
+		return NULL;
+	}
+	if (krec_configure(k, o, tdir, msg, len) < 0 || krec_cpus(k, msg, len) < 0)
+		goto fail;
 	k->dirfd = ksf_dir_open(k->dir, KSF_CREATE | KSF_TRACE, msg, len);
 	if (k->dirfd < 0)
 		goto fail;
 	created_dir = 1;
 	if (start_raw_copy(k, msg, len) < 0)
 		goto fail;
-	for (unsigned i = 0; i < k->ncpu; i++) {
-		char file[64];
-		char *p;
-
-		snprintf(file, sizeof(file), "per_cpu/cpu%u/trace_pipe_raw", i);
-		p = tracefs_instance_get_file(k->inst, file);
-		if (p) {
-			k->fds[i] = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-			tracefs_put_tracing_file(p);
-		}
-		k->out[i].cpu = i;
-		k->out[i].buf = malloc(OUT_SUBBUF);
-		snprintf(file, sizeof(file), "cpu%u", i);
-		k->out[i].fd = ksf_create_at(k->dirfd, file, O_WRONLY);
-		if (k->out[i].fd < 0 || !k->out[i].buf) {
-			snprintf(msg, len, "%s/%s: cannot create: %s", k->dir, file,
-				 strerror(k->out[i].fd < 0 ? -k->out[i].fd : ENOMEM));
+	for (unsigned i = 0; i < k->ncpu; i++)
+		if (krec_open_cpu(k, i, msg, len) < 0)
 			goto fail;
-		}
-		k->out[i].overrun0 = cpu_stat(k, i, "overrun: ");
-	}
-	k->created_ns = now_ns(CLOCK_MONOTONIC);
-	k->realtime_ns = now_ns(CLOCK_REALTIME);
-	if (write_metadata(k, 0, NULL) < 0) {
-		snprintf(msg, len, "%s/metadata: cannot write", k->dir);
+	if (krec_go(k, msg, len) < 0)
 		goto fail;
-	}
-	if (pipe2(k->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
-		snprintf(msg, len, "pipe: %s", strerror(errno));
-		goto fail;
-	}
-	install_cleanup(k);
-	if (tracefs_instance_file_write(k->inst, "tracing_on", "1") < 0) {
-		snprintf(msg, len, "%s/tracing_on: %s", k->inst_path, strerror(errno ? errno : EINVAL));
-		goto fail;
-	}
-	{
-		/* the reader thread: signals stay with the main thread */
-		sigset_t all, old;
-
-		sigfillset(&all);
-		pthread_sigmask(SIG_BLOCK, &all, &old);
-		k->thr_started = pthread_create(&k->thr, NULL, reader_main, k) == 0;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (!k->thr_started) {
-			snprintf(msg, len, "cannot start the reader thread");
-			goto fail;
-		}
-	}
 	return k;
 fail:
 	if (created_dir)

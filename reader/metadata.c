@@ -9,6 +9,10 @@
  * last field of comm, host, kernel, machine, channel, map, thread and func
  * lines is the rest of the line.  `map` lines (hex START END OFFSET, hex
  * BUILDID or -, PATH) are kept in file order for the symbolizer.
+ *
+ * parse_line() looks a line's key up in line_kinds[] and hands the rest of
+ * the line to that kind's function (line_*()), which returns the line's
+ * error text or NULL.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -413,267 +417,453 @@ static int mstream_add(struct ktr_trace *t, unsigned index, unsigned kind, char 
 	return 0;
 }
 
+/*
+ * The line kinds.  Each parses the fields after its key (@fs) into @t,
+ * @arg telling apart the kinds one function parses.  Return: the error
+ * text for the line, or NULL.
+ */
+typedef const char *line_fn(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg);
+
+static const char *line_format(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	const char *a;
+	size_t al;
+	uint64_t x;
+
+	if (lineno != 1)
+		return "ktrace-format must be the first line";
+	if (!field(fs, &a, &al) || ktr_parse_u64(a, al, &x) || x == 0 || x > 65535)
+		return "bad format version";
+	t->info.version = (unsigned)x;
+	return NULL;
+}
+
+static const char *line_clock(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	const char *a;
+	size_t al;
+
+	if (!field(fs, &a, &al))
+		return "clock needs a value";
+	if (eq(a, al, "tsc"))
+		t->info.clock_tsc = 1;
+	else if (eq(a, al, "mono"))
+		t->info.clock_tsc = 0;
+	else
+		return "unknown clock (expected tsc or mono)";
+	t->have_clock = 1;
+	return NULL;
+}
+
+static const char *line_calib(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	const char *a, *b;
+	size_t al, bl;
+	uint64_t x, y;
+
+	if (!field(fs, &a, &al) || !field(fs, &b, &bl) || ktr_parse_u64(a, al, &x) ||
+	    ktr_parse_u64(b, bl, &y))
+		return "bad calib line (expected calib RAW NS)";
+	ktr_add_pair(t, x, y);
+	return NULL;
+}
+
+/* host, kernel, machine, comm, channel (@arg: set_str()'s slot): the rest of the line */
+static const char *line_string(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	struct ktr_info *in = &t->info;
+	const char **dst[] = { &in->host, &in->kernel, &in->machine, &in->comm, &in->channel };
+	const char *a;
+	size_t al;
+
+	rest(fs, &a, &al);
+	set_str(t, arg, dst[arg], a, al);
+	return NULL;
+}
+
+enum { NUM_CPUS, NUM_PID, NUM_BUF_SIZE, NUM_BUF_NR, NUM_CREATED, NUM_REALTIME };
+
+/* cpus, pid, buf-size, buf-nr, created-ns, realtime-ns (@arg: NUM_*) */
+static const char *line_number(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	struct ktr_info *in = &t->info;
+	const char *a;
+	size_t al;
+	uint64_t x;
+
+	if (!field(fs, &a, &al) || ktr_parse_u64(a, al, &x))
+		return "bad number";
+	switch (arg) {
+	case NUM_CPUS:
+		in->cpus = x > 65536 ? 65536 : (unsigned)x;
+		break;
+	case NUM_PID:
+		in->pid = (uint32_t)x;
+		break;
+	case NUM_BUF_SIZE:
+		if (x < 128 || x > (1u << 30) || (x & (x - 1)))
+			return "buf-size must be a power of two from 128 to 2^30";
+		t->meta_buf_size = (uint32_t)x;
+		break;
+	case NUM_BUF_NR:
+		if (x < 1 || x > (1u << 24))
+			return "buf-nr must be from 1 to 2^24";
+		t->meta_buf_nr = (uint32_t)x;
+		break;
+	case NUM_CREATED:
+		in->created_ns = x;
+		break;
+	default:
+		in->realtime_ns = x;
+	}
+	return NULL;
+}
+
+/* The next field as an index into @words (NULL-terminated); -1 if there is none or it is none of them. */
+static int one_of(struct fields *fs, const char *const *words)
+{
+	const char *a;
+	size_t al;
+
+	if (field(fs, &a, &al))
+		for (int i = 0; words[i]; i++)
+			if (eq(a, al, words[i]))
+				return i;
+	return -1;
+}
+
+static const char *line_mode(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	static const char *const modes[] = { "discard", "flight", NULL };
+	int i = one_of(fs, modes);
+
+	if (i < 0)
+		return "mode must be discard or flight";
+	t->info.flight = i == 1;
+	return NULL;
+}
+
+static const char *line_scope(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	static const char *const scopes[] = { "thread", "global", "cpu", NULL };
+	int i = one_of(fs, scopes);
+
+	if (i < 0)
+		return "scope must be thread, global or cpu";
+	t->info.scope = scopes[i];
+	return NULL;
+}
+
+static const char *line_layout(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	static const char *const layouts[] = { "fixed", "packed", "slots", NULL }; /* meta_layout 0, 1, 2 */
+	int i = one_of(fs, layouts);
+
+	if (i < 0)
+		return "layout must be fixed, packed or slots";
+	t->meta_layout = i;
+	return NULL;
+}
+
+/* A stream index field (below KTR_MAX_STREAMS) into *@x; 0 if bad. */
+static int stream_index(struct fields *fs, uint64_t *x)
+{
+	const char *a;
+	size_t al;
+
+	return field(fs, &a, &al) && !ktr_parse_u64(a, al, x) && *x < KTR_MAX_STREAMS;
+}
+
+/* A stream file name field (one path component, at most 255 bytes); 0 if bad. */
+static int stream_file(struct fields *fs, const char **c, size_t *cl)
+{
+	return field(fs, c, cl) && !memchr(*c, '/', *cl) && !memchr(*c, 0, *cl) && !eq(*c, *cl, ".") &&
+	       !eq(*c, *cl, "..") && *cl <= 255;
+}
+
+/* Whether index @x already had a line, by the bits *@seen (allocated on first use). */
+static const char *index_seen(uint8_t **seen, uint64_t x)
+{
+	if (!*seen && !(*seen = calloc(KTR_MAX_STREAMS / 8, 1)))
+		return "out of memory";
+	if ((*seen)[x >> 3] & (1u << (x & 7)))
+		return "duplicate stream index";
+	return NULL;
+}
+
+static const char *line_stream(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	const char *b, *c, *err;
+	size_t bl, cl;
+	uint64_t x;
+	unsigned kind;
+	char *file;
+
+	if (!stream_index(fs, &x))
+		return "bad stream index";
+	if (!field(fs, &b, &bl) || !(kind = kind_of(b, bl)))
+		return "stream kind must be thread, shared or cpu";
+	if (!stream_file(fs, &c, &cl))
+		return "bad stream file name";
+	if ((err = index_seen(&t->mstream_seen, x)))
+		return err;
+	file = copy_str(c, cl);
+	if (!file)
+		return "out of memory";
+	switch (mstream_add(t, (unsigned)x, kind, file, lineno)) {
+	case 0:
+		t->mstream_seen[x >> 3] |= (uint8_t)(1u << (x & 7));
+		return NULL;
+	case -EEXIST:
+		free(file);
+		/* one file read as two streams: twice its memory, its records twice */
+		return "stream file named by an earlier stream line";
+	default:
+		free(file);
+		return "out of memory";
+	}
+}
+
+static const char *line_seq_base(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	const char *b;
+	size_t bl;
+	uint64_t x, seq;
+
+	if (!stream_index(fs, &x))
+		return "bad stream index";
+	if (!field(fs, &b, &bl) || ktr_parse_u64(b, bl, &seq))
+		return "bad sequence number";
+	if (!t->seqbase) {
+		t->seqbase = malloc(KTR_MAX_STREAMS * sizeof(*t->seqbase));
+		t->seqbase_set = calloc(KTR_MAX_STREAMS / 8, 1);
+		if (!t->seqbase || !t->seqbase_set) {
+			free(t->seqbase);
+			free(t->seqbase_set);
+			t->seqbase = NULL;
+			t->seqbase_set = NULL;
+			return "out of memory";
+		}
+	}
+	t->seqbase[x] = seq; /* a later line wins */
+	t->seqbase_set[x >> 3] |= (uint8_t)(1u << (x & 7));
+	return NULL;
+}
+
+static const char *line_stream_written(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	struct ktr_swritten *n;
+	const char *b, *c, *err;
+	size_t bl, cl;
+	uint64_t x, bytes, recs;
+
+	if (!stream_index(fs, &x))
+		return "bad stream index";
+	if (!stream_file(fs, &c, &cl))
+		return "bad stream file name";
+	if (!field(fs, &b, &bl) || ktr_parse_u64(b, bl, &bytes))
+		return "bad byte count";
+	if (!field(fs, &b, &bl) || ktr_parse_u64(b, bl, &recs))
+		return "bad record count";
+	if ((err = index_seen(&t->swritten_seen, x)))
+		return err;
+	if (t->nswritten == t->capswritten) { /* doubling: linear in the lines */
+		size_t cap = t->capswritten ? 2 * t->capswritten : 16;
+
+		n = realloc(t->swritten, cap * sizeof(*n));
+		if (!n)
+			return "out of memory";
+		t->swritten = n;
+		t->capswritten = cap;
+	}
+	n = t->swritten;
+	t->swritten_seen[x >> 3] |= (uint8_t)(1u << (x & 7));
+	n[t->nswritten] = (struct ktr_swritten){ (unsigned)x, copy_str(c, cl), bytes, recs };
+	if (n[t->nswritten].file)
+		t->nswritten++;
+	return NULL;
+}
+
+static const char *line_func(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	const char *a, *b;
+	size_t al, bl;
+	uint64_t x;
+
+	if (!field(fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > 255)
+		return "bad function id (0..255)";
+	if (!rest(fs, &b, &bl))
+		return "func needs a name";
+	free(t->funcs[x]);
+	t->funcs[x] = copy_str(b, bl);
+	return NULL;
+}
+
+static const char *line_event(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	const char *a, *b, *c, *cat, *args;
+	size_t al, bl, cl, catl, argsl;
+	uint64_t x;
+	unsigned cls;
+
+	if (!field(fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > 65535)
+		return "bad event id (0..65535)";
+	if (!field(fs, &b, &bl))
+		return "event needs a class";
+	if (eq(b, bl, "log2"))
+		cls = KTRACE_CLASS_LOG2;
+	else if (eq(b, bl, "log4"))
+		cls = KTRACE_CLASS_LOG4;
+	else if (eq(b, bl, "kevent"))
+		cls = KTRACE_CLASS_KEVENT;
+	else
+		return "event class must be log2, log4 or kevent";
+	if (!field(fs, &c, &cl) || !field(fs, &cat, &catl) || !field(fs, &args, &argsl))
+		return "event needs NAME CATEGORY ARGS";
+	if (add_event(t, x, cls, c, cl, cat, catl, args, argsl))
+		return "out of memory";
+	return NULL;
+}
+
+static const char *line_thread(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	const char *a, *b, *c;
+	size_t al, bl, cl;
+	uint64_t x, y;
+
+	if (!field(fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > UINT32_MAX ||
+	    !field(fs, &b, &bl) || ktr_parse_u64(b, bl, &y) || y > UINT32_MAX)
+		return "bad thread line (expected thread TID PID COMM)";
+	rest(fs, &c, &cl);
+	ktr_add_thread(t, (uint32_t)x, (uint32_t)y, c, cl);
+	return NULL;
+}
+
+/* A mapping's fields after a map or map-gen line's own. */
+struct map_fields {
+	uint64_t start, end, off;
+	const char *id, *path;
+	size_t idl, pathl;
+};
+
+/*
+ * Parse hex START END OFFSET, BUILDID (hex digits or -) and the PATH (the
+ * rest) into @m.  Return: 0, 1 bad numbers, 2 bad build id, 3 no path.
+ */
+static int map_fields(struct fields *fs, struct map_fields *m)
+{
+	const char *a, *b, *c;
+	size_t al, bl, cl;
+
+	if (!field(fs, &a, &al) || parse_hex(a, al, &m->start) || !field(fs, &b, &bl) ||
+	    parse_hex(b, bl, &m->end) || m->end < m->start || !field(fs, &c, &cl) ||
+	    parse_hex(c, cl, &m->off))
+		return 1;
+	if (!field(fs, &m->id, &m->idl) || !(eq(m->id, m->idl, "-") || !parse_hex_id(m->id, m->idl)))
+		return 2;
+	if (!rest(fs, &m->path, &m->pathl))
+		return 3;
+	return 0;
+}
+
+static void add_map_fields(struct ktr_trace *t, const struct map_fields *m)
+{
+	ktr_add_map(t, m->start, m->end, m->off, m->id, eq(m->id, m->idl, "-") ? 0 : m->idl, m->path,
+		    m->pathl);
+}
+
+static const char *line_map(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	static const char *const errs[] = {
+		NULL, "bad map line (expected map START END OFFSET BUILDID PATH, hex numbers)",
+		"bad map build id (hex digits or -)", "map needs a path"
+	};
+	struct map_fields m;
+	int rc;
+
+	if (t->nmaps - t->nmapgen >= KTR_MAX_MAPS)
+		return "too many map lines (at most " KTR_STR(KTR_MAX_MAPS) "): refused";
+	if ((rc = map_fields(fs, &m)))
+		return errs[rc];
+	add_map_fields(t, &m);
+	return NULL;
+}
+
+static const char *line_map_gen(struct ktr_trace *t, struct fields *fs, unsigned lineno, int arg)
+{
+	static const char *const errs[] = {
+		NULL,
+		"bad map-gen line (expected map-gen LOAD UNLOAD START END OFFSET BUILDID PATH, hex addresses)",
+		"bad map-gen build id (hex digits or -)", "map-gen needs a path"
+	};
+	const char *a, *b;
+	size_t al, bl, n0 = t->nmaps;
+	uint64_t ld, ul = UINT64_MAX;
+	struct map_fields m;
+	int rc;
+
+	if (t->nmapgen >= KTR_MAX_MAPS)
+		return "too many map-gen lines (at most " KTR_STR(KTR_MAX_MAPS) "): refused";
+	if (!field(fs, &a, &al) || ktr_parse_u64(a, al, &ld) || !field(fs, &b, &bl) ||
+	    (!eq(b, bl, "-") && (ktr_parse_u64(b, bl, &ul) || ul < ld)))
+		return "bad map-gen line (expected map-gen LOAD UNLOAD START END OFFSET BUILDID PATH, LOAD <= UNLOAD in ns or -)";
+	if ((rc = map_fields(fs, &m)))
+		return errs[rc];
+	add_map_fields(t, &m);
+	if (t->nmaps == n0)
+		return "out of memory";
+	t->maps[n0].m.timed = 1;
+	t->maps[n0].m.load_ns = ld;
+	t->maps[n0].m.unload_ns = ul;
+	t->nmapgen++;
+	return NULL;
+}
+
+/* The line kinds by key (docs/FORMAT.md, "The metadata file"). */
+static const struct line_kind {
+	const char *key;
+	line_fn *parse;
+	int arg;
+} line_kinds[] = {
+	{ "ktrace-format", line_format, 0 },
+	{ "clock", line_clock, 0 },
+	{ "calib", line_calib, 0 },
+	{ "host", line_string, 0 },
+	{ "kernel", line_string, 1 },
+	{ "machine", line_string, 2 },
+	{ "comm", line_string, 3 },
+	{ "channel", line_string, 4 },
+	{ "cpus", line_number, NUM_CPUS },
+	{ "pid", line_number, NUM_PID },
+	{ "buf-size", line_number, NUM_BUF_SIZE },
+	{ "buf-nr", line_number, NUM_BUF_NR },
+	{ "created-ns", line_number, NUM_CREATED },
+	{ "realtime-ns", line_number, NUM_REALTIME },
+	{ "mode", line_mode, 0 },
+	{ "scope", line_scope, 0 },
+	{ "layout", line_layout, 0 },
+	{ "stream", line_stream, 0 },
+	{ "seq-base", line_seq_base, 0 },
+	{ "stream-written", line_stream_written, 0 },
+	{ "func", line_func, 0 },
+	{ "event", line_event, 0 },
+	{ "thread", line_thread, 0 },
+	{ "map", line_map, 0 },
+	{ "map-gen", line_map_gen, 0 },
+};
+
 /* Parse one metadata line (without its newline).  Return: error text or NULL. */
 static const char *parse_line(struct ktr_trace *t, const char *line, size_t llen, unsigned lineno)
 {
 	struct fields fs = { line, line + llen };
-	const char *k, *a, *b, *c;
-	size_t kl, al, bl, cl;
-	uint64_t x, y;
-	struct ktr_info *in = &t->info;
+	const char *k;
+	size_t kl;
 
 	if (!field(&fs, &k, &kl))
 		return llen ? "empty key" : NULL;
-
-	if (eq(k, kl, "ktrace-format")) {
-		if (lineno != 1)
-			return "ktrace-format must be the first line";
-		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x == 0 || x > 65535)
-			return "bad format version";
-		in->version = (unsigned)x;
-		return NULL;
-	}
-	if (eq(k, kl, "clock")) {
-		if (!field(&fs, &a, &al))
-			return "clock needs a value";
-		if (eq(a, al, "tsc"))
-			in->clock_tsc = 1;
-		else if (eq(a, al, "mono"))
-			in->clock_tsc = 0;
-		else
-			return "unknown clock (expected tsc or mono)";
-		t->have_clock = 1;
-		return NULL;
-	}
-	if (eq(k, kl, "calib")) {
-		if (!field(&fs, &a, &al) || !field(&fs, &b, &bl) || ktr_parse_u64(a, al, &x) ||
-		    ktr_parse_u64(b, bl, &y))
-			return "bad calib line (expected calib RAW NS)";
-		ktr_add_pair(t, x, y);
-		return NULL;
-	}
-	if (eq(k, kl, "host") || eq(k, kl, "kernel") || eq(k, kl, "machine") ||
-	    eq(k, kl, "comm") || eq(k, kl, "channel")) {
-		static const char *const keys[] = { "host", "kernel", "machine", "comm", "channel" };
-		const char **dst[] = { &in->host, &in->kernel, &in->machine, &in->comm, &in->channel };
-
-		rest(&fs, &a, &al);
-		for (int i = 0; i < 5; i++)
-			if (eq(k, kl, keys[i]))
-				set_str(t, i, dst[i], a, al);
-		return NULL;
-	}
-	if (eq(k, kl, "cpus") || eq(k, kl, "pid") || eq(k, kl, "buf-size") ||
-	    eq(k, kl, "buf-nr") || eq(k, kl, "created-ns") || eq(k, kl, "realtime-ns")) {
-		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x))
-			return "bad number";
-		if (eq(k, kl, "cpus"))
-			in->cpus = x > 65536 ? 65536 : (unsigned)x;
-		else if (eq(k, kl, "pid"))
-			in->pid = (uint32_t)x;
-		else if (eq(k, kl, "buf-size")) {
-			if (x < 128 || x > (1u << 30) || (x & (x - 1)))
-				return "buf-size must be a power of two from 128 to 2^30";
-			t->meta_buf_size = (uint32_t)x;
-		} else if (eq(k, kl, "buf-nr")) {
-			if (x < 1 || x > (1u << 24))
-				return "buf-nr must be from 1 to 2^24";
-			t->meta_buf_nr = (uint32_t)x;
-		} else if (eq(k, kl, "created-ns"))
-			in->created_ns = x;
-		else
-			in->realtime_ns = x;
-		return NULL;
-	}
-	if (eq(k, kl, "mode")) {
-		if (!field(&fs, &a, &al) || !(eq(a, al, "discard") || eq(a, al, "flight")))
-			return "mode must be discard or flight";
-		in->flight = eq(a, al, "flight");
-		return NULL;
-	}
-	if (eq(k, kl, "scope")) {
-		if (!field(&fs, &a, &al) ||
-		    !(eq(a, al, "thread") || eq(a, al, "global") || eq(a, al, "cpu")))
-			return "scope must be thread, global or cpu";
-		in->scope = a[0] == 't' ? "thread" : a[0] == 'g' ? "global" : "cpu";
-		return NULL;
-	}
-	if (eq(k, kl, "layout")) {
-		if (!field(&fs, &a, &al) ||
-		    !(eq(a, al, "fixed") || eq(a, al, "packed") || eq(a, al, "slots")))
-			return "layout must be fixed, packed or slots";
-		t->meta_layout = eq(a, al, "packed") ? 1 : eq(a, al, "slots") ? 2 : 0;
-		return NULL;
-	}
-	if (eq(k, kl, "stream")) {
-		unsigned kind;
-		char *file;
-
-		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x >= KTR_MAX_STREAMS)
-			return "bad stream index";
-		if (!field(&fs, &b, &bl) || !(kind = kind_of(b, bl)))
-			return "stream kind must be thread, shared or cpu";
-		if (!field(&fs, &c, &cl) || memchr(c, '/', cl) || memchr(c, 0, cl) ||
-		    eq(c, cl, ".") || eq(c, cl, "..") || cl > 255)
-			return "bad stream file name";
-		if (!t->mstream_seen && !(t->mstream_seen = calloc(KTR_MAX_STREAMS / 8, 1)))
-			return "out of memory";
-		if (t->mstream_seen[x >> 3] & (1u << (x & 7)))
-			return "duplicate stream index";
-		file = copy_str(c, cl);
-		if (!file)
-			return "out of memory";
-		switch (mstream_add(t, (unsigned)x, kind, file, lineno)) {
-		case 0:
-			t->mstream_seen[x >> 3] |= (uint8_t)(1u << (x & 7));
-			return NULL;
-		case -EEXIST:
-			free(file);
-			/* one file read as two streams: twice its memory, its records twice */
-			return "stream file named by an earlier stream line";
-		default:
-			free(file);
-			return "out of memory";
-		}
-	}
-	if (eq(k, kl, "seq-base")) {
-		uint64_t seq;
-
-		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x >= KTR_MAX_STREAMS)
-			return "bad stream index";
-		if (!field(&fs, &b, &bl) || ktr_parse_u64(b, bl, &seq))
-			return "bad sequence number";
-		if (!t->seqbase) {
-			t->seqbase = malloc(KTR_MAX_STREAMS * sizeof(*t->seqbase));
-			t->seqbase_set = calloc(KTR_MAX_STREAMS / 8, 1);
-			if (!t->seqbase || !t->seqbase_set) {
-				free(t->seqbase);
-				free(t->seqbase_set);
-				t->seqbase = NULL;
-				t->seqbase_set = NULL;
-				return "out of memory";
-			}
-		}
-		t->seqbase[x] = seq; /* a later line wins */
-		t->seqbase_set[x >> 3] |= (uint8_t)(1u << (x & 7));
-		return NULL;
-	}
-	if (eq(k, kl, "stream-written")) {
-		struct ktr_swritten *n;
-		uint64_t bytes, recs;
-
-		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x >= KTR_MAX_STREAMS)
-			return "bad stream index";
-		if (!field(&fs, &c, &cl) || memchr(c, '/', cl) || memchr(c, 0, cl) ||
-		    eq(c, cl, ".") || eq(c, cl, "..") || cl > 255)
-			return "bad stream file name";
-		if (!field(&fs, &b, &bl) || ktr_parse_u64(b, bl, &bytes))
-			return "bad byte count";
-		if (!field(&fs, &b, &bl) || ktr_parse_u64(b, bl, &recs))
-			return "bad record count";
-		if (!t->swritten_seen && !(t->swritten_seen = calloc(KTR_MAX_STREAMS / 8, 1)))
-			return "out of memory";
-		if (t->swritten_seen[x >> 3] & (1u << (x & 7)))
-			return "duplicate stream index";
-		if (t->nswritten == t->capswritten) { /* doubling: linear in the lines */
-			size_t cap = t->capswritten ? 2 * t->capswritten : 16;
-
-			n = realloc(t->swritten, cap * sizeof(*n));
-			if (!n)
-				return "out of memory";
-			t->swritten = n;
-			t->capswritten = cap;
-		}
-		n = t->swritten;
-		t->swritten_seen[x >> 3] |= (uint8_t)(1u << (x & 7));
-		n[t->nswritten] = (struct ktr_swritten){ (unsigned)x, copy_str(c, cl), bytes, recs };
-		if (n[t->nswritten].file)
-			t->nswritten++;
-		return NULL;
-	}
-	if (eq(k, kl, "func")) {
-		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > 255)
-			return "bad function id (0..255)";
-		if (!rest(&fs, &b, &bl))
-			return "func needs a name";
-		free(t->funcs[x]);
-		t->funcs[x] = copy_str(b, bl);
-		return NULL;
-	}
-	if (eq(k, kl, "event")) {
-		const char *cat, *args;
-		size_t catl, argsl;
-		unsigned cls;
-
-		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > 65535)
-			return "bad event id (0..65535)";
-		if (!field(&fs, &b, &bl))
-			return "event needs a class";
-		if (eq(b, bl, "log2"))
-			cls = KTRACE_CLASS_LOG2;
-		else if (eq(b, bl, "log4"))
-			cls = KTRACE_CLASS_LOG4;
-		else if (eq(b, bl, "kevent"))
-			cls = KTRACE_CLASS_KEVENT;
-		else
-			return "event class must be log2, log4 or kevent";
-		if (!field(&fs, &c, &cl) || !field(&fs, &cat, &catl) || !field(&fs, &args, &argsl))
-			return "event needs NAME CATEGORY ARGS";
-		if (add_event(t, x, cls, c, cl, cat, catl, args, argsl))
-			return "out of memory";
-		return NULL;
-	}
-	if (eq(k, kl, "thread")) {
-		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &x) || x > UINT32_MAX ||
-		    !field(&fs, &b, &bl) || ktr_parse_u64(b, bl, &y) || y > UINT32_MAX)
-			return "bad thread line (expected thread TID PID COMM)";
-		rest(&fs, &c, &cl);
-		ktr_add_thread(t, (uint32_t)x, (uint32_t)y, c, cl);
-		return NULL;
-	}
-	if (eq(k, kl, "map")) {
-		const char *d, *e;
-		size_t dl, el;
-		uint64_t z;
-
-		if (t->nmaps - t->nmapgen >= KTR_MAX_MAPS)
-			return "too many map lines (at most " KTR_STR(KTR_MAX_MAPS) "): refused";
-		if (!field(&fs, &a, &al) || parse_hex(a, al, &x) || !field(&fs, &b, &bl) ||
-		    parse_hex(b, bl, &y) || y < x || !field(&fs, &c, &cl) || parse_hex(c, cl, &z))
-			return "bad map line (expected map START END OFFSET BUILDID PATH, hex numbers)";
-		if (!field(&fs, &d, &dl) || !(eq(d, dl, "-") || !parse_hex_id(d, dl)))
-			return "bad map build id (hex digits or -)";
-		if (!rest(&fs, &e, &el))
-			return "map needs a path";
-		ktr_add_map(t, x, y, z, d, eq(d, dl, "-") ? 0 : dl, e, el);
-		return NULL;
-	}
-	if (eq(k, kl, "map-gen")) {
-		const char *d, *e;
-		size_t dl, el, n0 = t->nmaps;
-		uint64_t z, ld, ul = UINT64_MAX;
-
-		if (t->nmapgen >= KTR_MAX_MAPS)
-			return "too many map-gen lines (at most " KTR_STR(KTR_MAX_MAPS) "): refused";
-		if (!field(&fs, &a, &al) || ktr_parse_u64(a, al, &ld) || !field(&fs, &b, &bl) ||
-		    (!eq(b, bl, "-") && (ktr_parse_u64(b, bl, &ul) || ul < ld)))
-			return "bad map-gen line (expected map-gen LOAD UNLOAD START END OFFSET BUILDID PATH, LOAD <= UNLOAD in ns or -)";
-		if (!field(&fs, &a, &al) || parse_hex(a, al, &x) || !field(&fs, &b, &bl) ||
-		    parse_hex(b, bl, &y) || y < x || !field(&fs, &c, &cl) || parse_hex(c, cl, &z))
-			return "bad map-gen line (expected map-gen LOAD UNLOAD START END OFFSET BUILDID PATH, hex addresses)";
-		if (!field(&fs, &d, &dl) || !(eq(d, dl, "-") || !parse_hex_id(d, dl)))
-			return "bad map-gen build id (hex digits or -)";
-		if (!rest(&fs, &e, &el))
-			return "map-gen needs a path";
-		ktr_add_map(t, x, y, z, d, eq(d, dl, "-") ? 0 : dl, e, el);
-		if (t->nmaps == n0)
-			return "out of memory";
-		t->maps[n0].m.timed = 1;
-		t->maps[n0].m.load_ns = ld;
-		t->maps[n0].m.unload_ns = ul;
-		t->nmapgen++;
-		return NULL;
-	}
+	for (size_t i = 0; i < sizeof(line_kinds) / sizeof(line_kinds[0]); i++)
+		if (eq(k, kl, line_kinds[i].key))
+			return line_kinds[i].parse(t, &fs, lineno, line_kinds[i].arg);
 	return NULL; /* unknown keys: ignored */
 }
 

@@ -190,29 +190,35 @@ static void check_session(struct ktr_trace *t)
 	ktr_file_close(&f);
 }
 
-static void load(struct ktr_trace *t)
+/*
+ * The trace directory itself: DIR as the user named it; a sub-trace's
+ * DIR/kernel never through a link.  Return: 1, or 0 if unusable (reported).
+ */
+static int check_dir(struct ktr_trace *t)
+{
+	struct stat st;
+	int rc;
+
+	if (t->mfiles)
+		return 1;
+	rc = t->base ? ksf_read_stat(t->base, "kernel", 0, &st) : stat(t->dir, &st) < 0 ? -errno : 0;
+	if (!rc && S_ISLNK(st.st_mode))
+		rc = -ELOOP;
+	if (rc < 0) {
+		ktr_diag(t, 1, "%s: %s", t->dir, ksf_read_why(rc));
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		ktr_diag(t, 1, "%s: not a directory", t->dir);
+		return 0;
+	}
+	return 1;
+}
+
+/* The metadata and threads files (clock tsc assumed without a metadata clock line). */
+static void load_text_files(struct ktr_trace *t)
 {
 	struct ktr_file f;
-	struct stat st;
-
-	if (!t->mfiles) {
-		/* DIR as the user named it; a sub-trace's DIR/kernel never through a link */
-		int rc = t->base ? ksf_read_stat(t->base, "kernel", 0, &st)
-				 : stat(t->dir, &st) < 0 ? -errno : 0;
-
-		if (!rc && S_ISLNK(st.st_mode))
-			rc = -ELOOP;
-		if (rc < 0) {
-			ktr_diag(t, 1, "%s: %s", t->dir, ksf_read_why(rc));
-			return;
-		}
-		if (!S_ISDIR(st.st_mode)) {
-			ktr_diag(t, 1, "%s: not a directory", t->dir);
-			return;
-		}
-	}
-
-	ktr_check_files(t); /* links, FIFOs, devices named like trace files: refused */
 
 	/* `ktrace record --kernel` without a program: only DIR/kernel (kernel.c) */
 	t->kernel_only = !t->is_sub && !ktr_file_exists(t, "metadata") &&
@@ -235,8 +241,11 @@ static void load(struct ktr_trace *t)
 	if (ktr_file_open(t, &f, "threads", 1) == 0)
 		ktr_parse_threads(t, &f);
 	ktr_file_close(&f);
-	check_session(t);
+}
 
+/* The control file: what the metadata left out, checked against it. */
+static void load_control(struct ktr_trace *t)
+{
 	ktr_read_control(t);
 	if (t->have_ctl) {
 		if (t->ctl.flags & KTRACE_FLIGHT_CHANNEL)
@@ -250,6 +259,12 @@ static void load(struct ktr_trace *t)
 				 t->dir, t->ctl.buf_size, t->meta_buf_size);
 	}
 	t->info.packed = t->meta_layout > 0 ? t->meta_layout : 0;
+}
+
+/* The streams: the metadata's stream lines or the files found, and what the consumer wrote. */
+static void load_streams(struct ktr_trace *t)
+{
+	uint32_t *pos; /* index -> k + 1 */
 
 	if (t->nmstreams) {
 		for (size_t i = 0; i < t->nmstreams; i++)
@@ -258,8 +273,7 @@ static void load(struct ktr_trace *t)
 		find_streams(t);
 	}
 	/* what the consumer wrote: a stream file missing is a stream still */
-	uint32_t *pos = t->nswritten ? calloc(KTR_MAX_STREAMS, sizeof(*pos)) : NULL; /* index -> k + 1 */
-
+	pos = t->nswritten ? calloc(KTR_MAX_STREAMS, sizeof(*pos)) : NULL;
 	for (unsigned k = 0; pos && k < t->nstreams; k++)
 		if (t->streams[k].index < KTR_MAX_STREAMS)
 			pos[t->streams[k].index] = k + 1;
@@ -277,39 +291,54 @@ static void load(struct ktr_trace *t)
 	free(pos);
 	if (t->nstreams)
 		qsort(t->streams, t->nstreams, sizeof(*t->streams), cmp_stream);
+}
 
-	for (unsigned i = 0; i < t->nstreams; i++) {
-		struct ktr_stream *s = &t->streams[i];
+/* Stream @i (sorted): its control slot, its size against what was written, its geometry, its index. */
+static void stream_setup(struct ktr_trace *t, unsigned i)
+{
+	struct ktr_stream *s = &t->streams[i];
 
-		s->info.path = s->f.path ? s->f.path : t->dir;
-		if (t->have_ctl && s->index < t->nsctl) {
-			const struct ktrace_stream_ctl *c = &t->sctl[s->index];
+	s->info.path = s->f.path ? s->f.path : t->dir;
+	if (t->have_ctl && s->index < t->nsctl) {
+		const struct ktrace_stream_ctl *c = &t->sctl[s->index];
 
-			s->info.have_ctl = 1;
-			s->info.head = c->head;
-			s->info.dropped = c->dropped;
-			s->info.overwritten = c->overwritten;
-			s->info.written = c->written;
-			s->info.owner = c->owner;
-			s->info.pid = c->pid;
-			if (!s->info.kind && c->kind >= KTRACE_STREAM_THREAD && c->kind <= KTRACE_STREAM_CPU)
-				s->info.kind = c->kind;
-		}
-		if (s->have_want && s->f.exists && s->f.size < s->want_bytes)
-			ktr_diag(t, 1, "%s: %llu bytes, but the recording wrote %llu (%llu records): cut "
-				       "short after it was recorded; the missing records are counted as lost",
-				 s->info.path, (unsigned long long)s->f.size,
-				 (unsigned long long)s->want_bytes, (unsigned long long)s->want_records);
-		if (t->seqbase && s->index < KTR_MAX_STREAMS &&
-		    (t->seqbase_set[s->index >> 3] & (1u << (s->index & 7))))
-			s->seq_base = t->seqbase[s->index];
-		set_geometry(t, s);
-		if (i == 0 || !t->info.buf_size) {
-			t->info.buf_size = s->info.buf_size;
-			t->info.buf_nr = t->meta_layout == 2 ? t->meta_buf_nr : s->info.buf_nr;
-		}
-		ktr_stream_index(t, s);
+		s->info.have_ctl = 1;
+		s->info.head = c->head;
+		s->info.dropped = c->dropped;
+		s->info.overwritten = c->overwritten;
+		s->info.written = c->written;
+		s->info.owner = c->owner;
+		s->info.pid = c->pid;
+		if (!s->info.kind && c->kind >= KTRACE_STREAM_THREAD && c->kind <= KTRACE_STREAM_CPU)
+			s->info.kind = c->kind;
 	}
+	if (s->have_want && s->f.exists && s->f.size < s->want_bytes)
+		ktr_diag(t, 1, "%s: %llu bytes, but the recording wrote %llu (%llu records): cut "
+			       "short after it was recorded; the missing records are counted as lost",
+			 s->info.path, (unsigned long long)s->f.size,
+			 (unsigned long long)s->want_bytes, (unsigned long long)s->want_records);
+	if (t->seqbase && s->index < KTR_MAX_STREAMS &&
+	    (t->seqbase_set[s->index >> 3] & (1u << (s->index & 7))))
+		s->seq_base = t->seqbase[s->index];
+	set_geometry(t, s);
+	if (i == 0 || !t->info.buf_size) {
+		t->info.buf_size = s->info.buf_size;
+		t->info.buf_nr = t->meta_layout == 2 ? t->meta_buf_nr : s->info.buf_nr;
+	}
+	ktr_stream_index(t, s);
+}
+
+static void load(struct ktr_trace *t)
+{
+	if (!check_dir(t))
+		return;
+	ktr_check_files(t); /* links, FIFOs, devices named like trace files: refused */
+	load_text_files(t);
+	check_session(t);
+	load_control(t);
+	load_streams(t);
+	for (unsigned i = 0; i < t->nstreams; i++)
+		stream_setup(t, i);
 	t->info.nstreams = t->nstreams;
 	ktr_sort_tables(t);
 	ktr_calib_finish(t);
