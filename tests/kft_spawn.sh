@@ -82,9 +82,6 @@ TREE="$KTRACE_SRC/tests/helpers/calltree.py"
 for b in $KFT_BUILDS; do
 	for how in posix_spawn posix_spawnp execve execvpe vfork vfork-work vfork-exit vfork-fail; do
 		rm -rf u tr tr.exec-*
-		env -u LD_PRELOAD KTRACE_LIBCALL=1 uftrace record -d u "./sp-$b" "$how" >/dev/null 2>&1
-		uftrace replay -d u --no-pager 2>/dev/null | python3 "$TREE" uftrace --drop execve >u.tree
-		[ "$how" = vfork-fail ] && sed -i '$s/^0 strcmp$/1 strcmp/' u.tree
 		KTRACE_LIBCALL=1 "$KTRACE" record -q -o tr "./sp-$b" "$how" >out 2>&1
 		rc=$?
 		want="parent child 3"
@@ -92,9 +89,19 @@ for b in $KFT_BUILDS; do
 		is "$rc:$(paste -sd' ' out)" "0:$want" "$b $how: output and exit status as untraced"
 		for d in tr tr.exec-*; do [ ! -d "$d" ] || "$KTRACE" kd -c --format=csv "$d"; done |
 			python3 "$TREE" ktrace-csv --drop execve >k.tree
+		# uftrace 0.13 is not deterministic on a vfork child: now and then
+		# (1 run in 50 here) it loses the child's inherited depth and shows
+		# its calls one level up; so up to 3 uftrace runs, one must agree
+		for try in 1 2 3; do
+			rm -rf u
+			env -u LD_PRELOAD KTRACE_LIBCALL=1 uftrace record -d u "./sp-$b" "$how" >/dev/null 2>&1
+			uftrace replay -d u --no-pager 2>/dev/null | python3 "$TREE" uftrace --drop execve >u.tree
+			[ "$how" = vfork-fail ] && sed -i '$s/^0 strcmp$/1 strcmp/' u.tree
+			! cmp -s u.tree k.tree || break
+		done
 		ok "$([ -s u.tree ] && cmp -s u.tree k.tree; echo $?)" \
 			"$b $how: the call tree, parent and child, equals uftrace's"
-		cmp -s u.tree k.tree || diff u.tree k.tree | sed 's/^/#   /' | head -20
+		cmp -s u.tree k.tree || diff u.tree k.tree | sed "s/^/#   $b $how: /" | head -20 >&2
 	done
 done
 
