@@ -262,46 +262,6 @@ out:
 
 #else /* !KTRACE_HAVE_TRACECMD */
 
-static char tree_bad[PATH_MAX + 64]; /* the first entry ftrace_tree_check() refused */
-
-static int tree_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	const char *why = NULL;
-
-	(void)ftw;
-	if (type == FTW_SL || type == FTW_SLN)
-		why = ksf_read_why(-ELOOP);
-	else if (type == FTW_NS || type == FTW_DNR)
-		why = strerror(errno);
-	else if (type == FTW_F && !S_ISREG(st->st_mode))
-		why = ksf_read_why(-EINVAL);
-	if (!why)
-		return 0;
-	snprintf(tree_bad, sizeof(tree_bad), "%s: %s", path, why);
-	return 1;
-}
-
-/*
- * ftrace_tree_check() - every entry under @ftdir (itself included) a
- * regular file or a directory, walked without following links (nftw(3),
- * FTW_PHYS: a FIFO or device is never opened).  Return: 0, or -1 with
- * "PATH: why" in @msg.  Not thread-safe (nftw()'s callback has no argument).
- */
-static int ftrace_tree_check(const char *ftdir, char *msg, size_t len)
-{
-	int rc;
-
-	tree_bad[0] = 0;
-	rc = nftw(ftdir, tree_entry, 16, FTW_PHYS);
-	if (rc == 0)
-		return 0;
-	if (tree_bad[0])
-		snprintf(msg, len, "%s", tree_bad);
-	else
-		snprintf(msg, len, "%s: %s", ftdir, strerror(errno));
-	return -1;
-}
-
 int krec_tracedat_write(const char *dir, int fd, struct krec_tracedat_info *info, char *msg, size_t len)
 {
 	(void)dir;
