@@ -50,7 +50,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
@@ -65,6 +64,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "cli/record_opts.h"
 #include "cli/select.h"
 #include "consumer/consumer.h"
@@ -74,9 +74,100 @@
 
 #define CMD "record"
 
-static void help(FILE *out)
-{
-	fprintf(out,
+/* One `ktrace record` of a program: its options, then what the steps of run() set up. */
+struct record {
+	/* options */
+	struct rec_opts ro;  /* -F -N -D -t -T, as KFT statements (cli/record_opts.c) */
+	struct rec_patch patch; /* -P -U, as KTRACE_PATCH's rules (cli/record_patch.c) */
+	const char *config, *out, *bufsize, *bufnr, *threads;
+	int flight, quiet, locks, nolibcall, kernel;
+	uint64_t block_ns, wait_ns; /* --block-timeout; --wait (~0: until they exit) */
+	struct krec_opts kopts;
+	const char *events[64]; /* -e: pointers into argv */
+	char **cmd;             /* PROG and its arguments */
+	/* the run */
+	int libcall, untraceable;
+	char lib[PATH_MAX], dir[PATH_MAX], cfg_abs[PATH_MAX], preload[4 * PATH_MAX + 96];
+	struct rec_report rep;
+	struct krec *krec;
+	struct kc_session *sess;
+	struct sigaction old_int, old_quit, old_chld;
+};
+
+enum { OPT_CONFIG = CLI_OPT_LONG, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK, OPT_LOCKS, OPT_NOLIBCALL, OPT_WAIT,
+       OPT_KERNEL, OPT_KBUF };
+
+static const struct cli_opt opts[] = {
+	CLI_OPT_TEXT("What to keep (as uftrace's options; FUNC may be a pattern: 'btree*'):"),
+	CLI_OPT("filter", 'F', "FUNC", "only calls of FUNC (repeatable): filter funclist"),
+	CLI_OPT("notrace", 'N', "FUNC", "never calls of FUNC (repeatable): filter notrace"),
+	CLI_OPT("depth", 'D', "N", "only calls less than N deep (1: the outermost)"),
+	CLI_OPT("time-filter", 't', "TIME", "only calls lasting TIME or more: 100us, 1.5ms, 2s\n"
+					     "(a bare number is microseconds): filter mintime"),
+	CLI_OPT("trigger", 'T', "FUNC@trace-on|trace-off",
+		"start (stop) recording when FUNC is entered"),
+	CLI_OPT("patch", 'P', "FUNC[@LIB]",
+		"patch FUNC's entry at start (repeatable; '.': every\n"
+		"function): for programs and libraries (@LIB: libz,\n"
+		"libz.so.1) built without hooks; default: every\n"
+		"function of PROG when it has none"),
+	CLI_OPT("unpatch", 'U', "FUNC[@LIB]", "do not patch FUNC (repeatable; '.': none)"),
+	CLI_OPT_STRING("config", OPT_CONFIG, "FILE", struct record, config,
+		       "a KFT configuration: triggers, filters, watches,\n"
+		       "logentries, autorepeat (docs/KFT-CONFIG.md); the\n"
+		       "options above add to it; default: every call"),
+	CLI_OPT_TEXT(""),
+	CLI_OPT_TEXT("Where and how:"),
+	CLI_OPT_STRING("output", 'o', "DIR", struct record, out,
+		       "trace directory (default ktrace.data): created, or yours\n"
+		       "holding an earlier trace (replaced); not a link"),
+	CLI_OPT_STRING("buf-size", 'b', "BYTES", struct record, bufsize,
+		       "sub-buffer size, a power of two (default 256K;\nK and M suffixes)"),
+	CLI_OPT("buf-nr", 'n', "N", "sub-buffers in each thread's ring (default 32;\n"
+				    "with --flight 64): every call is kept, the ring\n"
+				    "is copied to DIR as it fills"),
+	CLI_OPT_FLAG("flight", OPT_FLIGHT, struct record, flight,
+		     "flight recorder: keep only the newest calls, in\n"
+		     "the rings (written to DIR when PROG ends)"),
+	CLI_OPT("block-timeout", OPT_BLOCK, "TIME",
+		"when a thread's ring is full (the consumer is\n"
+		"behind), wait up to TIME for it before dropping\n"
+		"records (default 100ms; 0: drop at once)"),
+	CLI_OPT("threads", OPT_THREADS, "N", "thread streams (default 2 x CPUs); more threads\n"
+					      "share one stream"),
+	CLI_OPT_FLAG("no-libcall", OPT_NOLIBCALL, struct record, nolibcall,
+		     "do not record the program's calls into shared\n"
+		     "libraries (recorded by default, as uftrace does)"),
+	CLI_OPT("wait", OPT_WAIT, "TIME",
+		"after PROG exits, wait at most TIME (10s, 500ms; 0:\n"
+		"not at all) for the processes it left running\n"
+		"(daemons, orphaned children); default: until they\n"
+		"exit, or Ctrl-C, which stops the waiting (the count\n"
+		"of those still running is reported)"),
+	CLI_OPT_FLAG("quiet", 'q', struct record, quiet, "no summary at the end"),
+	CLI_OPT("kernel", OPT_KERNEL, "[=MASKSET]",
+		"also record kernel events through tracefs (root):\n"
+		"MASKSET is RDEFAULT (default: context switches,\n"
+		"wakeups, syscalls, irqs, faults, signals, fork/exit),\n"
+		"RALL, RNOTHING, or a comma list of LKST mnemonics\n"
+		"and categories (hook: the tracefs hooks of\n"
+		"ktrace lkst --tracefs hook add); written to DIR/kernel"),
+	CLI_OPT("kernel-buffer", OPT_KBUF, "SIZE", "kernel ring buffer per CPU (default 4M)"),
+	CLI_OPT("event", 'e', "SYS:NAME",
+		"with --kernel: also enable this tracepoint (repeatable;\n"
+		"'block:*', 'sched' = 'sched:*'); every event is kept\n"
+		"raw in DIR/kernel/ftrace for `ktrace export\n"
+		"--format=trace.dat` (trace-cmd, KernelShark)"),
+	CLI_OPT_FLAG("locks", OPT_LOCKS, struct record, locks,
+		     "also record PROG's pthread mutex, rwlock, spinlock and\n"
+		     "condition-variable calls (libktrace-locks.so) for\n"
+		     "`ktrace locks DIR`; PROG need not be instrumented"),
+	CLI_OPT_END,
+};
+
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
 		"usage: ktrace record [OPTIONS] [--] PROG [ARGS...]\n"
 		"       ktrace record --kernel[=MASKSET] [-e SYS:NAME]... [-o DIR]   (whole system until Ctrl-C)\n"
 		"\n"
@@ -86,66 +177,17 @@ static void help(FILE *out)
 		"with entry time, duration, function, call site, thread and depth.\n"
 		"libktrace.so and libktrace-record.so are preloaded (LD_PRELOAD); PROG needs\n"
 		"no other change.  First it says in one line how PROG was built (from its\n"
-		"ELF symbols) and what it will do, or which flag would make it traceable.\n"
-		"\n"
-		"What to keep (as uftrace's options; FUNC may be a pattern: 'btree*'):\n"
-		"  -F, --filter FUNC     only calls of FUNC (repeatable): filter funclist\n"
-		"  -N, --notrace FUNC    never calls of FUNC (repeatable): filter notrace\n"
-		"  -D, --depth N         only calls less than N deep (1: the outermost)\n"
-		"  -t, --time-filter TIME  only calls lasting TIME or more: 100us, 1.5ms, 2s\n"
-		"                        (a bare number is microseconds): filter mintime\n"
-		"  -T, --trigger FUNC@trace-on|trace-off\n"
-		"                        start (stop) recording when FUNC is entered\n"
-		"      --config FILE     a KFT configuration: triggers, filters, watches,\n"
-		"                        logentries, autorepeat (docs/KFT-CONFIG.md); the\n"
-		"                        options above add to it; default: every call\n"
-		"\n"
-		"Where and how:\n"
-		"  -o, --output DIR      trace directory (default ktrace.data): created, or yours\n"
-		"                        holding an earlier trace (replaced); not a link\n"
-		"  -b, --buf-size BYTES  sub-buffer size, a power of two (default 256K;\n"
-		"                        K and M suffixes)\n"
-		"  -n, --buf-nr N        sub-buffers in each thread's ring (default 32;\n"
-		"                        with --flight 64): every call is kept, the ring\n"
-		"                        is copied to DIR as it fills\n"
-		"      --flight          flight recorder: keep only the newest calls, in\n"
-		"                        the rings (written to DIR when PROG ends)\n"
-		"      --block-timeout TIME  when a thread's ring is full (the consumer is\n"
-		"                        behind), wait up to TIME for it before dropping\n"
-		"                        records (default 100ms; 0: drop at once)\n"
-		"      --threads N       thread streams (default 2 x CPUs); more threads\n"
-		"                        share one stream\n"
-		"      --no-libcall      do not record the program's calls into shared\n"
-		"                        libraries (recorded by default, as uftrace does)\n"
-		"      --wait TIME       after PROG exits, wait at most TIME (10s, 500ms; 0:\n"
-		"                        not at all) for the processes it left running\n"
-		"                        (daemons, orphaned children); default: until they\n"
-		"                        exit, or Ctrl-C, which stops the waiting (the count\n"
-		"                        of those still running is reported)\n"
-		"  -q, --quiet           no summary at the end\n"
-		"      --kernel[=MASKSET]  also record kernel events through tracefs (root):\n"
-		"                        MASKSET is RDEFAULT (default: context switches,\n"
-		"                        wakeups, syscalls, irqs, faults, signals, fork/exit),\n"
-		"                        RALL, RNOTHING, or a comma list of LKST mnemonics\n"
-		"                        and categories (hook: the tracefs hooks of\n"
-		"                        ktrace lkst --tracefs hook add); written to DIR/kernel\n"
-		"      --kernel-buffer SIZE  kernel ring buffer per CPU (default 4M)\n"
-		"  -e, --event SYS:NAME  with --kernel: also enable this tracepoint (repeatable;\n"
-		"                        'block:*', 'sched' = 'sched:*'); every event is kept\n"
-		"                        raw in DIR/kernel/ftrace for `ktrace export\n"
-		"                        --format=trace.dat` (trace-cmd, KernelShark)\n"
-		"      --locks           also record PROG's pthread mutex, rwlock, spinlock and\n"
-		"                        condition-variable calls (libktrace-locks.so) for\n"
-		"                        `ktrace locks DIR`; PROG need not be instrumented\n"
-		"  -h, --help            this text\n"
-		"\n"
+		"ELF symbols) and what it will do, or which flag would make it traceable.\n",
+	.opts = opts,
+	.tail =
 		"While PROG runs: ktrace kft DIR status|start|stop|prime|load FILE.\n"
 		"Afterwards: ktrace info, kd, graph FUNC, addr2sym, print (DIR: ktrace.data).\n"
 		"\n"
 		"Exit status: PROG's (128 + signal number if it was killed); 1 PROG could not\n"
 		"be traced (the reason is printed once), a bad configuration or option, or\n"
-		"PROG cannot be run; 2 usage error.  See ktrace-record(1).\n");
-}
+		"PROG cannot be run; 2 usage error.  See ktrace-record(1).\n",
+	.in_order = 1,
+};
 
 /* Read a configuration FILE (at most 1 MiB).  Return: its text (malloc'ed) or NULL after an error. */
 static char *read_config(const char *path, size_t *len)
@@ -441,376 +483,436 @@ static int beside(const char *lib, const char *name, char *out, size_t size)
 	return 0;
 }
 
-static int run(int argc, char **argv)
+/* cli_opt_fn: the options that are not stored by the table itself. */
+static int take_option(void *ctx, int key, const char *arg)
 {
-	enum { OPT_CONFIG = 0x1000, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK, OPT_LOCKS, OPT_NOLIBCALL, OPT_WAIT };
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, OPT_CONFIG }, { "output", required_argument, NULL, 'o' },
-		{ "buf-size", required_argument, NULL, 'b' }, { "buf-nr", required_argument, NULL, 'n' },
-		{ "flight", no_argument, NULL, OPT_FLIGHT }, { "threads", required_argument, NULL, OPT_THREADS },
-		{ "quiet", no_argument, NULL, 'q' },         { "help", no_argument, NULL, 'h' },
-		{ "kernel", optional_argument, NULL, 'K' },  { "kernel-buffer", required_argument, NULL, 'B' },
-		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
-		{ "depth", required_argument, NULL, 'D' },   { "time-filter", required_argument, NULL, 't' },
-		{ "trigger", required_argument, NULL, 'T' },
-		{ "block-timeout", required_argument, NULL, OPT_BLOCK },
-		{ "event", required_argument, NULL, 'e' },
-		{ "locks", no_argument, NULL, OPT_LOCKS },
-		{ "no-libcall", no_argument, NULL, OPT_NOLIBCALL },
-		{ "wait", required_argument, NULL, OPT_WAIT },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct rec_opts ro = { NULL, 0, 0, 0, 0, 0 };
-	struct rec_report rep = { -1, -1 };
-	char *cfg_text = NULL;
-	size_t cfg_len = 0;
-	const char *config = NULL, *out = "ktrace.data", *bufsize = NULL, *bufnr = NULL,
-		   *threads = NULL;
-	char lib[PATH_MAX], dir[PATH_MAX], cfg_abs[PATH_MAX], preload[4 * PATH_MAX + 96];
-	int flight = 0, quiet = 0, c, status, kernel = 0, locks = 0, libcall, untraceable = 0, traced;
-	struct krec_opts kopts = { NULL, 0, 0, NULL, 0 };
-	static const char *events[64]; /* -e: pointers into argv */
-	struct krec *krec = NULL;
-	uint64_t v, end, block_ns = 100000000, /* 100 ms */
-		 wait_ns = ~(uint64_t)0;      /* --wait: until they exit */
-	pid_t pid;
-	struct sigaction ign, old_int, old_quit, old_chld;
-	struct kc_session *sess;
+	struct record *r = ctx;
+	uint64_t v;
 
-	/* library calls: on unless --no-libcall or KTRACE_LIBCALL=0 (the runtime's knob) */
-	libcall = !getenv("KTRACE_LIBCALL") || strcmp(getenv("KTRACE_LIBCALL"), "0") != 0;
-	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+:o:b:n:qhF:N:D:t:T:e:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'F':
-		case 'N':
-		case 'D':
-		case 't':
-		case 'T':
-			if (rec_opts_add(&ro, c, optarg) < 0) {
-				rec_opts_free(&ro);
-				return 2;
-			}
-			break;
-		case OPT_CONFIG:
-			config = optarg;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'b':
-			bufsize = optarg;
-			break;
-		case 'n':
-			if (cli_parse_u64(optarg, &v) < 0 || v < 2 || v > 1u << 20) {
-				cli_error(CMD, "option '-n' needs a number of sub-buffers >= 2, not '%s'",
-					  optarg);
-				return 2;
-			}
-			bufnr = optarg;
-			break;
-		case OPT_FLIGHT:
-			flight = 1;
-			break;
-		case OPT_NOLIBCALL:
-			libcall = 0;
-			break;
-		case OPT_THREADS:
-			if (cli_parse_u64(optarg, &v) < 0 || v < 1 || v > 4096) {
-				cli_error(CMD, "option '--threads' needs a number of threads 1..4096, not '%s'",
-					  optarg);
-				return 2;
-			}
-			threads = optarg;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case OPT_LOCKS:
-			locks = 1;
-			break;
-		case OPT_WAIT:
-			if (cli_parse_time(optarg, 1000000, &wait_ns) < 0) {
-				cli_error(CMD, "option '--wait' needs a time such as 10s, 500ms or 0, not '%s'",
-					  optarg);
-				return 2;
-			}
-			break;
-		case OPT_BLOCK:
-			if (cli_parse_time(optarg, 1000000, &block_ns) < 0) {
-				cli_error(CMD, "option '--block-timeout' needs a time such as 100ms, 2s or 0, not '%s'",
-					  optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			help(stdout);
-			return 0;
-		case 'K': {
-			uint8_t sel[KTRACE_LKST_MAX_ID];
-			char err[256];
-
-			if (krec_parse_maskset(optarg, sel, err, sizeof(err)) < 0) {
-				cli_error(CMD, "option '--kernel': %s", err);
-				return 2;
-			}
-			kernel = 1;
-			kopts.maskset = optarg;
-			break;
-		}
-		case 'e':
-			if (kopts.nevents == sizeof(events) / sizeof(events[0])) {
-				cli_error(CMD, "option '-e': at most %zu (use patterns: 'block:*')",
-					  sizeof(events) / sizeof(events[0]));
-				return 2;
-			}
-			events[kopts.nevents++] = optarg;
-			kopts.events = events;
-			break;
-		case 'B': {
-			uint64_t b;
-
-			if (cli_parse_size(optarg, &b) < 0 || (b >>= 10) < 64 || b > (1ull << 21)) {
-				cli_error(CMD, "option '--kernel-buffer' needs a size from 64K to 2G, not '%s'",
-					  optarg);
-				return 2;
-			}
-			kopts.buf_kb = (unsigned)b;
-			break;
-		}
-		default:
-			return cli_bad_option(CMD, c, argc, argv);
-		}
-	}
-	if (kopts.nevents) {
-		char msg[512];
-
-		if (!kernel) {
-			cli_error(CMD, "option '-e' needs --kernel (kernel tracepoints are recorded with it)");
+	switch (key) {
+	case 'F':
+	case 'N':
+	case 'D':
+	case 't':
+	case 'T':
+		return rec_opts_add(&r->ro, key, arg) < 0 ? 2 : 0;
+	case 'P':
+	case 'U':
+		return rec_patch_add(&r->patch, key, arg) < 0 ? 2 : 0;
+	case 'n':
+		if (cli_parse_u64(arg, &v) < 0 || v < 2 || v > 1u << 20) {
+			cli_error(CMD, "option '-n' needs a number of sub-buffers >= 2, not '%s'", arg);
 			return 2;
 		}
-		if (krec_check_events(kopts.events, kopts.nevents, msg, sizeof(msg)) < 0) {
-			cli_error(CMD, "option '-e': %s", msg);
+		r->bufnr = arg;
+		return 0;
+	case OPT_THREADS:
+		if (cli_parse_u64(arg, &v) < 0 || v < 1 || v > 4096) {
+			cli_error(CMD, "option '--threads' needs a number of threads 1..4096, not '%s'",
+				  arg);
 			return 2;
 		}
-	}
-	if (optind >= argc && kernel) {
-		if (absolute(out, dir, sizeof(dir)) < 0) {
-			cli_error(CMD, "%s: path too long", out);
-			return 1;
+		r->threads = arg;
+		return 0;
+	case OPT_WAIT:
+		if (cli_parse_time(arg, 1000000, &r->wait_ns) < 0) {
+			cli_error(CMD, "option '--wait' needs a time such as 10s, 500ms or 0, not '%s'",
+				  arg);
+			return 2;
 		}
-		kopts.progress = !quiet;
-		return krec_record_system(dir, &kopts, quiet);
+		return 0;
+	case OPT_BLOCK:
+		if (cli_parse_time(arg, 1000000, &r->block_ns) < 0) {
+			cli_error(CMD, "option '--block-timeout' needs a time such as 100ms, 2s or 0, "
+				       "not '%s'", arg);
+			return 2;
+		}
+		return 0;
+	case OPT_KERNEL: {
+		uint8_t sel[KTRACE_LKST_MAX_ID];
+		char err[256];
+
+		if (krec_parse_maskset(arg, sel, err, sizeof(err)) < 0) {
+			cli_error(CMD, "option '--kernel': %s", err);
+			return 2;
+		}
+		r->kernel = 1;
+		r->kopts.maskset = arg;
+		return 0;
 	}
-	if (optind >= argc) {
-		cli_error(CMD, "no program to run (see ktrace record --help)");
+	case 'e':
+		if (r->kopts.nevents == sizeof(r->events) / sizeof(r->events[0])) {
+			cli_error(CMD, "option '-e': at most %zu (use patterns: 'block:*')",
+				  sizeof(r->events) / sizeof(r->events[0]));
+			return 2;
+		}
+		r->events[r->kopts.nevents++] = arg;
+		r->kopts.events = r->events;
+		return 0;
+	case OPT_KBUF:
+		if (cli_parse_size(arg, &v) < 0 || (v >>= 10) < 64 || v > (1ull << 21)) {
+			cli_error(CMD, "option '--kernel-buffer' needs a size from 64K to 2G, not '%s'",
+				  arg);
+			return 2;
+		}
+		r->kopts.buf_kb = (unsigned)v;
+		return 0;
+	default:
 		return 2;
 	}
-	if (bufsize) {
-		uint64_t b;
+}
 
-		if (cli_parse_size(bufsize, &b) < 0 || b < 4096 || b > (64ull << 20) || (b & (b - 1))) {
-			cli_error(CMD, "option '-b' needs a power of two from 4K to 64M, not '%s'",
-				  bufsize);
-			return 2;
-		}
+/* -e needs --kernel and must name tracepoints.  Return: 0, or 2 after one line. */
+static int check_events(struct record *r)
+{
+	char msg[512];
+
+	if (!r->kopts.nevents)
+		return 0;
+	if (!r->kernel) {
+		cli_error(CMD, "option '-e' needs --kernel (kernel tracepoints are recorded with it)");
+		return 2;
 	}
-	if (config && !(cfg_text = read_config(config, &cfg_len)))
+	if (krec_check_events(r->kopts.events, r->kopts.nevents, msg, sizeof(msg)) < 0) {
+		cli_error(CMD, "option '-e': %s", msg);
+		return 2;
+	}
+	return 0;
+}
+
+/*
+ * The checks of a program's recording: -b's size, the configuration's
+ * syntax and the options' (rec_opts_check()), where libktrace is.
+ * Return: 0, or the exit status after one line.
+ */
+static int check_program_options(struct record *r)
+{
+	char *cfg_text = NULL;
+	size_t cfg_len = 0;
+	uint64_t b;
+	int c;
+
+	if (r->bufsize && (cli_parse_size(r->bufsize, &b) < 0 || b < 4096 || b > (64ull << 20) ||
+			   (b & (b - 1)))) {
+		cli_error(CMD, "option '-b' needs a power of two from 4K to 64M, not '%s'", r->bufsize);
+		return 2;
+	}
+	if (r->config && !(cfg_text = read_config(r->config, &cfg_len)))
 		return 1;
-	c = rec_opts_check(&ro, config, cfg_text, cfg_len);
+	c = rec_opts_check(&r->ro, r->config, cfg_text, cfg_len);
 	free(cfg_text);
-	if (c < 0) {
-		rec_opts_free(&ro);
+	if (c < 0)
 		return 1;
-	}
-	if (find_lib(lib, sizeof(lib)) < 0) {
+	if (find_lib(r->lib, sizeof(r->lib)) < 0) {
 		cli_error(CMD, "cannot find libktrace.so.0 beside the ktrace binary or in ../lib "
 			       "(set KTRACE_LIB)");
 		return 1;
 	}
-	if (absolute(out, dir, sizeof(dir)) < 0 || (config && absolute(config, cfg_abs, sizeof(cfg_abs)) < 0)) {
-		cli_error(CMD, "%s: path too long", out);
+	return 0;
+}
+
+/*
+ * DIR made absolute (the program may change directories) and made ready:
+ * not the directory of a recording whose consumer died, yours, not a
+ * link, empty or an old trace (lib/safefile.h), cleared here, so a
+ * refusal stops the command before the program runs; the program's
+ * runtime then uses it as it is (it holds DIR/session).
+ * Return: 0, or 1 after one line.
+ */
+static int prepare_dir(struct record *r)
+{
+	char probe[PATH_MAX + 16];
+
+	if (absolute(r->out, r->dir, sizeof(r->dir)) < 0 ||
+	    (r->config && absolute(r->config, r->cfg_abs, sizeof(r->cfg_abs)) < 0)) {
+		cli_error(CMD, "%s: path too long", r->out);
 		return 1;
 	}
-	{
-		char probe[PATH_MAX + 16];
-
-		snprintf(probe, sizeof(probe), "%s/session", dir);
-		if (access(probe, F_OK) == 0) {
-			cli_error(CMD, "%s holds a recording whose consumer died (%s): run `ktrace read "
-				       "--recover %s` to keep it, or remove the directory",
-				  dir, probe, dir);
-			return 1;
-		}
-	}
-	/* yours, not a link, empty or an old trace (lib/safefile.h): checked and
-	 * cleared here, so a refusal stops the command before the program runs;
-	 * the program's runtime then uses it as it is (it holds DIR/session) */
-	if (cli_trace_dir(CMD, dir, KSF_CREATE | KSF_TRACE | KSF_CLEAR) < 0)
+	snprintf(probe, sizeof(probe), "%s/session", r->dir);
+	if (access(probe, F_OK) == 0) {
+		cli_error(CMD, "%s holds a recording whose consumer died (%s): run `ktrace read "
+			       "--recover %s` to keep it, or remove the directory",
+			  r->dir, probe, r->dir);
 		return 1;
-	if (!quiet) {
-		/* how the program was built, in one line (cli/record_detect.c),
-		 * once the options and DIR are accepted */
-		char path[PATH_MAX], line[PATH_MAX + 256];
-
-		unsigned b = rec_detect(argv[optind], path, sizeof(path));
-
-		/* (a program that cannot be run is reported when it is run) */
-		if (!(b & REC_BUILD_NOFILE)) {
-			int ok = rec_detect_line(b, argv[optind], line, sizeof(line)), nlib;
-
-			untraceable = !ok;
-
-			/* library calls (lib/kft_plt.c, cli/record_libcall.c) */
-			nlib = ok && libcall ? rec_detect_libcalls(path) : -1;
-			if (nlib > 0)
-				fprintf(stderr, "ktrace record: %s + %d library functions through the PLT%s\n",
-					line, nlib,
-					(b & (REC_BUILD_INST | REC_BUILD_MCOUNT | REC_BUILD_FENTRY)) ? ""
-					 : " when all are patched (no -F/funclist)");
-			else
-				fprintf(stderr, "ktrace record: %s\n", line);
-		}
 	}
-	{
-		/* The user's preloads first: a sanitizer runtime must lead the list. */
-		const char *old = getenv("LD_PRELOAD");
+	return cli_trace_dir(CMD, r->dir, KSF_CREATE | KSF_TRACE | KSF_CLEAR) < 0 ? 1 : 0;
+}
 
-		char shim[PATH_MAX + 32], lk[PATH_MAX + 32];
+/* Hooks a program may be built with, and what keeps a program from being patched. */
+#define REC_HOOKS (REC_BUILD_INST | REC_BUILD_MCOUNT | REC_BUILD_FENTRY | REC_BUILD_PATCHABLE | \
+		   REC_BUILD_MCOUNTLOC)
+#define REC_UNPATCHABLE (REC_BUILD_STATIC | REC_BUILD_OTHERARCH | REC_BUILD_NOFILE | REC_BUILD_NOTELF)
 
-		/* libktrace-record.so.0 (sigaction/signal for KFT's interrupt
-		 * context, lib/preload/signal.c) lives beside libktrace.so.0 */
-		if (beside(lib, "libktrace-record.so.0", shim, sizeof(shim)) < 0)
-			return 1;
-		snprintf(preload, sizeof(preload), "%s%s%s:%s", old ? old : "", old && *old ? ":" : "", shim, lib);
-		if (locks) {
-			/* libktrace-locks.so.0 too, before libktrace.so.0 (its
-			 * pthread_exit wraps libktrace's) */
-			if (beside(lib, "libktrace-locks.so.0", lk, sizeof(lk)) < 0)
-				return 1;
-			snprintf(preload, sizeof(preload), "%s%s%s:%s:%s", old ? old : "",
-				 old && *old ? ":" : "", shim, lk, lib);
-		}
+/*
+ * How PROG was built (cli/record_detect.c): a program without hooks gets
+ * every function patched at start unless a -P names some (cli/record_patch.c).
+ * Then, unless --quiet, one line saying how it is traced and whether its
+ * library calls are (lib/kft_plt.c, cli/record_libcall.c); a program
+ * that cannot be run is reported when it is run.  Sets @r->untraceable
+ * when its own calls cannot be traced.  Return: 0, or 2 (out of memory).
+ */
+static int detect_build(struct record *r)
+{
+	char path[PATH_MAX], line[PATH_MAX + 512];
+	unsigned b = rec_detect(r->cmd[0], path, sizeof(path));
+	int ok, nlib, plain = !(b & (REC_HOOKS | REC_UNPATCHABLE));
+
+	if (plain && !r->patch.main_plus && rec_patch_add(&r->patch, 'P', ".") < 0)
+		return 2;
+	if ((b & REC_HOOKS) && r->patch.main_plus && !r->quiet)
+		cli_error(CMD, "warning: %s has hooks of its own: -P applies to libraries only "
+			       "(FUNC@LIB)", r->cmd[0]);
+	if (b & REC_BUILD_NOFILE)
+		return 0;
+	if (plain) {
+		struct rec_patch_scan ps;
+
+		rec_patch_scan(path, r->patch.spec, &ps);
+		ok = rec_patch_line(r->cmd[0], &ps, line, sizeof(line));
+	} else {
+		ok = rec_detect_line(b, r->cmd[0], line, sizeof(line));
 	}
+	r->untraceable = !ok;
+	if (r->quiet)
+		return 0;
+	nlib = ok && r->libcall ? rec_detect_libcalls(path) : -1;
+	if (nlib > 0)
+		fprintf(stderr, "ktrace record: %s + %d library functions through the PLT%s\n", line,
+			nlib,
+			(b & (REC_BUILD_INST | REC_BUILD_MCOUNT | REC_BUILD_FENTRY)) || plain
+				? ""
+				: " when all are patched (no -F/funclist)");
+	else
+		fprintf(stderr, "ktrace record: %s\n", line);
+	return 0;
+}
+
+/*
+ * LD_PRELOAD for PROG: the user's preloads first (a sanitizer runtime must
+ * lead the list), libktrace-record.so.0 (sigaction/signal for KFT's
+ * interrupt context, lib/preload/signal.c), with --locks
+ * libktrace-locks.so.0 (before libktrace.so.0: its pthread_exit wraps
+ * libktrace's), then libktrace.so.0, all from libktrace's directory.
+ * Return: 0, or 1 when one is missing (said).
+ */
+static int make_preload(struct record *r)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char shim[PATH_MAX + 32], lk[PATH_MAX + 32];
+
+	if (beside(r->lib, "libktrace-record.so.0", shim, sizeof(shim)) < 0)
+		return 1;
+	if (r->locks && beside(r->lib, "libktrace-locks.so.0", lk, sizeof(lk)) < 0)
+		return 1;
+	snprintf(r->preload, sizeof(r->preload), "%s%s%s:%s%s%s", old ? old : "",
+		 old && *old ? ":" : "", shim, r->locks ? lk : "", r->locks ? ":" : "", r->lib);
+	return 0;
+}
+
+/* In the child: the environment lib/kft_setup.c reads, then exec PROG.  Does not return. */
+static void exec_program(struct record *r)
+{
+	sigaction(SIGINT, &r->old_int, NULL);
+	sigaction(SIGQUIT, &r->old_quit, NULL);
+	sigaction(SIGCHLD, &r->old_chld, NULL);
+	setenv("LD_PRELOAD", r->preload, 1);
+	setenv("KTRACE_SESSION", kc_path(r->sess), 1);
+	setenv("KTRACE_RECORD_DIR", r->dir, 1);
+	unsetenv("KTRACE_RECORD_IMAGE");
+	if (r->config)
+		setenv("KTRACE_CONFIG", r->cfg_abs, 1);
+	else
+		unsetenv("KTRACE_CONFIG");
+	if (r->bufsize)
+		setenv("KTRACE_BUF_SIZE", r->bufsize, 1);
+	if (r->bufnr)
+		setenv("KTRACE_BUF_NR", r->bufnr, 1);
+	if (r->flight)
+		setenv("KTRACE_FLIGHT", "1", 1);
+	if (r->threads)
+		setenv("KTRACE_THREADS", r->threads, 1);
+	if (!r->libcall) /* library calls (lib/kft_plt.c) */
+		setenv("KTRACE_LIBCALL", "0", 1);
+	if (r->patch.spec) /* run-time patching (lib/kft_dynpatch.c) */
+		setenv("KTRACE_PATCH", r->patch.spec, 1);
+	else
+		unsetenv("KTRACE_PATCH");
+	rec_report_child(&r->rep, &r->ro);
+	execvp(r->cmd[0], r->cmd);
+	fprintf(stderr, "ktrace record: cannot run %s: %s\n", r->cmd[0], strerror(errno));
+	_exit(127);
+}
+
+/*
+ * The session (the consumer's side, consumer/consumer.h) and the kernel
+ * recording if asked; record becomes the child subreaper of what PROG
+ * starts.  Return: 0, or 1 after one line.
+ */
+static int start_session(struct record *r)
+{
+	struct sigaction ign;
+	char err[PATH_MAX + 256];
+	const char *delay = getenv("KTRACE_TEST_CONSUMER_DELAY_US");
+
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
+	sigaction(SIGINT, &ign, &r->old_int);
+	sigaction(SIGQUIT, &ign, &r->old_quit);
 	ign.sa_handler = on_child; /* no SA_RESTART */
-	sigaction(SIGCHLD, &ign, &old_chld);
-	krec = krec_begin_program(dir, kernel ? &kopts : NULL, argv[optind]);
-	{
-		char err[PATH_MAX + 256];
-		const char *delay = getenv("KTRACE_TEST_CONSUMER_DELAY_US");
-
-		sess = kc_create(dir, flight, CMD, err, sizeof(err));
-		if (!sess) {
-			fprintf(stderr, "%s\n", err);
-			krec_end_program(krec, dir, 0, quiet);
-			return 1;
-		}
-		if (delay) /* testing aid: a consumer slowed on purpose */
-			kc_set_throttle(sess, (unsigned)atoi(delay));
-		kc_set_block(sess, block_ns);
-		kick_sess = sess;
+	sigaction(SIGCHLD, &ign, &r->old_chld);
+	r->krec = krec_begin_program(r->dir, r->kernel ? &r->kopts : NULL, r->cmd[0]);
+	r->sess = kc_create(r->dir, r->flight, CMD, err, sizeof(err));
+	if (!r->sess) {
+		fprintf(stderr, "%s\n", err);
+		krec_end_program(r->krec, r->dir, 0, r->quiet);
+		return 1;
 	}
-	rec_report_open(&rep);
+	if (delay) /* testing aid: a consumer slowed on purpose */
+		kc_set_throttle(r->sess, (unsigned)atoi(delay));
+	kc_set_block(r->sess, r->block_ns);
+	kick_sess = r->sess;
+	rec_report_open(&r->rep);
 	/* processes the program leaves behind are reparented here (child_ended()) */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 && !quiet)
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 && !r->quiet)
 		cli_error(CMD, "warning: prctl(PR_SET_CHILD_SUBREAPER): %s: processes that outlive "
 			       "their parent may be missed", strerror(errno));
 	stop_waiting = 0;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		cli_error(CMD, "fork: %s", strerror(errno));
-		kick_sess = NULL;
-		kc_close(sess, 1);
-		krec_end_program(krec, dir, 0, quiet);
+	return 0;
+}
+
+/*
+ * The consumer: copy full sub-buffers until PROG (@pid) and every process
+ * it started have ended, then what is left.  *@status: PROG's wait status.
+ * Return: 0, or 1 after one line (the session closed).
+ */
+static int consume(struct record *r, pid_t pid, int *status)
+{
+	struct child ch = { pid, 0, 0, 0, r->wait_ns, 0, 0, r->quiet, r->cmd[0] };
+	uint64_t end;
+
+	kc_consume(r->sess, child_ended, &ch);
+	kick_sess = NULL;
+	signal(SIGINT, SIG_IGN); /* (restored below) */
+	if (ch.left)
+		fprintf(stderr, "ktrace record: warning: stopped waiting for the processes %s left "
+				"running: %u still run; what they record from now on is not in the "
+				"trace\n",
+			r->cmd[0], ch.left);
+	if (ch.err) {
+		cli_error(CMD, "waitpid: %s", strerror(ch.err));
+		kc_close(r->sess, 0);
 		return 1;
 	}
-	if (pid == 0) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
-		sigaction(SIGCHLD, &old_chld, NULL);
-		setenv("LD_PRELOAD", preload, 1);
-		setenv("KTRACE_SESSION", kc_path(sess), 1);
-		setenv("KTRACE_RECORD_DIR", dir, 1);
-		unsetenv("KTRACE_RECORD_IMAGE");
-		if (config)
-			setenv("KTRACE_CONFIG", cfg_abs, 1);
-		else
-			unsetenv("KTRACE_CONFIG");
-		if (bufsize)
-			setenv("KTRACE_BUF_SIZE", bufsize, 1);
-		if (bufnr)
-			setenv("KTRACE_BUF_NR", bufnr, 1);
-		if (flight)
-			setenv("KTRACE_FLIGHT", "1", 1);
-		if (threads)
-			setenv("KTRACE_THREADS", threads, 1);
-		if (!libcall) /* library calls (lib/kft_plt.c) */
-			setenv("KTRACE_LIBCALL", "0", 1);
-		rec_report_child(&rep, &ro);
-		execvp(argv[optind], argv + optind);
-		fprintf(stderr, "ktrace record: cannot run %s: %s\n", argv[optind], strerror(errno));
-		_exit(127);
-	}
-	rec_report_parent(&rep);
-	rec_opts_free(&ro);
-	krec_program_pid(krec, pid);
-	/* The consumer: copy full sub-buffers until the program ends. */
-	{
-		struct child ch = { pid, 0, 0, 0, wait_ns, 0, 0, quiet, argv[optind] };
-
-		kc_consume(sess, child_ended, &ch);
-		kick_sess = NULL;
-		signal(SIGINT, SIG_IGN); /* (restored below) */
-		if (ch.left)
-			fprintf(stderr, "ktrace record: warning: stopped waiting for the processes %s "
-					"left running: %u still run; what they record from now on is not "
-					"in the trace\n",
-				argv[optind], ch.left);
-		if (ch.err) {
-			cli_error(CMD, "waitpid: %s", strerror(ch.err));
-			kc_close(sess, 0);
-			return 1;
-		}
-		status = ch.status;
-	}
+	*status = ch.status;
 	end = kt_clock();
-	kc_drain(sess, 1);
-	kc_finish(sess, end);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	sigaction(SIGCHLD, &old_chld, NULL);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !kc_stats(sess)->channels) {
-		kc_close(sess, 1);
-		krec_end_program(krec, dir, 0, quiet);
+	kc_drain(r->sess, 1);
+	kc_finish(r->sess, end);
+	sigaction(SIGINT, &r->old_int, NULL);
+	sigaction(SIGQUIT, &r->old_quit, NULL);
+	sigaction(SIGCHLD, &r->old_chld, NULL);
+	return 0;
+}
+
+/* After the run: the summary, the kernel recording's end, the exit status (rec_outcome()). */
+static int finish(struct record *r, int status)
+{
+	const struct kc_stats *st = kc_stats(r->sess);
+	int other, traced;
+
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !st->channels) {
+		kc_close(r->sess, 1);
+		krec_end_program(r->krec, r->dir, 0, r->quiet);
 		return 1; /* exec failed: already reported */
 	}
-	if (!quiet) {
+	if (!r->quiet) {
 		struct rusage ru;
 
-		kc_report(sess, CMD);
+		kc_report(r->sess, CMD);
 		getrusage(RUSAGE_CHILDREN, &ru);
-		fprintf(stderr, "ktrace record: %s: CPU %.2f s, peak memory %.1f MiB\n", argv[optind],
+		fprintf(stderr, "ktrace record: %s: CPU %.2f s, peak memory %.1f MiB\n", r->cmd[0],
 			(double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
 				((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6,
 			(double)ru.ru_maxrss / 1024);
 	}
 	/* Kernel events, or a channel the program set up itself: PROG need not be instrumented. */
-	kernel = krec != NULL || kc_stats(sess)->channels > 1 || locks;
-	{
-		const struct kc_stats *st = kc_stats(sess);
-
-		traced = st->records || st->dropped || st->unfinished ? REC_TRACED : 0;
-	}
-	kc_close(sess, 1);
-	krec_end_program(krec, dir, 1, quiet);
-	return rec_outcome(&rep, dir, argv + optind, status,
-			   (kernel ? REC_OTHER_EVENTS | (untraceable ? REC_SAID_NO_HOOKS : 0) : 0) | traced,
-			   quiet);
+	other = r->krec != NULL || st->channels > 1 || r->locks;
+	traced = st->records || st->dropped || st->unfinished ? REC_TRACED : 0;
+	kc_close(r->sess, 1);
+	krec_end_program(r->krec, r->dir, 1, r->quiet);
+	return rec_outcome(&r->rep, r->dir, r->cmd, status,
+			   (other ? REC_OTHER_EVENTS | (r->untraceable ? REC_SAID_NO_HOOKS : 0) : 0) |
+				   traced,
+			   r->quiet);
 }
 
-KTRACE_COMMAND(record, "run a program under the function tracer (-finstrument-functions, -pg, patchable builds)", run, help);
+/* `ktrace record`: options, checks, the build line, the session, PROG, the consumer, the outcome. */
+static int run(int argc, char **argv)
+{
+	static struct record rec; /* large: not on the stack */
+	struct record *r = &rec;
+	int rc, status;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	r->out = "ktrace.data";
+	r->block_ns = 100000000; /* 100 ms */
+	r->wait_ns = ~(uint64_t)0;
+	r->rep = (struct rec_report){ -1, -1 };
+	/* library calls: on unless --no-libcall or KTRACE_LIBCALL=0 (the runtime's knob) */
+	r->libcall = !getenv("KTRACE_LIBCALL") || strcmp(getenv("KTRACE_LIBCALL"), "0") != 0;
+	rc = cli_opts_parse(&cmd_opts, argc, argv, NULL, take_option, r);
+	if (rc != CLI_OPTS_GO || (rc = check_events(r)) != 0)
+		goto out;
+	r->libcall = r->libcall && !r->nolibcall;
+	if (optind >= argc && r->kernel) {
+		/* the whole system until Ctrl-C */
+		if (absolute(r->out, r->dir, sizeof(r->dir)) < 0) {
+			cli_error(CMD, "%s: path too long", r->out);
+			rc = 1;
+			goto out;
+		}
+		r->kopts.progress = !r->quiet;
+		rc = krec_record_system(r->dir, &r->kopts, r->quiet);
+		goto out;
+	}
+	if (optind >= argc) {
+		cli_error(CMD, "no program to run (see ktrace record --help)");
+		rc = 2;
+		goto out;
+	}
+	r->cmd = argv + optind;
+	rc = check_program_options(r);
+	if (!rc)
+		rc = prepare_dir(r);
+	if (!rc)
+		rc = detect_build(r);
+	if (!rc)
+		rc = make_preload(r);
+	if (!rc)
+		rc = start_session(r);
+	if (rc)
+		goto out;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		cli_error(CMD, "fork: %s", strerror(errno));
+		kick_sess = NULL;
+		kc_close(r->sess, 1);
+		krec_end_program(r->krec, r->dir, 0, r->quiet);
+		rc = 1;
+		goto out;
+	}
+	if (pid == 0)
+		exec_program(r);
+	rec_report_parent(&r->rep);
+	rec_opts_free(&r->ro);
+	rec_patch_free(&r->patch);
+	krec_program_pid(r->krec, pid);
+	return consume(r, pid, &status) ? 1 : finish(r, status);
+out:
+	rec_opts_free(&r->ro);
+	rec_patch_free(&r->patch);
+	return rc;
+}
+
+KTRACE_COMMAND_OPTS(record, "run a program under the function tracer (-finstrument-functions, -pg, patchable builds)", run, cmd_opts);

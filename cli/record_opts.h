@@ -130,4 +130,51 @@ int rec_detect_line(unsigned b, const char *prog, char *line, size_t size);
  */
 int rec_detect_libcalls(const char *path);
 
+/**
+ * struct rec_patch - the -P and -U options as KTRACE_PATCH's rules
+ * (lib/kft_patchrules.h): @spec "+PAT;-PAT@LIB;..." (malloc'ed, NULL while
+ * empty, @len bytes), @nrules of them, @main_plus set when a -P names
+ * functions of the main program (no @LIB).
+ */
+struct rec_patch {
+	char *spec;
+	size_t len;
+	int nrules, main_plus;
+};
+
+/**
+ * rec_patch_add() - take -P (@key 'P') or -U ('U') PATTERN[@LIB] @arg.
+ * Return: 0, or -1 after one line "ktrace record: option '-P': why".
+ */
+int rec_patch_add(struct rec_patch *p, int key, const char *arg);
+
+/** rec_patch_free() - release @p's rules. */
+void rec_patch_free(struct rec_patch *p);
+
+/**
+ * struct rec_patch_scan - the main program's functions that the rules
+ * select (@selected) and what lib/kft_reloc.c makes of them: @why[0]
+ * patchable, @why[k] left alone for reason k (enum kft_reloc_err);
+ * @decoder 0: libZydis.so.4 missing, nothing was planned.
+ */
+struct rec_patch_scan {
+	unsigned selected, why[8];
+	int decoder;
+};
+
+/**
+ * rec_patch_scan() - apply the rules of @spec (KTRACE_PATCH's text) to
+ * the program file @path, as lib/kft_dynpatch.c will in the process, and
+ * plan each selected function's patch.  Return: 0, or -1 (no decoder,
+ * unreadable file: @s says which).
+ */
+int rec_patch_scan(const char *path, const char *spec, struct rec_patch_scan *s);
+
+/**
+ * rec_patch_line() - the build line for a program without hooks traced by
+ * patching: "PROG: built without function hooks: N functions patched at
+ * start, M left alone (why)".  Return: 1 if some can be patched, else 0.
+ */
+int rec_patch_line(const char *prog, const struct rec_patch_scan *s, char *line, size_t size);
+
 #endif

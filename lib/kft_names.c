@@ -135,18 +135,25 @@ void kft_resolver_close(struct kft_resolver *r)
  * @i (.symtab, or .dynsym without one) until it returns nonzero.
  * Return: what @fn returned last, or -1 if the object has no readable ELF.
  */
-static int kft_each_sym(struct kft_resolver *r, unsigned i,
-			int (*fn)(const char *name, uint64_t addr, void *arg), void *arg)
+/* Opens object @i's ELF file if not yet tried; its Elf handle or NULL. */
+static Elf *kft_obj_elf(struct kft_resolver *r, unsigned i)
 {
-	struct kft_elf_api *a = &r->api;
-
+	if (!r->have_api || i >= r->nobj)
+		return NULL;
 	if (!r->obj[i].tried) {
 		r->obj[i].tried = 1;
 		r->obj[i].fd = open(r->obj[i].path, O_RDONLY | O_CLOEXEC);
 		if (r->obj[i].fd >= 0)
-			r->obj[i].elf = a->begin(r->obj[i].fd, ELF_C_READ, NULL);
+			r->obj[i].elf = r->api.begin(r->obj[i].fd, ELF_C_READ, NULL);
 	}
-	if (!r->obj[i].elf)
+	return r->obj[i].elf;
+}
+
+static int kft_each_sym(struct kft_resolver *r, unsigned i, kft_sym_fn *fn, void *arg)
+{
+	struct kft_elf_api *a = &r->api;
+
+	if (!kft_obj_elf(r, i))
 		return -1;
 	for (int pass = 0; pass < 2; pass++) {
 		Elf_Scn *scn = NULL;
@@ -172,7 +179,7 @@ static int kft_each_sym(struct kft_resolver *r, unsigned i,
 				    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 					continue;
 				s = a->strptr(r->obj[i].elf, sh.sh_link, sym.st_name);
-				if (s && (rc = fn(s, r->obj[i].bias + sym.st_value, arg)) != 0)
+				if (s && (rc = fn(s, r->obj[i].bias + sym.st_value, sym.st_size, arg)) != 0)
 					return rc;
 			}
 		}
@@ -188,7 +195,7 @@ struct exact {
 	uint64_t addr;
 };
 
-static int match_exact(const char *s, uint64_t addr, void *arg)
+static int match_exact(const char *s, uint64_t addr, uint64_t size, void *arg)
 {
 	struct exact *e = arg;
 
@@ -230,38 +237,39 @@ struct globbing {
 	kt_u32 max, n;
 };
 
-/* Does @s (a symbol) match: by itself, demangled, or demangled without parameters? */
-static int sym_matches(struct globbing *g, const char *s)
+/* kft_rt.h: does @s match @pat by itself, demangled, or demangled without parameters? */
+int kft_sym_match(const struct kft_resolver *r, const char *pat, const char *s)
 {
 	char *d;
 	int hit;
 
-	if (fnmatch(g->pat, s, 0) == 0)
+	if (fnmatch(pat, s, 0) == 0)
 		return 1;
-	if (!g->r->demangle || s[0] != '_' || s[1] != 'Z')
+	if (!r->demangle || s[0] != '_' || s[1] != 'Z')
 		return 0;
-	d = g->r->demangle(s, NULL, NULL, NULL);
+	d = r->demangle(s, NULL, NULL, NULL);
 	if (!d)
 		return 0;
-	hit = fnmatch(g->pat, d, 0) == 0;
+	hit = fnmatch(pat, d, 0) == 0;
 	if (!hit) {
 		char *paren = strchr(d, '(');
 
 		if (paren) {
 			*paren = '\0';
-			hit = fnmatch(g->pat, d, 0) == 0;
+			hit = fnmatch(pat, d, 0) == 0;
 		}
 	}
 	free(d);
 	return hit;
 }
 
-static int match_glob(const char *s, uint64_t addr, void *arg)
+static int match_glob(const char *s, uint64_t addr, uint64_t size, void *arg)
 {
 	struct globbing *g = arg;
 	kt_u32 stored = g->n < g->max ? g->n : g->max;
 
-	if (!sym_matches(g, s))
+	(void)size;
+	if (!kft_sym_match(g->r, g->pat, s))
 		return 0;
 	for (kt_u32 k = 0; k < stored; k++)
 		if (g->addrs[k] == addr)
@@ -305,20 +313,6 @@ const char *kft_resolver_obj(const struct kft_resolver *r, unsigned i, uint64_t 
 	return r->obj[i].path;
 }
 
-/* Opens object @i's ELF file if not yet tried; its Elf handle or NULL. */
-static Elf *kft_obj_elf(struct kft_resolver *r, unsigned i)
-{
-	if (!r->have_api || i >= r->nobj)
-		return NULL;
-	if (!r->obj[i].tried) {
-		r->obj[i].tried = 1;
-		r->obj[i].fd = open(r->obj[i].path, O_RDONLY | O_CLOEXEC);
-		if (r->obj[i].fd >= 0)
-			r->obj[i].elf = r->api.begin(r->obj[i].fd, ELF_C_READ, NULL);
-	}
-	return r->obj[i].elf;
-}
-
 int kft_obj_section(struct kft_resolver *r, unsigned i, const char *name, uint64_t *addr,
 		    uint64_t *size)
 {
@@ -347,10 +341,36 @@ int kft_obj_section(struct kft_resolver *r, unsigned i, const char *name, uint64
 	return -1;
 }
 
-int kft_obj_funcs(struct kft_resolver *r, unsigned i,
-		  int (*fn)(const char *name, uint64_t addr, void *arg), void *arg)
+int kft_obj_funcs(struct kft_resolver *r, unsigned i, kft_sym_fn *fn, void *arg)
 {
 	if (!r->have_api || i >= r->nobj)
 		return -1;
 	return kft_each_sym(r, i, fn, arg);
+}
+
+int kft_obj_imports(struct kft_resolver *r, unsigned i, const char *name)
+{
+	struct kft_elf_api *a = &r->api;
+	Elf *elf = kft_obj_elf(r, i);
+	Elf_Scn *scn = NULL;
+
+	if (!elf)
+		return -1;
+	while ((scn = a->nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!a->getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(d = a->getdata(scn, NULL)))
+			continue;
+		for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (a->getsym(d, (int)k, &sym) && sym.st_shndx == SHN_UNDEF &&
+			    (s = a->strptr(elf, sh.sh_link, sym.st_name)) && !strcmp(s, name))
+				return 1;
+		}
+	}
+	return 0;
 }

@@ -86,30 +86,13 @@ struct patch_stats {
 
 extern char kft_pg_fentry[];
 
-#define PATCH_MAX_SEGS 8
-
-/* One object's executable segments, found with dl_iterate_phdr(). */
-struct patch_obj {
-	uint64_t bias;
-	int found;
-	unsigned nseg;
-	struct {
-		uint64_t lo, hi; /* run-time addresses [lo, hi) */
-		int prot;        /* PROT_* from p_flags */
-	} seg[PATCH_MAX_SEGS];
-	unsigned nload;
-	struct {
-		uint64_t lo, hi;
-	} load[PATCH_MAX_SEGS]; /* readable PT_LOAD segments, where the sections must lie */
-};
-
 /*
- * dl_iterate_phdr() callback: fill @arg (a struct patch_obj) from the
+ * dl_iterate_phdr() callback: fill @arg (a struct kft_text) from the
  * object loaded at its bias.  Return: 1 (stop) once found, else 0.
  */
-static int patch_find_obj(struct dl_phdr_info *info, size_t size, void *arg)
+static int text_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	struct patch_obj *o = arg;
+	struct kft_text *o = arg;
 
 	(void)size;
 	if (info->dlpi_addr != o->bias)
@@ -117,12 +100,12 @@ static int patch_find_obj(struct dl_phdr_info *info, size_t size, void *arg)
 	for (unsigned k = 0; k < info->dlpi_phnum; k++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
 
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && o->nload < PATCH_MAX_SEGS) {
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && o->nload < KFT_TEXT_SEGS) {
 			o->load[o->nload].lo = info->dlpi_addr + ph->p_vaddr;
 			o->load[o->nload].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
 			o->nload++;
 		}
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || o->nseg >= PATCH_MAX_SEGS)
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || o->nseg >= KFT_TEXT_SEGS)
 			continue;
 		o->seg[o->nseg].lo = info->dlpi_addr + ph->p_vaddr;
 		o->seg[o->nseg].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
@@ -134,14 +117,15 @@ static int patch_find_obj(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-/* Growable array of addresses. */
-struct addrs {
-	uint64_t *v;
-	size_t n, cap;
-};
+int kft_text_find(struct kft_text *o, uint64_t bias)
+{
+	memset(o, 0, sizeof(*o));
+	o->bias = bias;
+	dl_iterate_phdr(text_find_cb, o);
+	return o->found ? 0 : -1;
+}
 
-/* Append @x, growing by doubling.  Return: 0, -1 out of memory (@a unchanged). */
-static int addrs_push(struct addrs *a, uint64_t x)
+int kft_addrs_push(struct kft_addrs *a, uint64_t x)
 {
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 1024;
@@ -164,8 +148,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Sort and drop duplicates. */
-static void addrs_sort(struct addrs *a)
+void kft_addrs_sort(struct kft_addrs *a)
 {
 	size_t n = 0;
 
@@ -178,17 +161,17 @@ static void addrs_sort(struct addrs *a)
 	a->n = n;
 }
 
-/* Is @x in the sorted @a? */
-static int addrs_has(const struct addrs *a, uint64_t x)
+int kft_addrs_has(const struct kft_addrs *a, uint64_t x)
 {
 	return a->n && bsearch(&x, a->v, a->n, sizeof(*a->v), cmp_u64) != NULL;
 }
 
-/* kft_obj_funcs() callback: the address into @arg (a struct addrs); 1 (stop): out of memory. */
-static int collect_fn(const char *name, uint64_t addr, void *arg)
+/* kft_obj_funcs() callback: the address into @arg (a struct kft_addrs); 1 (stop): out of memory. */
+static int collect_fn(const char *name, uint64_t addr, uint64_t size, void *arg)
 {
 	(void)name;
-	return addrs_push(arg, addr) < 0 ? 1 : 0;
+	(void)size;
+	return kft_addrs_push(arg, addr) < 0 ? 1 : 0;
 }
 
 /* nopl disp8(%rax,%rax,1): gcc writes disp8 0, clang 8 */
@@ -196,8 +179,7 @@ static const uint8_t nop5[4] = { 0x0f, 0x1f, 0x44, 0x00 };
 static const uint8_t nop1x5[5] = { 0x90, 0x90, 0x90, 0x90, 0x90 };
 static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 
-/* The segment of @o holding [@a, @a + @len), or -1. */
-static int seg_of(const struct patch_obj *o, uint64_t a, uint64_t len)
+int kft_text_seg(const struct kft_text *o, uint64_t a, uint64_t len)
 {
 	for (unsigned k = 0; k < o->nseg; k++)
 		if (a >= o->seg[k].lo && a + len <= o->seg[k].hi)
@@ -213,37 +195,27 @@ static int in_reach(uint64_t t, uint64_t lo, uint64_t hi)
 	return d1 >= INT32_MIN && d1 <= INT32_MAX && d2 >= INT32_MIN && d2 <= INT32_MAX;
 }
 
-/*
- * A trampoline page within rel32 reach of every site in [@lo, @hi]:
- * "jmp *0(%rip)" then kft_pg_fentry's address, read-execute.
- * Return: its address, or 0 if no free page in reach could be mapped.
- */
-static uint64_t tramp_near(uint64_t lo, uint64_t hi)
+uint64_t kft_text_near(uint64_t lo, uint64_t hi, size_t len)
 {
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), step = 1u << 20;
-	uint8_t code[14] = { 0xff, 0x25, 0, 0, 0, 0 };
-	uint64_t target = (uint64_t)(uintptr_t)kft_pg_fentry;
 
-	memcpy(code + 6, &target, 8);
+	len = (len + pg - 1) & ~(pg - 1);
 	for (int down = 0; down < 2; down++) {
 		for (uint64_t off = 0; off < (1ull << 30); off += step) {
-			uint64_t want = down ? (lo & ~(pg - 1)) - pg - off : ((hi + pg) & ~(pg - 1)) + off;
+			uint64_t want = down ? (lo & ~(pg - 1)) - len - off
+					     : ((hi + pg) & ~(pg - 1)) + off;
 			void *p;
 
-			if (down && (lo & ~(pg - 1)) < pg + off + (1u << 16))
+			if (down && (lo & ~(pg - 1)) < len + off + (1u << 16))
 				break;
-			p = mmap((void *)(uintptr_t)want, pg, PROT_READ | PROT_WRITE,
+			p = mmap((void *)(uintptr_t)want, len, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 			if (p == MAP_FAILED)
 				continue;
-			if (!in_reach((uint64_t)(uintptr_t)p, lo, hi)) {
-				munmap(p, pg);
+			if (!in_reach((uint64_t)(uintptr_t)p, lo, hi) ||
+			    !in_reach((uint64_t)(uintptr_t)p + len, lo, hi)) {
+				munmap(p, len);
 				continue;
-			}
-			memcpy(p, code, sizeof(code));
-			if (mprotect(p, pg, PROT_READ | PROT_EXEC) != 0) {
-				munmap(p, pg);
-				return 0;
 			}
 			return (uint64_t)(uintptr_t)p;
 		}
@@ -251,19 +223,56 @@ static uint64_t tramp_near(uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-/* Write the calls to @t at the sites @s[0..n) of segment @seg of @o; counts into @st. */
-static void patch_write(const struct patch_obj *o, int seg, const uint64_t *s, size_t n,
-			uint64_t t, struct patch_stats *st)
+/*
+ * A trampoline page within rel32 reach of every site in [@lo, @hi]:
+ * "jmp *0(%rip)" then kft_pg_fentry's address, read-execute.
+ * Return: its address, or 0 if no free page in reach could be mapped.
+ */
+static uint64_t tramp_near(uint64_t lo, uint64_t hi)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), t = kft_text_near(lo, hi, pg);
+	uint8_t code[14] = { 0xff, 0x25, 0, 0, 0, 0 };
+	uint64_t target = (uint64_t)(uintptr_t)kft_pg_fentry;
+
+	if (!t)
+		return 0;
+	memcpy(code + 6, &target, 8);
+	memcpy((void *)(uintptr_t)t, code, sizeof(code));
+	if (mprotect((void *)(uintptr_t)t, pg, PROT_READ | PROT_EXEC) != 0) {
+		munmap((void *)(uintptr_t)t, pg);
+		return 0;
+	}
+	return t;
+}
+
+int kft_text_writable(uint64_t lo, uint64_t hi)
 {
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t lo = s[0] & ~(pg - 1), hi = (s[n - 1] + 5 + pg - 1) & ~(pg - 1);
-	uint64_t self = (uint64_t)(uintptr_t)patch_write;
+	uint64_t self = (uint64_t)(uintptr_t)kft_text_writable;
 	int rw = PROT_READ | PROT_WRITE;
 
+	lo &= ~(pg - 1);
+	hi = (hi + pg - 1) & ~(pg - 1);
 	/* never the case for a program's text, but do not pull the rug from under us */
 	if (self >= lo && self < hi)
 		rw |= PROT_EXEC;
-	if (mprotect((void *)(uintptr_t)lo, hi - lo, rw) != 0) {
+	return mprotect((void *)(uintptr_t)lo, hi - lo, rw) == 0 ? 0 : -1;
+}
+
+void kft_text_restore(const struct kft_text *o, int seg, uint64_t lo, uint64_t hi)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	lo &= ~(pg - 1);
+	hi = (hi + pg - 1) & ~(pg - 1);
+	mprotect((void *)(uintptr_t)lo, hi - lo, o->seg[seg].prot);
+}
+
+/* Write the calls to @t at the sites @s[0..n) of segment @seg of @o; counts into @st. */
+static void patch_write(const struct kft_text *o, int seg, const uint64_t *s, size_t n,
+			uint64_t t, struct patch_stats *st)
+{
+	if (kft_text_writable(s[0], s[n - 1] + 5) != 0) {
 		st->failed += n;
 		return;
 	}
@@ -275,23 +284,21 @@ static void patch_write(const struct patch_obj *o, int seg, const uint64_t *s, s
 		memcpy((void *)(uintptr_t)s[i], call, 5);
 	}
 	st->patched += n;
-	mprotect((void *)(uintptr_t)lo, hi - lo, o->seg[seg].prot);
+	kft_text_restore(o, seg, s[0], s[n - 1] + 5);
 }
 
 /* Object @i of @r: find, select, check and patch its sites. */
-static void patch_object(struct kft_resolver *r, unsigned i, const struct addrs *sel,
+static void patch_object(struct kft_resolver *r, unsigned i, const struct kft_addrs *sel,
 			 struct patch_stats *st)
 {
 	static const char *const sections[] = { "__patchable_function_entries", "__mcount_loc" };
-	struct addrs sites = { 0 }, fns = { 0 }, ok = { 0 };
-	struct patch_obj o;
+	struct kft_addrs sites = { 0 }, fns = { 0 }, ok = { 0 };
+	struct kft_text o;
 	uint64_t bias, t;
 
 	if (!kft_resolver_obj(r, i, &bias))
 		return;
-	memset(&o, 0, sizeof(o));
-	o.bias = bias;
-	dl_iterate_phdr(patch_find_obj, &o);
+	kft_text_find(&o, bias);
 	for (unsigned k = 0; k < 2; k++) {
 		uint64_t addr, size;
 		int mapped = 0;
@@ -309,36 +316,36 @@ static void patch_object(struct kft_resolver *r, unsigned i, const struct addrs 
 			uint64_t v;
 
 			memcpy(&v, (const void *)(uintptr_t)(bias + addr + off), 8);
-			if (addrs_push(&sites, v) < 0)
+			if (kft_addrs_push(&sites, v) < 0)
 				goto out;
 		}
 	}
 	if (!sites.n)
 		goto out;
-	addrs_sort(&sites);
+	kft_addrs_sort(&sites);
 	st->sites += sites.n;
 	if (kft_obj_funcs(r, i, collect_fn, &fns) < 0 || !o.found) {
 		st->not_entry += sites.n;
 		goto out;
 	}
-	addrs_sort(&fns);
+	kft_addrs_sort(&fns);
 	for (size_t k = 0; k < sites.n; k++) {
 		uint64_t s = sites.v[k], fn;
 
-		if (seg_of(&o, s, 5) < 0) {
+		if (kft_text_seg(&o, s, 5) < 0) {
 			st->not_entry++;
 			continue;
 		}
-		if (addrs_has(&fns, s))
+		if (kft_addrs_has(&fns, s))
 			fn = s;
-		else if (s >= 4 && seg_of(&o, s - 4, 9) >= 0 && addrs_has(&fns, s - 4) &&
+		else if (s >= 4 && kft_text_seg(&o, s - 4, 9) >= 0 && kft_addrs_has(&fns, s - 4) &&
 			 !memcmp((const void *)(uintptr_t)(s - 4), endbr64, 4))
 			fn = s - 4;
 		else {
 			st->not_entry++;
 			continue;
 		}
-		if (sel && !addrs_has(sel, fn)) {
+		if (sel && !kft_addrs_has(sel, fn)) {
 			st->unselected++;
 			continue;
 		}
@@ -351,7 +358,7 @@ static void patch_object(struct kft_resolver *r, unsigned i, const struct addrs 
 			st->not_nop++;
 			continue;
 		}
-		if (addrs_push(&ok, s) < 0) {
+		if (kft_addrs_push(&ok, s) < 0) {
 			st->failed++;
 			continue;
 		}
@@ -365,9 +372,9 @@ static void patch_object(struct kft_resolver *r, unsigned i, const struct addrs 
 	}
 	/* per segment: the sites are sorted, a segment's are contiguous */
 	for (size_t a = 0, b; a < ok.n; a = b) {
-		int seg = seg_of(&o, ok.v[a], 5);
+		int seg = kft_text_seg(&o, ok.v[a], 5);
 
-		for (b = a + 1; b < ok.n && seg_of(&o, ok.v[b], 5) == seg; b++)
+		for (b = a + 1; b < ok.n && kft_text_seg(&o, ok.v[b], 5) == seg; b++)
 			;
 		patch_write(&o, seg, ok.v + a, b - a, t, st);
 	}
@@ -435,6 +442,21 @@ static int any_patch_sections(struct dl_phdr_info *info, size_t size, void *arg)
 	return *(int *)arg;
 }
 
+int kft_patch_selection(const struct kft_config *cfg, struct kft_addrs *sel)
+{
+	if (!cfg || !(cfg->flags & KFT_CF_FUNCLIST))
+		return 0;
+	for (kt_u32 k = 0; k < cfg->nfuncs && k < KFT_FUNCLIST_MAX; k++)
+		kft_addrs_push(sel, cfg->funcs[k]);
+	/* the triggers' functions must enter the hooks to fire */
+	if (cfg->start.kind == KFT_TRIG_ENTRY || cfg->start.kind == KFT_TRIG_EXIT)
+		kft_addrs_push(sel, cfg->start.arg);
+	if (cfg->stop.kind == KFT_TRIG_ENTRY || cfg->stop.kind == KFT_TRIG_EXIT)
+		kft_addrs_push(sel, cfg->stop.arg);
+	kft_addrs_sort(sel);
+	return 1;
+}
+
 /*
  * kft_patch_apply() - see kft_rt.h.  @cfg NULL or without a funclist:
  * every site; @r NULL: a resolver of its own is opened and closed.  No
@@ -444,7 +466,7 @@ int kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const 
 {
 	struct kft_resolver *own = NULL;
 	struct patch_stats st = { 0 };
-	struct addrs sel = { 0 };
+	struct kft_addrs sel = { 0 };
 	int use_sel = cfg && (cfg->flags & KFT_CF_FUNCLIST);
 	char text[512];
 	int n;
@@ -456,16 +478,8 @@ int kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const 
 		if (!found[0])
 			return 0;
 	}
-	if (use_sel) {
-		for (kt_u32 k = 0; k < cfg->nfuncs && k < KFT_FUNCLIST_MAX; k++)
-			addrs_push(&sel, cfg->funcs[k]);
-		/* the triggers' functions must enter the hooks to fire */
-		if (cfg->start.kind == KFT_TRIG_ENTRY || cfg->start.kind == KFT_TRIG_EXIT)
-			addrs_push(&sel, cfg->start.arg);
-		if (cfg->stop.kind == KFT_TRIG_ENTRY || cfg->stop.kind == KFT_TRIG_EXIT)
-			addrs_push(&sel, cfg->stop.arg);
-		addrs_sort(&sel);
-	}
+	if (use_sel)
+		kft_patch_selection(cfg, &sel);
 	if (!r)
 		r = own = kft_resolver_open();
 	if (!r)

@@ -289,7 +289,7 @@ PG_HOOK void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry)
 	}
 	if (KT_UNLIKELY(p->depth >= PG_CAP))
 		goto out;
-	fn = fentry == KFT_PG_LIBCALL ? self : pg_fn(self, fentry);
+	fn = fentry >= KFT_PG_LIBCALL ? self : pg_fn(self, fentry);
 	if (!kft_pg_hook_enter(fn, site, sp))
 		goto out;
 	e = &p->e[p->depth];

@@ -1,7 +1,8 @@
 /*
  * lib/kft_pg_entry.S - the assembly entry points of the -pg hooks (x86-64 only):
  * mcount (gcc -pg), __fentry__ (gcc -pg -mfentry; also kft_pg_fentry for
- * lib/kft_patch.c's patched entries), kft_plt_entry (library calls,
+ * lib/kft_patch.c's patched entries), kft_dyn_entry (functions patched at
+ * run time, lib/kft_dynpatch.c), kft_plt_entry (library calls,
  * lib/kft_plt.c) and the exit trampoline kft_pg_return.  lib/kft_pg.c has
  * the C side and the design.
  *
@@ -14,9 +15,18 @@
  * call kft_pg_enter(slot, own return address, kind), restore, return.
  *
  * kft_pg_return is where a traced function returns to once kft_pg_enter()
- * replaced its return address: it saves the return value (rax rdx xmm0
- * xmm1), calls kft_pg_exit(stack pointer), which writes the call's record
- * and gives back the real return address, restores and jumps there.
+ * replaced its return address: it saves the return value and every other
+ * register a call may clobber (see below), calls kft_pg_exit(stack
+ * pointer), which writes the call's record and gives back the real return
+ * address, restores and jumps there.
+ *
+ * Registers: a function built without hooks may be called by code that
+ * relies on it leaving some call-clobbered registers alone (gcc's
+ * -fipa-ra, on by default at -O2, knows which ones a function of the
+ * same file does not touch).  So kft_dyn_entry and kft_pg_return keep
+ * every register the C side may change: rax rcx rdx rsi rdi r8-r11 and
+ * xmm0-15 (PG_SAVE 1); the compiled hooks' callers expect a clobber and
+ * need only the argument registers kept (PG_SAVE).
  *
  * Stack alignment: the call to the C side is made with %rsp 16-aligned
  * whatever the caller's alignment.
@@ -26,17 +36,26 @@
 	.text
 
 /*
- * Save the argument registers in a 16-aligned area (callers need not keep
- * the stack aligned: gcc omits the alignment for calls to functions it
- * knows need none); %rbx keeps the stack pointer at entry + 8.
+ * PG_SAVE: save the argument registers (rax rdi rsi rdx rcx r8-r10,
+ * xmm0-7) in a 16-aligned area below the stack (callers need not keep the
+ * stack aligned: gcc omits the alignment for calls to functions it knows
+ * need none); %rbx keeps the stack pointer at entry + 8.  @all=1: every
+ * call-clobbered register (r11 and xmm8-15 too), for code whose callers
+ * expected no call (kft_dyn_entry, kft_pg_return); the area then ends at
+ * least 16 bytes below the saved %rbx (kft_pg_return keeps a word at
+ * -8(%rbx)).  @cfi=0: no CFI directives (outside a CFI procedure).
  */
-.macro PG_SAVE
+.macro PG_SAVE all=0 cfi=1
 	pushq	%rbx
+	.if \cfi
 	.cfi_adjust_cfa_offset 8
 	.cfi_rel_offset rbx, 0
+	.endif
 	movq	%rsp, %rbx
+	.if \cfi
 	.cfi_def_cfa_register rbx
-	subq	$192, %rsp
+	.endif
+	subq	$(208 + \all * 144), %rsp
 	andq	$-16, %rsp
 	movq	%rax, 0(%rsp)
 	movq	%rdi, 8(%rsp)
@@ -46,17 +65,29 @@
 	movq	%r8, 40(%rsp)
 	movq	%r9, 48(%rsp)
 	movq	%r10, 56(%rsp)
-	movaps	%xmm0, 64(%rsp)
-	movaps	%xmm1, 80(%rsp)
-	movaps	%xmm2, 96(%rsp)
-	movaps	%xmm3, 112(%rsp)
-	movaps	%xmm4, 128(%rsp)
-	movaps	%xmm5, 144(%rsp)
-	movaps	%xmm6, 160(%rsp)
-	movaps	%xmm7, 176(%rsp)
+	movaps	%xmm0, 80(%rsp)
+	movaps	%xmm1, 96(%rsp)
+	movaps	%xmm2, 112(%rsp)
+	movaps	%xmm3, 128(%rsp)
+	movaps	%xmm4, 144(%rsp)
+	movaps	%xmm5, 160(%rsp)
+	movaps	%xmm6, 176(%rsp)
+	movaps	%xmm7, 192(%rsp)
+	.if \all
+	movq	%r11, 64(%rsp)
+	movaps	%xmm8, 208(%rsp)
+	movaps	%xmm9, 224(%rsp)
+	movaps	%xmm10, 240(%rsp)
+	movaps	%xmm11, 256(%rsp)
+	movaps	%xmm12, 272(%rsp)
+	movaps	%xmm13, 288(%rsp)
+	movaps	%xmm14, 304(%rsp)
+	movaps	%xmm15, 320(%rsp)
+	.endif
 .endm
 
-.macro PG_RESTORE
+/* PG_SAVE undone, with the same @all and @cfi. */
+.macro PG_RESTORE all=0 cfi=1
 	movq	0(%rsp), %rax
 	movq	8(%rsp), %rdi
 	movq	16(%rsp), %rsi
@@ -65,20 +96,36 @@
 	movq	40(%rsp), %r8
 	movq	48(%rsp), %r9
 	movq	56(%rsp), %r10
-	movaps	64(%rsp), %xmm0
-	movaps	80(%rsp), %xmm1
-	movaps	96(%rsp), %xmm2
-	movaps	112(%rsp), %xmm3
-	movaps	128(%rsp), %xmm4
-	movaps	144(%rsp), %xmm5
-	movaps	160(%rsp), %xmm6
-	movaps	176(%rsp), %xmm7
+	movaps	80(%rsp), %xmm0
+	movaps	96(%rsp), %xmm1
+	movaps	112(%rsp), %xmm2
+	movaps	128(%rsp), %xmm3
+	movaps	144(%rsp), %xmm4
+	movaps	160(%rsp), %xmm5
+	movaps	176(%rsp), %xmm6
+	movaps	192(%rsp), %xmm7
+	.if \all
+	movq	64(%rsp), %r11
+	movaps	208(%rsp), %xmm8
+	movaps	224(%rsp), %xmm9
+	movaps	240(%rsp), %xmm10
+	movaps	256(%rsp), %xmm11
+	movaps	272(%rsp), %xmm12
+	movaps	288(%rsp), %xmm13
+	movaps	304(%rsp), %xmm14
+	movaps	320(%rsp), %xmm15
+	.endif
 	movq	%rbx, %rsp
+	.if \cfi
 	.cfi_def_cfa_register rsp
+	.endif
 	popq	%rbx
+	.if \cfi
 	.cfi_adjust_cfa_offset -8
 	.cfi_restore rbx
+	.endif
 .endm
+
 
 /* Called after the function's prologue: its return address is at 8(%rbp). */
 	.globl	mcount
@@ -115,6 +162,31 @@ __fentry__:
 	ret
 	.cfi_endproc
 	.size	__fentry__, .-__fentry__
+
+/*
+ * Functions patched at run time (lib/kft_dynpatch.c): the trampoline of
+ * each holds the function's address, then "call *kft_dyn_entry" (6 bytes),
+ * then the function's moved first instructions.  So the function's
+ * address lies 14 bytes before our return address, and its return address
+ * just above ours, as for __fentry__.  Every call-clobbered register is
+ * kept (PG_SAVE 1: the function's callers did not expect a hook).
+ */
+	.globl	kft_dyn_entry
+	.hidden	kft_dyn_entry
+	.type	kft_dyn_entry, @function
+	.p2align 4
+kft_dyn_entry:
+	.cfi_startproc
+	PG_SAVE 1
+	leaq	16(%rbx), %rdi		/* the traced function's return-address slot */
+	movq	8(%rbx), %rsi		/* our return address, in the trampoline */
+	movq	-14(%rsi), %rsi		/* the function's address, kept before the call */
+	movl	$3, %edx		/* KFT_PG_PATCHED */
+	call	kft_pg_enter
+	PG_RESTORE 1
+	ret
+	.cfi_endproc
+	.size	kft_dyn_entry, .-kft_dyn_entry
 
 /*
  * The common entry of hooked library calls (lib/kft_plt.c has the C side
@@ -190,24 +262,18 @@ kft_vfork_call:
 	.p2align 4
 	nop
 kft_pg_return:
-	pushq	%rbx
-	movq	%rsp, %rbx
-	subq	$48, %rsp
-	andq	$-16, %rsp
-	movq	%rax, 0(%rsp)
-	movq	%rdx, 8(%rsp)
-	movaps	%xmm0, 16(%rsp)
-	movaps	%xmm1, 32(%rsp)
+	PG_SAVE 1, 0		/* every register; no CFI: nothing unwinds through here */
 	leaq	8(%rbx), %rdi		/* the stack pointer after the function's ret */
 	call	kft_pg_exit
-	movq	%rax, %r11		/* the real return address */
-	movq	0(%rsp), %rax
-	movq	8(%rsp), %rdx
-	movaps	16(%rsp), %xmm0
-	movaps	32(%rsp), %xmm1
-	movq	%rbx, %rsp
-	popq	%rbx
-	jmp	*%r11
+	movq	%rax, -8(%rbx)		/* the real return address, below the saved %rbx */
+	PG_RESTORE 1, 0
+	/*
+	 * Every register is the function's again: jump through the word
+	 * left 16 bytes below the stack pointer, in the red zone, which a
+	 * signal delivered now does not overwrite (the kernel skips 128
+	 * bytes) and which the caller, just returned to, does not use.
+	 */
+	jmp	*-16(%rsp)
 	.size	kft_pg_return, .-kft_pg_return
 
 #endif /* __x86_64__ */

@@ -312,10 +312,13 @@ uint64_t kft_plt_hook_sp(uint64_t slot);
 /*
  * kft_pg.c: the -pg entry hook.  @fentry: 0 mcount, 1 __fentry__ (@self:
  * the hook's return address), KFT_PG_LIBCALL a library call through the
- * PLT (lib/kft_plt.c; @self: the function's address as recorded).  @slot:
- * the call's return-address slot, diverted to kft_pg_return if traced.
+ * PLT (lib/kft_plt.c; @self: the function's address as recorded),
+ * KFT_PG_PATCHED a function patched at run time (lib/kft_dynpatch.c;
+ * @self: its address).  @slot: the call's return-address slot, diverted
+ * to kft_pg_return if traced.
  */
 #define KFT_PG_LIBCALL 2
+#define KFT_PG_PATCHED 3
 void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry);
 
 /*
@@ -351,9 +354,20 @@ const char *kft_resolver_obj(const struct kft_resolver *r, unsigned i, uint64_t 
  */
 int kft_obj_section(struct kft_resolver *r, unsigned i, const char *name, uint64_t *addr,
 		    uint64_t *size);
-/* @fn(name, run-time address, @arg) per defined function symbol of object @i (-1: no ELF). */
-int kft_obj_funcs(struct kft_resolver *r, unsigned i,
-		  int (*fn)(const char *name, uint64_t addr, void *arg), void *arg);
+/*
+ * kft_obj_funcs() - @fn(name, run-time address, size in bytes, @arg) per
+ * defined function symbol of object @i (.symtab, else .dynsym), until @fn
+ * returns non-zero.  Return: 0, @fn's non-zero value, or -1 (no ELF file).
+ */
+typedef int kft_sym_fn(const char *name, uint64_t addr, uint64_t size, void *arg);
+int kft_obj_funcs(struct kft_resolver *r, unsigned i, kft_sym_fn *fn, void *arg);
+/*
+ * kft_obj_imports() - does object @i's .dynsym hold an undefined symbol
+ * @name (a function it imports)?  Return: 1, 0, or -1 (no ELF file).
+ */
+int kft_obj_imports(struct kft_resolver *r, unsigned i, const char *name);
+/* Does symbol @s match the shell pattern @pat, by itself, demangled, or without parameters? */
+int kft_sym_match(const struct kft_resolver *r, const char *pat, const char *s);
 
 /*
  * kft_patch.c: patchable builds (-fpatchable-function-entry, -mnop-mcount)
@@ -366,6 +380,68 @@ int kft_obj_funcs(struct kft_resolver *r, unsigned i,
  */
 struct kft_config;
 int kft_patch_apply(const struct kft_config *cfg, struct kft_resolver *r, const char *dir);
+
+/*
+ * kft_patch.c, shared with kft_dynpatch.c: an object's segments, memory
+ * within rel32 reach of its text, its text made writable for a while.
+ * Constructor only, before the program's threads.
+ */
+#define KFT_TEXT_SEGS 8
+struct kft_text {
+	uint64_t bias;
+	int found;
+	unsigned nseg, nload;
+	struct {
+		uint64_t lo, hi; /* run-time addresses [lo, hi) */
+		int prot;        /* PROT_* from p_flags */
+	} seg[KFT_TEXT_SEGS];    /* executable PT_LOAD segments */
+	struct {
+		uint64_t lo, hi;
+	} load[KFT_TEXT_SEGS];   /* readable PT_LOAD segments */
+};
+/* Fill @o for the object loaded at @bias (dl_iterate_phdr()).  Return: 0, -1 not loaded. */
+int kft_text_find(struct kft_text *o, uint64_t bias);
+/* The executable segment of @o holding [@a, @a + @len), or -1. */
+int kft_text_seg(const struct kft_text *o, uint64_t a, uint64_t len);
+/*
+ * kft_text_near() - map @len bytes (rounded up to pages) read-write where
+ * "jmp/call rel32" from any address in [@lo, @hi] reaches all of them
+ * (MAP_FIXED_NOREPLACE, searched upward from @hi, then downward from
+ * @lo, 1 GiB each way).  Return: the address, or 0 (none free in reach).
+ */
+uint64_t kft_text_near(uint64_t lo, uint64_t hi, size_t len);
+/* Make the pages of [@lo, @hi) read-write (never writable and executable at once).  Return: 0, -1. */
+int kft_text_writable(uint64_t lo, uint64_t hi);
+/* Give the pages of [@lo, @hi) segment @seg's protection back. */
+void kft_text_restore(const struct kft_text *o, int seg, uint64_t lo, uint64_t hi);
+/* A growable array of addresses (kt_malloc()ed @v; zeroed: empty). */
+struct kft_addrs {
+	uint64_t *v;
+	size_t n, cap;
+};
+/* Append @x, growing by doubling.  Return: 0, -1 out of memory (@a unchanged). */
+int kft_addrs_push(struct kft_addrs *a, uint64_t x);
+/* Sort and drop duplicates. */
+void kft_addrs_sort(struct kft_addrs *a);
+/* Is @x in the sorted @a? */
+int kft_addrs_has(const struct kft_addrs *a, uint64_t x);
+/*
+ * kft_patch_selection() - the functions @cfg's funclist (-F) names and
+ * its triggers' functions, sorted, appended to @sel.  Return: 1, or 0
+ * when @cfg has no funclist (every function is selected; @sel untouched).
+ */
+int kft_patch_selection(const struct kft_config *cfg, struct kft_addrs *sel);
+
+/*
+ * kft_dynpatch.c: functions of programs and libraries built without hooks
+ * patched at program start (`ktrace record -P/-U`, KTRACE_PATCH).
+ * kft_dyn_apply() patches the functions KTRACE_PATCH selects (and @cfg's
+ * funclist keeps, if it has one), writes DIR/kft-dynpatch (@dir), says on
+ * stderr when some could not be.  Constructor only, before the program's
+ * threads.  Return: 1 if the main program's functions were patched with
+ * no funclist (its library calls are then traced too), else 0.
+ */
+int kft_dyn_apply(const struct kft_config *cfg, struct kft_resolver *r, const char *dir);
 
 /* kft_start.c: what ktrace record passes besides the configuration */
 /*

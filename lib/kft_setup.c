@@ -362,8 +362,10 @@ static void kft_load_config(struct kft_global *g, const char *path)
 	/* A static run is primed when the program starts (KFT's boot-time run). */
 	if (!(cfg->flags & KFT_CF_PRIME))
 		kft_command(g->run, KFT_CMD_PRIME, now);
-	/* patchable builds: the selected functions' entry NOPs become hook calls */
+	/* patchable builds: the selected functions' entry NOPs become hook calls;
+	 * programs without hooks: their entries patched (`record -P`) */
 	kft_patched_all = kft_patch_apply(path || opts ? cfg : NULL, res, g->dir);
+	kft_patched_all |= kft_dyn_apply(path || opts ? cfg : NULL, res, g->dir);
 	goto out;
 fail:
 	kft_report_untraced(g->file->error);

@@ -168,6 +168,7 @@ int ksf_trace_name(const char *name, int top)
 	static const char *const fixed[] = { "metadata", "control", "state", "dropped", "threads",
 					     "callsites", "kft", "kft-status", "kallsyms", "session",
 					     "kft-patch", /* lib/kft_patch.c */
+					     "kft-dynpatch", /* lib/kft_dynpatch.c */
 					     NULL };
 	const char *d;
 

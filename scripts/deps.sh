@@ -6,7 +6,8 @@
 #   scripts/deps.sh            build + test dependencies: the libraries ktrace
 #                              links (elfutils, libiberty, libtracefs,
 #                              libtraceevent, libtracecmd, yajl, protobuf-c, libaudit,
-#                              libbabeltrace2) and the third-party readers the
+#                              libbabeltrace2; Zydis, the instruction decoder of
+#                              run-time patching) and the third-party readers the
 #                              tests run on its output (trace-cmd, babeltrace2,
 #                              protoc, rsvg-convert, python3; sqlite3 for
 #                              tests/cli_locks.sh's threaded clean run; uftrace for
@@ -17,7 +18,7 @@
 set -eu
 
 pkgs="build-essential pkg-config perl libelf-dev libdw-dev elfutils clang libclang-rt-dev
-      libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd libiberty-dev libyajl-dev libaudit-dev
+      libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd libiberty-dev libyajl-dev libaudit-dev libzydis-dev
       libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libbabeltrace2-dev babeltrace2
       python3 xz-utils curl ca-certificates librsvg2-bin uftrace sqlite3"
 for arg in "$@"; do

@@ -27,8 +27,9 @@ if [ "$(id -u)" -ne 0 ] || ! grep -qw tracefs /proc/filesystems; then
 fi
 
 D=$T/d
-run "$KTRACE" record -q --kernel=syscall -o "$D" -- "$T/syscalls"
-is "$rc" 0 "record --kernel=syscall of an uninstrumented program: exit 0"
+# -U .: nothing patched, no library call: the program writes no record of its own
+run "$KTRACE" record -q -U . --no-libcall --kernel=syscall -o "$D" -- "$T/syscalls"
+is "$rc" 0 "record --kernel=syscall of an uninstrumented program, -U .: exit 0"
 pid=$(cat "$T/out")
 ok "$([ ! -e "$D/trace0" ]; echo $?)" "... the program wrote no stream of its own"
 for c in "print" "print -C" "print --json" "export --format=chrome" "export --format=csv" "timeline"; do

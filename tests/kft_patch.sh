@@ -45,26 +45,8 @@ for b in $FLAVOURS; do build "$b" "ct-$b" "$CT" || exit 1; done
 is "$(objdump -d ct-cet | awk '/<fast>:/,/^$/' | sed -n '2,3p' | grep -c 'endbr64\|nop')" 2 \
 	"the -fcf-protection build's fast() begins with endbr64 then the NOPs"
 
-counts() {
-	"$KTRACE" kd --format=csv "$1" | python3 -c '
-import csv, sys
-keep = sys.argv[1].split() if len(sys.argv) > 1 and sys.argv[1] else None
-rows = [(r["name"], r["count"]) for r in csv.DictReader(sys.stdin)]
-for n, c in sorted(rows):
-    if keep is None or any(n.startswith(k) for k in keep):
-        print(n, c)' "${2:-}"
-}
-ucounts() {
-	uftrace report -d "$1" -f call --no-pager 2>/dev/null | python3 -c '
-import sys
-rows = []
-for line in sys.stdin.read().splitlines()[2:]:
-    parts = line.split(None, 1)
-    if len(parts) == 2 and not parts[1].startswith("linux:"):
-        rows.append((parts[1].strip(), parts[0]))
-for n, c in sorted(rows):
-    print(n, c)'
-}
+counts() { kd_counts "$@"; }
+ucounts() { uftrace_counts "$@"; }
 paths() {
 	"$KTRACE" export --format=folded -o - "$1" | sed 's/ [0-9]*$//; s/^[^;]*;//' | sort -u
 }
@@ -308,7 +290,8 @@ cc -O1 -o usep usep.c -L. -lp -Wl,-rpath,"$T" || exit 1
 rm -rf tr
 "$KTRACE" record -q -o tr ./usep >out 2>&1
 is "$(cat out)" 63 "shared library: output unchanged"
-is "$(counts tr)" "lib_work 7" "shared library: its patchable function traced (7 calls)"
+is "$(counts tr)" "$(printf 'lib_work 7\nmain 1')" \
+	"shared library: its patchable function traced (7 calls); the plain program's main patched at run time"
 
 # no run: a patchable program with libktrace preloaded is left as it is
 LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$KTRACE_BUILD/libktrace.so.0" ./sel >out 2>&1

@@ -17,6 +17,13 @@
 #                         detect_leaks=0) when there are any: an uninstrumented
 #                         program loading a sanitized libktrace needs them first
 #   done_testing          print the plan, clean up, exit 0 only if all passed
+#   kd_counts DIR [PREFIXES]
+#                         "name count" per function of `ktrace kd --format=csv
+#                         DIR`, sorted (only names starting with one of the
+#                         space-separated PREFIXES if given)
+#   uftrace_counts DIR [PREFIXES]
+#                         the same from `uftrace report -f call` of uftrace's
+#                         DIR (kernel events left out)
 #   hook_flags BUILD      the compiler flags of a function-tracing build named
 #                         KIND-OPT (KIND inst, pg or fentry; OPT O0, O2...):
 #                         "-OPT -finstrument-functions", "-OPT -pg",
@@ -113,6 +120,30 @@ san_preload() {
 }
 
 KFT_BUILDS="inst-O0 inst-O2 pg-O0 pg-O2 fentry-O2"
+kd_counts() {
+	"$KTRACE" kd --format=csv "$1" | python3 -c '
+import csv, sys
+keep = sys.argv[1].split() if len(sys.argv) > 1 and sys.argv[1] else None
+rows = [(r["name"], r["count"]) for r in csv.DictReader(sys.stdin)]
+for n, c in sorted(rows):
+    if keep is None or any(n.startswith(k) for k in keep):
+        print(n, c)' "${2:-}"
+}
+
+uftrace_counts() {
+	uftrace report -d "$1" -f call --no-pager 2>/dev/null | python3 -c '
+import sys
+keep = sys.argv[1].split() if len(sys.argv) > 1 and sys.argv[1] else None
+rows = []
+for line in sys.stdin.read().splitlines()[2:]:
+    parts = line.split(None, 1)
+    if len(parts) == 2 and not parts[1].startswith("linux:"):
+        rows.append((parts[1].strip(), parts[0]))
+for n, c in sorted(rows):
+    if keep is None or any(n.startswith(k) for k in keep):
+        print(n, c)' "${2:-}"
+}
+
 hook_flags() {
 	case $1 in
 	inst-*) echo "-${1#*-} -finstrument-functions" ;;
