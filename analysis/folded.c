@@ -122,26 +122,101 @@ struct fstack {
 	size_t len; /* path length before this frame */
 };
 
-int ka_folded(struct ktr_trace *t, const struct ka_folded_opts *o,
-	      void (*emit)(void *arg, const char *path, uint64_t ns), void *arg, uint64_t *calls)
-{
-	struct ktr_ctree *ct = ktr_ctree_new();
-	struct ktr_callsort *cs = ktr_callsort_new(0, KTR_SORT_THREAD);
-	struct ka_progress *prog = ka_progress_start(t, o->cmd, 0);
-	struct fold f = { NULL, 0, 0, emit, arg };
-	struct fstack *st = NULL;
-	size_t nst = 0, capst = 0, plen = 0;
-	char *path = NULL;
-	size_t pcap = 0;
-	uint32_t cur_thread = UINT32_MAX;
-	struct ktr_callent e;
-	struct ktr_rec r;
-	int rc = 0;
+/* The current thread's call path: its text and the stack of frames it is made of. */
+struct fpath {
+	char *path;          /* "thread;f1;...;fn", @plen bytes, @pcap allocated */
+	size_t plen, pcap;
+	struct fstack *st;   /* the frames, @nst of @capst */
+	size_t nst, capst;
+	uint32_t cur_thread; /* the callsort's thread index (UINT32_MAX: none yet) */
+};
 
-	if (!ct || !cs) {
-		rc = -ENOMEM;
-		goto out;
+/* fpath_reserve - room for @need bytes in p->path.  Returns 0 or -ENOMEM. */
+static int fpath_reserve(struct fpath *p, size_t need)
+{
+	char *n;
+
+	if (need <= p->pcap)
+		return 0;
+	n = realloc(p->path, need + 4096);
+	if (!n)
+		return -ENOMEM;
+	p->path = n;
+	p->pcap = need + 4096;
+	return 0;
+}
+
+/*
+ * fpath_thread - start the path of thread @thread (a callsort thread index
+ * of @cs): its name, no frames.  Returns 0 or -ENOMEM.
+ */
+static int fpath_thread(struct fpath *p, struct ktr_trace *t, struct ktr_callsort *cs, uint32_t thread)
+{
+	uint32_t pid = 0, tid = 0;
+	char fr[512];
+
+	ktr_callsort_thread_ids(cs, thread, &pid, &tid);
+	p->cur_thread = thread;
+	p->nst = 0;
+	frame(fr, sizeof(fr), ka_comm(t, tid));
+	p->plen = strlen(fr);
+	if (fpath_reserve(p, p->plen + 1) < 0)
+		return -ENOMEM;
+	memcpy(p->path, fr, p->plen + 1);
+	return 0;
+}
+
+/*
+ * fpath_push - call @e of the current thread (the next by entry time):
+ * the frames it is not inside are popped, its own pushed, its name
+ * (through @o->names) appended to the path.  Returns 0 or -ENOMEM.
+ */
+static int fpath_push(struct fpath *p, struct ktr_trace *t, const struct ka_folded_opts *o,
+		      const struct ktr_callent *e)
+{
+	struct ktr_call c;
+	char fr[512];
+
+	while (p->nst && (p->st[p->nst - 1].end <= e->entry_ns || p->st[p->nst - 1].depth >= e->depth)) {
+		p->plen = p->st[p->nst - 1].len;
+		p->nst--;
 	}
+	memset(&c, 0, sizeof(c));
+	c.key = e->key;
+	ktr_call_key_addrs(t, e->key, &c.func, &c.site);
+	frame(fr, sizeof(fr), ka_names_call(o->names, &c));
+	if (fpath_reserve(p, p->plen + 1 + strlen(fr) + 1) < 0)
+		return -ENOMEM;
+	if (p->nst == p->capst) {
+		size_t cap = p->capst ? 2 * p->capst : 64;
+		struct fstack *n = realloc(p->st, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->st = n;
+		p->capst = cap;
+	}
+	p->st[p->nst].end = e->entry_ns + e->dur_ns;
+	p->st[p->nst].depth = e->depth;
+	p->st[p->nst].len = p->plen;
+	p->nst++;
+	p->path[p->plen] = ';';
+	strcpy(p->path + p->plen + 1, fr);
+	p->plen = strlen(p->path);
+	return 0;
+}
+
+/*
+ * fold_collect - every CALL record of @t that @o wants, into @ct and the
+ * sort @cs (by thread, then entry time); counted in *@calls, progress on
+ * @prog.  Returns 0 or a negative errno.
+ */
+static int fold_collect(struct ktr_trace *t, const struct ka_folded_opts *o, struct ktr_ctree *ct,
+			struct ktr_callsort *cs, struct ka_progress *prog, uint64_t *calls)
+{
+	struct ktr_rec r;
+	int rc;
+
 	while (ktr_next(t, &r)) {
 		struct ktr_call c;
 
@@ -150,78 +225,47 @@ int ka_folded(struct ktr_trace *t, const struct ka_folded_opts *o,
 		    (o->want_call && !o->want_call(o->arg, &c)))
 			continue;
 		if ((rc = ktr_callsort_add_call(cs, &c, c.key, ktr_ctree_add(ct, &c, c.key, NULL, NULL))) < 0)
-			goto out;
+			return rc;
 		(*calls)++;
 	}
+	return 0;
+}
+
+int ka_folded(struct ktr_trace *t, const struct ka_folded_opts *o,
+	      void (*emit)(void *arg, const char *path, uint64_t ns), void *arg, uint64_t *calls)
+{
+	struct ktr_ctree *ct = ktr_ctree_new();
+	struct ktr_callsort *cs = ktr_callsort_new(0, KTR_SORT_THREAD);
+	struct ka_progress *prog = ka_progress_start(t, o->cmd, 0);
+	struct fold f = { NULL, 0, 0, emit, arg };
+	struct fpath p = { .cur_thread = UINT32_MAX };
+	struct ktr_callent e;
+	int rc = 0;
+
+	if (!ct || !cs) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = fold_collect(t, o, ct, cs, prog, calls);
+	if (rc < 0)
+		goto out;
 	ka_progress_end(prog);
 	prog = NULL;
 	/* calls by thread, then entry time: rebuild each stack with a stack of frames */
 	while ((rc = ktr_callsort_next(cs, &e)) > 0) {
-		char fr[512];
-		struct ktr_call c;
-		size_t need;
-
-		if (e.thread != cur_thread) {
-			uint32_t pid = 0, tid = 0;
-
-			ktr_callsort_thread_ids(cs, e.thread, &pid, &tid);
-			cur_thread = e.thread;
-			nst = 0;
-			frame(fr, sizeof(fr), ka_comm(t, tid));
-			plen = strlen(fr);
-			if (plen + 1 > pcap) {
-				char *n = realloc(path, pcap = plen + 4096);
-
-				if (!n) {
-					rc = -ENOMEM;
-					goto out;
-				}
-				path = n;
-			}
-			memcpy(path, fr, plen + 1);
+		if ((e.thread != p.cur_thread && fpath_thread(&p, t, cs, e.thread) < 0) ||
+		    fpath_push(&p, t, o, &e) < 0) {
+			rc = -ENOMEM;
+			goto out;
 		}
-		while (nst && (st[nst - 1].end <= e.entry_ns || st[nst - 1].depth >= e.depth)) {
-			plen = st[nst - 1].len;
-			nst--;
-		}
-		memset(&c, 0, sizeof(c));
-		c.key = e.key;
-		ktr_call_key_addrs(t, e.key, &c.func, &c.site);
-		frame(fr, sizeof(fr), ka_names_call(o->names, &c));
-		need = plen + 1 + strlen(fr) + 1;
-		if (need > pcap) {
-			char *n = realloc(path, pcap = need + 4096);
-
-			if (!n) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			path = n;
-		}
-		if (nst == capst) {
-			struct fstack *n = realloc(st, (capst = capst ? 2 * capst : 64) * sizeof(*n));
-
-			if (!n) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			st = n;
-		}
-		st[nst].end = e.entry_ns + e.dur_ns;
-		st[nst].depth = e.depth;
-		st[nst].len = plen;
-		nst++;
-		path[plen] = ';';
-		strcpy(path + plen + 1, fr);
-		plen = strlen(path);
-		fold_add(&f, path, e.local_ns);
+		fold_add(&f, p.path, e.local_ns);
 	}
 	fold_flush(&f);
 out:
 	ka_progress_end(prog);
 	free(f.v);
-	free(st);
-	free(path);
+	free(p.st);
+	free(p.path);
 	ktr_ctree_free(ct);
 	ktr_callsort_free(cs);
 	return rc < 0 ? rc : 0;

@@ -962,7 +962,44 @@ static int export_tracedat(const char *dir, const char *outfile)
 	return cli_out_close(CMD, &o);
 }
 
-static int run(int argc, char **argv)
+/* ---- the command ---------------------------------------------------------------- */
+
+/* The command line, parsed. */
+struct export_opts {
+	enum fmt fmt;
+	const char *outfile; /* -o (NULL: standard output) */
+	const char *dir;     /* the trace */
+};
+
+/* --format's names. */
+static const struct {
+	const char *name;
+	enum fmt fmt;
+} formats[] = {
+	{ "perfetto", F_PERFETTO }, { "chrome", F_JSON }, { "json", F_JSON },         { "folded", F_FOLDED },
+	{ "csv", F_CSV },           { "ctf", F_CTF },     { "trace.dat", F_TRACEDAT }, { "tracedat", F_TRACEDAT },
+};
+
+/* parse_format - --format @arg into *@fmt.  Returns 0, or 2 (usage error, reported). */
+static int parse_format(const char *arg, enum fmt *fmt)
+{
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (!strcmp(arg, formats[i].name)) {
+			*fmt = formats[i].fmt;
+			return 0;
+		}
+	cli_error(CMD, "option '--format': unknown format '%s' (perfetto, chrome, "
+		       "folded, csv, ctf or trace.dat)", arg);
+	return 2;
+}
+
+/*
+ * parse_options - the command line into @eo (and x->sel, x->no_kernel),
+ * checked: a format, an output directory for ctf, the trace directory.
+ * Returns -1 to go on, else the exit status (0 after --help, 2 usage
+ * error, reported).
+ */
+static int parse_options(int argc, char **argv, struct ex *x, struct export_opts *eo)
 {
 	enum { OPT_FORMAT = CLI_OPT_SELECT_END };
 	static const struct option opts[] = {
@@ -971,45 +1008,24 @@ static int run(int argc, char **argv)
 		CLI_SELECT_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *outfile = NULL, *dir;
-	struct cli_out o;
-	enum fmt fmt = F_NONE;
-	struct ex x;
-	int c, rc = 0, r;
+	int c, r;
 
-	memset(&x, 0, sizeof(x));
-	cli_select_init(&x.sel);
 	while ((c = getopt_long(argc, argv, ":o:Kp:h", opts, NULL)) != -1) {
-		if ((r = cli_select_option(&x.sel, CMD, c, optarg)) != 0) {
+		if ((r = cli_select_option(&x->sel, CMD, c, optarg)) != 0) {
 			if (r < 0)
 				return 2;
 			continue;
 		}
 		switch (c) {
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "perfetto"))
-				fmt = F_PERFETTO;
-			else if (!strcmp(optarg, "chrome") || !strcmp(optarg, "json"))
-				fmt = F_JSON;
-			else if (!strcmp(optarg, "folded"))
-				fmt = F_FOLDED;
-			else if (!strcmp(optarg, "csv"))
-				fmt = F_CSV;
-			else if (!strcmp(optarg, "ctf"))
-				fmt = F_CTF;
-			else if (!strcmp(optarg, "trace.dat") || !strcmp(optarg, "tracedat"))
-				fmt = F_TRACEDAT;
-			else {
-				cli_error(CMD, "option '--format': unknown format '%s' (perfetto, chrome, "
-					       "folded, csv, ctf or trace.dat)", optarg);
+			if (parse_format(optarg, &eo->fmt))
 				return 2;
-			}
 			break;
 		case 'o':
-			outfile = optarg;
+			eo->outfile = optarg;
 			break;
 		case 'K':
-			x.no_kernel = 1;
+			x->no_kernel = 1;
 			break;
 		case 'h':
 			help(stdout);
@@ -1018,20 +1034,67 @@ static int run(int argc, char **argv)
 			return cli_bad_option(CMD, c, argc, argv);
 		}
 	}
-	if (fmt == F_NONE) {
+	if (eo->fmt == F_NONE) {
 		cli_error(CMD, "missing --format (perfetto, chrome, folded, csv, ctf or trace.dat; see ktrace export --help)");
 		return 2;
 	}
-	if (fmt == F_CTF && (!outfile || !strcmp(outfile, "-"))) {
+	if (eo->fmt == F_CTF && (!eo->outfile || !strcmp(eo->outfile, "-"))) {
 		cli_error(CMD, "--format=ctf writes a directory: give it with -o OUTDIR");
 		return 2;
 	}
-	dir = cli_select_dir(CMD, argc, argv, optind);
-	if (!dir)
+	eo->dir = cli_select_dir(CMD, argc, argv, optind);
+	if (!eo->dir)
 		return 2;
-	if (fmt == F_TRACEDAT)
-		return export_tracedat(dir, outfile);
-	x.t = cli_select_open(&x.sel, CMD, dir);
+	return -1;
+}
+
+/*
+ * export_stream - export the open trace @x as @fmt (JSON, Perfetto, CSV or
+ * folded) to @outfile (NULL or "-": standard output).  Returns the exit
+ * status: 0, or 1 (out of memory, the output failed, the trace has errors).
+ */
+static int export_stream(struct ex *x, enum fmt fmt, const char *outfile)
+{
+	struct cli_out o;
+	int rc;
+
+	if (cli_out_open(CMD, &o, outfile))
+		return 1;
+	x->out = o.f;
+	if (fmt == F_JSON)
+		rc = export_json(x);
+	else if (fmt == F_PERFETTO)
+		rc = export_perfetto(x);
+	else if (fmt == F_CSV)
+		rc = export_csv(x);
+	else
+		rc = export_folded(x);
+	cli_diags(CMD, x->t);
+	if (rc < 0) {
+		cli_error(CMD, "out of memory");
+		rc = 1;
+	}
+	if (cli_out_close(CMD, &o))
+		rc = 1;
+	if (!rc && ktr_error_count(x->t))
+		rc = 1;
+	return rc;
+}
+
+static int run(int argc, char **argv)
+{
+	struct export_opts eo = { .fmt = F_NONE };
+	struct ex x;
+	int rc;
+
+	memset(&x, 0, sizeof(x));
+	cli_select_init(&x.sel);
+	rc = parse_options(argc, argv, &x, &eo);
+	if (rc >= 0)
+		return rc;
+	if (eo.fmt == F_TRACEDAT)
+		return export_tracedat(eo.dir, eo.outfile);
+	x.t = cli_select_open(&x.sel, CMD, eo.dir);
 	if (!x.t)
 		return 1;
 	cli_diags(CMD, x.t);
@@ -1041,36 +1104,14 @@ static int run(int argc, char **argv)
 		ktr_close(x.t);
 		return 1;
 	}
-	if (fmt == F_CTF) {
-		rc = export_ctf(&x, outfile);
+	if (eo.fmt == F_CTF) {
+		rc = export_ctf(&x, eo.outfile);
 		cli_diags(CMD, x.t);
 		if (!rc && ktr_error_count(x.t))
 			rc = 1;
-		goto out;
+	} else {
+		rc = export_stream(&x, eo.fmt, eo.outfile);
 	}
-	if (cli_out_open(CMD, &o, outfile)) {
-		rc = 1;
-		goto out;
-	}
-	x.out = o.f;
-	if (fmt == F_JSON)
-		rc = export_json(&x);
-	else if (fmt == F_PERFETTO)
-		rc = export_perfetto(&x);
-	else if (fmt == F_CSV)
-		rc = export_csv(&x);
-	else
-		rc = export_folded(&x);
-	cli_diags(CMD, x.t);
-	if (rc < 0) {
-		cli_error(CMD, "out of memory");
-		rc = 1;
-	}
-	if (cli_out_close(CMD, &o))
-		rc = 1;
-	if (!rc && ktr_error_count(x.t))
-		rc = 1;
-out:
 	ka_names_free(x.names);
 	ka_map64_free(&x.seen);
 	ktr_close(x.t);

@@ -304,6 +304,157 @@ void fmt_pf_track(struct fmt_pf *w, struct fmt_pf_seq *s, uint64_t uuid, uint64_
 	put_track(w, s, &td);
 }
 
+/*
+ * fmt_pf_event() in steps: each fills part of the one TracePacket it writes
+ * (the strings go into the caller's buffers, which outlive put_packet());
+ * a step that interns a new string adds it to @in and returns 1, else 0.
+ */
+
+/*
+ * ev_packet - @p as a track event packet on sequence @s at @ts_ns (ns of
+ * CLOCK_MONOTONIC): a delta on the incremental clock, or absolute with
+ * the clock named when out of order on @s (counted in w->unordered).
+ */
+static void ev_packet(struct fmt_pf *w, struct fmt_pf_seq *s, Perfetto__Protos__TracePacket *p,
+		      uint64_t ts_ns)
+{
+	set_seq(p, s->id);
+	p->has_sequence_flags = 1;
+	p->sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE;
+	p->has_timestamp = 1;
+	if (ts_ns >= s->last_ns) {
+		p->timestamp = ts_ns - s->last_ns; /* on the incremental clock (the default) */
+		s->last_ns = ts_ns;
+	} else { /* out of order on this sequence: absolute, the clock named */
+		p->timestamp = ts_ns;
+		p->has_timestamp_clock_id = 1;
+		p->timestamp_clock_id = PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_MONOTONIC;
+		w->unordered++;
+	}
+}
+
+/*
+ * ev_name - the event's @name into @te: its interned id (a new one
+ * through @en, @enp into @in; UTF-8 in @nbuf), or inline out of memory
+ * (w->enomem).  Returns 1 if interned now, else 0.
+ */
+static int ev_name(struct fmt_pf *w, struct fmt_pf_seq *s, Perfetto__Protos__TrackEvent *te,
+		   Perfetto__Protos__InternedData *in, Perfetto__Protos__EventName *en,
+		   Perfetto__Protos__EventName **enp, char *nbuf, const char *name)
+{
+	uint64_t new_iid, iid = intern(&s->names, name, &new_iid);
+	int interned = 0;
+
+	if (iid == UINT64_MAX) { /* out of memory: the name inline */
+		w->enomem = 1;
+		te->name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
+		te->name = utf8(name, nbuf);
+		return 0;
+	}
+	if (!iid) {
+		en->has_iid = 1;
+		en->iid = iid = new_iid;
+		en->name = utf8(name, nbuf);
+		in->n_event_names = 1;
+		in->event_names = enp;
+		interned = 1;
+	}
+	te->name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID;
+	te->name_iid = iid;
+	return interned;
+}
+
+/*
+ * ev_category - the event's category @cat into @te as its interned id
+ * (*@cat_iid; a new one through @ec, @ecp into @in, UTF-8 in @cbuf);
+ * left out of memory (w->enomem).  Returns 1 if interned now, else 0.
+ */
+static int ev_category(struct fmt_pf *w, struct fmt_pf_seq *s, Perfetto__Protos__TrackEvent *te,
+		       Perfetto__Protos__InternedData *in, Perfetto__Protos__EventCategory *ec,
+		       Perfetto__Protos__EventCategory **ecp, char *cbuf, const char *cat, uint64_t *cat_iid)
+{
+	uint64_t new_iid;
+	int interned = 0;
+
+	*cat_iid = intern(&s->cats, cat, &new_iid);
+	if (*cat_iid == UINT64_MAX) {
+		w->enomem = 1;
+		return 0;
+	}
+	if (!*cat_iid) {
+		ec->has_iid = 1;
+		ec->iid = *cat_iid = new_iid;
+		ec->name = utf8(cat, cbuf);
+		in->n_event_categories = 1;
+		in->event_categories = ecp;
+		interned = 1;
+	}
+	te->n_category_iids = 1;
+	te->category_iids = cat_iid;
+	return interned;
+}
+
+/* ev_arg_value - argument @a's value into @d (a string as UTF-8 in @vbuf, @vlen bytes). */
+static void ev_arg_value(Perfetto__Protos__DebugAnnotation *d, const struct fmt_pf_arg *a, char *vbuf,
+			 size_t vlen)
+{
+	switch (a->kind) {
+	case FMT_PF_UINT:
+		d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE;
+		d->uint_value = a->u;
+		break;
+	case FMT_PF_PTR:
+		d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE;
+		d->pointer_value = a->u;
+		break;
+	case FMT_PF_BOOL:
+		d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE;
+		d->bool_value = a->u != 0;
+		break;
+	default: /* FMT_PF_STR */
+		d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
+		d->string_value = (char *)fmt_utf8(a->s ? a->s : "", vbuf, vlen);
+		break;
+	}
+}
+
+/*
+ * ev_arg_name - argument @a's name into @d: its interned id (a new one
+ * appended to @in through the free entries of @dn, @dnp; UTF-8 in @sbuf,
+ * @slen bytes), or inline out of memory (w->enomem).  Returns 1 if
+ * interned now, else 0.
+ */
+static int ev_arg_name(struct fmt_pf *w, struct fmt_pf_seq *s, Perfetto__Protos__DebugAnnotation *d,
+		       Perfetto__Protos__InternedData *in, Perfetto__Protos__DebugAnnotationName *dn,
+		       Perfetto__Protos__DebugAnnotationName **dnp, const struct fmt_pf_arg *a, char *sbuf,
+		       size_t slen)
+{
+	uint64_t new_iid, iid = intern(&s->keys, a->name, &new_iid);
+	int interned = 0;
+
+	if (iid == UINT64_MAX) {
+		w->enomem = 1;
+		d->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
+		d->name = (char *)fmt_utf8(a->name, sbuf, slen);
+		return 0;
+	}
+	if (!iid) {
+		Perfetto__Protos__DebugAnnotationName *n = &dn[in->n_debug_annotation_names];
+
+		perfetto__protos__debug_annotation_name__init(n);
+		n->has_iid = 1;
+		n->iid = iid = new_iid;
+		n->name = (char *)fmt_utf8(a->name, sbuf, slen);
+		dnp[in->n_debug_annotation_names] = n;
+		in->n_debug_annotation_names++;
+		in->debug_annotation_names = dnp;
+		interned = 1;
+	}
+	d->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID;
+	d->name_iid = iid;
+	return interned;
+}
+
 void fmt_pf_event(struct fmt_pf *w, struct fmt_pf_seq *s, int type, uint64_t ts_ns, uint64_t track,
 		  const char *name, const char *cat, const struct fmt_pf_arg *args, unsigned nargs)
 {
@@ -316,112 +467,29 @@ void fmt_pf_event(struct fmt_pf *w, struct fmt_pf_seq *s, int type, uint64_t ts_
 	Perfetto__Protos__DebugAnnotationName dn[FMT_PF_MAX_ARGS], *dnp[FMT_PF_MAX_ARGS];
 	char nbuf[NAME_MAX_BYTES], cbuf[NAME_MAX_BYTES], sbuf[FMT_PF_MAX_ARGS][256];
 	char vbuf[FMT_PF_MAX_ARGS][512]; /* string values (longer ones are truncated) */
-	uint64_t iid, cat_iid, new_iid;
+	uint64_t cat_iid;
 	int interned = 0;
 
 	if (!s->started)
 		seq_start(w, s, ts_ns);
-	set_seq(&p, s->id);
-	p.has_sequence_flags = 1;
-	p.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE;
-	p.has_timestamp = 1;
-	if (ts_ns >= s->last_ns) {
-		p.timestamp = ts_ns - s->last_ns; /* on the incremental clock (the default) */
-		s->last_ns = ts_ns;
-	} else { /* out of order on this sequence: absolute, the clock named */
-		p.timestamp = ts_ns;
-		p.has_timestamp_clock_id = 1;
-		p.timestamp_clock_id = PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_MONOTONIC;
-		w->unordered++;
-	}
+	ev_packet(w, s, &p, ts_ns);
 	p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
 	p.track_event = &te;
 	te.has_type = 1;
 	te.type = (Perfetto__Protos__TrackEvent__Type)type;
 	te.has_track_uuid = 1;
 	te.track_uuid = track;
-	if (name) {
-		iid = intern(&s->names, name, &new_iid);
-		if (iid == UINT64_MAX) { /* out of memory: the name inline */
-			w->enomem = 1;
-			te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
-			te.name = utf8(name, nbuf);
-		} else {
-			if (!iid) {
-				en.has_iid = 1;
-				en.iid = iid = new_iid;
-				en.name = utf8(name, nbuf);
-				in.n_event_names = 1;
-				in.event_names = &enp;
-				interned = 1;
-			}
-			te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID;
-			te.name_iid = iid;
-		}
-	}
-	if (cat) {
-		cat_iid = intern(&s->cats, cat, &new_iid);
-		if (cat_iid == UINT64_MAX) {
-			w->enomem = 1;
-		} else {
-			if (!cat_iid) {
-				ec.has_iid = 1;
-				ec.iid = cat_iid = new_iid;
-				ec.name = utf8(cat, cbuf);
-				in.n_event_categories = 1;
-				in.event_categories = &ecp;
-				interned = 1;
-			}
-			te.n_category_iids = 1;
-			te.category_iids = &cat_iid;
-		}
-	}
+	if (name)
+		interned |= ev_name(w, s, &te, &in, &en, &enp, nbuf, name);
+	if (cat)
+		interned |= ev_category(w, s, &te, &in, &ec, &ecp, cbuf, cat, &cat_iid);
 	if (nargs > FMT_PF_MAX_ARGS)
 		nargs = FMT_PF_MAX_ARGS;
 	for (unsigned i = 0; i < nargs; i++) {
-		const struct fmt_pf_arg *a = &args[i];
-		Perfetto__Protos__DebugAnnotation *d = &da[i];
-
-		perfetto__protos__debug_annotation__init(d);
-		dap[i] = d;
-		iid = intern(&s->keys, a->name, &new_iid);
-		if (iid == UINT64_MAX) {
-			w->enomem = 1;
-			d->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
-			d->name = (char *)fmt_utf8(a->name, sbuf[i], sizeof(sbuf[i]));
-		} else {
-			if (!iid) {
-				perfetto__protos__debug_annotation_name__init(&dn[in.n_debug_annotation_names]);
-				dn[in.n_debug_annotation_names].has_iid = 1;
-				dn[in.n_debug_annotation_names].iid = iid = new_iid;
-				dn[in.n_debug_annotation_names].name =
-					(char *)fmt_utf8(a->name, sbuf[i], sizeof(sbuf[i]));
-				dnp[in.n_debug_annotation_names] = &dn[in.n_debug_annotation_names];
-				in.n_debug_annotation_names++;
-				in.debug_annotation_names = dnp;
-				interned = 1;
-			}
-			d->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID;
-			d->name_iid = iid;
-		}
-		switch (a->kind) {
-		case FMT_PF_UINT:
-			d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE;
-			d->uint_value = a->u;
-			break;
-		case FMT_PF_PTR:
-			d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE;
-			d->pointer_value = a->u;
-			break;
-		case FMT_PF_BOOL:
-			d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE;
-			d->bool_value = a->u != 0;
-			break;
-		default: /* FMT_PF_STR */
-			d->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
-			d->string_value = (char *)fmt_utf8(a->s ? a->s : "", vbuf[i], sizeof(vbuf[i]));
-			break;
-		}
+		perfetto__protos__debug_annotation__init(&da[i]);
+		dap[i] = &da[i];
+		interned |= ev_arg_name(w, s, &da[i], &in, dn, dnp, &args[i], sbuf[i], sizeof(sbuf[i]));
+		ev_arg_value(&da[i], &args[i], vbuf[i], sizeof(vbuf[i]));
 	}
 	te.n_debug_annotations = nargs;
 	te.debug_annotations = dap;

@@ -193,141 +193,246 @@ static int encode(const struct kft_config *cfg, const struct kft_ksyms *syms, in
 	return 0;
 }
 
+/*
+ * kft_boot_params() in steps over one struct boot: each step returns 0 or
+ * a BOOT_* failure, and kft_boot_params() reports the failure (BOOT_FAIL:
+ * the step has reported it already).
+ */
+enum { BOOT_FAIL = -1, BOOT_LONG = -2, BOOT_NOT_FUNC = -3 };
+
+struct boot {
+	const struct kft_boot_opts *o;
+	const char *map, *path;     /* the symbol map ("-": none), the configuration file */
+	int nomap;
+	struct kft_ksyms syms;
+	char *text;                 /* the configuration's text, @len bytes */
+	size_t len;
+	struct kft_config *cfg;     /* as parsed */
+	char *out;                  /* the parameters so far: @n bytes used of @cap */
+	size_t n, cap;
+	kt_u64 bad;                 /* BOOT_NOT_FUNC: the address no symbol names */
+	int from_boot;              /* "trigger start entry start_kernel" */
+	const char *fstart, *fstop; /* the trigger functions' names (NULL: none) */
+	int graph;                  /* start entry F + stop exit F: ftrace_graph_filter=F */
+};
+
+/*
+ * boot_load - load the symbol map (unless -m -), read and parse the
+ * configuration into b->cfg.  Returns 0 or BOOT_FAIL (reported).
+ */
+static int boot_load(struct boot *b)
+{
+	struct kft_error err;
+	char msg[400];
+
+	if (!b->nomap && kft_ksyms_load(&b->syms, b->map) < 0) {
+		kcl_error(CMD, "%s: %s", b->map, strerror(errno));
+		return BOOT_FAIL;
+	}
+	if (!b->nomap && !b->syms.n) {
+		kcl_error(CMD, "%s: no function symbols (not root? a stub System.map? -m - skips the check)", b->map);
+		return BOOT_FAIL;
+	}
+	b->text = kcl_slurp(b->path, &b->len, 65536);
+	if (!b->text) {
+		kcl_error(CMD, "%s: %s", b->path, errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
+		return BOOT_FAIL;
+	}
+	kft_config_init(b->cfg);
+	if (kft_config_parse(b->cfg, b->text, b->len, b->nomap ? any_name : kft_ksym_resolve, &b->syms,
+			     &err) < 0) {
+		kft_error_format(msg, sizeof(msg), b->path, &err);
+		kcl_error(CMD, "%s (names are looked up in %s)", msg, b->nomap ? "no symbol map" : b->map);
+		return BOOT_FAIL;
+	}
+	return 0;
+}
+
+/*
+ * boot_start_kernel - triggers on start_kernel: "trigger start entry
+ * start_kernel" sets b->from_boot; any other is refused.  Returns 0 or
+ * BOOT_FAIL (reported).
+ */
+static int boot_start_kernel(struct boot *b)
+{
+	const struct kft_config *cfg = b->cfg;
+	kt_u64 sk = 0;
+
+	kft_ksym_resolve(&b->syms, "start_kernel", 12, &sk);
+	if (cfg->start.kind == KFT_TRIG_ENTRY && sk && cfg->start.arg == sk)
+		b->from_boot = 1;
+	if ((cfg->start.kind == KFT_TRIG_EXIT && sk && cfg->start.arg == sk) ||
+	    ((cfg->stop.kind == KFT_TRIG_ENTRY || cfg->stop.kind == KFT_TRIG_EXIT) && sk && cfg->stop.arg == sk)) {
+		int stop = !(cfg->start.kind == KFT_TRIG_EXIT && cfg->start.arg == sk);
+
+		kcl_error(CMD, "%s:%u: trigger %s %s start_kernel: start_kernel runs before any boot-time tracer and never returns; only 'trigger start entry start_kernel' (trace from boot) can name it",
+			  b->path, stmt_line(b->text, "trigger", stop ? "stop" : "start", NULL), stop ? "stop" : "start",
+			  (stop ? cfg->stop.kind : cfg->start.kind) == KFT_TRIG_ENTRY ? "entry" : "exit");
+		return BOOT_FAIL;
+	}
+	return 0;
+}
+
+/* boot_config - append @fmt's one %s, the configuration encoded; 0 or BOOT_LONG. */
+static int boot_config(struct boot *b, int drop_start, const char *fmt)
+{
+	char enc[CMDLINE_MAX + 1];
+
+	if (encode(b->cfg, &b->syms, drop_start, enc, sizeof(enc)) < 0 ||
+	    put(b->out, b->cap, &b->n, fmt, enc) < 0)
+		return BOOT_LONG;
+	return 0;
+}
+
+/*
+ * boot_triggers - the tracefs backend's checks: no stack watch; the
+ * trigger functions' names (b->fstart, b->fstop) and whether they make a
+ * graph filter (b->graph).  Returns 0, BOOT_FAIL (reported) or
+ * BOOT_NOT_FUNC.
+ */
+static int boot_triggers(struct boot *b)
+{
+	const struct kft_config *cfg = b->cfg;
+	int start = (cfg->start.kind == KFT_TRIG_ENTRY || cfg->start.kind == KFT_TRIG_EXIT) && !b->from_boot;
+	int stop = cfg->stop.kind == KFT_TRIG_ENTRY || cfg->stop.kind == KFT_TRIG_EXIT;
+
+	if (cfg->watch != KFT_WATCH_NONE) {
+		const char *w = cfg->watch == KFT_WATCH_STACK ? "stack" : "worst-stack";
+
+		kcl_error(CMD, "%s:%u: watch %s: function_graph does not record the stack pointer, so a boot-time tracefs run cannot watch the stack (ktrace kft --boot --kernel can)",
+			  b->path, stmt_line(b->text, "watch", w, NULL), w);
+		return BOOT_FAIL;
+	}
+	if (start)
+		b->fstart = kft_ksym_name(&b->syms, cfg->start.arg);
+	if (stop)
+		b->fstop = kft_ksym_name(&b->syms, cfg->stop.arg);
+	if (start && !b->fstart) {
+		b->bad = cfg->start.arg;
+		return BOOT_NOT_FUNC;
+	}
+	if (stop && !b->fstop) {
+		b->bad = cfg->stop.arg;
+		return BOOT_NOT_FUNC;
+	}
+	b->graph = b->fstart && cfg->start.kind == KFT_TRIG_ENTRY && cfg->stop.kind == KFT_TRIG_EXIT &&
+		   cfg->start.arg == cfg->stop.arg;
+	return 0;
+}
+
+/*
+ * boot_filters - ftrace= and its buffer size (KiB per CPU), options,
+ * tracing_thresh, the function filters and the depth.  Returns 0,
+ * BOOT_LONG or BOOT_NOT_FUNC.
+ */
+static int boot_filters(struct boot *b)
+{
+	const struct kft_config *cfg = b->cfg;
+	unsigned kb = b->o->buf_kb;
+	int r;
+
+	if (!kb)
+		kb = cfg->logentries ? (unsigned)((cfg->logentries * 96 + 1023) / 1024) : 4096;
+	if (kb < 1024)
+		kb = b->o->buf_kb ? b->o->buf_kb : 1024;
+	if (put(b->out, b->cap, &b->n, "ftrace=function_graph trace_clock=mono trace_buf_size=%uK trace_options=nooverwrite%s",
+		kb, (cfg->flags & KFT_CF_NOINTS) ? ",nofuncgraph-irqs" : "") < 0)
+		return BOOT_LONG;
+	if ((cfg->flags & KFT_CF_MINTIME) && cfg->mintime_us &&
+	    put(b->out, b->cap, &b->n, " tracing_thresh=%" PRIu64, (uint64_t)cfg->mintime_us) < 0)
+		return BOOT_LONG;
+	if ((cfg->flags & KFT_CF_FUNCLIST) && cfg->nfuncs) {
+		r = put_list(b->out, b->cap, &b->n, "ftrace_filter", cfg->funcs, cfg->nfuncs, &b->syms, &b->bad);
+		if (r == -2)
+			return BOOT_NOT_FUNC;
+		if (r < 0 || (b->graph && put(b->out, b->cap, &b->n, ",%s", b->fstart) < 0))
+			return BOOT_LONG;
+	}
+	if ((cfg->flags & KFT_CF_NOTRACE) && cfg->nnotrace) {
+		r = put_list(b->out, b->cap, &b->n, "ftrace_notrace", cfg->notrace_fns, cfg->nnotrace,
+			     &b->syms, &b->bad);
+		if (r == -2)
+			return BOOT_NOT_FUNC;
+		if (r < 0)
+			return BOOT_LONG;
+	}
+	if ((cfg->flags & KFT_CF_DEPTH) &&
+	    put(b->out, b->cap, &b->n, " ftrace_graph_max_depth=%u", cfg->max_depth) < 0)
+		return BOOT_LONG;
+	return 0;
+}
+
+/*
+ * boot_trigger_params - the triggers as ftrace_graph_filter= or
+ * kprobe_event=, then the configuration.  Returns 0 or BOOT_LONG.
+ */
+static int boot_trigger_params(struct boot *b)
+{
+	const struct kft_config *cfg = b->cfg;
+
+	if (b->graph) {
+		if (put(b->out, b->cap, &b->n, " ftrace_graph_filter=%s", b->fstart) < 0)
+			return BOOT_LONG;
+	} else if (b->fstart || b->fstop) {
+		if (put(b->out, b->cap, &b->n, " kprobe_event=") < 0)
+			return BOOT_LONG;
+		if (b->fstart && put(b->out, b->cap, &b->n, "%c:ktrace_kft/start,%s%s",
+				     cfg->start.kind == KFT_TRIG_EXIT ? 'r' : 'p', b->fstart, b->fstop ? ";" : "") < 0)
+			return BOOT_LONG;
+		if (b->fstop && put(b->out, b->cap, &b->n, "%c:ktrace_kft/stop,%s",
+				    cfg->stop.kind == KFT_TRIG_EXIT ? 'r' : 'p', b->fstop) < 0)
+			return BOOT_LONG;
+	}
+	return boot_config(b, 0, " " KFT_BOOT_CONFIG_PARAM "=\"%s\"");
+}
+
+/*
+ * boot_tracefs - the tracefs backend's parameters, in order.  Returns 0,
+ * BOOT_FAIL (reported), BOOT_LONG or BOOT_NOT_FUNC.
+ */
+static int boot_tracefs(struct boot *b)
+{
+	int r = boot_triggers(b);
+
+	if (!r)
+		r = boot_filters(b);
+	if (!r)
+		r = boot_trigger_params(b);
+	return r;
+}
+
+/* kft_boot_params - see kclient/kclient.h: the steps above, failures reported here. */
 char *kft_boot_params(const struct kft_boot_opts *o)
 {
 	static struct kft_config cfg;
-	const char *map = o->symbols ? o->symbols : "/proc/kallsyms", *path = o->config;
-	int nomap = !strcmp(map, "-");
-	struct kft_ksyms syms = { 0 };
-	struct kft_error err;
-	char *text = NULL, *out = NULL, msg[400], enc[CMDLINE_MAX + 1];
-	const char *fstart = NULL, *fstop = NULL;
-	size_t len = 0, n = 0, cap = 8192;
-	kt_u64 bad = 0, sk = 0;
-	int from_boot = 0, graph = 0, r;
-	unsigned kb;
+	struct boot b = { .o = o, .map = o->symbols ? o->symbols : "/proc/kallsyms", .path = o->config,
+			  .cfg = &cfg, .cap = 8192 };
+	int r;
 
-	if (!nomap && kft_ksyms_load(&syms, map) < 0) {
-		kcl_error(CMD, "%s: %s", map, strerror(errno));
-		goto fail;
+	b.nomap = !strcmp(b.map, "-");
+	r = boot_load(&b);
+	if (!r)
+		r = boot_start_kernel(&b);
+	if (!r && !(b.out = malloc(b.cap)))
+		r = BOOT_FAIL;
+	if (!r)
+		r = o->module ? boot_config(&b, b.from_boot, "ktrace.kft_boot=\"%s\"") : boot_tracefs(&b);
+	if (!r && b.n >= CMDLINE_MAX)
+		r = BOOT_LONG;
+	if (!r) {
+		free(b.text);
+		kft_ksyms_free(&b.syms);
+		return b.out;
 	}
-	if (!nomap && !syms.n) {
-		kcl_error(CMD, "%s: no function symbols (not root? a stub System.map? -m - skips the check)", map);
-		goto fail;
-	}
-	text = kcl_slurp(path, &len, 65536);
-	if (!text) {
-		kcl_error(CMD, "%s: %s", path, errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
-		goto fail;
-	}
-	kft_config_init(&cfg);
-	if (kft_config_parse(&cfg, text, len, nomap ? any_name : kft_ksym_resolve, &syms, &err) < 0) {
-		kft_error_format(msg, sizeof(msg), path, &err);
-		kcl_error(CMD, "%s (names are looked up in %s)", msg, nomap ? "no symbol map" : map);
-		goto fail;
-	}
-	kft_ksym_resolve(&syms, "start_kernel", 12, &sk);
-	if (cfg.start.kind == KFT_TRIG_ENTRY && sk && cfg.start.arg == sk)
-		from_boot = 1;
-	if ((cfg.start.kind == KFT_TRIG_EXIT && sk && cfg.start.arg == sk) ||
-	    ((cfg.stop.kind == KFT_TRIG_ENTRY || cfg.stop.kind == KFT_TRIG_EXIT) && sk && cfg.stop.arg == sk)) {
-		int stop = !(cfg.start.kind == KFT_TRIG_EXIT && cfg.start.arg == sk);
-
-		kcl_error(CMD, "%s:%u: trigger %s %s start_kernel: start_kernel runs before any boot-time tracer and never returns; only 'trigger start entry start_kernel' (trace from boot) can name it",
-			  path, stmt_line(text, "trigger", stop ? "stop" : "start", NULL), stop ? "stop" : "start",
-			  (stop ? cfg.stop.kind : cfg.start.kind) == KFT_TRIG_ENTRY ? "entry" : "exit");
-		goto fail;
-	}
-	out = malloc(cap);
-	if (!out)
-		goto fail;
-	if (o->module) {
-		if (encode(&cfg, &syms, from_boot, enc, sizeof(enc)) < 0 ||
-		    put(out, cap, &n, "ktrace.kft_boot=\"%s\"", enc) < 0)
-			goto too_long;
-		goto done;
-	}
-	if (cfg.watch != KFT_WATCH_NONE) {
-		const char *w = cfg.watch == KFT_WATCH_STACK ? "stack" : "worst-stack";
-
-		kcl_error(CMD, "%s:%u: watch %s: function_graph does not record the stack pointer, so a boot-time tracefs run cannot watch the stack (ktrace kft --boot --kernel can)",
-			  path, stmt_line(text, "watch", w, NULL), w);
-		goto fail;
-	}
-	if ((cfg.start.kind == KFT_TRIG_ENTRY || cfg.start.kind == KFT_TRIG_EXIT) && !from_boot)
-		fstart = kft_ksym_name(&syms, cfg.start.arg);
-	if (cfg.stop.kind == KFT_TRIG_ENTRY || cfg.stop.kind == KFT_TRIG_EXIT)
-		fstop = kft_ksym_name(&syms, cfg.stop.arg);
-	if ((cfg.start.kind == KFT_TRIG_ENTRY || cfg.start.kind == KFT_TRIG_EXIT) && !from_boot && !fstart) {
-		bad = cfg.start.arg;
-		goto not_func;
-	}
-	if ((cfg.stop.kind == KFT_TRIG_ENTRY || cfg.stop.kind == KFT_TRIG_EXIT) && !fstop) {
-		bad = cfg.stop.arg;
-		goto not_func;
-	}
-	graph = fstart && cfg.start.kind == KFT_TRIG_ENTRY && cfg.stop.kind == KFT_TRIG_EXIT &&
-		cfg.start.arg == cfg.stop.arg;
-	kb = o->buf_kb;
-	if (!kb)
-		kb = cfg.logentries ? (unsigned)((cfg.logentries * 96 + 1023) / 1024) : 4096;
-	if (kb < 1024)
-		kb = o->buf_kb ? o->buf_kb : 1024;
-	if (put(out, cap, &n, "ftrace=function_graph trace_clock=mono trace_buf_size=%uK trace_options=nooverwrite%s",
-		kb, (cfg.flags & KFT_CF_NOINTS) ? ",nofuncgraph-irqs" : "") < 0)
-		goto too_long;
-	if ((cfg.flags & KFT_CF_MINTIME) && cfg.mintime_us &&
-	    put(out, cap, &n, " tracing_thresh=%" PRIu64, (uint64_t)cfg.mintime_us) < 0)
-		goto too_long;
-	if ((cfg.flags & KFT_CF_FUNCLIST) && cfg.nfuncs) {
-		r = put_list(out, cap, &n, "ftrace_filter", cfg.funcs, cfg.nfuncs, &syms, &bad);
-		if (r == -2)
-			goto not_func;
-		if (r < 0 || (graph && put(out, cap, &n, ",%s", fstart) < 0))
-			goto too_long;
-	}
-	if ((cfg.flags & KFT_CF_NOTRACE) && cfg.nnotrace) {
-		r = put_list(out, cap, &n, "ftrace_notrace", cfg.notrace_fns, cfg.nnotrace, &syms, &bad);
-		if (r == -2)
-			goto not_func;
-		if (r < 0)
-			goto too_long;
-	}
-	if ((cfg.flags & KFT_CF_DEPTH) && put(out, cap, &n, " ftrace_graph_max_depth=%u", cfg.max_depth) < 0)
-		goto too_long;
-	if (graph) {
-		if (put(out, cap, &n, " ftrace_graph_filter=%s", fstart) < 0)
-			goto too_long;
-	} else if (fstart || fstop) {
-		if (put(out, cap, &n, " kprobe_event=") < 0)
-			goto too_long;
-		if (fstart && put(out, cap, &n, "%c:ktrace_kft/start,%s%s", cfg.start.kind == KFT_TRIG_EXIT ? 'r' : 'p',
-				  fstart, fstop ? ";" : "") < 0)
-			goto too_long;
-		if (fstop && put(out, cap, &n, "%c:ktrace_kft/stop,%s", cfg.stop.kind == KFT_TRIG_EXIT ? 'r' : 'p',
-				 fstop) < 0)
-			goto too_long;
-	}
-	if (encode(&cfg, &syms, 0, enc, sizeof(enc)) < 0 ||
-	    put(out, cap, &n, " " KFT_BOOT_CONFIG_PARAM "=\"%s\"", enc) < 0)
-		goto too_long;
-done:
-	if (n >= CMDLINE_MAX)
-		goto too_long;
-	free(text);
-	kft_ksyms_free(&syms);
-	return out;
-not_func:
-	kcl_error(CMD, "%s: function 0x%" PRIx64 " is no function start in %s", path, (uint64_t)bad,
-		  nomap ? "no symbol map (-m -): name the function" : map);
-	goto fail;
-too_long:
-	kcl_error(CMD, "%s: the boot parameters do not fit in the kernel command line (%zu bytes or more; x86 holds %d): shorten the funclist or notrace list",
-		  path, n, CMDLINE_MAX - 1);
-fail:
-	free(out);
-	free(text);
-	kft_ksyms_free(&syms);
+	if (r == BOOT_NOT_FUNC)
+		kcl_error(CMD, "%s: function 0x%" PRIx64 " is no function start in %s", b.path, (uint64_t)b.bad,
+			  b.nomap ? "no symbol map (-m -): name the function" : b.map);
+	else if (r == BOOT_LONG)
+		kcl_error(CMD, "%s: the boot parameters do not fit in the kernel command line (%zu bytes or more; x86 holds %d): shorten the funclist or notrace list",
+			  b.path, b.n, CMDLINE_MAX - 1);
+	free(b.out);
+	free(b.text);
+	kft_ksyms_free(&b.syms);
 	return NULL;
 }
 

@@ -427,19 +427,27 @@ static int in_list(const kt_u64 *list, uint32_t n, uint64_t fn)
 	return 0;
 }
 
+/* Where apply() is in the run: graph mode's first call of F, the marks' state. */
+struct apply_state {
+	struct window first;  /* graph mode: the first call of F (if have_first) */
+	int have_first;
+	size_t mi;            /* the next mark */
+	int open;             /* the run is on */
+	uint64_t start;       /* ns, when it was last switched on */
+	uint64_t stop_at;     /* ns, when the stop time trigger ends it (0: never) */
+};
+
 /*
- * Keep the calls the configuration keeps, in place; returns how many.  The
- * calls are sorted by exit time, the marks by time.
+ * apply_graph_windows - graph mode: the calls of F that bound the run into
+ * @st->first (the first call) and, with autorepeat, r->win (every call,
+ * by entry; NULL out of memory: nothing is kept).  Sets r->start_ns and
+ * r->stop_ns to the first call's entry and exit.
  */
-static size_t apply(struct run *r, struct call *c, size_t n, const struct mark *m, size_t nm)
+static void apply_graph_windows(struct run *r, const struct call *c, size_t n, struct apply_state *st)
 {
 	const struct kft_config *cfg = r->cfg;
-	uint64_t win_lo = 0, win_hi = 0, win_pid = 0;
-	size_t out = 0, mi = 0;
-	int have_win = 0, open = r->on_ns != 0;
-	uint64_t start = r->on_ns, stop_at = r->on_ns && r->stop_after ? r->on_ns + r->stop_after : 0;
 
-	if (r->graph && (cfg->flags & KFT_CF_AUTOREPEAT)) {
+	if (cfg->flags & KFT_CF_AUTOREPEAT) {
 		r->win = calloc(n ? n : 1, sizeof(*r->win));
 		for (size_t i = 0; r->win && i < n; i++)
 			if (c[i].fn == cfg->start.arg)
@@ -447,90 +455,117 @@ static size_t apply(struct run *r, struct call *c, size_t n, const struct mark *
 		if (r->win)
 			qsort(r->win, r->nwin, sizeof(*r->win), win_cmp);
 	}
-	if (r->graph) {
-		/* F's call tree: the first call of F (every one with autorepeat). */
-		for (size_t i = 0; i < n && !have_win; i++)
-			if (c[i].fn == cfg->start.arg) {
-				win_lo = c[i].exit - c[i].dur;
-				win_hi = c[i].exit;
-				win_pid = c[i].pid;
-				have_win = 1;
-			}
-		if (have_win) {
-			r->start_ns = win_lo;
-			r->stop_ns = win_hi;
+	/* F's call tree: the first call of F (every one with autorepeat). */
+	for (size_t i = 0; i < n && !st->have_first; i++)
+		if (c[i].fn == cfg->start.arg) {
+			st->first = (struct window){ c[i].exit - c[i].dur, c[i].exit, c[i].pid };
+			st->have_first = 1;
 		}
+	if (st->have_first) {
+		r->start_ns = st->first.lo;
+		r->stop_ns = st->first.hi;
 	}
+}
+
+/* apply_in_graph - graph mode: is call @x inside F's call tree?  1 yes, 0 no. */
+static int apply_in_graph(const struct run *r, const struct apply_state *st, const struct call *x)
+{
+	uint64_t entry = x->exit - x->dur;
+
+	if (r->cfg->flags & KFT_CF_AUTOREPEAT)
+		return in_window(r, x->pid, entry, x->exit);
+	return st->have_first && x->pid == st->first.pid && entry >= st->first.lo &&
+	       x->exit <= st->first.hi;
+}
+
+/*
+ * apply_in_run - trigger mode: is call @x inside the run?  Marks @m[0..@nm)
+ * up to its exit (trigger events) and ktrace's own on/off switch open and
+ * close the run (@st; r->start_ns, r->stop_ns record the first start and a
+ * stop).  1 yes, 0 no.
+ */
+static int apply_in_run(struct run *r, struct apply_state *st, const struct call *x,
+			const struct mark *m, size_t nm)
+{
+	const struct kft_config *cfg = r->cfg;
+	uint64_t entry = x->exit - x->dur;
+
+	while (st->mi < nm && m[st->mi].ts <= x->exit) {
+		if (!m[st->mi].stop) {
+			if (!st->open || (cfg->flags & KFT_CF_AUTOREPEAT)) {
+				st->start = m[st->mi].ts;
+				st->stop_at = r->stop_after ? st->start + r->stop_after : 0;
+				if (!r->start_ns)
+					r->start_ns = st->start;
+			}
+			st->open = 1;
+		} else if (st->open) {
+			st->open = 0;
+			r->stop_ns = m[st->mi].ts;
+		}
+		st->mi++;
+	}
+	if (!st->open)
+		return 0;
+	if (entry < st->start) {
+		/* The start trigger's own call enters just before its event. */
+		return cfg->start.kind == KFT_TRIG_ENTRY && x->fn == cfg->start.arg &&
+		       st->start - entry < 100000;
+	}
+	if (st->stop_at && x->exit > st->stop_at) {
+		if (!r->stop_ns)
+			r->stop_ns = st->stop_at;
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * apply_filter - the configuration's filters on call @x of the run, @kept
+ * calls kept so far: the D_* reason it is dropped for, or -1 to keep it.
+ */
+static int apply_filter(const struct kft_config *cfg, const struct call *x, size_t kept)
+{
+	if (((cfg->flags & KFT_CF_NOINTS) && x->sig) || ((cfg->flags & KFT_CF_ONLYINTS) && !x->sig))
+		return D_INTS;
+	if ((cfg->flags & KFT_CF_FUNCLIST) && !in_list(cfg->funcs, cfg->nfuncs, x->fn))
+		return D_FUNCLIST;
+	if ((cfg->flags & KFT_CF_NOTRACE) && in_list(cfg->notrace_fns, cfg->nnotrace, x->fn))
+		return D_NOTRACE;
+	if ((cfg->flags & KFT_CF_DEPTH) && x->depth >= cfg->max_depth)
+		return D_DEPTH;
+	if ((cfg->flags & KFT_CF_MINTIME) && x->dur < cfg->mintime_us * 1000)
+		return D_MINTIME;
+	if ((cfg->flags & KFT_CF_MAXTIME) && cfg->maxtime_us && x->dur > cfg->maxtime_us * 1000)
+		return D_MAXTIME;
+	if (cfg->logentries && kept >= cfg->logentries)
+		return D_LOGENTRIES;
+	return -1;
+}
+
+/*
+ * Keep the calls the configuration keeps, in place; returns how many.  The
+ * calls are sorted by exit time, the marks by time.  Counts the drops by
+ * reason in r->drops, the kept calls in r->kept.
+ */
+static size_t apply(struct run *r, struct call *c, size_t n, const struct mark *m, size_t nm)
+{
+	struct apply_state st = { .open = r->on_ns != 0, .start = r->on_ns,
+				  .stop_at = r->on_ns && r->stop_after ? r->on_ns + r->stop_after : 0 };
+	size_t out = 0;
+
+	if (r->graph)
+		apply_graph_windows(r, c, n, &st);
 	for (size_t i = 0; i < n; i++) {
 		struct call *x = &c[i];
-		uint64_t entry = x->exit - x->dur;
-		int keep = 1;
+		int drop;
 
-		if (r->graph) {
-			if (cfg->flags & KFT_CF_AUTOREPEAT)
-				keep = in_window(r, x->pid, entry, x->exit);
-			else {
-				keep = have_win && x->pid == win_pid && entry >= win_lo && x->exit <= win_hi;
-			}
-		} else {
-			/* Marks (trigger events) and ktrace's own on/off switch open and close the run. */
-			while (mi < nm && m[mi].ts <= x->exit) {
-				if (!m[mi].stop) {
-					if (!open || (cfg->flags & KFT_CF_AUTOREPEAT)) {
-						start = m[mi].ts;
-						stop_at = r->stop_after ? start + r->stop_after : 0;
-						if (!r->start_ns)
-							r->start_ns = start;
-					}
-					open = 1;
-				} else if (open) {
-					open = 0;
-					r->stop_ns = m[mi].ts;
-				}
-				mi++;
-			}
-			if (!open)
-				keep = 0;
-			else if (entry < start) {
-				/* The start trigger's own call enters just before its event. */
-				keep = cfg->start.kind == KFT_TRIG_ENTRY && x->fn == cfg->start.arg &&
-				       start - entry < 100000;
-			} else if (stop_at && x->exit > stop_at) {
-				keep = 0;
-				if (!r->stop_ns)
-					r->stop_ns = stop_at;
-			}
-		}
-		if (!keep) {
-			r->drops[D_OUTSIDE]++;
-			continue;
-		}
-		if (((cfg->flags & KFT_CF_NOINTS) && x->sig) || ((cfg->flags & KFT_CF_ONLYINTS) && !x->sig)) {
-			r->drops[D_INTS]++;
-			continue;
-		}
-		if ((cfg->flags & KFT_CF_FUNCLIST) && !in_list(cfg->funcs, cfg->nfuncs, x->fn)) {
-			r->drops[D_FUNCLIST]++;
-			continue;
-		}
-		if ((cfg->flags & KFT_CF_NOTRACE) && in_list(cfg->notrace_fns, cfg->nnotrace, x->fn)) {
-			r->drops[D_NOTRACE]++;
-			continue;
-		}
-		if ((cfg->flags & KFT_CF_DEPTH) && x->depth >= cfg->max_depth) {
-			r->drops[D_DEPTH]++;
-			continue;
-		}
-		if ((cfg->flags & KFT_CF_MINTIME) && x->dur < cfg->mintime_us * 1000) {
-			r->drops[D_MINTIME]++;
-			continue;
-		}
-		if ((cfg->flags & KFT_CF_MAXTIME) && cfg->maxtime_us && x->dur > cfg->maxtime_us * 1000) {
-			r->drops[D_MAXTIME]++;
-			continue;
-		}
-		if (cfg->logentries && out >= cfg->logentries) {
-			r->drops[D_LOGENTRIES]++;
+		if (!(r->graph ? apply_in_graph(r, &st, x) : apply_in_run(r, &st, x, m, nm)))
+			drop = D_OUTSIDE;
+		else
+			drop = apply_filter(r->cfg, x, out);
+		if (drop >= 0) {
+			r->drops[drop]++;
 			continue;
 		}
 		c[out++] = *x;
@@ -1264,31 +1299,29 @@ static int text_marks(struct coll *co, const char *ev, const char *fn, int stop)
 	return rc;
 }
 
-int kft_fgraph_extract(const struct kft_fgraph_opts *o, struct kft_fgraph_stats *stats)
+/*
+ * extract_config - the run's configuration into @cfg (names from @syms,
+ * loaded here from /proc/kallsyms): the file o->config, else the one the
+ * boot parameters carry (an empty configuration if none); *@label names
+ * it in messages.  Refuses watch.  Returns 0, or -1 (reported).
+ */
+static int extract_config(const struct kft_fgraph_opts *o, struct kft_config *cfg, struct kft_ksyms *syms,
+			  const char **label)
 {
-	static struct kft_config cfg;
 	static char text[65536];
-	const char *label = o->config;
-	struct kft_ksyms syms = { 0 };
-	struct coll co = { .ev_exit = -1, .ev_start = -1, .ev_stop = -1 };
-	struct run r = { 0 };
-	struct tep_handle *tep = NULL;
-	char *cur = NULL, *clk = NULL;
 	size_t len = 0;
-	kt_u64 sk = 0;
-	int rc = -1, want_start = 0, want_stop = 0;
 
-	if (kft_ksyms_load(&syms, "/proc/kallsyms") < 0 || !syms.n) {
-		kcl_error(CMD, "/proc/kallsyms: %s", syms.n ? strerror(errno) : "no function symbols");
-		goto out;
+	if (kft_ksyms_load(syms, "/proc/kallsyms") < 0 || !syms->n) {
+		kcl_error(CMD, "/proc/kallsyms: %s", syms->n ? strerror(errno) : "no function symbols");
+		return -1;
 	}
-	kft_config_init(&cfg);
+	kft_config_init(cfg);
 	if (o->config) {
 		char *t = kcl_slurp(o->config, &len, sizeof(text) - 1);
 
 		if (!t) {
 			kcl_error(CMD, "%s: %s", o->config, errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
-			goto out;
+			return -1;
 		}
 		memcpy(text, t, len + 1);
 		free(t);
@@ -1297,83 +1330,134 @@ int kft_fgraph_extract(const struct kft_fgraph_opts *o, struct kft_fgraph_stats 
 		int f = cl ? kft_boot_config_text(cl, KFT_BOOT_CONFIG_PARAM, text, sizeof(text)) : 0;
 
 		free(cl);
-		label = "/proc/cmdline (" KFT_BOOT_CONFIG_PARAM ")";
+		*label = "/proc/cmdline (" KFT_BOOT_CONFIG_PARAM ")";
 		len = f > 0 ? strlen(text) : 0;
 	}
 	if (len) {
 		struct kft_error err;
 		char msg[400];
 
-		if (kft_config_parse(&cfg, text, len, kft_ksym_resolve, &syms, &err) < 0) {
-			kft_error_format(msg, sizeof(msg), label, &err);
+		if (kft_config_parse(cfg, text, len, kft_ksym_resolve, syms, &err) < 0) {
+			kft_error_format(msg, sizeof(msg), *label, &err);
 			kcl_error(CMD, "%s", msg);
-			goto out;
+			return -1;
 		}
 	}
-	if (cfg.watch != KFT_WATCH_NONE) {
-		kcl_error(CMD, "%s: watch needs the stack pointer, which function_graph does not record", label);
-		goto out;
+	if (cfg->watch != KFT_WATCH_NONE) {
+		kcl_error(CMD, "%s: watch needs the stack pointer, which function_graph does not record", *label);
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * extract_tracefs - is there a boot-time function_graph run?  Switches
+ * tracing off and warns of a clock other than mono; *@cur, *@clk: the
+ * tracer's and clock's values (the caller frees them).  Returns 0, or -1
+ * (reported).
+ */
+static int extract_tracefs(char **cur, char **clk)
+{
 	if (!tracefs_tracing_dir()) {
 		kcl_error(CMD, "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
-		goto out;
+		return -1;
 	}
-	cur = tf_value("current_tracer");
-	if (!cur || strcmp(cur, "function_graph")) {
+	*cur = tf_value("current_tracer");
+	if (!*cur || strcmp(*cur, "function_graph")) {
 		kcl_error(CMD, "no boot-time run to extract: current_tracer is '%s', not function_graph (boot with the parameters ktrace kft --boot prints)",
-			  cur ? cur : "?");
-		goto out;
+			  *cur ? *cur : "?");
+		return -1;
 	}
 	tracefs_trace_off(NULL);
-	clk = tf_value("trace_clock");
-	if (clk && strcmp(clk, "mono"))
+	*clk = tf_value("trace_clock");
+	if (*clk && strcmp(*clk, "mono"))
 		kcl_error(CMD, "warning: trace_clock is %s, not mono: times are not CLOCK_MONOTONIC (boot with trace_clock=mono)",
-			  clk);
-	if (kft_kdir_create(o->dir) < 0)
-		goto out;
+			  *clk);
+	return 0;
+}
 
-	/* The run as the configuration describes it, from boot. */
-	kft_ksym_resolve(&syms, "start_kernel", 12, &sk);
-	r.cfg = &cfg;
-	if (cfg.start.kind == KFT_TRIG_ENTRY && cfg.start.arg == sk)
-		r.on_ns = 1; /* from boot: whatever function_graph recorded */
-	else if (cfg.start.kind == KFT_TRIG_TIME)
-		r.on_ns = cfg.start.arg ? cfg.start.arg * 1000 : 1;
-	else if (cfg.start.kind == KFT_TRIG_NONE)
-		r.on_ns = 1;
+/*
+ * extract_plan - the run as the configuration describes it, from boot:
+ * @r's start (on_ns), graph mode and stop time; which trigger events
+ * (*@want_start, *@want_stop) open and close it.
+ */
+static void extract_plan(const struct kft_config *cfg, struct kft_ksyms *syms, struct run *r,
+			 int *want_start, int *want_stop)
+{
+	kt_u64 sk = 0;
+
+	kft_ksym_resolve(syms, "start_kernel", 12, &sk);
+	r->cfg = cfg;
+	if (cfg->start.kind == KFT_TRIG_ENTRY && cfg->start.arg == sk)
+		r->on_ns = 1; /* from boot: whatever function_graph recorded */
+	else if (cfg->start.kind == KFT_TRIG_TIME)
+		r->on_ns = cfg->start.arg ? cfg->start.arg * 1000 : 1;
+	else if (cfg->start.kind == KFT_TRIG_NONE)
+		r->on_ns = 1;
 	else
-		want_start = 1;
-	r.graph = want_start && cfg.start.kind == KFT_TRIG_ENTRY && cfg.stop.kind == KFT_TRIG_EXIT &&
-		  cfg.start.arg == cfg.stop.arg;
-	if (r.graph)
-		want_start = 0;
+		*want_start = 1;
+	r->graph = *want_start && cfg->start.kind == KFT_TRIG_ENTRY && cfg->stop.kind == KFT_TRIG_EXIT &&
+		   cfg->start.arg == cfg->stop.arg;
+	if (r->graph)
+		*want_start = 0;
 	else
-		want_stop = cfg.stop.kind == KFT_TRIG_ENTRY || cfg.stop.kind == KFT_TRIG_EXIT;
-	if (cfg.stop.kind == KFT_TRIG_TIME)
-		r.stop_after = cfg.stop.arg * 1000;
+		*want_stop = cfg->stop.kind == KFT_TRIG_ENTRY || cfg->stop.kind == KFT_TRIG_EXIT;
+	if (cfg->stop.kind == KFT_TRIG_TIME)
+		r->stop_after = cfg->stop.arg * 1000;
+}
+
+/*
+ * extract_text_triggers - a wanted trigger event (*@want_start,
+ * *@want_stop) whose events/ directory the boot did not create: its marks
+ * read from the trace text into @co instead (text_marks()), and it is no
+ * longer wanted from the raw events.  Returns 0, or -1 (reported).
+ */
+static int extract_text_triggers(struct coll *co, const struct kft_config *cfg, const struct kft_ksyms *syms,
+				 const char *label, int *want_start, int *want_stop)
+{
 	for (int i = 0; i < 2; i++) {
 		const char *ev = i ? "stop" : "start";
-		const struct kft_trigger *t = i ? &cfg.stop : &cfg.start;
+		const struct kft_trigger *t = i ? &cfg->stop : &cfg->start;
 		char def[600];
 
-		if (!(i ? want_stop : want_start) || tracefs_event_file_exists(NULL, KSYS, ev, "enable"))
+		if (!(i ? *want_stop : *want_start) || tracefs_event_file_exists(NULL, KSYS, ev, "enable"))
 			continue;
 		/* Defined but without its tracefs directory: read its marks from the text. */
 		snprintf(def, sizeof(def), "%c:%s/%s %s", t->kind == KFT_TRIG_EXIT ? 'r' : 'p', KSYS, ev,
-			 kft_ksym_name(&syms, t->arg) ? kft_ksym_name(&syms, t->arg) : "?");
-		if (!kprobe_line(def, 0, 1) || text_marks(&co, ev, kft_ksym_name(&syms, t->arg), i) < 0) {
+			 kft_ksym_name(syms, t->arg) ? kft_ksym_name(syms, t->arg) : "?");
+		if (!kprobe_line(def, 0, 1) || text_marks(co, ev, kft_ksym_name(syms, t->arg), i) < 0) {
 			kcl_error(CMD, "%s: the boot created no kprobe event %s/%s for the %s trigger (kprobe_event= refused the function? see dmesg)",
 				  label, KSYS, ev, ev);
-			goto out;
+			return -1;
 		}
 		kcl_error(CMD, "warning: tracefs has no events/%s/%s directory (a 6.1 boot-time race): the %s trigger's time is read from the trace text, to the microsecond",
 			  KSYS, ev, ev);
 		if (i)
-			want_stop = 0;
+			*want_stop = 0;
 		else
-			want_start = 0;
+			*want_start = 0;
 	}
-	if (read_events(&co, want_start, want_stop, &tep) < 0)
+	return 0;
+}
+
+/* kft_fgraph_extract - see kclient/kclient.h: the steps above, in order. */
+int kft_fgraph_extract(const struct kft_fgraph_opts *o, struct kft_fgraph_stats *stats)
+{
+	static struct kft_config cfg;
+	const char *label = o->config;
+	struct kft_ksyms syms = { 0 };
+	struct coll co = { .ev_exit = -1, .ev_start = -1, .ev_stop = -1 };
+	struct run r = { 0 };
+	struct tep_handle *tep = NULL;
+	char *cur = NULL, *clk = NULL;
+	int rc = -1, want_start = 0, want_stop = 0;
+
+	if (extract_config(o, &cfg, &syms, &label) < 0 || extract_tracefs(&cur, &clk) < 0 ||
+	    kft_kdir_create(o->dir) < 0)
+		goto out;
+	extract_plan(&cfg, &syms, &r, &want_start, &want_stop);
+	if (extract_text_triggers(&co, &cfg, &syms, label, &want_start, &want_stop) < 0 ||
+	    read_events(&co, want_start, want_stop, &tep) < 0)
 		goto out;
 	qsort(co.m, co.nm, sizeof(*co.m), mark_cmp);
 	if (!(cfg.flags & KFT_CF_AUTOREPEAT))

@@ -148,17 +148,19 @@ static int ftrace_tree_check(const char *ftdir, char *msg, size_t len)
 	return -1;
 }
 
-int krec_tracedat_write(const char *dir, int fd, struct krec_tracedat_info *info, char *msg, size_t len)
+/*
+ * tracedat_check_copy - is @dir's raw ftrace copy (its path into @ftdir,
+ * PATH_MAX bytes) there, safe to hand to libtracecmd, with ring-buffer
+ * pages of this system's size (*@page, bytes)?  Returns 0, or -1 with
+ * @msg (@len bytes) set.
+ */
+static int tracedat_check_copy(const char *dir, char *ftdir, long *page, char *msg, size_t len)
 {
-	char ftdir[PATH_MAX], path[PATH_MAX + 32], kallsyms[PATH_MAX + 16], lib_msg[512];
-	char **files = NULL;
-	struct tracecmd_output *h = NULL;
+	char path[PATH_MAX + 32];
 	struct stat st;
-	long page, sys_page = sysconf(_SC_PAGESIZE);
-	int ncpu = 0, rc = -1, wfd;
+	long sys_page = sysconf(_SC_PAGESIZE);
 
-	memset(info, 0, sizeof(*info));
-	if (snprintf(ftdir, sizeof(ftdir), "%s/kernel/ftrace", dir) >= (int)sizeof(ftdir)) {
+	if (snprintf(ftdir, PATH_MAX, "%s/kernel/ftrace", dir) >= PATH_MAX) {
 		snprintf(msg, len, "%s: path too long", dir);
 		return -1;
 	}
@@ -170,53 +172,73 @@ int krec_tracedat_write(const char *dir, int fd, struct krec_tracedat_info *info
 	}
 	if (ftrace_tree_check(ftdir, msg, len) < 0)
 		return -1;
-	page = header_page_size(ftdir);
-	if (page <= 0) {
+	*page = header_page_size(ftdir);
+	if (*page <= 0) {
 		snprintf(msg, len, "%s/events/header_page: missing or without its data field", ftdir);
 		return -1;
 	}
-	if (page != sys_page) {
+	if (*page != sys_page) {
 		/* libtracecmd 1.3 lays the data out in pages of this system's size */
 		snprintf(msg, len, "%s: ring-buffer pages of %ld bytes; libtracecmd writes pages of %ld here",
-			 ftdir, page, sys_page);
+			 ftdir, *page, sys_page);
 		return -1;
 	}
-	files = calloc(MAX_CPUS, sizeof(*files));
-	if (!files) {
-		snprintf(msg, len, "out of memory");
-		return -1;
-	}
-	for (ncpu = 0; ncpu < MAX_CPUS; ncpu++) {
-		snprintf(path, sizeof(path), "%s/cpu%d", ftdir, ncpu);
+	return 0;
+}
+
+/*
+ * tracedat_cpu_files - the copy's per-CPU page files ftdir/cpu0.. (regular
+ * files, whole @page-byte pages) into @files (MAX_CPUS entries, the caller
+ * frees them), their count into *@ncpu (on failure: how many @files
+ * holds), info->pages.  Returns 0, or -1 with @msg (@len bytes) set.
+ */
+static int tracedat_cpu_files(const char *ftdir, long page, char **files, int *ncpu,
+			      struct krec_tracedat_info *info, char *msg, size_t len)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	for (*ncpu = 0; *ncpu < MAX_CPUS; (*ncpu)++) {
+		snprintf(path, sizeof(path), "%s/cpu%d", ftdir, *ncpu);
 		if (lstat(path, &st) < 0) /* a link is "not a file" */
 			break;
 		if (!S_ISREG(st.st_mode) || st.st_size % page) {
 			snprintf(msg, len, "%s: %s", path,
 				 S_ISREG(st.st_mode) ? "not a whole number of ring-buffer pages" : "not a file");
-			goto out;
+			return -1;
 		}
 		info->pages += (uint64_t)st.st_size / (uint64_t)page;
-		files[ncpu] = strdup(path);
-		if (!files[ncpu]) {
+		files[*ncpu] = strdup(path);
+		if (!files[*ncpu]) {
 			snprintf(msg, len, "out of memory");
-			goto out;
+			return -1;
 		}
 	}
-	if (!ncpu) {
+	if (!*ncpu) {
 		snprintf(msg, len, "%s: no cpu0 (no raw ring-buffer pages)", ftdir);
-		goto out;
+		return -1;
 	}
-	info->cpus = (unsigned)ncpu;
-	/* kernel symbols only if the trace has them (DIR/kallsyms), else a missing file: none */
-	snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", dir);
-	if (lstat(kallsyms, &st) < 0 || !S_ISREG(st.st_mode))
-		snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", ftdir);
-	else
-		info->kallsyms = 1;
+	info->cpus = (unsigned)*ncpu;
+	return 0;
+}
+
+/*
+ * tracedat_emit - write the trace.dat to (a dup of) @fd with libtracecmd:
+ * headers and formats from @ftdir, symbols from @kallsyms (a missing file:
+ * none), the ring-buffer pages of @ncpu CPUs from @files.  Returns 0, or
+ * -1 with @msg (@len bytes) set, libtracecmd's first warning if any.
+ */
+static int tracedat_emit(int fd, const char *ftdir, const char *kallsyms, int ncpu, char **files,
+			 char *msg, size_t len)
+{
+	struct tracecmd_output *h;
+	char lib_msg[512];
+	int wfd, rc = -1;
+
 	wfd = dup(fd);
 	if (wfd < 0) {
 		snprintf(msg, len, "dup: %s", strerror(errno));
-		goto out;
+		return -1;
 	}
 	lib_msg[0] = 0;
 	warn_buf = lib_msg;
@@ -254,6 +276,35 @@ out:
 	if (h)
 		tracecmd_output_close(h);
 	warn_buf = NULL;
+	return rc;
+}
+
+int krec_tracedat_write(const char *dir, int fd, struct krec_tracedat_info *info, char *msg, size_t len)
+{
+	char ftdir[PATH_MAX], kallsyms[PATH_MAX + 16];
+	char **files = NULL;
+	struct stat st;
+	long page;
+	int ncpu = 0, rc = -1;
+
+	memset(info, 0, sizeof(*info));
+	if (tracedat_check_copy(dir, ftdir, &page, msg, len) < 0)
+		return -1;
+	files = calloc(MAX_CPUS, sizeof(*files));
+	if (!files) {
+		snprintf(msg, len, "out of memory");
+		return -1;
+	}
+	if (tracedat_cpu_files(ftdir, page, files, &ncpu, info, msg, len) < 0)
+		goto out;
+	/* kernel symbols only if the trace has them (DIR/kallsyms), else a missing file: none */
+	snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", dir);
+	if (lstat(kallsyms, &st) < 0 || !S_ISREG(st.st_mode))
+		snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", ftdir);
+	else
+		info->kallsyms = 1;
+	rc = tracedat_emit(fd, ftdir, kallsyms, ncpu, files, msg, len);
+out:
 	for (int i = 0; files && i < ncpu; i++)
 		free(files[i]);
 	free(files);

@@ -273,104 +273,112 @@ static int is_pattern(const struct kft_tok *t)
 }
 
 /*
- * A function argument: a name given to the resolver, a pattern given to
- * the glob function, or 0x followed by 1 to 16 hex digits.  @line_bound:
- * the argument must be on the same line as @after (triggers); list
- * entries may continue over lines.  The addresses go to @out: one for a
- * name, an address or (in a trigger, @room 1) a pattern; every match of
- * a pattern in a list, at most @room; *@n says how many were stored.
+ * function_address - the current token, 0x followed by 1 to 16 hex
+ * digits, as a function address into @out (*@n = 1).  Returns 0, or -1
+ * with the error set (a bad address, or 0x0).
  */
-static int function(struct kft_parser *p, const char *after, int line_bound, kt_u64 *out,
-		    kt_u32 room, kt_u32 *n)
+static int function_address(struct kft_parser *p, kt_u64 *out, kt_u32 *n)
+{
+	const struct kft_tok *t = &p->cur;
+	struct kft_buf *b;
+	kt_u64 v = 0;
+	kt_u32 i;
+
+	for (i = 2; i < t->n; i++) {
+		char c = t->s[i];
+		unsigned d;
+
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			d = (unsigned)(c - 'A' + 10);
+		else
+			break;
+		if (i - 2 >= 16)
+			break;
+		v = (v << 4) | d;
+	}
+	if (t->n == 2 || i != t->n) {
+		b = fail_tok(p, t);
+		kft_buf_str(b, "bad address ");
+		buf_tok(b, t);
+		kft_buf_str(b, ": expected 0x and 1 to 16 hex digits");
+		return -1;
+	}
+	if (v == 0) {
+		b = fail_tok(p, t);
+		kft_buf_str(b, "function address 0x0 is not valid");
+		return -1;
+	}
+	*out = v;
+	*n = 1;
+	advance(p);
+	return 0;
+}
+
+/*
+ * function_pattern - the current token, a glob pattern, resolved by the
+ * glob function into @out (at most @room addresses; *@n of them).  A
+ * trigger (@room 1) needs exactly one match.  Returns 0, or -1 with the
+ * error set.
+ */
+static int function_pattern(struct kft_parser *p, kt_u64 *out, kt_u32 room, kt_u32 *n)
+{
+	const struct kft_tok *t = &p->cur;
+	struct kft_buf *b;
+	int found;
+
+	if (!p->glob) {
+		b = fail_tok(p, t);
+		kft_buf_str(b, "function pattern ");
+		buf_tok(b, t);
+		kft_buf_str(b, " cannot be resolved here: name the functions");
+		return -1;
+	}
+	found = p->glob(p->arg, t->s, t->n, out, room);
+	if (found <= 0) {
+		b = fail_tok(p, t);
+		kft_buf_str(b, "no function matches ");
+		buf_tok(b, t);
+		return -1;
+	}
+	if (room == 1 && found > 1) {
+		b = fail_tok(p, t);
+		kft_buf_str(b, "pattern ");
+		buf_tok(b, t);
+		kft_buf_str(b, " matches ");
+		kft_buf_u64(b, (kt_u64)found);
+		kft_buf_str(b, " functions: a trigger needs exactly one");
+		return -1;
+	}
+	if ((kt_u32)found > room) {
+		b = fail_tok(p, t);
+		kft_buf_str(b, "pattern ");
+		buf_tok(b, t);
+		kft_buf_str(b, " matches ");
+		kft_buf_u64(b, (kt_u64)found);
+		kft_buf_str(b, " functions: more than the list has room for (");
+		kft_buf_u64(b, KFT_FUNCLIST_MAX);
+		kft_buf_str(b, " in all)");
+		return -1;
+	}
+	*n = (kt_u32)found;
+	advance(p);
+	return 0;
+}
+
+/*
+ * function_name - the current token, a function name, resolved by the
+ * resolver into @out (*@n = 1).  Returns 0, or -1 with the error set
+ * (no resolver, or an unknown name).
+ */
+static int function_name(struct kft_parser *p, kt_u64 *out, kt_u32 *n)
 {
 	const struct kft_tok *t = &p->cur;
 	struct kft_buf *b;
 
-	*n = 0;
-	if (!t->s || (line_bound && t->line != p->prev_line) || tok_reserved(t) ||
-	    (t->s[0] >= '0' && t->s[0] <= '9' && !(t->n >= 2 && t->s[0] == '0' &&
-						    (t->s[1] == 'x' || t->s[1] == 'X')))) {
-		expected(p, "a function name or 0x address", after);
-		return -1;
-	}
-	if (t->s[0] == '0') {
-		kt_u64 v = 0;
-		kt_u32 i;
-
-		for (i = 2; i < t->n; i++) {
-			char c = t->s[i];
-			unsigned d;
-
-			if (c >= '0' && c <= '9')
-				d = (unsigned)(c - '0');
-			else if (c >= 'a' && c <= 'f')
-				d = (unsigned)(c - 'a' + 10);
-			else if (c >= 'A' && c <= 'F')
-				d = (unsigned)(c - 'A' + 10);
-			else
-				break;
-			if (i - 2 >= 16)
-				break;
-			v = (v << 4) | d;
-		}
-		if (t->n == 2 || i != t->n) {
-			b = fail_tok(p, t);
-			kft_buf_str(b, "bad address ");
-			buf_tok(b, t);
-			kft_buf_str(b, ": expected 0x and 1 to 16 hex digits");
-			return -1;
-		}
-		if (v == 0) {
-			b = fail_tok(p, t);
-			kft_buf_str(b, "function address 0x0 is not valid");
-			return -1;
-		}
-		*out = v;
-		*n = 1;
-		advance(p);
-		return 0;
-	}
-	if (is_pattern(t)) {
-		int found;
-
-		if (!p->glob) {
-			b = fail_tok(p, t);
-			kft_buf_str(b, "function pattern ");
-			buf_tok(b, t);
-			kft_buf_str(b, " cannot be resolved here: name the functions");
-			return -1;
-		}
-		found = p->glob(p->arg, t->s, t->n, out, room);
-		if (found <= 0) {
-			b = fail_tok(p, t);
-			kft_buf_str(b, "no function matches ");
-			buf_tok(b, t);
-			return -1;
-		}
-		if (room == 1 && found > 1) {
-			b = fail_tok(p, t);
-			kft_buf_str(b, "pattern ");
-			buf_tok(b, t);
-			kft_buf_str(b, " matches ");
-			kft_buf_u64(b, (kt_u64)found);
-			kft_buf_str(b, " functions: a trigger needs exactly one");
-			return -1;
-		}
-		if ((kt_u32)found > room) {
-			b = fail_tok(p, t);
-			kft_buf_str(b, "pattern ");
-			buf_tok(b, t);
-			kft_buf_str(b, " matches ");
-			kft_buf_u64(b, (kt_u64)found);
-			kft_buf_str(b, " functions: more than the list has room for (");
-			kft_buf_u64(b, KFT_FUNCLIST_MAX);
-			kft_buf_str(b, " in all)");
-			return -1;
-		}
-		*n = (kt_u32)found;
-		advance(p);
-		return 0;
-	}
 	if (!p->resolve) {
 		b = fail_tok(p, t);
 		kft_buf_str(b, "function name ");
@@ -388,6 +396,33 @@ static int function(struct kft_parser *p, const char *after, int line_bound, kt_
 	*n = 1;
 	advance(p);
 	return 0;
+}
+
+/*
+ * A function argument: a name given to the resolver, a pattern given to
+ * the glob function, or 0x followed by 1 to 16 hex digits.  @line_bound:
+ * the argument must be on the same line as @after (triggers); list
+ * entries may continue over lines.  The addresses go to @out: one for a
+ * name, an address or (in a trigger, @room 1) a pattern; every match of
+ * a pattern in a list, at most @room; *@n says how many were stored.
+ */
+static int function(struct kft_parser *p, const char *after, int line_bound, kt_u64 *out,
+		    kt_u32 room, kt_u32 *n)
+{
+	const struct kft_tok *t = &p->cur;
+
+	*n = 0;
+	if (!t->s || (line_bound && t->line != p->prev_line) || tok_reserved(t) ||
+	    (t->s[0] >= '0' && t->s[0] <= '9' && !(t->n >= 2 && t->s[0] == '0' &&
+						    (t->s[1] == 'x' || t->s[1] == 'X')))) {
+		expected(p, "a function name or 0x address", after);
+		return -1;
+	}
+	if (t->s[0] == '0')
+		return function_address(p, out, n);
+	if (is_pattern(t))
+		return function_pattern(p, out, room, n);
+	return function_name(p, out, n);
 }
 
 /* ---- statements ------------------------------------------------------ */

@@ -253,30 +253,45 @@ static void kt_write_state_files(struct ktrace_channel *ch)
 	kt_write_file(ch->dir, "dropped", buf);
 }
 
-struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
+/*
+ * kt_setup() in steps.  Each step does one thing to the channel being built;
+ * a step that fails has set the error (kt_seterr()) and returns -1, and
+ * kt_setup() unwinds the whole channel (kt_channel_free()).
+ */
+
+/*
+ * kt_thread_streams - how many thread streams a channel of @o gets (@sess:
+ * the consumer's session, or NULL).  Returns the count into *@nthreads and
+ * 0, or -EINVAL (error set) above 4096.
+ */
+static int kt_thread_streams(const struct ktrace_options *o, const struct kt_session *sess,
+			     uint32_t *nthreads)
 {
-	struct ktrace_channel *ch;
-	struct kt_session *sess = kt_session();
-	uint32_t buf_size, buf_nr, nthreads;
-	size_t stream_bytes, table_off, enable_off;
-	long ncpu;
-	int err;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	kt_thread_init();
-	err = kt_check_opts(o, &buf_size, &buf_nr);
-	if (err)
-		return NULL;
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	nthreads = o->nthreads ? o->nthreads
-			       : sess ? KT_STREAMED_SLOTS : (uint32_t)(ncpu > 2 ? 2 * ncpu : 4);
+	*nthreads = o->nthreads ? o->nthreads
+				: sess ? KT_STREAMED_SLOTS : (uint32_t)(ncpu > 2 ? 2 * ncpu : 4);
 	if (o->flags & KTRACE_GLOBAL_CHANNEL)
-		nthreads = 0;
-	if (nthreads > 4096) {
-		kt_seterr(EINVAL, "ktrace: setup: %u thread streams is more than 4096", nthreads);
-		return NULL;
+		*nthreads = 0;
+	if (*nthreads > 4096) {
+		kt_seterr(EINVAL, "ktrace: setup: %u thread streams is more than 4096", *nthreads);
+		return -EINVAL;
 	}
+	return 0;
+}
 
-	ch = kt_calloc(1, sizeof(*ch));
+/*
+ * kt_channel_alloc - a new channel's memory with its geometry (@buf_size
+ * bytes per sub-buffer, @buf_nr of them per stream, @nthreads thread
+ * streams and the shared one), nothing created on disk yet.  Returns the
+ * channel, or NULL (error set) out of memory.
+ */
+static struct ktrace_channel *kt_channel_alloc(const struct ktrace_options *o,
+					       struct kt_session *sess, uint32_t buf_size,
+					       uint32_t buf_nr, uint32_t nthreads)
+{
+	struct ktrace_channel *ch = kt_calloc(1, sizeof(*ch));
+
 	if (!ch) {
 		kt_seterr(ENOMEM, "ktrace: setup: out of memory");
 		return NULL;
@@ -291,6 +306,17 @@ struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 	ch->pid = getpid();
 	ch->sess = sess;
 	ch->sess_idx = -1;
+	return ch;
+}
+
+/*
+ * kt_channel_dir - name the channel's directory root/name and prepare it
+ * (KT_SETUP_PREPARED in @flags: the consumer made it, keep what is
+ * there).  Returns 0, or -1 with the error set.
+ */
+static int kt_channel_dir(struct ktrace_channel *ch, const struct ktrace_options *o,
+			  unsigned flags)
+{
 	ch->root = kt_strdup(o->root);
 	ch->name = kt_strdup(o->name);
 	if (ch->root && ch->name &&
@@ -298,49 +324,82 @@ struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 		sprintf(ch->dir, "%s/%s", o->root, o->name);
 	if (!ch->dir) {
 		kt_seterr(ENOMEM, "ktrace: setup: out of memory");
-		goto fail;
+		return -1;
 	}
 	if (kt_prepare_dir(ch->dir, flags & KT_SETUP_PREPARED) < 0)
-		goto fail;
-	if (sess) {
-		char real[PATH_MAX];
+		return -1;
+	return 0;
+}
 
-		err = realpath(ch->dir, real) ? kt_session_chan_add(sess, real, o->flags, 0) : -errno;
-		if (err < 0) {
-			kt_seterr(-err, "ktrace: %s: cannot register with the consumer: %s", ch->dir,
-				  strerror(-err));
-			goto fail;
-		}
-		ch->sess_idx = err;
+/*
+ * kt_channel_register - under a consumer, register the channel's directory
+ * with the session (ch->sess_idx is then its slot there); nothing alone.
+ * Returns 0, or -1 with the error set.
+ */
+static int kt_channel_register(struct ktrace_channel *ch)
+{
+	char real[PATH_MAX];
+	int err;
+
+	if (!ch->sess)
+		return 0;
+	err = realpath(ch->dir, real) ? kt_session_chan_add(ch->sess, real, ch->flags, 0) : -errno;
+	if (err < 0) {
+		kt_seterr(-err, "ktrace: %s: cannot register with the consumer: %s", ch->dir,
+			  strerror(-err));
+		return -1;
 	}
+	ch->sess_idx = err;
+	return 0;
+}
 
-	/* control: header page, stream table, enable map (page aligned). */
-	table_off = 4096;
+/*
+ * kt_control_map - create and fill the control file: header page, stream
+ * table, enable map (page aligned; every event enabled), state stopped.
+ * Returns 0, or -1 with the error set.
+ */
+static int kt_control_map(struct ktrace_channel *ch)
+{
+	size_t table_off = 4096, enable_off;
+
 	enable_off = (table_off + (size_t)ch->nstreams * sizeof(struct ktrace_stream_ctl) + 4095) &
 		     ~(size_t)4095;
 	ch->ctl_len = enable_off + KTRACE_ENABLE_MAP_SIZE;
 	ch->ctl = kt_map_new(ch->dir, "control", ch->ctl_len, ch->ctl_len);
 	if (!ch->ctl)
-		goto fail;
+		return -1;
 	ch->ctl->version = KTRACE_FORMAT_VERSION;
 	ch->ctl->hdr_size = sizeof(struct ktrace_control);
 	ch->ctl->state = KTRACE_STATE_STOPPED;
-	ch->ctl->flags = o->flags;
-	ch->ctl->buf_size = buf_size;
-	ch->ctl->buf_nr = buf_nr;
+	ch->ctl->flags = ch->flags;
+	ch->ctl->buf_size = ch->buf_size;
+	ch->ctl->buf_nr = ch->buf_nr;
 	ch->ctl->nstreams = ch->nstreams;
 	ch->ctl->streams_off = (uint32_t)table_off;
 	ch->ctl->enable_off = (uint32_t)enable_off;
 	ch->ctl->owner_pid = (uint32_t)ch->pid;
 	ch->enable = (uint8_t *)ch->ctl + enable_off;
 	memset(ch->enable, 1, KTRACE_ENABLE_MAP_SIZE);
+	return 0;
+}
+
+/*
+ * kt_streams_map - the streams: trace0..N mapped from the directory, or,
+ * under a consumer, rings in the session allocated when first claimed
+ * (a global channel's one stream at once).  The control file must be
+ * mapped.  Returns 0, or -1 with the error set.
+ */
+static int kt_streams_map(struct ktrace_channel *ch)
+{
+	size_t stream_bytes = (size_t)ch->buf_size * ch->buf_nr;
+	uint32_t nthreads = ch->nthreads;
+	int err;
 
 	ch->streams = kt_calloc(ch->nstreams, sizeof(*ch->streams));
 	if (!ch->streams) {
 		kt_seterr(ENOMEM, "ktrace: setup: out of memory");
-		goto fail;
+		return -1;
 	}
-	stream_bytes = (size_t)buf_size * buf_nr;
 	for (uint32_t i = 0; i < ch->nstreams; i++) {
 		struct kt_stream *s = &ch->streams[i];
 		char name[32];
@@ -348,9 +407,9 @@ struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 		snprintf(name, sizeof(name), "trace%u", i);
 		s->index = i;
 		s->kind = i < nthreads ? KTRACE_STREAM_THREAD : KTRACE_STREAM_SHARED;
-		s->ctl = (struct ktrace_stream_ctl *)((uint8_t *)ch->ctl + table_off) + i;
+		s->ctl = (struct ktrace_stream_ctl *)((uint8_t *)ch->ctl + ch->ctl->streams_off) + i;
 		s->ctl->kind = s->kind;
-		if (sess) {
+		if (ch->sess) {
 			/*
 			 * A thread stream gets its ring when a thread claims it,
 			 * the shared stream at its first record: beside thread
@@ -361,7 +420,7 @@ struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 			if (!nthreads && (err = kt_stream_map(ch, s)) < 0) {
 				kt_seterr(-err, "ktrace: %s: cannot allocate a ring of %zu bytes in the session: %s",
 					  ch->dir, stream_bytes, strerror(-err));
-				goto fail;
+				return -1;
 			}
 			continue;
 		}
@@ -375,10 +434,20 @@ struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 		 */
 		s->base = kt_map_new(ch->dir, name, stream_bytes,
 				     s->kind == KTRACE_STREAM_SHARED && nthreads ?
-					     2 * (size_t)buf_size : stream_bytes);
+					     2 * (size_t)ch->buf_size : stream_bytes);
 		if (!s->base)
-			goto fail;
+			return -1;
 	}
+	return 0;
+}
+
+/*
+ * kt_channel_calibrate - the channel's creation times and its first two
+ * clock calibration pairs; busy-waits up to 2 ms.  Cannot fail.
+ */
+static void kt_channel_calibrate(struct ktrace_channel *ch)
+{
+	struct kt_session *sess = ch->sess;
 
 	ch->created_ns = kt_mono_ns();
 	ch->realtime_ns = kt_realtime_ns();
@@ -407,18 +476,62 @@ struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 			;
 		kt_add_calib(ch);
 	}
+}
+
+/*
+ * kt_channel_files - the directory's text files: metadata, state (stop),
+ * dropped (0), threads (empty).  Returns 0, or -1 with the error set.
+ */
+static int kt_channel_files(struct ktrace_channel *ch)
+{
 	if (kt_metadata_write(ch) < 0)
-		goto fail;
+		return -1;
 	if (kt_write_file(ch->dir, "state", "stop\n") < 0 ||
 	    kt_write_file(ch->dir, "dropped", "0\n") < 0 || kt_write_file(ch->dir, "threads", "") < 0)
-		goto fail;
+		return -1;
+	return 0;
+}
 
+/*
+ * kt_channel_publish - make the channel visible: the control file's magic
+ * (readers wait for it), a key, the process's list of live channels.
+ * Returns 0, or -1 with the error set (64 channels already live).
+ */
+static int kt_channel_publish(struct ktrace_channel *ch)
+{
 	__atomic_store_n(&ch->ctl->magic, KTRACE_CONTROL_MAGIC, __ATOMIC_RELEASE);
 	ch->key = __atomic_fetch_add(&kt_next_key, 1, __ATOMIC_RELAXED);
 	if (kt_live_add(ch) < 0) {
 		kt_seterr(EMFILE, "ktrace: setup: more than 64 channels in one process");
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * kt_setup - create the channel @o describes (see the top of this file);
+ * @flags: KT_SETUP_*.  Returns the channel, or NULL with the error set
+ * (kt_seterr()) and errno as the failing step left it.
+ */
+struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
+{
+	struct ktrace_channel *ch;
+	struct kt_session *sess = kt_session();
+	uint32_t buf_size, buf_nr, nthreads;
+	int err;
+
+	kt_thread_init();
+	if (kt_check_opts(o, &buf_size, &buf_nr) || kt_thread_streams(o, sess, &nthreads))
+		return NULL;
+	ch = kt_channel_alloc(o, sess, buf_size, buf_nr, nthreads);
+	if (!ch)
+		return NULL;
+	if (kt_channel_dir(ch, o, flags) || kt_channel_register(ch) || kt_control_map(ch) ||
+	    kt_streams_map(ch))
+		goto fail;
+	kt_channel_calibrate(ch);
+	if (kt_channel_files(ch) || kt_channel_publish(ch))
+		goto fail;
 	if (sess)
 		kt_session_chan_state(sess, ch->sess_idx, KT_CHAN_LIVE);
 	if (!kt_default)
@@ -429,7 +542,7 @@ struct ktrace_channel *kt_setup(const struct ktrace_options *o, unsigned flags)
 
 fail:
 	err = errno;
-	if (ch && ch->sess && ch->sess_idx >= 0)
+	if (ch->sess && ch->sess_idx >= 0)
 		kt_session_chan_state(ch->sess, ch->sess_idx, KT_CHAN_DRAINED);
 	kt_channel_free(ch);
 	errno = err;

@@ -202,39 +202,147 @@ static unsigned kt_call_restamp(uint64_t *w, unsigned words, uint64_t delta)
 	return words;
 }
 
-int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsigned id,
-		    const uint64_t *payload, unsigned words, unsigned depth)
-{
-	struct kt_stream *st = kt_shared_stream(ch);
-	uint64_t mask = ch->buf_size - 1, pw[KTRACE_MAX_WORDS], stamp;
-	uint32_t len = 16 + 8 * words, tid = kt_tls.tid ? kt_tls.tid : kt_gettid();
-	int flight = !!(ch->flags & KTRACE_FLIGHT_CHANNEL);
+/*
+ * kt_shared_write() in steps, all inlined into it (no calls added on the
+ * hot path; no locks, syscalls or allocation but where noted):
+ * kt_shared_stage() copies a CALL payload aside, kt_shared_reserve() takes
+ * space (switching sub-buffers through kt_shared_switch()), and
+ * kt_shared_fill() writes and commits the record.
+ */
+#define KT_SHARED_STEP static inline __attribute__((always_inline))
+
+/* Where a reservation landed: sub-buffer, byte offset in it, its sequence, the stamp. */
+struct kt_shared_resv {
 	struct ktrace_subbuf *sb;
-	uint64_t h, off, myseq;
-	uint64_t *r;
+	uint64_t off, seq, stamp;
+};
 
-	if (KT_UNLIKELY(!st->base) && kt_stream_map(ch, st) < 0) {
-		/* A streamed channel's shared ring is made at its first record. */
-		kt_shared_drop(st, NULL);
-		return -ENOBUFS;
+/*
+ * kt_shared_stage - a CALL record's payload (@payload, @words) copied into
+ * @pw with room for a duration that grows past 32 bits when restamped;
+ * *@len (bytes) grows by the word it may need.  Other classes: nothing.
+ */
+KT_SHARED_STEP void kt_shared_stage(uint64_t *pw, const uint64_t *payload, unsigned words,
+				    unsigned cls, uint32_t *len)
+{
+	if (cls != KTRACE_CLASS_CALL)
+		return;
+	for (unsigned i = 0; i < words; i++)
+		pw[i] = payload[i];
+	if (words == KTRACE_CALL_WORDS) {
+		pw[1] = 0;
+		*len += 8;
 	}
-	if (flight)
-		kt_register_writer(ch);
-	if (cls == KTRACE_CLASS_CALL) {
-		/* Room for a duration that grows past 32 bits when restamped. */
-		for (unsigned i = 0; i < words; i++)
-			pw[i] = payload[i];
-		if (words == KTRACE_CALL_WORDS) {
-			pw[1] = 0;
-			len += 8;
+}
+
+/*
+ * kt_shared_full - sub-buffer @nsb (sequence @nseq) is the ring's slot of
+ * an earlier lap: may a writer move into it?  Streamed: once the consumer
+ * has copied it (may block in kt_session_wait()); flight mode: once that
+ * lap is complete (kt_flight_reusable()); otherwise never.  Returns 0, or
+ * -ENOBUFS (the consumer is behind) or -ENOSPC (the ring is full).
+ */
+KT_SHARED_STEP int kt_shared_full(struct ktrace_channel *ch, struct kt_stream *st,
+				  struct ktrace_subbuf *nsb, uint64_t nseq, int flight)
+{
+	if (kt_streaming(ch)) {
+		/* The consumer copies a slot only once it is complete. */
+		if (nseq >= __atomic_load_n(&st->ctl->consumed, __ATOMIC_ACQUIRE) + ch->buf_nr &&
+		    !kt_session_wait(ch->sess, &st->ctl->consumed, nseq, ch->buf_nr))
+			return -ENOBUFS;
+		return 0;
+	}
+	if (!flight || !kt_flight_reusable(ch, st, nsb, nseq))
+		return -ENOSPC;
+	return 0;
+}
+
+/*
+ * kt_shared_switch - move head from @*h (sequence @seq, offset @off; 0: the
+ * stream's first record) to the next sub-buffer, with our record of @len
+ * bytes (thread @tid) first in it.  On success, *@rv is that record's
+ * place and stamp; a lost race updates *@h.  Returns 0 switched, 1 lost
+ * the race (reserve again), or -ENOBUFS / -ENOSPC with the record dropped
+ * and counted.  Lock-free; may wake the consumer (a syscall, only at a
+ * switch or every 1024th drop).
+ */
+KT_SHARED_STEP int kt_shared_switch(struct ktrace_channel *ch, struct kt_stream *st, uint64_t *h,
+				    uint64_t seq, uint64_t off, uint32_t len, uint32_t tid,
+				    int flight, struct kt_shared_resv *rv)
+{
+	uint64_t nseq = *h ? seq + 1 : 0, nh, old_records = 0, pair[2];
+	struct ktrace_subbuf *nsb = kt_subbuf(ch, st, nseq);
+
+	if (nseq >= ch->buf_nr) {
+		int rc = kt_shared_full(ch, st, nsb, nseq, flight);
+
+		if (rc) {
+			struct ktrace_subbuf *sb = *h ? kt_subbuf(ch, st, seq) : NULL;
+			uint64_t n = kt_shared_drop(st, sb && kt_header_ready(sb, seq) ? sb : NULL);
+
+			if (rc == -ENOBUFS && !(n & 1023)) /* not a syscall per drop */
+				kt_session_wake(ch->sess);
+			return rc;
 		}
+		/* Count what we would overwrite now: once head moves
+		 * into the slot, other writers start filling it. */
+		if (flight)
+			old_records = kt_count_records(nsb, __atomic_load_n(&nsb->used, __ATOMIC_RELAXED));
 	}
-	h = __atomic_load_n(&st->ctl->head, __ATOMIC_ACQUIRE);
-	for (;;) {
-		uint64_t seq = h >> ch->shift, nseq, nh, old_records = 0, pair[2];
-		struct ktrace_subbuf *nsb;
+	/*
+	 * The switcher's record opens the sub-buffer: its stamp is the
+	 * sub-buffer's first_ts, read with CLOCK_MONOTONIC as one pair,
+	 * so no record of this lap is stamped below first_ts and an
+	 * older one is left over from the previous lap.
+	 */
+	(void)kt_clock_ordered(); /* the pair's clock reads come after the head's load */
+	kt_calib_pair(&pair[0], &pair[1]);
+	nh = (nseq << ch->shift) | (KTRACE_SUBBUF_HDR_SIZE + len);
+	if (!__atomic_compare_exchange_n(&st->ctl->head, h, nh, 1, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return 1;
+	/*
+	 * We own the switch.  Mark our record first, so that a writer
+	 * waiting for the old sub-buffer knows who closes it
+	 * (kt_flight_reusable()); then close the old one, open the new.
+	 */
+	__atomic_store_n((uint64_t *)((uint8_t *)nsb + KTRACE_SUBBUF_HDR_SIZE),
+			 KTRACE_REC_RESERVED((len - 16) / 8, tid), __ATOMIC_RELEASE);
+	if (*h) {
+		struct ktrace_subbuf *old = kt_subbuf(ch, st, seq);
 
-		off = h & mask;
+		__atomic_store_n(&old->used, (uint32_t)(off - KTRACE_SUBBUF_HDR_SIZE),
+				 __ATOMIC_RELAXED);
+		__atomic_fetch_add(&old->commit, (uint32_t)(ch->buf_size - off), __ATOMIC_RELEASE);
+	}
+	if (old_records)
+		__atomic_fetch_add(&st->ctl->overwritten, old_records, __ATOMIC_RELAXED);
+	kt_open_subbuf(nsb, st->index, nseq, 0, KTRACE_SBF_CTX | KTRACE_SBF_ORDERED, pair);
+	if (*h && kt_streaming(ch))
+		kt_session_wake(ch->sess); /* seq is closed: the consumer may copy it once complete */
+	rv->sb = nsb;
+	rv->off = KTRACE_SUBBUF_HDR_SIZE;
+	rv->seq = nseq;
+	rv->stamp = pair[0];
+	return 0;
+}
+
+/*
+ * kt_shared_reserve - reserve @len bytes (a record of thread @tid) in the
+ * shared stream: by CAS on head inside the current sub-buffer, or by
+ * switching to the next one.  Fills *@rv.  Returns 0, or -ENOBUFS /
+ * -ENOSPC with the record dropped and counted.  Lock-free.
+ */
+KT_SHARED_STEP int kt_shared_reserve(struct ktrace_channel *ch, struct kt_stream *st, uint32_t len,
+				     uint32_t tid, int flight, struct kt_shared_resv *rv)
+{
+	uint64_t mask = ch->buf_size - 1;
+	uint64_t h = __atomic_load_n(&st->ctl->head, __ATOMIC_ACQUIRE);
+
+	for (;;) {
+		uint64_t seq = h >> ch->shift, off = h & mask, stamp;
+		int rc;
+
 		/*
 		 * The stamp is read after head and before the CAS that reserves:
 		 * a reservation that succeeds had no other between the two, so
@@ -242,107 +350,46 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 		 */
 		stamp = kt_clock_ordered();
 		if (h) {
-			int ready;
+			struct ktrace_subbuf *sb = kt_subbuf(ch, st, seq);
+			int ready = kt_header_ready(sb, seq);
 
-			sb = kt_subbuf(ch, st, seq);
-			ready = kt_header_ready(sb, seq);
 			/* Strictly less: an offset of buf_size would carry into seq. */
 			if (off + len < ch->buf_size &&
 			    (!ready || stamp - __atomic_load_n(&sb->first_ts, __ATOMIC_RELAXED) +
 						   KTRACE_TS_WINDOW < 2 * KTRACE_TS_WINDOW)) {
 				if (__atomic_compare_exchange_n(&st->ctl->head, &h, h + len, 1,
 								__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-					myseq = seq;
-					break;
+					rv->sb = sb;
+					rv->off = off;
+					rv->seq = seq;
+					rv->stamp = stamp;
+					return 0;
 				}
 				continue;
 			}
 		}
 		/* Move to the next sub-buffer. */
-		nseq = h ? seq + 1 : 0;
-		nsb = kt_subbuf(ch, st, nseq);
-		if (nseq >= ch->buf_nr) {
-			int rc = 0;
-
-			if (kt_streaming(ch)) {
-				/* The consumer copies a slot only once it is complete. */
-				if (nseq >= __atomic_load_n(&st->ctl->consumed, __ATOMIC_ACQUIRE) +
-						    ch->buf_nr &&
-				    !kt_session_wait(ch->sess, &st->ctl->consumed, nseq, ch->buf_nr))
-					rc = -ENOBUFS;
-			} else if (!flight) {
-				rc = -ENOSPC;
-			} else if (!kt_flight_reusable(ch, st, nsb, nseq)) {
-				rc = -ENOSPC;
-			}
-			if (rc) {
-				uint64_t n;
-
-				sb = h ? kt_subbuf(ch, st, seq) : NULL;
-				n = kt_shared_drop(st, sb && kt_header_ready(sb, seq) ? sb : NULL);
-				if (rc == -ENOBUFS && !(n & 1023)) /* not a syscall per drop */
-					kt_session_wake(ch->sess);
-				return rc;
-			}
-			/* Count what we would overwrite now: once head moves
-			 * into the slot, other writers start filling it. */
-			if (flight)
-				old_records = kt_count_records(
-					nsb, __atomic_load_n(&nsb->used, __ATOMIC_RELAXED));
-		}
-		/*
-		 * The switcher's record opens the sub-buffer: its stamp is the
-		 * sub-buffer's first_ts, read with CLOCK_MONOTONIC as one pair,
-		 * so no record of this lap is stamped below first_ts and an
-		 * older one is left over from the previous lap.
-		 */
-		(void)kt_clock_ordered(); /* the pair's clock reads come after the head's load */
-		kt_calib_pair(&pair[0], &pair[1]);
-		stamp = pair[0];
-		nh = (nseq << ch->shift) | (KTRACE_SUBBUF_HDR_SIZE + len);
-		if (!__atomic_compare_exchange_n(&st->ctl->head, &h, nh, 1, __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE))
-			continue;
-		/*
-		 * We own the switch.  Mark our record first, so that a writer
-		 * waiting for the old sub-buffer knows who closes it
-		 * (kt_flight_reusable()); then close the old one, open the new.
-		 */
-		__atomic_store_n((uint64_t *)((uint8_t *)nsb + KTRACE_SUBBUF_HDR_SIZE),
-				 KTRACE_REC_RESERVED((len - 16) / 8, tid), __ATOMIC_RELEASE);
-		if (h) {
-			struct ktrace_subbuf *old = kt_subbuf(ch, st, seq);
-
-			__atomic_store_n(&old->used, (uint32_t)(off - KTRACE_SUBBUF_HDR_SIZE),
-					 __ATOMIC_RELAXED);
-			__atomic_fetch_add(&old->commit, (uint32_t)(ch->buf_size - off),
-					   __ATOMIC_RELEASE);
-		}
-		if (old_records)
-			__atomic_fetch_add(&st->ctl->overwritten, old_records, __ATOMIC_RELAXED);
-		kt_open_subbuf(nsb, st->index, nseq, 0, KTRACE_SBF_CTX | KTRACE_SBF_ORDERED, pair);
-		if (h && kt_streaming(ch))
-			kt_session_wake(ch->sess); /* seq is closed: the consumer may copy it once complete */
-		sb = nsb;
-		off = KTRACE_SUBBUF_HDR_SIZE;
-		myseq = nseq;
-		break;
+		rc = kt_shared_switch(ch, st, &h, seq, off, len, tid, flight, rv);
+		if (rc <= 0)
+			return rc;
 	}
-	/*
-	 * A writer stalled between its reservation and here for longer than
-	 * kt_flight_reusable()'s bound may find its sub-buffer taken back (its
-	 * lap's commit count already full): it must not write into what is
-	 * now another lap's space.  Its record is dropped.
-	 */
-	if (KT_UNLIKELY((int32_t)(__atomic_load_n(&sb->commit, __ATOMIC_ACQUIRE) -
-				  kt_lap_bytes(ch, myseq / ch->buf_nr)) >= 0)) {
-		kt_shared_drop(st, NULL);
-		return -ENOSPC;
-	}
+}
 
-	r = (uint64_t *)((uint8_t *)sb + off);
+/*
+ * kt_shared_fill - write the record (@cls, @id, @payload of @words words,
+ * call @depth, thread @tid, @len bytes as reserved) into its reservation
+ * @rv and commit it.  A CALL record (@payload staged by kt_shared_stage())
+ * is restamped: its duration runs to rv->stamp instead of @ts.
+ */
+KT_SHARED_STEP void kt_shared_fill(struct ktrace_channel *ch, struct kt_stream *st,
+				   const struct kt_shared_resv *rv, uint64_t ts, unsigned cls,
+				   unsigned id, uint64_t *pw, const uint64_t *payload,
+				   unsigned words, unsigned depth, uint32_t len, uint32_t tid)
+{
+	uint64_t *r = (uint64_t *)((uint8_t *)rv->sb + rv->off);
+
 	if (cls == KTRACE_CLASS_CALL) {
-		words = kt_call_restamp(pw, words, stamp - ts);
+		words = kt_call_restamp(pw, words, rv->stamp - ts);
 		if (8 * (words + 2) < len) { /* the second word was not needed: pad the record */
 			pw[1] = 0;
 			words = KTRACE_CALL_WORDS_LONG;
@@ -360,8 +407,51 @@ int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsign
 	r[1] = KTRACE_CTX(tid, kt_cpu_slow(), depth);
 	for (unsigned i = 0; i < words; i++)
 		r[2 + i] = payload[i];
-	__atomic_store_n(&r[0], KTRACE_REC_HDR(stamp, cls, words, id), __ATOMIC_RELEASE);
-	__atomic_fetch_add(&sb->commit, len, __ATOMIC_RELEASE);
+	__atomic_store_n(&r[0], KTRACE_REC_HDR(rv->stamp, cls, words, id), __ATOMIC_RELEASE);
+	__atomic_fetch_add(&rv->sb->commit, len, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&st->ctl->written, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * kt_shared_write - write one record (@ts ns stamp of the caller, class
+ * @cls, event @id, @payload of @words words, call @depth) to @ch's shared
+ * stream.  Returns 0, -ENOBUFS (a streamed channel's consumer is behind,
+ * or its ring could not be made) or -ENOSPC (the ring is full, or a
+ * flight-mode writer stalled past reclaim): the record is dropped and
+ * counted.  Async-signal-safe and thread-safe; lock-free (see the top of
+ * this file).
+ */
+int kt_shared_write(struct ktrace_channel *ch, uint64_t ts, unsigned cls, unsigned id,
+		    const uint64_t *payload, unsigned words, unsigned depth)
+{
+	struct kt_stream *st = kt_shared_stream(ch);
+	uint64_t pw[KTRACE_MAX_WORDS];
+	uint32_t len = 16 + 8 * words, tid = kt_tls.tid ? kt_tls.tid : kt_gettid();
+	int flight = !!(ch->flags & KTRACE_FLIGHT_CHANNEL), rc;
+	struct kt_shared_resv rv;
+
+	if (KT_UNLIKELY(!st->base) && kt_stream_map(ch, st) < 0) {
+		/* A streamed channel's shared ring is made at its first record. */
+		kt_shared_drop(st, NULL);
+		return -ENOBUFS;
+	}
+	if (flight)
+		kt_register_writer(ch);
+	kt_shared_stage(pw, payload, words, cls, &len);
+	rc = kt_shared_reserve(ch, st, len, tid, flight, &rv);
+	if (rc)
+		return rc;
+	/*
+	 * A writer stalled between its reservation and here for longer than
+	 * kt_flight_reusable()'s bound may find its sub-buffer taken back (its
+	 * lap's commit count already full): it must not write into what is
+	 * now another lap's space.  Its record is dropped.
+	 */
+	if (KT_UNLIKELY((int32_t)(__atomic_load_n(&rv.sb->commit, __ATOMIC_ACQUIRE) -
+				  kt_lap_bytes(ch, rv.seq / ch->buf_nr)) >= 0)) {
+		kt_shared_drop(st, NULL);
+		return -ENOSPC;
+	}
+	kt_shared_fill(ch, st, &rv, ts, cls, id, pw, payload, words, depth, len, tid);
 	return 0;
 }

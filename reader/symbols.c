@@ -381,21 +381,136 @@ static void hex(const unsigned char *p, size_t n, char *out, size_t len)
 }
 
 /*
+ * mod_check_elf - is @elf (object @m) an ELF file whose build id is the one
+ * the trace recorded (if it recorded one)?  Its header into *@eh.
+ * Returns 0, or -1 with a warning.
+ */
+static int mod_check_elf(struct ktr_syms *s, struct sym_mod *m, Elf *elf, GElf_Ehdr *eh)
+{
+	const void *id = NULL;
+	char idhex[2 * 64 + 1] = "";
+	ssize_t idlen;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, eh)) {
+		warn(s, m, "not an ELF file");
+		return -1;
+	}
+	idlen = dwelf_elf_gnu_build_id(elf, &id);
+	if (idlen > 0)
+		hex(id, (size_t)idlen, idhex, sizeof(idhex));
+	if (m->buildid[0] && strcmp(idhex, m->buildid) != 0) {
+		char why[400];
+
+		snprintf(why, sizeof(why), "build id %s differs from the trace's %.128s (the file changed since the trace was taken)",
+			 idhex[0] ? idhex : "(none)", m->buildid);
+		warn(s, m, why);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * mod_bias - object @m's load bias (bytes, into *@bias): a PT_LOAD program
+ * header of @elf at the file offset of one of its map lines; 0 for an
+ * ET_EXEC (@eh).  Returns 0, or -1 with a warning if no header matches.
+ */
+static int mod_bias(struct ktr_syms *s, struct sym_mod *m, Elf *elf, const GElf_Ehdr *eh, uint64_t *bias)
+{
+	size_t nph = 0;
+	int matched = 0;
+
+	/* this object's map lines only (nextmap[]): linear in the lines overall */
+	for (size_t i = m->first_seg; i != SIZE_MAX && i < s->t->nmaps && !matched; i = s->nextmap[i]) {
+		const struct ktr_map *mp = &s->t->maps[i].m;
+
+		if (elf_getphdrnum(elf, &nph) < 0)
+			break;
+		for (size_t k = 0; k < nph; k++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, (int)k, &ph) && ph.p_type == PT_LOAD &&
+			    ph.p_offset == mp->offset) {
+				*bias = mp->start - ph.p_vaddr;
+				matched = 1;
+				break;
+			}
+		}
+	}
+	if (eh->e_type == ET_EXEC) {
+		*bias = 0;
+	} else if (!matched) {
+		warn(s, m, "its program headers do not match the trace's map lines");
+		return -1;
+	}
+	return 0;
+}
+
+/* elf_has_symtab - does @elf have a .symtab (SHT_SYMTAB) section?  1 yes, 0 no. */
+static int elf_has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	int has = 0;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			has = 1;
+	}
+	return has;
+}
+
+/*
+ * mod_report - report object @m (@file, open as @fd, loaded at @bias) to
+ * libdwfl: the shared Dwfl, or one of its own.  Returns 0 (libdwfl owns
+ * @fd now), or -1 with a warning (@fd is still the caller's).
+ */
+static int mod_report(struct ktr_syms *s, struct sym_mod *m, const char *file, int fd, uint64_t bias)
+{
+	/*
+	 * With map-gen lines, objects loaded in turn at the same address would
+	 * overlap in one Dwfl (libdwfl refuses that): each load gets a Dwfl of
+	 * its own then.
+	 */
+	if (s->t->nmapgen) {
+		m->own = dwfl_begin(&callbacks);
+		if (!m->own) {
+			warn(s, m, dwfl_errmsg(-1));
+			return -1;
+		}
+		dwfl_report_begin(m->own);
+		m->dm = dwfl_report_elf(m->own, m->modname, file, fd, bias, true);
+		dwfl_report_end(m->own, NULL, NULL);
+	} else {
+		if (!s->dwfl) {
+			s->dwfl = dwfl_begin(&callbacks);
+			if (!s->dwfl) {
+				warn(s, m, dwfl_errmsg(-1));
+				return -1;
+			}
+		}
+		dwfl_report_begin_add(s->dwfl);
+		m->dm = dwfl_report_elf(s->dwfl, m->modname, file, fd, bias, true);
+		dwfl_report_end(s->dwfl, NULL, NULL);
+	}
+	if (!m->dm) {
+		warn(s, m, dwfl_errmsg(-1));
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Open object @m: check its build id, find its load bias, report it to
  * libdwfl.  On any problem the object becomes unusable, with a warning.
  */
 static void mod_open(struct ktr_syms *s, struct sym_mod *m)
 {
 	const char *file = m->file ? m->file : m->path;
-	const void *id = NULL;
-	char idhex[2 * 64 + 1] = "";
-	int fd, has_symtab = 0, matched = 0;
-	ssize_t idlen;
+	int fd, has_symtab;
 	Elf *elf;
 	GElf_Ehdr eh;
-	size_t nph = 0;
 	uint64_t bias = 0;
-	Elf_Scn *scn = NULL;
 
 	m->state = MOD_UNUSABLE;
 	if (!m->file && !strchr(file, '/')) { /* linux-vdso.so.1 and the like */
@@ -411,89 +526,14 @@ static void mod_open(struct ktr_syms *s, struct sym_mod *m)
 		return;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
-		warn(s, m, "not an ELF file");
+	if (mod_check_elf(s, m, elf, &eh) < 0 || mod_bias(s, m, elf, &eh, &bias) < 0)
 		goto fail;
-	}
-	idlen = dwelf_elf_gnu_build_id(elf, &id);
-	if (idlen > 0)
-		hex(id, (size_t)idlen, idhex, sizeof(idhex));
-	if (m->buildid[0] && strcmp(idhex, m->buildid) != 0) {
-		char why[400];
-
-		snprintf(why, sizeof(why), "build id %s differs from the trace's %.128s (the file changed since the trace was taken)",
-			 idhex[0] ? idhex : "(none)", m->buildid);
-		warn(s, m, why);
-		goto fail;
-	}
-	/* this object's map lines only (nextmap[]): linear in the lines overall */
-	for (size_t i = m->first_seg; i != SIZE_MAX && i < s->t->nmaps && !matched; i = s->nextmap[i]) {
-		const struct ktr_map *mp = &s->t->maps[i].m;
-
-		if (elf_getphdrnum(elf, &nph) < 0)
-			break;
-		for (size_t k = 0; k < nph; k++) {
-			GElf_Phdr ph;
-
-			if (gelf_getphdr(elf, (int)k, &ph) && ph.p_type == PT_LOAD &&
-			    ph.p_offset == mp->offset) {
-				bias = mp->start - ph.p_vaddr;
-				matched = 1;
-				break;
-			}
-		}
-	}
-	if (eh.e_type == ET_EXEC) {
-		bias = 0;
-	} else if (!matched) {
-		warn(s, m, "its program headers do not match the trace's map lines");
-		goto fail;
-	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
-			has_symtab = 1;
-	}
+	has_symtab = elf_has_symtab(elf);
 	elf_end(elf);
 	elf = NULL;
-	/*
-	 * With map-gen lines, objects loaded in turn at the same address would
-	 * overlap in one Dwfl (libdwfl refuses that): each load gets a Dwfl of
-	 * its own then.
-	 */
-	if (s->t->nmapgen) {
-		m->own = dwfl_begin(&callbacks);
-		if (!m->own) {
-			warn(s, m, dwfl_errmsg(-1));
-			goto fail;
-		}
-		dwfl_report_begin(m->own);
-		m->dm = dwfl_report_elf(m->own, m->modname, file, fd, bias, true);
-		dwfl_report_end(m->own, NULL, NULL);
-		if (!m->dm) {
-			warn(s, m, dwfl_errmsg(-1));
-			goto fail;
-		}
-		fd = -1; /* libdwfl owns it now */
-		goto opened;
-	}
-	if (!s->dwfl) {
-		s->dwfl = dwfl_begin(&callbacks);
-		if (!s->dwfl) {
-			warn(s, m, dwfl_errmsg(-1));
-			goto fail;
-		}
-	}
-	dwfl_report_begin_add(s->dwfl);
-	m->dm = dwfl_report_elf(s->dwfl, m->modname, file, fd, bias, true);
-	dwfl_report_end(s->dwfl, NULL, NULL);
-	if (!m->dm) {
-		warn(s, m, dwfl_errmsg(-1));
+	if (mod_report(s, m, file, fd, bias) < 0)
 		goto fail;
-	}
 	fd = -1; /* libdwfl owns it now */
-opened:
 	m->state = MOD_OK;
 	if (!has_symtab) {
 		const char *debugfile = NULL;
