@@ -228,6 +228,17 @@ static const char *plt_version(const struct plt_prog *p, const ElfW(Half) *versy
 }
 
 /* One relocation to hook. */
+/* What kft_plt_setup() reads of the program's dynamic section (run-time addresses). */
+struct plt_dyn {
+	const ElfW(Rela) *jmprel, *rela; /* .rela.plt, .rela.dyn */
+	uint64_t pltsz, relasz, relaent;  /* their sizes, in bytes; a Rela's */
+	const ElfW(Sym) *symtab;
+	const char *str;
+	const ElfW(Half) *versym;
+	const ElfW(Verneed) *vn;
+	uint64_t nvn;
+};
+
 struct plt_todo {
 	uint64_t *got;
 	uint64_t real;
@@ -256,10 +267,11 @@ static int plt_in_self(uint64_t a)
  * undefined function, resolve the function into @t.  Return: 1 to hook,
  * 0 not.
  */
-static int plt_consider(const struct plt_prog *p, const ElfW(Rela) *r, unsigned type,
-			const ElfW(Sym) *symtab, const char *str, const ElfW(Half) *versym,
-			const ElfW(Verneed) *vn, uint64_t nvn, int special_only, struct plt_todo *t)
+static int plt_consider(const struct plt_prog *p, const struct plt_dyn *y, const ElfW(Rela) *r,
+			unsigned type, int special_only, struct plt_todo *t)
 {
+	const ElfW(Sym) *symtab = y->symtab;
+	const char *str = y->str;
 	uint64_t si = ELF64_R_SYM(r->r_info), cur;
 	const ElfW(Sym) *sym;
 	const char *name, *ver;
@@ -289,7 +301,7 @@ static int plt_consider(const struct plt_prog *p, const ElfW(Rela) *r, unsigned 
 		 * scope defines the name unversioned (a preloaded interposer:
 		 * sanitizers, libktrace-record.so), which ld.so would bind.
 		 */
-		ver = plt_version(p, versym, vn, nvn, str, si);
+		ver = plt_version(p, y->versym, y->vn, y->nvn, str, si);
 		f = ver ? dlvsym(RTLD_DEFAULT, name, ver) : NULL;
 		d = dlsym(RTLD_DEFAULT, name);
 		if (!f || (d && !plt_same_object(f, d)))
@@ -341,85 +353,71 @@ static void plt_stub(uint8_t *code, const struct kft_plt_slot *s)
 	memcpy(code + 20, &e, 8);
 }
 
-int kft_plt_setup(int patched, int special_only)
+/* Fill @y from @p's dynamic section.  Return: 0, or -ENOEXEC (no symbols, or odd Rela entries). */
+static int plt_dyn_read(const struct plt_prog *p, struct plt_dyn *y)
 {
-	struct plt_prog p;
-	const ElfW(Dyn) *d;
-	const ElfW(Rela) *jmprel = NULL, *rela = NULL;
-	const ElfW(Sym) *symtab = NULL;
-	const ElfW(Half) *versym = NULL;
-	const ElfW(Verneed) *vn = NULL;
-	const char *str = NULL;
-	uint64_t pltsz = 0, relasz = 0, relaent = sizeof(ElfW(Rela)), nvn = 0, n = 0, i, k = 0;
-	struct plt_todo *todo;
-	struct kft_plt_slot *slots;
-	uint8_t *code;
-	size_t nrel, slots_len, code_len;
-	unsigned type = R_X86_64_JUMP_SLOT;
-	int relro_rw = 0, plt = 0;
-
-	plt_libcalls = !special_only;
-
-	memset(&p, 0, sizeof(p));
-	dl_iterate_phdr(plt_phdr_cb, &p);
-	if (!p.found || !p.dyn)
-		return -ENOENT; /* static program */
-	/* libktrace linked in: its own calls would go through these slots */
-	if ((uint64_t)(uintptr_t)kft_plt_enter >= p.lo && (uint64_t)(uintptr_t)kft_plt_enter < p.hi)
-		return -EXDEV;
-	for (d = p.dyn; d->d_tag != DT_NULL; d++) {
+	memset(y, 0, sizeof(*y));
+	y->relaent = sizeof(ElfW(Rela));
+	for (const ElfW(Dyn) *d = p->dyn; d->d_tag != DT_NULL; d++) {
 		switch (d->d_tag) {
-		case DT_JMPREL: jmprel = (const void *)(uintptr_t)plt_ptr(&p, d->d_un.d_ptr); break;
-		case DT_PLTRELSZ: pltsz = d->d_un.d_val; break;
-		case DT_RELA: rela = (const void *)(uintptr_t)plt_ptr(&p, d->d_un.d_ptr); break;
-		case DT_RELASZ: relasz = d->d_un.d_val; break;
-		case DT_RELAENT: relaent = d->d_un.d_val; break;
-		case DT_SYMTAB: symtab = (const void *)(uintptr_t)plt_ptr(&p, d->d_un.d_ptr); break;
-		case DT_STRTAB: str = (const void *)(uintptr_t)plt_ptr(&p, d->d_un.d_ptr); break;
-		case DT_VERSYM: versym = (const void *)(uintptr_t)plt_ptr(&p, d->d_un.d_ptr); break;
-		case DT_VERNEED: vn = (const void *)(uintptr_t)plt_ptr(&p, d->d_un.d_ptr); break;
-		case DT_VERNEEDNUM: nvn = d->d_un.d_val; break;
+		case DT_JMPREL: y->jmprel = (const void *)(uintptr_t)plt_ptr(p, d->d_un.d_ptr); break;
+		case DT_PLTRELSZ: y->pltsz = d->d_un.d_val; break;
+		case DT_RELA: y->rela = (const void *)(uintptr_t)plt_ptr(p, d->d_un.d_ptr); break;
+		case DT_RELASZ: y->relasz = d->d_un.d_val; break;
+		case DT_RELAENT: y->relaent = d->d_un.d_val; break;
+		case DT_SYMTAB: y->symtab = (const void *)(uintptr_t)plt_ptr(p, d->d_un.d_ptr); break;
+		case DT_STRTAB: y->str = (const void *)(uintptr_t)plt_ptr(p, d->d_un.d_ptr); break;
+		case DT_VERSYM: y->versym = (const void *)(uintptr_t)plt_ptr(p, d->d_un.d_ptr); break;
+		case DT_VERNEED: y->vn = (const void *)(uintptr_t)plt_ptr(p, d->d_un.d_ptr); break;
+		case DT_VERNEEDNUM: y->nvn = d->d_un.d_val; break;
 		default: break;
 		}
 	}
-	if (!symtab || !str || relaent != sizeof(ElfW(Rela)))
-		return -ENOEXEC;
-	nrel = (size_t)(pltsz / sizeof(ElfW(Rela)) + relasz / sizeof(ElfW(Rela)));
-	if (!nrel)
-		return 0;
-	/* as uftrace: the library calls of programs whose own calls are traced */
-	if (!patched && !plt_instrumented(jmprel, pltsz / sizeof(ElfW(Rela)), symtab, str) &&
-	    !plt_instrumented(rela, relasz / sizeof(ElfW(Rela)), symtab, str))
-		return -ENOTSUP;
-	todo = kt_calloc(nrel, sizeof(*todo));
-	if (!todo)
-		return -ENOMEM;
-	for (i = 0; jmprel && i < pltsz / sizeof(ElfW(Rela)); i++)
-		if (plt_consider(&p, &jmprel[i], R_X86_64_JUMP_SLOT, symtab, str, versym, vn, nvn,
-				 special_only, &todo[n]))
+	return y->symtab && y->str && y->relaent == sizeof(ElfW(Rela)) ? 0 : -ENOEXEC;
+}
+
+/*
+ * The slots to hook, into @todo (room for every relocation): the PLT's
+ * (R_X86_64_JUMP_SLOT), or with -fno-plt (no PLT slot but the compiler's
+ * own) the GLOB_DAT ones of undefined functions, which calls read
+ * directly.  Return: how many.
+ */
+static uint64_t plt_collect(const struct plt_prog *p, const struct plt_dyn *y, int special_only,
+			    struct plt_todo *todo)
+{
+	uint64_t n = 0, i, npl = y->pltsz / sizeof(ElfW(Rela)), nrel = y->relasz / sizeof(ElfW(Rela));
+	int plt = 0;
+
+	for (i = 0; y->jmprel && i < npl; i++)
+		if (plt_consider(p, y, &y->jmprel[i], R_X86_64_JUMP_SLOT, special_only, &todo[n]))
 			plt += !kft_libcall_always_plt(todo[n++].name);
-	/* -fno-plt (no PLT slot but the compiler's own): calls read the GLOB_DAT slots */
-	if (!plt && rela && (!special_only || !pltsz)) {
-		type = R_X86_64_GLOB_DAT;
-		for (i = 0; i < relasz / sizeof(ElfW(Rela)); i++)
-			n += (uint64_t)plt_consider(&p, &rela[i], type, symtab, str, versym, vn,
-						    nvn, special_only, &todo[n]);
-	}
-	if (!n) {
-		kt_free(todo);
-		return 0;
-	}
-	slots_len = ((size_t)n * sizeof(*slots) + 4095) & ~(size_t)4095;
-	code_len = ((size_t)n * PLT_STUB + 4095) & ~(size_t)4095;
+	if (!plt && y->rela && (!special_only || !y->pltsz))
+		for (i = 0; i < nrel; i++)
+			n += (uint64_t)plt_consider(p, y, &y->rela[i], R_X86_64_GLOB_DAT, special_only,
+						    &todo[n]);
+	return n;
+}
+
+/*
+ * Point the @n GOT slots of @todo at generated stubs (read-only slot
+ * infos and read-execute code, mapped apart), making RELRO writable for
+ * the moment if a slot lies there.  Return: the number hooked, or
+ * -errno (nothing hooked).
+ */
+static int plt_install(const struct plt_prog *p, const struct plt_todo *todo, uint64_t n)
+{
+	size_t slots_len = ((size_t)n * sizeof(struct kft_plt_slot) + 4095) & ~(size_t)4095;
+	size_t code_len = ((size_t)n * PLT_STUB + 4095) & ~(size_t)4095;
+	struct kft_plt_slot *slots;
+	uint8_t *code;
+	uint64_t i, k = 0;
+	int relro_rw = 0, e;
+
 	slots = mmap(NULL, slots_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	code = mmap(NULL, code_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (slots == MAP_FAILED || code == MAP_FAILED) {
-		if (slots != MAP_FAILED)
-			munmap(slots, slots_len);
-		if (code != MAP_FAILED)
-			munmap(code, code_len);
-		kt_free(todo);
-		return -ENOMEM;
+		e = -ENOMEM;
+		goto fail;
 	}
 	for (i = 0; i < n; i++) {
 		slots[i].real = todo[i].real;
@@ -429,18 +427,14 @@ int kft_plt_setup(int patched, int special_only)
 	}
 	if (mprotect(slots, slots_len, PROT_READ) < 0 ||
 	    mprotect(code, code_len, PROT_READ | PROT_EXEC) < 0) {
-		int e = errno;
-
-		munmap(slots, slots_len);
-		munmap(code, code_len);
-		kt_free(todo);
-		return -e;
+		e = -errno;
+		goto fail;
 	}
 	for (i = 0; i < n; i++) {
 		uint64_t a = (uint64_t)(uintptr_t)todo[i].got;
 
-		if (a >= p.relro && a < p.relro_end && !relro_rw) {
-			if (mprotect((void *)(uintptr_t)p.relro, p.relro_end - p.relro,
+		if (a >= p->relro && a < p->relro_end && !relro_rw) {
+			if (mprotect((void *)(uintptr_t)p->relro, p->relro_end - p->relro,
 				     PROT_READ | PROT_WRITE) < 0)
 				continue; /* left alone */
 			relro_rw = 1;
@@ -450,9 +444,49 @@ int kft_plt_setup(int patched, int special_only)
 		k++;
 	}
 	if (relro_rw)
-		mprotect((void *)(uintptr_t)p.relro, p.relro_end - p.relro, PROT_READ);
-	kt_free(todo);
+		mprotect((void *)(uintptr_t)p->relro, p->relro_end - p->relro, PROT_READ);
 	return (int)k;
+fail:
+	if (slots != MAP_FAILED)
+		munmap(slots, slots_len);
+	if (code != MAP_FAILED)
+		munmap(code, code_len);
+	return e;
+}
+
+int kft_plt_setup(int patched, int special_only)
+{
+	struct plt_prog p;
+	struct plt_dyn y;
+	struct plt_todo *todo;
+	size_t nrel;
+	uint64_t n;
+	int rc;
+
+	plt_libcalls = !special_only;
+	memset(&p, 0, sizeof(p));
+	dl_iterate_phdr(plt_phdr_cb, &p);
+	if (!p.found || !p.dyn)
+		return -ENOENT; /* static program */
+	/* libktrace linked in: its own calls would go through these slots */
+	if ((uint64_t)(uintptr_t)kft_plt_enter >= p.lo && (uint64_t)(uintptr_t)kft_plt_enter < p.hi)
+		return -EXDEV;
+	if (plt_dyn_read(&p, &y) < 0)
+		return -ENOEXEC;
+	nrel = (size_t)(y.pltsz / sizeof(ElfW(Rela)) + y.relasz / sizeof(ElfW(Rela)));
+	if (!nrel)
+		return 0;
+	/* as uftrace: the library calls of programs whose own calls are traced */
+	if (!patched && !plt_instrumented(y.jmprel, y.pltsz / sizeof(ElfW(Rela)), y.symtab, y.str) &&
+	    !plt_instrumented(y.rela, y.relasz / sizeof(ElfW(Rela)), y.symtab, y.str))
+		return -ENOTSUP;
+	todo = kt_calloc(nrel, sizeof(*todo));
+	if (!todo)
+		return -ENOMEM;
+	n = plt_collect(&p, &y, special_only, todo);
+	rc = n ? plt_install(&p, todo, n) : 0;
+	kt_free(todo);
+	return rc;
 }
 
 #else /* !__x86_64__ */
