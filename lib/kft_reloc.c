@@ -71,12 +71,16 @@ int kft_reloc_load(void)
 }
 
 /*
- * Does a branch of the function @code[0..@size) at @addr land in
- * [@addr, @addr + @end), its first bytes?  A call may target @addr (a
- * recursive call), nothing else may.  Linear sweep: a byte that does not
- * decode (data, padding) is stepped over.
+ * Does a branch of the function @code[0..@size) at @addr land inside its
+ * first bytes [@addr, @addr + @end), other than at @addr itself or at the
+ * patch site @addr + @start (after endbr64)?  A branch to the entry is a
+ * recursive call, or a jump the compiler made of a tail self-call: the
+ * stack is as the caller left it there (nothing runs before the entry),
+ * so it runs the entry hook again and is recorded as a call, as it is in
+ * a -pg build and by uftrace.  Linear sweep: a byte that does not decode
+ * (data, padding) is stepped over.
  */
-static int jumps_in(const uint8_t *code, size_t size, uint64_t addr, uint64_t end)
+static int jumps_in(const uint8_t *code, size_t size, uint64_t addr, uint64_t start, uint64_t end)
 {
 	ZydisDecodedInstruction in;
 
@@ -91,8 +95,7 @@ static int jumps_in(const uint8_t *code, size_t size, uint64_t addr, uint64_t en
 		if (!(in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) || !in.raw.imm[0].is_relative)
 			continue;
 		t = addr + off + (uint64_t)in.raw.imm[0].value.s;
-		if (t >= addr && t < addr + end &&
-		    !(t == addr && in.meta.category == ZYDIS_CATEGORY_CALL))
+		if (t > addr && t < addr + end && t != addr + start)
 			return 1;
 	}
 	return 0;
@@ -227,7 +230,7 @@ enum kft_reloc_err kft_reloc_entry(const uint8_t *code, size_t size, uint64_t ad
 		r->out_len += (unsigned)n;
 	}
 	r->len = (unsigned)(off - r->start);
-	if (jumps_in(code, size, addr, off))
+	if (jumps_in(code, size, addr, r->start, off))
 		return KFT_RELOC_JUMPIN;
 	/* the jump back to the first instruction left in place */
 	back = (int64_t)(addr + off - (to + r->out_len + KFT_RELOC_JMP));

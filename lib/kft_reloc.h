@@ -29,8 +29,9 @@
  * not moved last, or cannot be re-encoded where it goes (loop/jrcxz
  * have only rel8; a RIP-relative target out of reach; a call through the
  * stack pointer), or when a jump in
- * the function lands inside the bytes to be overwritten, or at its first
- * byte (a loop back to the top, which would run the entry hook again):
+ * the function lands inside the bytes to be overwritten (a jump to the
+ * entry itself is a recursive or tail self-call: it runs the entry hook
+ * again and is recorded as a call, as -pg builds and uftrace record it):
  * every relative branch of the function (the symbol's size) is checked,
  * by a linear sweep.  Jumps from other functions into the moved bytes, and
  * computed jumps, cannot be seen: compilers do not emit them into a

@@ -32,6 +32,11 @@
 #   patch-untraced  the -fpatchable-function-entry=5 build run alone (NOPs)
 #   uf-patch     uftrace record -P . on the patchable build (dynamic tracing)
 #   uf-patch-F1  uftrace record -P sqlite3BtreeInsert on the patchable build
+#   kt-dyn       ktrace record, every call, on the plain -O2 build: its
+#                functions patched at run time (lib/kft_dynpatch.c)
+#   kt-dyn-nolib the same with --no-libcall: the program's own calls
+#   uf-dyn       uftrace record -P . on the plain build (dynamic tracing)
+#   uf-dyn-nolib uftrace record --no-libcall -P . on the plain build
 #
 # and prints the table of docs/PERFORMANCE.md, "Function tracing (KFT) on
 # SQLite": median wall and CPU (user + sys, all processes) seconds, ratio to
@@ -134,7 +139,7 @@ printf 'filter mintime 1\n' > "$O/mintime1.kft"
 printf 'filter funclist sqlite3BtreeInsert fend\n' > "$O/funclist.kft"
 
 ROWS="plain empty floor kt-stream kt-stream-nolib kt-flight kt-mintime1 kt-funclist uf-pg uf-pg-t1us uf-pg-F uf-inst kt-pg kt-pg-nolib kt-pgf uf-pgf"
-ROWS="$ROWS kt-patch kt-patch-F1 patch-untraced uf-patch uf-patch-F1"
+ROWS="$ROWS kt-patch kt-patch-F1 patch-untraced uf-patch uf-patch-F1 kt-dyn kt-dyn-nolib uf-dyn uf-dyn-nolib"
 declare -A DESC BUF
 DESC[plain]="plain -O2"
 DESC[empty]="-finstrument-functions, empty hooks"
@@ -157,6 +162,12 @@ DESC[kt-patch-F1]="ktrace record, funclist sqlite3BtreeInsert (patchable build)"
 DESC[patch-untraced]="-fpatchable-function-entry=5 build, untraced"
 DESC[uf-patch]="uftrace record -P . (patchable build)"
 DESC[uf-patch-F1]="uftrace record -P sqlite3BtreeInsert (patchable build)"
+DESC[kt-dyn]="ktrace record (plain build, patched at run time, every call)"
+DESC[kt-dyn-nolib]="ktrace record --no-libcall (plain build, patched at run time)"
+DESC[uf-dyn]="uftrace record -P . (plain build)"
+DESC[uf-dyn-nolib]="uftrace record --no-libcall -P . (plain build)"
+BUF[kt-dyn]="ring 32 x 256 KiB"
+BUF[kt-dyn-nolib]="ring 32 x 256 KiB"
 BUF[kt-patch]="ring 32 x 256 KiB"
 BUF[kt-patch-F1]="ring 32 x 256 KiB"
 BUF[kt-pg]="ring 32 x 256 KiB"
@@ -204,6 +215,10 @@ row_cmd() {
 	patch-untraced) CMD=("$D/sqlite3-patch" :memory:) ;;
 	uf-patch) CMD=(uftrace record -P . -d "$W/t" "$D/sqlite3-patch" :memory:) ;;
 	uf-patch-F1) CMD=(uftrace record -P sqlite3BtreeInsert -d "$W/t" "$D/sqlite3-patch" :memory:) ;;
+	kt-dyn) CMD=("${k[@]}" -- "$D/sqlite3-plain" :memory:) ;;
+	kt-dyn-nolib) CMD=("${k[@]}" --no-libcall -- "$D/sqlite3-plain" :memory:) ;;
+	uf-dyn) CMD=(uftrace record -P . -d "$W/t" "$D/sqlite3-plain" :memory:) ;;
+	uf-dyn-nolib) CMD=(uftrace record --no-libcall -P . -d "$W/t" "$D/sqlite3-plain" :memory:) ;;
 	esac
 }
 
@@ -350,29 +365,43 @@ fi
 # times each (interleaved), median wall milliseconds.
 "$CC" -O2 -finstrument-functions -o "$O/tiny-inst" "$SRC/bench/kft/tiny.c" &&
 	"$CC" -O2 -pg -o "$O/tiny-pg" "$SRC/bench/kft/tiny.c" || die "cannot build bench/kft/tiny.c"
-python3 - "$O" "$KT" "$W" "${KFT_STARTUP_REPS:-20}" "$have_uftrace" > "$O/startup.md" <<'PY' || die "start-up rows failed"
+python3 - "$O" "$KT" "$W" "${KFT_STARTUP_REPS:-20}" "$have_uftrace" "$D" > "$O/startup.md" <<'PY' || die "start-up rows failed"
 import os, shutil, statistics, subprocess, sys, time
-o, kt, w, reps, have_uf = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5] == "1"
+o, kt, w, reps, have_uf, d = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6]
 rows = [("plain (-finstrument-functions build, untraced)", [o + "/tiny-inst"]),
         ("ktrace record", [kt, "record", "-q", "-o", w + "/s", "--", o + "/tiny-inst"])]
 if have_uf:
     rows.append(("uftrace record (-pg build)", ["uftrace", "record", "-d", w + "/s", o + "/tiny-pg"]))
     rows.append(("plain (-pg build, untraced)", [o + "/tiny-pg"]))
+# run-time patching of every function of the SQLite shell (no input: it exits at once)
+sq = d + "/sqlite3-plain"
+rows.append(("sqlite3 plain build, untraced", [sq, ":memory:"]))
+rows.append(("ktrace record -U . --no-libcall (sqlite3 plain: nothing patched)",
+             [kt, "record", "-q", "-U", ".", "--no-libcall", "-o", w + "/s", "--", sq, ":memory:"]))
+rows.append(("ktrace record --no-libcall (sqlite3 plain: every function patched)",
+             [kt, "record", "-q", "--no-libcall", "-o", w + "/s", "--", sq, ":memory:"]))
 ms = {name: [] for name, _ in rows}
 for _ in range(reps):
     for name, cmd in rows:
         t = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         ms[name].append((time.perf_counter() - t) * 1000)
         shutil.rmtree(w + "/s", ignore_errors=True)
 med = {k: statistics.median(v) for k, v in ms.items()}
 print("| start-up of a tiny program | median ms | over its plain run, ms |")
 print("|---|---:|---:|")
 for name, _ in rows:
-    base = med[rows[0][0]] if "uftrace" not in name and "-pg" not in name else med.get("plain (-pg build, untraced)", 0)
+    if "sqlite3" in name:
+        base = med["sqlite3 plain build, untraced"]
+    elif "uftrace" in name or "-pg" in name:
+        base = med.get("plain (-pg build, untraced)", 0)
+    else:
+        base = med[rows[0][0]]
     print(f"| {name} | {med[name]:.2f} | {med[name] - base:.2f} |")
 print()
-print(f"Median of {reps} runs each, interleaved; bench/kft/tiny.c (main() and one call).")
+print(f"Median of {reps} runs each, interleaved; bench/kft/tiny.c (main() and one call);")
+print("the SQLite shell with no input (it starts and exits): the difference of the last two rows")
+print("is what patching every function of it adds to the start.")
 PY
 cat "$O/startup.md" >> "$O/results.md"
 cat "$O/results.md"

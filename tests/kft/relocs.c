@@ -20,9 +20,10 @@
  *   tail_jmp    jmp rel32 to another function (a tail call in its first bytes)
  *   call_first  call helper                  a call, the last instruction moved:
  *                                            "push return address; jmp helper"
+ *   loop_top    a loop back to its first byte (the stack as at the entry: a
+ *               tail self-call as far as the code tells; each pass is recorded)
  * and those that must be left alone, each for its reason:
  *   call_reg    push; call *%rsi; pop; add   a call followed by other moved instructions
- *   loop_top    a loop back to its first byte
  *   jump_mid    a jump into its third byte
  *   tiny        xor %eax,%eax; ret           shorter than 5 bytes
  *   jrcxz_first jrcxz rel8                   no rel32 form: cannot be moved
