@@ -2,12 +2,8 @@
  * cli/cli.h - what the `ktrace` subcommands share: the command table entry,
  * option-error helpers and small file utilities (cli/cli_util.c).
  *
- * A subcommand is one file cli/cmd_NAME.c that ends with
- *
- *     KTRACE_COMMAND(NAME, "one-line summary", run_fn, help_fn);
- *
- * or, when its options are a table of cli/options.h (its --help made from
- * that table),
+ * A subcommand is one file cli/cmd_NAME.c whose options are a table of
+ * cli/options.h (its --help made from that table), and that ends with
  *
  *     KTRACE_COMMAND_OPTS(NAME, "one-line summary", run_fn, cmd_opts);
  *
@@ -34,27 +30,22 @@
  * @run:     runs it; argv[0] is @name, getopt state is reset.  Returns the
  *           exit status: 0 success, 1 failure (errors in the data, I/O),
  *           2 usage error.
- * @help:    prints the full usage text to @out; NULL: cli_opts_help() of @opts.
- * @opts:    its option table and help text (cli/options.h), or NULL.
+ * @opts:    its option table and help text (cli/options.h): --help and
+ *           `ktrace help NAME` print cli_opts_help() of it.
  */
 struct cli_cmd_opts;
 struct ktrace_cmd {
 	const char *name;
 	const char *summary;
 	int (*run)(int argc, char **argv);
-	void (*help)(FILE *out);
 	const struct cli_cmd_opts *opts;
 };
 
-#define KTRACE_COMMAND_ENTRY(name_, summary_, run_, help_, opts_)                      \
+#define KTRACE_COMMAND_OPTS(name_, summary_, run_, opts_)                               \
 	static const struct ktrace_cmd ktrace_cmd_##name_                               \
 		__attribute__((used, section("ktrace_cmds"), aligned(sizeof(void *)))) = { \
-			#name_, summary_, run_, help_, opts_                            \
+			#name_, summary_, run_, &(opts_)                                 \
 		}
-#define KTRACE_COMMAND(name_, summary_, run_, help_) \
-	KTRACE_COMMAND_ENTRY(name_, summary_, run_, help_, NULL)
-#define KTRACE_COMMAND_OPTS(name_, summary_, run_, opts_) \
-	KTRACE_COMMAND_ENTRY(name_, summary_, run_, NULL, &(opts_))
 
 /** cli_find_command() - the subcommand called @name, or NULL. */
 const struct ktrace_cmd *cli_find_command(const char *name);
@@ -100,6 +91,7 @@ FILE *cli_fopen_in(const char *dir, const char *name, int *err);
 /**
  * cli_bad_option() - report the option getopt_long() just rejected, as one
  * line naming it: "unknown option '--foo'", "option '-n' needs a value".
+ * @cmd: the command ("ktrace CMD: ..."), or NULL for ktrace's own options.
  * @c: what getopt_long() returned: '?' or ':' (short options must start
  *     with ':' so a missing value is told apart; cli_getopt_reset() sets
  *     opterr = 0).

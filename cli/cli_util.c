@@ -40,17 +40,19 @@ int cli_bad_option(const char *cmd, int c, int argc, char **argv)
 	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
 	int is_long = arg[0] == '-' && arg[1] == '-';
 	int len = (int)strcspn(arg, "=");
+	char what[3072];
 
 	if (c == ':' && is_long)
-		cli_error(cmd, "option '%.*s' needs a value (see ktrace %s --help)", len, arg, cmd);
+		snprintf(what, sizeof(what), "option '%.*s' needs a value", len, arg);
 	else if (c == ':')
-		cli_error(cmd, "option '-%c' needs a value (see ktrace %s --help)", optopt, cmd);
+		snprintf(what, sizeof(what), "option '-%c' needs a value", optopt);
 	else if (is_long && !optopt)
-		cli_error(cmd, "unknown option '%.*s' (see ktrace %s --help)", len, arg, cmd);
+		snprintf(what, sizeof(what), "unknown option '%.*s'", len, arg);
 	else if (is_long)
-		cli_error(cmd, "option '%.*s' takes no value (see ktrace %s --help)", len, arg, cmd);
+		snprintf(what, sizeof(what), "option '%.*s' takes no value", len, arg);
 	else
-		cli_error(cmd, "unknown option '-%c' (see ktrace %s --help)", optopt, cmd);
+		snprintf(what, sizeof(what), "unknown option '-%c'", optopt);
+	cli_error(cmd, "%s (see ktrace%s%s --help)", what, cmd ? " " : "", cmd ? cmd : "");
 	return 2;
 }
 

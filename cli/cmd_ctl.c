@@ -17,7 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,15 +29,17 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "lib/safefile.h"
 #include "lib/runtime.h"
 #include "reader/reader.h"
 
 #define CMD "ctl"
 
-static void help(FILE *out)
-{
-	fprintf(out,
+/* What `ktrace ctl --help` prints and its parser takes (cli/options.h). */
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
 		"usage: ktrace ctl DIR start|stop|status\n"
 		"       ktrace ctl DIR enable|disable EVENT\n"
 		"       ktrace ctl DIR kft status|load FILE|prime|start|stop\n"
@@ -55,13 +57,12 @@ static void help(FILE *out)
 		"  disable EVENT   FUNC:entry, FUNC:exit, FUNC:N, FUNC:* (every event of a\n"
 		"                  function), a numeric id (decimal or 0x), or all\n"
 		"  kft CMD         drive the function tracer's run in the program (KFT's\n"
-		"                  /proc/kft): the same as `ktrace kft DIR CMD`\n"
-		"\n"
-		"  -h, --help      this text\n"
-		"\n"
+		"                  /proc/kft): the same as `ktrace kft DIR CMD`\n",
+	.opts = NULL, /* only --help: the actions are operands, listed above */
+	.tail =
 		"Exit status: 0 done, 1 the control file is missing, unreadable, corrupt or\n"
-		"refuses the change, 2 usage error.  See ktrace-ctl(1).\n");
-}
+		"refuses the change, 2 usage error.  See ktrace-ctl(1).\n",
+};
 
 struct ctl {
 	const char *dir;
@@ -315,20 +316,11 @@ out:
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *dir, *action;
-	int c, nargs;
+	int nargs, rc = cli_opts_parse(&cmd_opts, argc, argv, NULL, NULL, NULL);
 
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			help(stdout);
-			return 0;
-		}
-		return cli_bad_option(CMD, c, argc, argv);
-	}
+	if (rc != CLI_OPTS_GO)
+		return rc;
 	nargs = argc - optind;
 	if (nargs < 2) {
 		cli_error(CMD, nargs ? "missing action: start, stop, status, enable, disable or kft (see ktrace ctl --help)"
@@ -342,7 +334,6 @@ static int run(int argc, char **argv)
 		 * function tracer's run (prime, start, stop, load, status). */
 		const struct ktrace_cmd *kft = cli_find_command("kft");
 		char **av = calloc((size_t)nargs + 1, sizeof(*av));
-		int rc;
 
 		if (!kft || !av) {
 			free(av);
@@ -380,4 +371,4 @@ static int run(int argc, char **argv)
 	return do_state(dir, !strcmp(action, "start"));
 }
 
-KTRACE_COMMAND(ctl, "start, stop, inspect a channel or switch its events", run, help);
+KTRACE_COMMAND_OPTS(ctl, "start, stop, inspect a channel or switch its events", run, cmd_opts);

@@ -57,7 +57,7 @@
  * exported) or the output failed, 2 usage error.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +66,7 @@
 #include <ktrace/lkst.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "formats/formats.h"
 #include "analysis/analysis.h"
 #include "cli/output.h"
@@ -89,47 +90,6 @@ struct ex {
 	struct ka_map64 seen; /* threads and CPUs whose names were written (JSON) */
 	uint64_t events;
 };
-
-static void help(FILE *out)
-{
-	fprintf(out,
-		"usage: ktrace export --format=FORMAT [options] [DIR]\n"
-		"\n"
-		"Write the trace in DIR (with its kernel events, merged by time) for other tools:\n"
-		"  perfetto           Perfetto's protobuf trace (ui.perfetto.dev, trace_processor):\n"
-		"                     calls as slices on their thread, static events as\n"
-		"                     instants, context switches as ftrace sched_switch\n"
-		"                     (CPU tracks), other kernel events as instants per CPU\n"
-		"  chrome, json       Chrome trace-event JSON: open it in ui.perfetto.dev or\n"
-		"                     chrome://tracing.  Function calls are slices on their\n"
-		"                     thread, the kernel is a process with a track per CPU\n"
-		"                     (what ran there, and every kernel event as an instant)\n"
-		"  folded             folded stacks (\"thread;caller;callee self_ns\") for\n"
-		"                     flamegraph.pl, speedscope or inferno\n"
-		"  csv                one row per record with a header line: time_ns, dur_ns,\n"
-		"                     self_ns, cpu, pid, tid, comm, category, name, args (the\n"
-		"                     columns of kd -c --format=csv)\n"
-		"  ctf                a CTF 1.8 trace in the directory -o OUTDIR (required; created\n"
-		"                     mode 0700, or empty) for babeltrace2 and Trace Compass: calls\n"
-		"                     as LTTng-UST func_entry/func_exit events, one stream per\n"
-		"                     thread and per kernel CPU, gaps as ktrace:lost events\n"
-		"  trace.dat          trace-cmd's trace.dat (version 6) of the kernel events\n"
-		"                     (`ktrace record --kernel`, every tracepoint and field):\n"
-		"                     trace-cmd report FILE, KernelShark; needs -o FILE\n"
-		"DIR defaults to ./ktrace.data.\n"
-		"\n"
-		"      --format FORMAT    one of the above (required)\n"
-		"  -o, --output FILE      write to FILE, mode 0600 (a temporary renamed into\n"
-		"                         place; default, or -: standard output); ctf: the\n"
-		"                         directory OUTDIR\n"
-		"  -K, --no-kernel        leave the kernel events out\n"
-		CLI_SELECT_HELP
-		"  -h, --help             this text\n"
-		"\n"
-		"Large traces stream out in bounded memory; a terminal shows progress.\n"
-		"Exit status: 0, 1 the trace has errors (all readable records were exported)\n"
-		"or the output failed, 2 usage error.  See ktrace-export(1).\n");
-}
 
 /* ---- JSON (trace events: formats/json.c) ---------------------------------------- */
 
@@ -968,6 +928,7 @@ static int export_tracedat(const char *dir, const char *outfile)
 struct export_opts {
 	enum fmt fmt;
 	const char *outfile; /* -o (NULL: standard output) */
+	int no_kernel;       /* -K */
 	const char *dir;     /* the trace */
 };
 
@@ -980,60 +941,80 @@ static const struct {
 	{ "csv", F_CSV },           { "ctf", F_CTF },     { "trace.dat", F_TRACEDAT }, { "tracedat", F_TRACEDAT },
 };
 
-/* parse_format - --format @arg into *@fmt.  Returns 0, or 2 (usage error, reported). */
-static int parse_format(const char *arg, enum fmt *fmt)
+/* cli_opt_fn: --format, its name into struct export_opts' fmt.  Return: 0, or 2 (reported). */
+static int take_option(void *arg, int key, const char *val)
 {
+	struct export_opts *eo = arg;
+
 	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (!strcmp(arg, formats[i].name)) {
-			*fmt = formats[i].fmt;
+		if (!strcmp(val, formats[i].name)) {
+			eo->fmt = formats[i].fmt;
 			return 0;
 		}
 	cli_error(CMD, "option '--format': unknown format '%s' (perfetto, chrome, "
-		       "folded, csv, ctf or trace.dat)", arg);
+		       "folded, csv, ctf or trace.dat)", val);
 	return 2;
 }
 
-/*
- * parse_options - the command line into @eo (and x->sel, x->no_kernel),
- * checked: a format, an output directory for ctf, the trace directory.
- * Returns -1 to go on, else the exit status (0 after --help, 2 usage
- * error, reported).
- */
-static int parse_options(int argc, char **argv, struct ex *x, struct export_opts *eo)
-{
-	enum { OPT_FORMAT = CLI_OPT_SELECT_END };
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, OPT_FORMAT }, { "output", required_argument, NULL, 'o' },
-		{ "no-kernel", no_argument, NULL, 'K' },    { "help", no_argument, NULL, 'h' },
-		CLI_SELECT_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, r;
+/* export's options; -o and -K go straight into struct export_opts. */
+static const struct cli_opt opts[] = {
+	CLI_OPT("format", CLI_OPT_LONG, "FORMAT", "one of the above (required)"),
+	CLI_OPT_STRING("output", 'o', "FILE", struct export_opts, outfile,
+		       "write to FILE, mode 0600 (a temporary renamed into\n"
+		       "place; default, or -: standard output); ctf: the\n"
+		       "directory OUTDIR"),
+	CLI_OPT_FLAG("no-kernel", 'K', struct export_opts, no_kernel, "leave the kernel events out"),
+	CLI_OPT_INCLUDE(cli_select_opts),
+	CLI_OPT_END,
+};
 
-	while ((c = getopt_long(argc, argv, ":o:Kp:h", opts, NULL)) != -1) {
-		if ((r = cli_select_option(&x->sel, CMD, c, optarg)) != 0) {
-			if (r < 0)
-				return 2;
-			continue;
-		}
-		switch (c) {
-		case OPT_FORMAT:
-			if (parse_format(optarg, &eo->fmt))
-				return 2;
-			break;
-		case 'o':
-			eo->outfile = optarg;
-			break;
-		case 'K':
-			x->no_kernel = 1;
-			break;
-		case 'h':
-			help(stdout);
-			return 0;
-		default:
-			return cli_bad_option(CMD, c, argc, argv);
-		}
-	}
+/* What `ktrace export --help` prints and its parser takes (cli/options.h). */
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
+		"usage: ktrace export --format=FORMAT [options] [DIR]\n"
+		"\n"
+		"Write the trace in DIR (with its kernel events, merged by time) for other tools:\n"
+		"  perfetto           Perfetto's protobuf trace (ui.perfetto.dev, trace_processor):\n"
+		"                     calls as slices on their thread, static events as\n"
+		"                     instants, context switches as ftrace sched_switch\n"
+		"                     (CPU tracks), other kernel events as instants per CPU\n"
+		"  chrome, json       Chrome trace-event JSON: open it in ui.perfetto.dev or\n"
+		"                     chrome://tracing.  Function calls are slices on their\n"
+		"                     thread, the kernel is a process with a track per CPU\n"
+		"                     (what ran there, and every kernel event as an instant)\n"
+		"  folded             folded stacks (\"thread;caller;callee self_ns\") for\n"
+		"                     flamegraph.pl, speedscope or inferno\n"
+		"  csv                one row per record with a header line: time_ns, dur_ns,\n"
+		"                     self_ns, cpu, pid, tid, comm, category, name, args (the\n"
+		"                     columns of kd -c --format=csv)\n"
+		"  ctf                a CTF 1.8 trace in the directory -o OUTDIR (required; created\n"
+		"                     mode 0700, or empty) for babeltrace2 and Trace Compass: calls\n"
+		"                     as LTTng-UST func_entry/func_exit events, one stream per\n"
+		"                     thread and per kernel CPU, gaps as ktrace:lost events\n"
+		"  trace.dat          trace-cmd's trace.dat (version 6) of the kernel events\n"
+		"                     (`ktrace record --kernel`, every tracepoint and field):\n"
+		"                     trace-cmd report FILE, KernelShark; needs -o FILE\n"
+		"DIR defaults to ./ktrace.data.\n",
+	.opts = opts,
+	.tail =
+		"Large traces stream out in bounded memory; a terminal shows progress.\n"
+		"Exit status: 0, 1 the trace has errors (all readable records were exported)\n"
+		"or the output failed, 2 usage error.  See ktrace-export(1).\n",
+};
+
+/*
+ * parse_options - the command line into @eo and @sel, checked: a format,
+ * an output directory for ctf, the trace directory.  Returns CLI_OPTS_GO
+ * to go on, else the exit status (0 after --help, 2 usage error,
+ * reported).
+ */
+static int parse_options(int argc, char **argv, struct cli_select *sel, struct export_opts *eo)
+{
+	int rc = cli_opts_parse(&cmd_opts, argc, argv, sel, take_option, eo);
+
+	if (rc != CLI_OPTS_GO)
+		return rc;
 	if (eo->fmt == F_NONE) {
 		cli_error(CMD, "missing --format (perfetto, chrome, folded, csv, ctf or trace.dat; see ktrace export --help)");
 		return 2;
@@ -1043,9 +1024,7 @@ static int parse_options(int argc, char **argv, struct ex *x, struct export_opts
 		return 2;
 	}
 	eo->dir = cli_select_dir(CMD, argc, argv, optind);
-	if (!eo->dir)
-		return 2;
-	return -1;
+	return eo->dir ? CLI_OPTS_GO : 2;
 }
 
 /*
@@ -1089,9 +1068,10 @@ static int run(int argc, char **argv)
 
 	memset(&x, 0, sizeof(x));
 	cli_select_init(&x.sel);
-	rc = parse_options(argc, argv, &x, &eo);
-	if (rc >= 0)
+	rc = parse_options(argc, argv, &x.sel, &eo);
+	if (rc != CLI_OPTS_GO)
 		return rc;
+	x.no_kernel = eo.no_kernel;
 	if (eo.fmt == F_TRACEDAT)
 		return export_tracedat(eo.dir, eo.outfile);
 	x.t = cli_select_open(&x.sel, CMD, eo.dir);
@@ -1119,5 +1099,5 @@ static int run(int argc, char **argv)
 	return rc;
 }
 
-KTRACE_COMMAND(export, "export a trace as Perfetto protobuf, Chrome JSON, folded stacks, CSV, CTF or trace.dat",
-	       run, help);
+KTRACE_COMMAND_OPTS(export, "export a trace as Perfetto protobuf, Chrome JSON, folded stacks, CSV, CTF or trace.dat",
+		    run, cmd_opts);

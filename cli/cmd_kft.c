@@ -24,7 +24,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,6 +37,7 @@
 #include <ktrace/ktrace.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "lib/safefile.h"
 #include "cli/cmd_kft.h"
 #include "reader/reader.h"
@@ -45,9 +46,10 @@
 
 #define CMD "kft"
 
-static void help(FILE *out)
-{
-	fprintf(out,
+/* What `ktrace kft --help` prints and its parser takes (cli/options.h). */
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
 		"usage: ktrace kft DIR [status]\n"
 		"       ktrace kft DIR prime|start|stop\n"
 		"       ktrace kft DIR load FILE|-\n"
@@ -64,10 +66,9 @@ static void help(FILE *out)
 		"              program; the run is configured, or primed if FILE says prime\n"
 		"  prime       arm the run: it starts at its start trigger (at once if none)\n"
 		"  start       start recording now, whatever the trigger\n"
-		"  stop        stop recording now\n"
-		"\n"
-		"  -h, --help  this text\n"
-		"\n"
+		"  stop        stop recording now\n",
+	.opts = NULL, /* only --help; --kernel, --tracefs, --boot first: see run() */
+	.tail =
 		"Exit status: 0 done, 1 DIR/kft missing or corrupt, a command the run's\n"
 		"state refuses, or a bad configuration (FILE:LINE:COL: message), 2 usage\n"
 		"error.  See docs/KFT-CONFIG.md.\n"
@@ -81,8 +82,10 @@ static void help(FILE *out)
 		"              print the boot parameters that run CONFIG from boot\n"
 		"  ktrace kft --tracefs extract DST\n"
 		"              the trace of a boot-time function_graph run\n"
-		"  (ktrace kft --kernel --help, --tracefs --help, --boot --help)\n");
-}
+		"  (ktrace kft --kernel --help, --tracefs --help, --boot --help)\n",
+	/* stop at DIR: what follows are its command's words */
+	.in_order = 1,
+};
 
 struct kft_map {
 	char dir[4096];
@@ -355,10 +358,9 @@ out:
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	const char *dir, *what;
 	struct kft_map m;
-	int c, rc = 0, cmd = 0;
+	int rc, cmd = 0;
 
 	/* KFT in the kernel: cli/cmd_kft_kernel.c, cli/cmd_kft_tracefs.c */
 	if (argc > 1 && !strcmp(argv[1], "--kernel"))
@@ -367,14 +369,10 @@ static int run(int argc, char **argv)
 		return kft_run_tracefs(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "--boot")) /* cli/cmd_kft_boot.c */
 		return kft_run_boot(argc - 1, argv + 1);
-	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			help(stdout);
-			return 0;
-		}
-		return cli_bad_option(CMD, c, argc, argv);
-	}
+	rc = cli_opts_parse(&cmd_opts, argc, argv, NULL, NULL, NULL);
+	if (rc != CLI_OPTS_GO)
+		return rc;
+	rc = 0;
 	if (optind >= argc) {
 		cli_error(CMD, "no trace directory (see ktrace kft --help)");
 		return 2;
@@ -433,4 +431,4 @@ static int run(int argc, char **argv)
 	return rc;
 }
 
-KTRACE_COMMAND(kft, "function tracer runs: a program's, the kernel's (--kernel, --tracefs)", run, help);
+KTRACE_COMMAND_OPTS(kft, "function tracer runs: a program's, the kernel's (--kernel, --tracefs)", run, cmd_opts);

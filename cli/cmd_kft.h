@@ -4,17 +4,13 @@
  * cli/cmd_kft_kernel.c (ktrace.ko's /proc/kft) and cli/cmd_kft_tracefs.c
  * (the kernel's function_graph tracer).  argv[0] is "--kernel" or
  * "--tracefs".  Return: the exit status (0 done, 1 failed, 2 usage error).
+ * Each mode's options and --help are a table of cli/options.h in its file.
  */
 #ifndef KTRACE_CLI_CMD_KFT_H
 #define KTRACE_CLI_CMD_KFT_H
 
-#include <stdio.h>
-
 int kft_run_kernel(int argc, char **argv);
-void kft_help_kernel(FILE *out);
-
 int kft_run_tracefs(int argc, char **argv);
-void kft_help_tracefs(FILE *out);
 
 /*
  * kft_opt_buf_kb() - the -b option of --tracefs and --boot: the ring
@@ -25,6 +21,5 @@ int kft_opt_buf_kb(const char *arg, unsigned *kb);
 
 /* `ktrace kft --boot` (cli/cmd_kft_boot.c): boot-time runs. */
 int kft_run_boot(int argc, char **argv);
-void kft_help_boot(FILE *out);
 
 #endif

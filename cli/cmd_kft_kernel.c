@@ -12,20 +12,38 @@
  * kclient/kft_proc.c.  --proc DIR reads DIR/kft... instead of
  * /proc/kft... (tests).
  */
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/cmd_kft.h"
+#include "cli/options.h"
 #include "kclient/kclient.h"
 
 #define CMD "kft"
 
-void kft_help_kernel(FILE *out)
-{
-	fprintf(out,
+/* The command line of `ktrace kft --kernel`, parsed. */
+struct kernel_opts {
+	const char *map;  /* -m: System.map for extract (NULL: /proc/kallsyms) */
+	const char *proc; /* --proc: where the kft files are ("/proc") */
+};
+
+/* `ktrace kft --kernel`'s options, all kept by the parser in struct kernel_opts. */
+static const struct cli_opt opts[] = {
+	CLI_OPT_STRING("system-map", 'm', "FILE", struct kernel_opts, map,
+		       "symbols for extract from FILE instead of\n"
+		       "/proc/kallsyms (addresses must match: no KASLR offset)"),
+	CLI_OPT_STRING("proc", CLI_OPT_LONG, "DIR", struct kernel_opts, proc,
+		       "the kft files are in DIR instead of /proc"),
+	CLI_OPT_END,
+};
+
+/* What `ktrace kft --kernel --help` prints and its parser takes (cli/options.h). */
+static const struct cli_cmd_opts cmd_opts = {
+	.cmd = CMD,
+	.usage =
 		"usage: ktrace kft --kernel [--proc DIR] [status]\n"
 		"       ktrace kft --kernel [--proc DIR] load FILE|-\n"
 		"       ktrace kft --kernel [--proc DIR] prime|start|stop\n"
@@ -43,44 +61,24 @@ void kft_help_kernel(FILE *out)
 		"  start, stop   start or stop recording now\n"
 		"  extract DST   copy the log (/proc/kft_data), its call sites, the status\n"
 		"                and the kernel's function symbols into trace directory DST\n"
-		"                (ktrace kd, addr2sym and print read it)\n"
-		"\n"
-		"  -m, --system-map FILE  symbols for extract from FILE instead of\n"
-		"                /proc/kallsyms (addresses must match: no KASLR offset)\n"
-		"  --proc DIR    the kft files are in DIR instead of /proc\n"
-		"  -h, --help    this text\n"
-		"\n"
+		"                (ktrace kd, addr2sym and print read it)\n",
+	.opts = opts,
+	.tail =
 		"Exit status: 0 done, 1 refused (bad configuration: FILE:LINE:COL: message;\n"
-		"a command the run's state refuses; module not loaded), 2 usage error.\n");
-}
+		"a command the run's state refuses; module not loaded), 2 usage error.\n",
+	.in_order = 1,
+};
 
 int kft_run_kernel(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "system-map", required_argument, NULL, 'm' },
-		{ "proc", required_argument, NULL, 'P' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *what, *map = NULL, *proc = "/proc";
-	int c, need;
+	struct kernel_opts o = { .proc = "/proc" };
+	const char *what, *map, *proc;
+	int need, rc = cli_opts_parse(&cmd_opts, argc, argv, NULL, NULL, &o);
 
-	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+:hm:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			kft_help_kernel(stdout);
-			return 0;
-		case 'm':
-			map = optarg;
-			break;
-		case 'P':
-			proc = optarg;
-			break;
-		default:
-			return cli_bad_option(CMD, c, argc, argv);
-		}
-	}
+	if (rc != CLI_OPTS_GO)
+		return rc;
+	map = o.map;
+	proc = o.proc;
 	what = optind < argc ? argv[optind++] : "status";
 	need = !strcmp(what, "load") || !strcmp(what, "extract");
 	if (strcmp(what, "status") && strcmp(what, "prime") && strcmp(what, "start") &&

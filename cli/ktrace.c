@@ -8,7 +8,7 @@
  * here (cli/output.c): a write error (full disk, /dev/full) is one line
  * on stderr and exit status 1, for every subcommand alike.
  * Subcommands live in cli/cmd_NAME.c and register themselves with
- * KTRACE_COMMAND() (cli/cli.h); this file finds them in the "ktrace_cmds"
+ * KTRACE_COMMAND_OPTS() (cli/cli.h); this file finds them in the "ktrace_cmds"
  * linker section.  Exit status: the subcommand's, or 2 for a usage error
  * here (unknown command or option), with a one-line message.  The
  * kernel clients (kclient/) report their errors through cli_error() too,
@@ -79,55 +79,47 @@ static int help_cmd(int argc, char **argv)
 		cli_error(NULL, "no help for '%s': not a ktrace command (see ktrace --help)", argv[1]);
 		return 2;
 	}
-	if (c->help)
-		c->help(stdout);
-	else
-		cli_opts_help(stdout, c->opts);
+	cli_opts_help(stdout, c->opts);
 	return 0;
 }
 
+/*
+ * main() - ktrace's own options, then the command.  They are not a table
+ * of cli/options.h: --help is the list of commands (found at run time,
+ * usage()), and -h, -V end ktrace at once through cli_output_end(), where
+ * cli_opts_parse() would print a fixed text and go on.  --no-pager and
+ * --color are cli_output_opts[]'s, taken by cli_output_option().
+ */
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
-		{ "no-pager", no_argument, NULL, 'P' },
-		{ "color", optional_argument, NULL, 'C' },
-		{ "colour", optional_argument, NULL, 'C' },
+		{ "no-pager", no_argument, NULL, CLI_OPT_NO_PAGER },
+		{ "color", optional_argument, NULL, CLI_OPT_COLOR },
+		{ "colour", optional_argument, NULL, CLI_OPT_COLOR },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct ktrace_cmd *c;
-	int opt;
+	int opt, rc;
 
 	kcl_set_report(kclient_report);
 	cli_getopt_reset();
 	/* '+': stop at the first non-option, the command name */
 	while ((opt = getopt_long(argc, argv, "+:hV", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
+		if (opt == 'h') {
 			usage(stdout);
 			return cli_output_end(NULL, 0);
-		case 'V':
+		}
+		if (opt == 'V') {
 			printf("ktrace %s\n", KTRACE_VERSION);
 			return cli_output_end("--version", 0);
-		case 'P':
-			cli_output_no_pager();
-			break;
-		case 'C':
-			if (cli_output_option(NULL, CLI_OPT_COLOR, optarg) < 0)
-				return 2;
-			break;
-		default: {
-			const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
-
-			if (!strncmp(arg, "--", 2))
-				cli_error(NULL, "unknown option '%.*s' (see ktrace --help)",
-					  (int)strcspn(arg, "="), arg);
-			else
-				cli_error(NULL, "unknown option '-%c' (see ktrace --help)", optopt);
+		}
+		rc = cli_output_option(NULL, opt, optarg);
+		if (rc < 0)
 			return 2;
-		}
-		}
+		if (!rc)
+			return cli_bad_option(NULL, opt, argc, argv);
 	}
 	if (optind >= argc) {
 		usage(stderr);

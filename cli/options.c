@@ -67,13 +67,13 @@ static int getopt_args(struct getopt_args *g, const struct cli_cmd_opts *c)
 	if (c->in_order)
 		g->shortopts[g->nshort++] = '+';
 	g->shortopts[g->nshort++] = ':';
-	return add_table(g, c->opts) < 0 ? -1 : add_table(g, help_opt);
+	return c->opts && add_table(g, c->opts) < 0 ? -1 : add_table(g, help_opt);
 }
 
-/* The entry of @t (or of a table it includes) whose key is @key, or NULL. */
+/* The entry of @t (or of a table it includes; NULL: none) whose key is @key, or NULL. */
 static const struct cli_opt *find_key(const struct cli_opt *t, int key)
 {
-	for (; t->name || t->include || t->help; t++) {
+	for (; t && (t->name || t->include || t->help); t++) {
 		const struct cli_opt *o = t->include ? find_key(t->include, key) : NULL;
 
 		if (o)
@@ -192,7 +192,8 @@ void cli_opts_help(FILE *out, const struct cli_cmd_opts *c)
 	int column = c->help_column ? c->help_column : HELP_COLUMN;
 
 	fprintf(out, "%s\n", c->usage);
-	table_help(out, c->opts, column);
+	if (c->opts)
+		table_help(out, c->opts, column);
 	table_help(out, help_opt, column);
 	fprintf(out, "\n%s", c->tail);
 }

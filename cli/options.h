@@ -86,10 +86,12 @@ struct cli_opt {
  * struct cli_cmd_opts - what a command's --help prints and its parser
  * takes: @usage (the usage line and the description), a blank line, the
  * option lines of @opts and --help's, a blank line, @tail (the exit
- * statuses).  @cmd names the command in errors; @in_order set stops the
- * options at the first operand (getopt's '+': a command line follows,
- * `ktrace kft`'s sub-commands); @help_column, where the option texts start
- * if not at the usual 25 characters (a command with long option names).
+ * statuses); @opts NULL: the command has no option but --help (its
+ * operands say what to do: ctl, kft).  @cmd names the command in errors;
+ * @in_order set stops the options at the first operand (getopt's '+': a
+ * command line follows, `ktrace kft`'s sub-commands); @help_column, where
+ * the option texts start if not at the usual 25 characters (a command
+ * with long option names).
  */
 struct cli_cmd_opts {
 	const char *cmd;

@@ -30,11 +30,6 @@ const struct cli_opt cli_output_opts[] = {
 	CLI_OPT_END,
 };
 
-void cli_output_no_pager(void)
-{
-	no_pager = 1;
-}
-
 void cli_output_color_default(enum cli_when when)
 {
 	color_when = when;

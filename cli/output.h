@@ -31,13 +31,11 @@ enum cli_when { CLI_AUTO = -1, CLI_NEVER = 0, CLI_ALWAYS = 1 };
 enum { CLI_OPT_NO_PAGER = 0x1100, CLI_OPT_COLOR };
 
 /**
- * cli_output_option() - take --no-pager / --color[=WHEN].
+ * cli_output_option() - take --no-pager / --color[=WHEN] (a command's, or
+ * ktrace's own before the command: @cmd NULL).
  * Return: 1 taken, 0 not one of these, -1 bad value (printed; exit 2).
  */
 int cli_output_option(const char *cmd, int opt, const char *arg);
-
-/** cli_output_no_pager() - never start a pager (`ktrace --no-pager`). */
-void cli_output_no_pager(void);
 
 /** cli_output_color_default() - the colour choice before any subcommand option. */
 void cli_output_color_default(enum cli_when when);

@@ -13,7 +13,7 @@
 #include "cli/options.h"
 #include "cli/select.h"
 
-/* The selection options of a command's table (cli/options.h); CLI_SELECT_HELP says the same. */
+/* The selection options of a command's table (cli/options.h). */
 const struct cli_opt cli_select_opts[] = {
 	CLI_OPT("pid", 'p', "LIST", "only these processes (comma-separated ids)"),
 	CLI_OPT("tid", CLI_OPT_TID, "LIST", "only these threads"),

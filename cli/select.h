@@ -20,10 +20,6 @@
  *
  * Usage in a subcommand: CLI_OPT_INCLUDE(cli_select_opts) in its option
  * table and its struct cli_select to cli_opts_parse() (cli/options.h).
- * (cmd_export.c, not on cli/options.h yet, adds CLI_SELECT_LONGOPTS to its
- * long options and CLI_SELECT_HELP to its help, and gives every option
- * getopt_long() returns to cli_select_option() first; tests/cli_options.sh
- * checks that those lines stay those of cli_select_opts[].)
  */
 #ifndef KTRACE_CLI_SELECT_H
 #define KTRACE_CLI_SELECT_H
@@ -42,22 +38,6 @@ enum {
 	CLI_OPT_NO_DEMANGLE,
 	CLI_OPT_SELECT_END, /* first value free for the subcommand */
 };
-
-#define CLI_SELECT_LONGOPTS                                                     \
-	{ "tid", required_argument, NULL, CLI_OPT_TID },                        \
-	{ "pid", required_argument, NULL, 'p' },                                \
-	{ "time-range", required_argument, NULL, CLI_OPT_RANGE },               \
-	{ "no-demangle", no_argument, NULL, CLI_OPT_NO_DEMANGLE }
-
-/* The help text lines of those options (cmd_export.c's; cli_select_opts[]'s are the same). */
-#define CLI_SELECT_HELP                                                                   \
-	"  -p, --pid LIST         only these processes (comma-separated ids)\n"               \
-	"      --tid LIST         only these threads\n"                                       \
-	"      --time-range START~END\n"                                                      \
-	"                         only calls (records) inside [START, END]; a bound with a\n" \
-	"                         unit (ns, us, ms, s, m) counts from the trace's origin,\n"  \
-	"                         a bare number is CLOCK_MONOTONIC ns; one may be omitted\n"  \
-	"      --no-demangle      C++ names as mangled in the symbol table\n"
 
 /**
  * struct cli_select - the selection of a reading subcommand.

@@ -31,16 +31,21 @@ is "$rc" 2 "unknown global option: exit 2"
 is "$(cat "$T/err")" "ktrace: unknown option '--frobnicate' (see ktrace --help)" "unknown global option: one line"
 run "$KTRACE" -z
 is "$(cat "$T/err")" "ktrace: unknown option '-z' (see ktrace --help)" "unknown short global option: one line"
+run "$KTRACE" --version=3
+is "$rc" 2 "global option with a value it does not take: exit 2"
+is "$(cat "$T/err")" "ktrace: option '--version' takes no value (see ktrace --help)" "... one line naming it"
+run "$KTRACE" --color=bad print
+is "$(cat "$T/err")" "ktrace: option '--color': 'bad' is not always, never or auto" "bad --color value: one line"
 run "$KTRACE" help frobnicate
 is "$rc" 2 "help for an unknown command: exit 2"
 
 if command -v groff >/dev/null 2>&1; then
-	for p in ktrace ktrace-print ktrace-read ktrace-ctl; do
+	for p in ktrace ktrace-print ktrace-read ktrace-ctl ktrace-export; do
 		groff -man -ww -z "$KTRACE_SRC/docs/man/$p.1" >"$T/groff" 2>&1
 		is "$(cat "$T/groff")" "" "man page $p.1 renders without warnings"
 	done
 else
-	for p in ktrace ktrace-print ktrace-read ktrace-ctl; do
+	for p in ktrace ktrace-print ktrace-read ktrace-ctl ktrace-export; do
 		like "$KTRACE_SRC/docs/man/$p.1" '^\.TH ' "man page $p.1 exists"
 	done
 fi

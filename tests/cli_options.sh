@@ -1,17 +1,18 @@
 #!/bin/sh
-# tests/cli_options.sh - the commands whose options are a table of
+# tests/cli_options.sh - every command's options are a table of
 # cli/options.h: --help, the man page and the parser name the same
-# options.  For each command: every option line of --help has the one
-# format (the text at one column, 26 but for read's 28 and lkst's 25, or
-# on the next line); every option it lists is in docs/man/ktrace-CMD.1 with the same
-# short letter, and the man page names no "-x, --name" pair that --help
-# does not; the parser knows every listed option, long and short (no
-# "unknown option", "needs a value" or "takes no value").  Then export's
-# selection lines (CLI_SELECT_HELP: cmd_export.c is not on the table yet)
-# are those of the shared table.
+# options.  For each command (and each mode of kft: --kernel, --tracefs,
+# --boot, which have options of their own): every option line of --help
+# has the one format (the text at one column, 26 but for read's 28 and
+# lkst's 25, or on the next line); every option it lists is in
+# docs/man/ktrace-CMD.1 with the same short letter, and the man page names
+# no "-x, --name" pair that the command's helps do not; the parser knows
+# every listed option, long and short (no "unknown option", "needs a
+# value" or "takes no value").
 . "${KTRACE_SRC:-.}/tests/helpers/tap.sh"
 
-CMDS="locks memview info graph timeline addr2sym print kd read lkst"
+# COMMAND or COMMAND/MODE (MODE: the first argument, a mode with its own table)
+CMDS="locks memview info graph timeline addr2sym print kd read lkst ctl export kft kft/--kernel kft/--tracefs kft/--boot"
 cd "$T" || exit 1 # no ktrace.data here: a parsed command line ends in "no trace"
 
 # "SHORT NAME ARG" per option line of the help in $1 ("-" for none), or
@@ -29,23 +30,28 @@ help_options() {
 	}' "$1"
 }
 
-for c in $CMDS; do
+# the "-x, --name" pairs of the man page of $1, as "x name"
+# (".BR \-x ", " \-\-name" or ".BI "\-x, \-\-name "")
+man_pairs() {
+	sed 's/\\-/-/g' "$KTRACE_SRC/docs/man/ktrace-$1.1" |
+		grep -oE -- '-[A-Za-z](, | ", " )--[a-z][a-z-]*' | sed -E 's/^-(.)(, | ", " )--/\1 /' | sort -u
+}
+
+rm -f "$T"/pairs-*
+for spec in $CMDS; do
+	c=${spec%%/*}
+	mode=
+	[ "$c" != "$spec" ] && mode=${spec#*/}
 	man=$KTRACE_SRC/docs/man/ktrace-$c.1
-	run "$KTRACE" "$c" --help
-	is "$rc" 0 "$c --help: exit 0"
+	run "$KTRACE" "$c" $mode --help
+	is "$rc" 0 "$c $mode --help: exit 0"
 	col=26
 	[ "$c" = read ] && col=28
 	[ "$c" = lkst ] && col=25
 	help_options "$T/out" $col >"$T/opts"
-	unlike "$T/opts" '^BADCOL' "$c --help: every option's text at column $col"
+	unlike "$T/opts" '^BADCOL' "$c $mode --help: every option's text at column $col"
 	sed 's/\\-/-/g' "$man" >"$T/man"
-	# the "-x, --name" pairs of the man page, as "x name"
-	# (".BR \-x ", " \-\-name" or ".BI "\-x, \-\-name "")
-	grep -oE -- '-[A-Za-z](, | ", " )--[a-z][a-z-]*' "$T/man" | sed -E 's/^-(.)(, | ", " )--/\1 /' |
-		sort -u >"$T/manpairs"
-	awk '$1 != "-" { print $1, $2 }' "$T/opts" | sort -u >"$T/helppairs"
-	extra=$(comm -23 "$T/manpairs" "$T/helppairs" | tr '\n' ';')
-	is "$extra" "" "$c: the man page's -x, --name pairs are those of --help"
+	awk '$1 != "-" { print $1, $2 }' "$T/opts" >>"$T/pairs-$c"
 	while read -r short name arg; do
 		[ "$short" = BADCOL ] && continue
 		grep -Eq -- "--$name([^a-z-]|\$)" "$T/man"
@@ -58,24 +64,27 @@ for c in $CMDS; do
 		[ "$c" = graph ] && func=main
 		[ "$c" = read ] && func="a b"
 		[ "$c" = lkst ] && func=frob
+		# kft's modes would run (trace the kernel, read /proc/kft): the
+		# option, then --help, which ends the command at once
+		[ -n "$mode" ] && func=--help
 		val=
 		case $arg in -|\[*) ;; *) val=1 ;; esac
-		"$KTRACE" "$c" "--$name${val:+=$val}" $func >/dev/null 2>"$T/err" </dev/null
-		unlike "$T/err" "unknown option|needs a value|takes no value" "$c: the parser knows --$name"
+		"$KTRACE" "$c" $mode "--$name${val:+=$val}" $func >/dev/null 2>"$T/err" </dev/null
+		unlike "$T/err" "unknown option|needs a value|takes no value" "$c $mode: the parser knows --$name"
 		if [ "$short" != - ]; then
-			"$KTRACE" "$c" "-$short" $val $func >/dev/null 2>"$T/err" </dev/null
-			unlike "$T/err" "unknown option|needs a value|takes no value" "$c: the parser knows -$short"
+			"$KTRACE" "$c" $mode "-$short" $val $func >/dev/null 2>"$T/err" </dev/null
+			unlike "$T/err" "unknown option|needs a value|takes no value" "$c $mode: the parser knows -$short"
 		fi
 	done <"$T/opts"
 done
 
-# export's selection lines (CLI_SELECT_HELP) are the shared table's (graph's)
-run "$KTRACE" export --help
-sed -n '/^  -p, --pid/,/--no-demangle/p' "$T/out" >"$T/export-sel"
-run "$KTRACE" graph --help
-sed -n '/^  -p, --pid/,/--no-demangle/p' "$T/out" >"$T/graph-sel"
-cmp -s "$T/export-sel" "$T/graph-sel"
-ok $? "export --help's selection options are cli_select_opts[]'s"
-like "$T/graph-sel" "--no-demangle" "graph --help lists the selection options"
+# the man page names no "-x, --name" pair that the command's helps (all
+# its modes') do not
+for c in $(echo "$CMDS" | tr ' ' '\n' | sed 's,/.*,,' | sort -u); do
+	man_pairs "$c" >"$T/manpairs"
+	sort -u "$T/pairs-$c" >"$T/helppairs"
+	extra=$(comm -23 "$T/manpairs" "$T/helppairs" | tr '\n' ';')
+	is "$extra" "" "$c: the man page's -x, --name pairs are those of --help"
+done
 
 done_testing
