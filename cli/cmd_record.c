@@ -662,7 +662,8 @@ static int detect_build(struct record *r)
 	if ((b & REC_HOOKS) && r->patch.main_plus && !r->quiet)
 		cli_error(CMD, "warning: %s has hooks of its own: -P applies to libraries only "
 			       "(FUNC@LIB)", r->cmd[0]);
-	if (b & REC_BUILD_NOFILE)
+	/* quiet: no line, and no planning of the patches for it (the run does that) */
+	if ((b & REC_BUILD_NOFILE) || (r->quiet && plain))
 		return 0;
 	if (plain) {
 		struct rec_patch_scan ps;

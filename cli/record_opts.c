@@ -285,6 +285,28 @@ static int summarise(const char *dir, int quiet, char *error, size_t len)
 }
 
 /*
+ * How many functions the run patched at start (DIR/kft-dynpatch's
+ * "patched:" line, lib/kft_dynpatch.c).  Return: the number, or -1 when
+ * the run patched nothing at run time (no such file).
+ */
+static long dynpatched(const char *dir)
+{
+	char path[4200], line[256];
+	long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/kft-dynpatch", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "patched: ", 9))
+			n = atol(line + 9);
+	fclose(f);
+	return n;
+}
+
+/*
  * Append "cmdline ARGS" to DIR/metadata (after the program's runtime last
  * rewrote it), for ktrace info: arguments joined by blanks, those holding a
  * blank, a quote or a backslash single-quoted as a shell would need them.
@@ -349,6 +371,12 @@ int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, 
 	else if (writers < 0)
 		snprintf(why, sizeof(why), "it never started the tracer (%s/kft-status is missing: a "
 					   "static binary, a setuid program, or LD_PRELOAD removed?)", dir);
+	else if (writers == 0 && dynpatched(dir) == 0)
+		snprintf(why, sizeof(why), "no function was patched (-P/-U chose none, or none could "
+					   "be: see %s/kft-dynpatch)", dir);
+	else if (writers == 0 && dynpatched(dir) > 0)
+		snprintf(why, sizeof(why), "none of the %ld functions patched at start ran (see "
+					   "%s/kft-dynpatch)", dynpatched(dir), dir);
 	else if (writers == 0)
 		snprintf(why, sizeof(why), "no instrumented function ran: was it built with "
 					   "-finstrument-functions, -pg or -fpatchable-function-entry?");

@@ -78,6 +78,9 @@ extern char kft_dyn_entry[];
 
 _Static_assert(DYN_CODE + KFT_RELOC_MAX <= DYN_SLOT, "a slot holds the moved instructions");
 
+/* The functions patched, sorted (kft_dyn_patched()); written before main(), then read only. */
+static struct kft_addrs dyn_patched_fns;
+
 /* Counts of one start (DIR/kft-dynpatch). */
 struct dyn_stats {
 	uint64_t selected, patched, why[KFT_RELOC_NR];
@@ -239,6 +242,7 @@ static void dyn_write(struct dyn_obj *d, const struct kft_text *o, uint64_t t, s
 			site[0] = 0xe9;
 			memcpy(site + 1, &rel, 4);
 			st->patched++;
+			kft_addrs_push(&dyn_patched_fns, f->addr);
 		}
 		kft_text_restore(o, seg, lo, hi);
 	}
@@ -365,6 +369,7 @@ int kft_dyn_apply(const struct kft_config *cfg, struct kft_resolver *r, const ch
 		goto out;
 	for (unsigned i = 0; i < nobj; i++)
 		all |= dyn_object(r, i, rules, nrules, use_sel ? &sel : NULL, &st, &objs[i]);
+	kft_addrs_sort(&dyn_patched_fns);
 	dyn_report(dir, &st, objs, nobj);
 	if (st.failed)
 		fprintf(stderr, "ktrace: run-time patching: %llu of %llu functions could not be "
@@ -382,7 +387,18 @@ out:
 	return all;
 }
 
+int kft_dyn_patched(uint64_t addr)
+{
+	return kft_addrs_has(&dyn_patched_fns, addr);
+}
+
 #else /* !__x86_64__ */
+
+int kft_dyn_patched(uint64_t addr)
+{
+	(void)addr;
+	return 0;
+}
 
 int kft_dyn_apply(const struct kft_config *cfg, struct kft_resolver *r, const char *dir)
 {

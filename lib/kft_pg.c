@@ -78,6 +78,7 @@ struct pg_ent {
 	uint64_t slot; /* where it lives on the program's stack */
 	uint64_t fn, site;
 	uint64_t sp;   /* the frame's stack position for the shadow stack (<< KFT_SP_SHIFT) */
+	uint64_t tramp; /* the exit trampoline put in the slot (TRAMP or TRAMP_ALL) */
 };
 
 struct pg_tls {
@@ -90,11 +91,19 @@ struct pg_tls {
 
 static __thread struct pg_tls pg_tls __attribute__((tls_model("initial-exec")));
 
-extern char kft_pg_return[];
+extern char kft_pg_return[], kft_dyn_return[];
 uint64_t kft_pg_exit(uint64_t sp);
 void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry);
 
 #define TRAMP ((uint64_t)(uintptr_t)kft_pg_return)
+/* the exit trampoline of functions patched at run time: every register kept */
+#define TRAMP_ALL ((uint64_t)(uintptr_t)kft_dyn_return)
+
+/* Is @v one of the exit trampolines (a diverted return address)? */
+static inline int is_tramp(uint64_t v)
+{
+	return v == TRAMP || v == TRAMP_ALL;
+}
 
 /*
  * Functions already found by a search back (pg_fn()), by the hook's return
@@ -257,7 +266,7 @@ PG_HOOK void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry)
 	sp = 0;
 	while (p->depth) {
 		e = &p->e[p->depth - 1];
-		if (e->slot > s || *(const uint64_t *)(uintptr_t)e->slot == TRAMP)
+		if (e->slot > s || is_tramp(*(const uint64_t *)(uintptr_t)e->slot))
 			break;
 		sp = e->sp;
 		p->depth--;
@@ -266,7 +275,7 @@ PG_HOOK void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry)
 		kft_hooks_pg_dead(sp); /* and their frames on the shadow stack */
 	ret = *slot;
 	sp = s << KFT_SP_SHIFT;
-	if (ret == TRAMP) {
+	if (is_tramp(ret)) {
 		/*
 		 * A tail call from the traced function whose slot this is:
 		 * nested in it, one unit below it for the shadow stack (which
@@ -298,8 +307,11 @@ PG_HOOK void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry)
 	e->fn = fn;
 	e->site = site;
 	e->sp = sp;
+	/* a patched function's callers need every register back (so does a
+	 * frame whose slot holds that trampoline already: a tail call) */
+	e->tramp = fentry == KFT_PG_PATCHED || ret == TRAMP_ALL ? TRAMP_ALL : TRAMP;
 	p->depth++;
-	*slot = TRAMP;
+	*slot = e->tramp;
 out:
 	KT_BARRIER();
 	p->busy = 0;
@@ -405,14 +417,14 @@ static void pg_restore(uint64_t lo)
 	for (unsigned i = p->depth; i-- > 0;) {
 		struct pg_ent *e = &p->e[i];
 
-		if (*(const uint64_t *)(uintptr_t)e->slot != TRAMP || e->slot < prev ||
+		if (!is_tramp(*(const uint64_t *)(uintptr_t)e->slot) || e->slot < prev ||
 		    (e->slot == prev && !first && !tail)) {
 			e->slot = 0;
 			continue;
 		}
 		first = 0;
 		prev = e->slot;
-		tail = e->ret == TRAMP;
+		tail = is_tramp(e->ret);
 	}
 	for (unsigned i = p->depth; i-- > 0;)
 		if (p->e[i].slot)
@@ -441,7 +453,7 @@ static void pg_rearm(uint64_t lo)
 	if (dead)
 		kft_hooks_pg_dead(dead); /* the shadow stack's frames of the unwound calls */
 	for (unsigned i = 0; i < p->depth; i++)
-		*(uint64_t *)(uintptr_t)p->e[i].slot = TRAMP;
+		*(uint64_t *)(uintptr_t)p->e[i].slot = p->e[i].tramp;
 	p->in_eh = 0;
 	KT_BARRIER();
 	p->busy = 0;
@@ -555,7 +567,7 @@ KT_EXPORT PG_HOOK uintptr_t ktrace__call_site(uintptr_t ret)
 {
 	struct pg_tls *p = &pg_tls;
 
-	if (ret != (uintptr_t)kft_pg_return || !p->depth)
+	if (!is_tramp(ret) || !p->depth)
 		return ret;
 	return (uintptr_t)p->e[p->depth - 1].ret;
 }

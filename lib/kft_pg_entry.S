@@ -15,15 +15,16 @@
  * call kft_pg_enter(slot, own return address, kind), restore, return.
  *
  * kft_pg_return is where a traced function returns to once kft_pg_enter()
- * replaced its return address: it saves the return value and every other
- * register a call may clobber (see below), calls kft_pg_exit(stack
- * pointer), which writes the call's record and gives back the real return
- * address, restores and jumps there.
+ * replaced its return address: it saves the return value (rax rdx xmm0
+ * xmm1), calls kft_pg_exit(stack pointer), which writes the call's record
+ * and gives back the real return address, restores and jumps there;
+ * kft_dyn_return does the same for functions patched at run time, keeping
+ * every register (see below).
  *
  * Registers: a function built without hooks may be called by code that
  * relies on it leaving some call-clobbered registers alone (gcc's
  * -fipa-ra, on by default at -O2, knows which ones a function of the
- * same file does not touch).  So kft_dyn_entry and kft_pg_return keep
+ * same file does not touch).  So kft_dyn_entry and kft_dyn_return keep
  * every register the C side may change: rax rcx rdx rsi rdi r8-r11 and
  * xmm0-15 (PG_SAVE 1); the compiled hooks' callers expect a clobber and
  * need only the argument registers kept (PG_SAVE).
@@ -41,8 +42,8 @@
  * stack aligned: gcc omits the alignment for calls to functions it knows
  * need none); %rbx keeps the stack pointer at entry + 8.  @all=1: every
  * call-clobbered register (r11 and xmm8-15 too), for code whose callers
- * expected no call (kft_dyn_entry, kft_pg_return); the area then ends at
- * least 16 bytes below the saved %rbx (kft_pg_return keeps a word at
+ * expected no call (kft_dyn_entry, kft_dyn_return); the area then ends at
+ * least 16 bytes below the saved %rbx (kft_dyn_return keeps a word at
  * -8(%rbx)).  @cfi=0: no CFI directives (outside a CFI procedure).
  */
 .macro PG_SAVE all=0 cfi=1
@@ -254,7 +255,8 @@ kft_vfork_call:
 /*
  * A traced function returns here.  The nop before the label keeps
  * return-address-minus-one lookups (an unwinder's, a profiler's) inside
- * this symbol.
+ * this symbol.  Only the return value is kept (rax rdx xmm0 xmm1): the
+ * function's callers expected it to clobber the rest.
  */
 	.globl	kft_pg_return
 	.hidden	kft_pg_return
@@ -262,19 +264,47 @@ kft_vfork_call:
 	.p2align 4
 	nop
 kft_pg_return:
+	pushq	%rbx
+	movq	%rsp, %rbx
+	subq	$48, %rsp
+	andq	$-16, %rsp
+	movq	%rax, 0(%rsp)
+	movq	%rdx, 8(%rsp)
+	movaps	%xmm0, 16(%rsp)
+	movaps	%xmm1, 32(%rsp)
+	leaq	8(%rbx), %rdi		/* the stack pointer after the function's ret */
+	call	kft_pg_exit
+	movq	%rax, %r11		/* the real return address */
+	movq	0(%rsp), %rax
+	movq	8(%rsp), %rdx
+	movaps	16(%rsp), %xmm0
+	movaps	32(%rsp), %xmm1
+	movq	%rbx, %rsp
+	popq	%rbx
+	jmp	*%r11
+	.size	kft_pg_return, .-kft_pg_return
+
+/*
+ * The exit trampoline of functions patched at run time (kft_dyn_entry's):
+ * as kft_pg_return, but every call-clobbered register is kept (their
+ * callers may rely on some, -fipa-ra), %r11 included, so the jump back
+ * goes through a word left 16 bytes below the stack pointer, in the red
+ * zone, which a signal delivered then does not overwrite (the kernel skips
+ * 128 bytes) and which the caller, just returned to, does not use.
+ */
+	.globl	kft_dyn_return
+	.hidden	kft_dyn_return
+	.type	kft_dyn_return, @function
+	.p2align 4
+	nop
+kft_dyn_return:
 	PG_SAVE 1, 0		/* every register; no CFI: nothing unwinds through here */
 	leaq	8(%rbx), %rdi		/* the stack pointer after the function's ret */
 	call	kft_pg_exit
 	movq	%rax, -8(%rbx)		/* the real return address, below the saved %rbx */
 	PG_RESTORE 1, 0
-	/*
-	 * Every register is the function's again: jump through the word
-	 * left 16 bytes below the stack pointer, in the red zone, which a
-	 * signal delivered now does not overwrite (the kernel skips 128
-	 * bytes) and which the caller, just returned to, does not use.
-	 */
 	jmp	*-16(%rsp)
-	.size	kft_pg_return, .-kft_pg_return
+	.size	kft_dyn_return, .-kft_dyn_return
 
 #endif /* __x86_64__ */
 

@@ -315,6 +315,10 @@ static int plt_consider(const struct plt_prog *p, const struct plt_dyn *y, const
 	 * no-op (lib/kft_pg.c): recorded, as uftrace records it */
 	if (plt_in_self(t->real) && strcmp(name, "__monstartup"))
 		return 0;
+	/* a library function patched at run time (`record -P f@lib`) records
+	 * its own calls: hooking its slot too would record each call twice */
+	if (kft_dyn_patched(t->real))
+		return 0;
 	return 1;
 }
 

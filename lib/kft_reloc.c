@@ -25,8 +25,9 @@ const char *const kft_reloc_reason[KFT_RELOC_NR] = {
 
 /* The Zydis functions used, from libZydis.so.4.0. */
 static struct {
-	int state; /* 0 not tried, 1 loaded, -1 failed */
-	ZydisDecoder dec;
+	int state;          /* 0 not tried, 1 loaded, -1 failed */
+	ZydisDecoder dec;   /* full decoding: the instructions moved */
+	ZydisDecoder sweep; /* minimal mode (length, raw fields): the branch sweep */
 	ZyanStatus (*init)(ZydisDecoder *, ZydisMachineMode, ZydisStackWidth);
 	ZyanStatus (*decode)(const ZydisDecoder *, ZydisDecoderContext *, const void *, ZyanUSize,
 			     ZydisDecodedInstruction *);
@@ -38,6 +39,7 @@ static struct {
 				 ZydisEncoderRequest *);
 	ZyanStatus (*encode)(ZydisEncoderRequest *, void *, ZyanUSize *, ZyanU64);
 	ZyanU64 (*version)(void);
+	ZyanStatus (*mode)(ZydisDecoder *, ZydisDecoderMode, ZyanBool);
 } zy;
 
 int kft_reloc_load(void)
@@ -59,15 +61,71 @@ int kft_reloc_load(void)
 	*(void **)&zy.to_request = dlsym(lib, "ZydisEncoderDecodedInstructionToEncoderRequest");
 	*(void **)&zy.encode = dlsym(lib, "ZydisEncoderEncodeInstructionAbsolute");
 	*(void **)&zy.version = dlsym(lib, "ZydisGetVersion");
+	*(void **)&zy.mode = dlsym(lib, "ZydisDecoderEnableMode");
 	/* the structures above are Zydis 4's: another major version is refused */
 	if (!zy.init || !zy.decode || !zy.decode_full || !zy.absolute || !zy.to_request ||
-	    !zy.encode || !zy.version || (zy.version() >> 48) != (ZYDIS_VERSION >> 48) ||
-	    !ZYAN_SUCCESS(zy.init(&zy.dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64))) {
+	    !zy.encode || !zy.version || !zy.mode || (zy.version() >> 48) != (ZYDIS_VERSION >> 48) ||
+	    !ZYAN_SUCCESS(zy.init(&zy.dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)) ||
+	    !ZYAN_SUCCESS(zy.init(&zy.sweep, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)) ||
+	    !ZYAN_SUCCESS(zy.mode(&zy.sweep, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE))) {
 		dlclose(lib);
 		return -ENOENT;
 	}
 	zy.state = 1;
 	return 0;
+}
+
+/*
+ * Could a relative branch of @code[0..@size) at @addr land at @t inside its
+ * first bytes, other than at @addr itself or at the patch site @addr +
+ * @start?
+ */
+static int in_window(uint64_t t, uint64_t addr, uint64_t start, uint64_t end)
+{
+	return t > addr && t < addr + end && t != addr + start;
+}
+
+/*
+ * A quick filter before the decoder: every byte position where a relative
+ * branch's opcode could stand (jcc/jmp/loop/jrcxz rel8, call/jmp rel32,
+ * jcc rel32, xbegin) and whose target, read as that branch's, lies in the
+ * window of in_window().  A real branch into the window is always among
+ * them (prefixes stand before the opcode, and in 64-bit mode a near
+ * branch's displacement is 32 bits whatever its prefixes); most positions
+ * are not instructions at all.  Return: the end of the last such position
+ * (the decoder checks the instructions that start before it), or 0: no
+ * branch of the function can land in the window.
+ */
+static size_t window_candidates(const uint8_t *code, size_t size, uint64_t addr, uint64_t start,
+				uint64_t end)
+{
+	size_t last = 0;
+
+	for (size_t q = 0; q + 2 <= size; q++) {
+		uint8_t b = code[q], b1 = code[q + 1];
+		int32_t rel32;
+		size_t len;
+		int64_t rel;
+
+		if ((b >= 0x70 && b <= 0x7f) || b == 0xeb || (b >= 0xe0 && b <= 0xe3)) {
+			rel = (int8_t)b1;
+			len = 2;
+		} else if ((b == 0xe8 || b == 0xe9) && q + 5 <= size) {
+			memcpy(&rel32, code + q + 1, 4);
+			rel = rel32;
+			len = 5;
+		} else if (((b == 0x0f && (b1 & 0xf0) == 0x80) || (b == 0xc7 && b1 == 0xf8)) &&
+			   q + 6 <= size) {
+			memcpy(&rel32, code + q + 2, 4);
+			rel = rel32;
+			len = 6;
+		} else {
+			continue;
+		}
+		if (in_window(addr + q + len + (uint64_t)rel, addr, start, end))
+			last = q + len;
+	}
+	return last;
 }
 
 /*
@@ -77,17 +135,20 @@ int kft_reloc_load(void)
  * recursive call, or a jump the compiler made of a tail self-call: the
  * stack is as the caller left it there (nothing runs before the entry),
  * so it runs the entry hook again and is recorded as a call, as it is in
- * a -pg build and by uftrace.  Linear sweep: a byte that does not decode
- * (data, padding) is stepped over.
+ * a -pg build and by uftrace.  The decoder sweeps the instructions
+ * linearly (a byte that does not decode, data or padding, is stepped
+ * over), as far as window_candidates() finds a position worth it: for
+ * most functions, not at all.
  */
 static int jumps_in(const uint8_t *code, size_t size, uint64_t addr, uint64_t start, uint64_t end)
 {
+	size_t lim = window_candidates(code, size, addr, start, end);
 	ZydisDecodedInstruction in;
 
-	for (size_t off = 0; off < size;) {
+	for (size_t off = 0; off < lim;) {
 		uint64_t t;
 
-		if (!ZYAN_SUCCESS(zy.decode(&zy.dec, NULL, code + off, size - off, &in))) {
+		if (!ZYAN_SUCCESS(zy.decode(&zy.sweep, NULL, code + off, size - off, &in))) {
 			off++;
 			continue;
 		}
@@ -95,7 +156,7 @@ static int jumps_in(const uint8_t *code, size_t size, uint64_t addr, uint64_t st
 		if (!(in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) || !in.raw.imm[0].is_relative)
 			continue;
 		t = addr + off + (uint64_t)in.raw.imm[0].value.s;
-		if (t > addr && t < addr + end && t != addr + start)
+		if (in_window(t, addr, start, end))
 			return 1;
 	}
 	return 0;

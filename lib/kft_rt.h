@@ -282,7 +282,7 @@ void kft_hooks_makecontext(uint64_t ucp);
  * push @n entries back from @buf.  Per thread; no syscall except a
  * thread's first restore (its return stack mapped).
  */
-#define KFT_PG_ENT_SIZE 40
+#define KFT_PG_ENT_SIZE 48
 unsigned kft_pg_ctx_depth(void);
 int kft_pg_ctx_save(void *buf, unsigned from, unsigned max);
 void kft_pg_ctx_restore(const void *buf, unsigned n);
@@ -442,6 +442,8 @@ int kft_patch_selection(const struct kft_config *cfg, struct kft_addrs *sel);
  * no funclist (its library calls are then traced too), else 0.
  */
 int kft_dyn_apply(const struct kft_config *cfg, struct kft_resolver *r, const char *dir);
+/* Was the function at @addr patched by kft_dyn_apply()?  (After it; any thread.) */
+int kft_dyn_patched(uint64_t addr);
 
 /* kft_start.c: what ktrace record passes besides the configuration */
 /*

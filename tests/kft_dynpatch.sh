@@ -60,6 +60,59 @@ for f in call_first cet_frame helper jcc32 jcc8 jmp32 jmp8 lea_rip loop_top push
 	is "$(counts tr | awk -v f="$f" '$1 == f { print $2 }')" "$u" "relocs: $f counted as uftrace -P . counts it"
 done
 
+# the same, not position-independent (-fno-pie -no-pie: fixed addresses)
+cc -O1 -g -fno-pie -no-pie -o relocs-nopie "$KTRACE_SRC/tests/kft/relocs.c" || exit 1
+rm -rf tr-nopie
+"$KTRACE" record -q -o tr-nopie ./relocs-nopie 3 >out 2>err
+is "$? $(cat err)" "0 " "relocs -no-pie: exit 0, nothing on stderr"
+is "$(cat out)" "$(cat out-plain)" "relocs -no-pie: output unchanged"
+is "$(counts tr-nopie)" "$(counts tr)" "relocs -no-pie: the same counts as the PIE build"
+
+# ---- a shared library's functions: -P NAME@LIB ----
+cat >z.c <<'EOF'
+#include <stdio.h>
+#include <string.h>
+#include <zlib.h>
+int main(void)
+{
+	unsigned char src[4096], dst[8192], back[4096];
+	int made = 0;
+
+	memset(src, 'k', sizeof(src));
+	for (int i = 0; i < 6; i++) {
+		uLongf n = sizeof(dst), m = sizeof(back);
+
+		src[i] = (unsigned char)i;
+		if (compress2(dst, &n, src, sizeof(src), 6) != Z_OK ||
+		    uncompress(back, &m, dst, n) != Z_OK || memcmp(src, back, sizeof(src)))
+			return 1;
+		made++;
+	}
+	printf("compress2 %d uncompress %d\n", made, made);
+	return 0;
+}
+EOF
+cc -O1 -o z z.c -lz || exit 1
+./z >out-plain
+rm -rf tr
+KTRACE_LIBCALL=1 "$KTRACE" record -P 'compress2@libz' -P 'uncompress@libz.so.1' -P 'deflateEnd@libz' \
+	-P 'inflateEnd@libz' -U . -o tr ./z >out 2>err
+is "$?" 0 "libz: exit 0"
+is "$(cat out)" "$(cat out-plain)" "libz: output unchanged"
+is "$(counts tr 'compress2 uncompress deflateEnd inflateEnd')" \
+	"$(printf 'compress2 6\ndeflateEnd 6\ninflateEnd 6\nuncompress 6')" \
+	"libz: -P NAME@libz: each counted as the program made its calls (a compress2 ends one deflate stream, an uncompress one inflate stream), not a second time as a library call"
+is "$("$KTRACE" export --format=folded -o - tr | grep -c 'main;compress2;deflateEnd')" 0 \
+	"libz: -U .: main not patched"
+is "$("$KTRACE" export --format=folded -o - tr | grep -c '^[^;]*;compress2;deflateEnd ')" 1 \
+	"libz: deflateEnd nested in compress2 (a call inside libz, patched)"
+is "$(grep -c '^patched: 4$' tr/kft-dynpatch)" 1 "libz: kft-dynpatch: 4 functions patched"
+rm -rf tr
+"$KTRACE" record -q -P 'nosuchfunction@libz' -U . --no-libcall -o tr ./z >out 2>err
+is "$?:$(cat out)" "1:$(cat out-plain)" "libz: a pattern that matches nothing: the program runs as it is, record exits 1"
+like err "^ktrace record: ./z was not traced: no function was patched \\(-P/-U chose none" \
+	"libz: ... and says no function was patched"
+
 # ---- -P and -U: which functions are patched ----
 cat >sel.c <<'EOF'
 #include <stdio.h>

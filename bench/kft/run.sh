@@ -320,6 +320,7 @@ fi
 		kt-pg-nolib) calls=$CALLS_PG_MCOUNT ;;
 		kt-stream-nolib) calls=$CALLS_INST ;;
 		kt-patch) calls=$UF_PG_CALLS ;; # every entry patched: library calls included
+		kt-dyn*|uf-dyn*) calls=$rec ;; # the functions each could patch: its own count
 		kt-patch-F1|patch-untraced) calls=$CALLS_PG_MCOUNT ;; # the same functions have entries
 		kt-*) calls=$UF_INST_CALLS ;; # library calls included
 		*) calls=$CALLS_INST ;;
