@@ -160,17 +160,7 @@ CT="$KTRACE_SRC/tests/kft/calltree.c"
 cc -O1 -g -finstrument-functions -pthread -o ct-inst "$CT" || exit 1
 cc -O1 -g -pthread -o ct-O1 "$CT" || exit 1
 cc -O2 -g -pthread -o ct-O2 "$CT" || exit 1
-want() {
-	case "$1" in
-	tree) printf 'fast 4\nmain 1\nouter 1\nrun_tree 1\nslow 1\n' ;;
-	"threads 4") printf 'fast 400\nmain 1\nworker 4\n' ;;
-	signal) printf 'fast 2\nhandler 1\nin_handler 1\nmain 1\nslow 1\n' ;;
-	longjmp) printf 'deep 1\ndeeper 1\nfast 2\njumper 1\nmain 1\n' ;;
-	fork) printf 'child_work 1\nfast 2\nmain 2\nparent_work 1\n' ;;
-	exit) printf 'exit_inside 1\nexiter 1\nfast 1\nmain 1\n' ;;
-	"recurse 50") printf 'main 1\nrecurse 50\n' ;;
-	esac
-}
+want() { calltree_want "$1"; }
 for mode in tree "threads 4" signal longjmp fork exit "recurse 50"; do
 	want "$mode" >want
 	for b in inst O1 O2; do

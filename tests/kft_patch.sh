@@ -50,18 +50,7 @@ ucounts() { uftrace_counts "$@"; }
 paths() {
 	"$KTRACE" export --format=folded -o - "$1" | sed 's/ [0-9]*$//; s/^[^;]*;//' | sort -u
 }
-want() {
-	case "$1" in
-	tree) printf 'fast 4\nmain 1\nouter 1\nrun_tree 1\nslow 1\n' ;;
-	"threads 4") printf 'fast 400\nmain 1\nworker 4\n' ;;
-	signal) printf 'fast 2\nhandler 1\nin_handler 1\nmain 1\nslow 1\n' ;;
-	longjmp) printf 'deep 1\ndeeper 1\nfast 2\njumper 1\nmain 1\n' ;;
-	# main twice: the child returns from the main() it inherited (as uftrace counts)
-	fork) printf 'child_work 1\nfast 2\nmain 2\nparent_work 1\n' ;;
-	exit) printf 'exit_inside 1\nexiter 1\nfast 1\nmain 1\n' ;;
-	"recurse 50") printf 'main 1\nrecurse 50\n' ;;
-	esac
-}
+want() { calltree_want "$1"; }
 
 for mode in tree "threads 4" signal longjmp fork exit "recurse 50"; do
 	want "$mode" >want

@@ -24,6 +24,10 @@
 #   uftrace_counts DIR [PREFIXES]
 #                         the same from `uftrace report -f call` of uftrace's
 #                         DIR (kernel events left out)
+#   calltree_want MODE    "name count" per function, sorted, that
+#                         tests/kft/calltree.c makes in MODE (tree, "threads
+#                         4", signal, longjmp, fork, exit, "recurse 50"):
+#                         the answer written from its source
 #   hook_flags BUILD      the compiler flags of a function-tracing build named
 #                         KIND-OPT (KIND inst, pg or fentry; OPT O0, O2...):
 #                         "-OPT -finstrument-functions", "-OPT -pg",
@@ -142,6 +146,19 @@ for line in sys.stdin.read().splitlines()[2:]:
 for n, c in sorted(rows):
     if keep is None or any(n.startswith(k) for k in keep):
         print(n, c)' "${2:-}"
+}
+
+calltree_want() {
+	case "$1" in
+	tree) printf 'fast 4\nmain 1\nouter 1\nrun_tree 1\nslow 1\n' ;;
+	"threads 4") printf 'fast 400\nmain 1\nworker 4\n' ;;
+	signal) printf 'fast 2\nhandler 1\nin_handler 1\nmain 1\nslow 1\n' ;;
+	longjmp) printf 'deep 1\ndeeper 1\nfast 2\njumper 1\nmain 1\n' ;;
+	# main twice: the child returns from the main() it inherited (as uftrace counts)
+	fork) printf 'child_work 1\nfast 2\nmain 2\nparent_work 1\n' ;;
+	exit) printf 'exit_inside 1\nexiter 1\nfast 1\nmain 1\n' ;;
+	"recurse 50") printf 'main 1\nrecurse 50\n' ;;
+	esac
 }
 
 hook_flags() {
