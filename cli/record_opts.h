@@ -173,7 +173,8 @@ int rec_patch_scan(const char *path, const char *spec, struct rec_patch_scan *s)
 /**
  * rec_patch_line() - the build line for a program without hooks traced by
  * patching: "PROG: built without function hooks: N functions patched at
- * start, M left alone (why)".  Return: 1 if some can be patched, else 0.
+ * start, M left alone (why)".  Return: 1 if some can be patched, or none is
+ * selected (a stripped program: its library calls are traced), else 0.
  */
 int rec_patch_line(const char *prog, const struct rec_patch_scan *s, char *line, size_t size);
 

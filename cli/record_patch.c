@@ -216,6 +216,12 @@ int rec_patch_line(const char *prog, const struct rec_patch_scan *s, char *line,
 			 prog);
 		return 0;
 	}
+	if (!s->selected) {
+		snprintf(line, size, "%s: built without function hooks, and its symbol tables name no "
+				     "function to patch (stripped: its debug symbols are not read yet)",
+			 prog);
+		return 1; /* its library calls are traced */
+	}
 	n = snprintf(line, size, "%s: built without function hooks: %u functions patched at start",
 		     prog, s->why[KFT_RELOC_OK]);
 	if (skipped && n > 0 && (size_t)n < size) {

@@ -270,12 +270,14 @@ static int dyn_object(struct kft_resolver *r, unsigned i, const struct kft_patch
 		st->hooked_objs++;
 		return 0;
 	}
-	if (kft_obj_funcs(r, i, dyn_collect, d) < 0 || d->oom || !d->n)
+	/* the main program's own calls are all there are to patch, even none
+	 * (stripped): its library calls are traced (kft_plt.c) */
+	if (kft_obj_funcs(r, i, dyn_collect, d) < 0 || d->oom)
 		return 0;
 	dyn_unique(d, &o);
 	st->selected += d->n;
 	if (!d->n)
-		return 0;
+		return i == 0 && !sel;
 	len = DYN_HEAD + d->n * DYN_SLOT;
 	t = kft_text_near(d->f[0].addr, d->f[d->n - 1].addr + d->f[d->n - 1].size, len);
 	if (!t) {

@@ -68,6 +68,16 @@ is "$? $(cat err)" "0 " "relocs -no-pie: exit 0, nothing on stderr"
 is "$(cat out)" "$(cat out-plain)" "relocs -no-pie: output unchanged"
 is "$(counts tr-nopie)" "$(counts tr)" "relocs -no-pie: the same counts as the PIE build"
 
+# stripped: no function to patch, its library calls traced (printf: 3 lines + "sum")
+strip -o relocs-stripped relocs || exit 1
+rm -rf tr-stripped
+KTRACE_LIBCALL=1 "$KTRACE" record -o tr-stripped ./relocs-stripped 3 >out 2>err
+is "$?" 0 "relocs stripped: exit 0"
+is "$(cat out)" "$(cat out-plain)" "relocs stripped: output unchanged"
+like err "^ktrace record: ./relocs-stripped: built without function hooks, and its symbol tables name no function to patch .* \\+ [0-9]+ library functions through the PLT$" \
+	"relocs stripped: record says nothing can be patched, library calls are traced"
+is "$(counts tr-stripped printf)" "printf 4" "relocs stripped: printf counted as the program called it"
+
 # ---- a shared library's functions: -P NAME@LIB ----
 cat >z.c <<'EOF'
 #include <stdio.h>
