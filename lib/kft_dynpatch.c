@@ -172,7 +172,8 @@ static void dyn_unique(struct dyn_obj *d, const struct kft_text *o)
 {
 	size_t n = 0;
 
-	qsort(d->f, d->n, sizeof(*d->f), cmp_fn);
+	if (d->n)
+		qsort(d->f, d->n, sizeof(*d->f), cmp_fn);
 	for (size_t i = 0; i < d->n; i++) {
 		if (kft_text_seg(o, d->f[i].addr, d->f[i].size) < 0)
 			continue;
