@@ -349,6 +349,7 @@ int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, 
 	const char *prog = argv[0];
 	char said[1200] = "", error[512], why[1400];
 	int writers;
+	long patched; /* functions patched at run time (DIR/kft-dynpatch), -1: none was tried */
 	ssize_t n = r->rd >= 0 ? read(r->rd, said, sizeof(said) - 1) : -1;
 
 	if (r->rd >= 0)
@@ -358,6 +359,7 @@ int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, 
 	said[strcspn(said, "\n")] = 0;
 	/* the reason first: the summary of a run that did not happen says nothing */
 	writers = summarise(dir, 1, error, sizeof(error));
+	patched = writers == 0 ? dynpatched(dir) : -1;
 	why[0] = 0;
 	if (said[0])
 		snprintf(why, sizeof(why), "%s", said);
@@ -371,12 +373,12 @@ int rec_outcome(struct rec_report *r, const char *dir, char **argv, int status, 
 	else if (writers < 0)
 		snprintf(why, sizeof(why), "it never started the tracer (%s/kft-status is missing: a "
 					   "static binary, a setuid program, or LD_PRELOAD removed?)", dir);
-	else if (writers == 0 && dynpatched(dir) == 0)
+	else if (writers == 0 && patched == 0)
 		snprintf(why, sizeof(why), "no function was patched (-P/-U chose none, or none could "
 					   "be: see %s/kft-dynpatch)", dir);
-	else if (writers == 0 && dynpatched(dir) > 0)
+	else if (writers == 0 && patched > 0)
 		snprintf(why, sizeof(why), "none of the %ld functions patched at start ran (see "
-					   "%s/kft-dynpatch)", dynpatched(dir), dir);
+					   "%s/kft-dynpatch)", patched, dir);
 	else if (writers == 0)
 		snprintf(why, sizeof(why), "no instrumented function ran: was it built with "
 					   "-finstrument-functions, -pg or -fpatchable-function-entry?");
