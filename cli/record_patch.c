@@ -8,6 +8,7 @@
  */
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "cli/cli.h"
 #include "cli/record_opts.h"
+#include "lib/kft_debugfile.h"
 #include "lib/kft_patchrules.h"
 #include "lib/kft_reloc.h"
 #include "reader/reader.h"
@@ -134,18 +136,83 @@ static unsigned main_rules(char *spec, const struct kft_patch_rule **sel,
 	return k;
 }
 
+/* The functions a scan selects, one per symbol (aliases are merged later). */
+struct fn_list {
+	GElf_Sym *fn;
+	size_t n, cap;
+};
+
+/*
+ * Add the functions of @elf's symbol table of type @type that the rules
+ * @sel (@nsel of them) select to @l.  Return: 1 if @elf has that table,
+ * 0 if not, -1 out of memory.
+ */
+static int add_selected(Elf *elf, unsigned type, const struct kft_patch_rule **sel, unsigned nsel,
+			struct ktr_demangler *dm, struct fn_list *l)
+{
+	Elf_Scn *scn = NULL;
+	int table = 0;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		table = 1;
+		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value || !sym.st_size ||
+			    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)) ||
+			    kft_patch_startup_code(name) || !kft_patch_selects(sel, nsel, name, cli_match, dm))
+				continue;
+			if (l->n == l->cap) {
+				GElf_Sym *m = realloc(l->fn, (l->cap = l->cap ? l->cap * 2 : 1024) * sizeof(*m));
+
+				if (!m)
+					return -1;
+				l->fn = m;
+			}
+			l->fn[l->n++] = sym;
+		}
+	}
+	return table;
+}
+
+/* @elf's separate debug file (lib/kft_debugfile.h) opened into *@fd, or NULL. */
+static Elf *debug_elf(const char *path, Elf *elf, int *fd)
+{
+	const void *id = NULL, *did = NULL;
+	GElf_Word crc;
+	const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+	Elf *d;
+
+	*fd = kft_debugfile_open(path, id, n > 0 ? (size_t)n : 0, link);
+	if (*fd < 0)
+		return NULL;
+	d = elf_begin(*fd, ELF_C_READ, NULL);
+	if (d && n > 0 && (dwelf_elf_gnu_build_id(d, &did) != n || memcmp(id, did, (size_t)n))) {
+		elf_end(d); /* another build's */
+		d = NULL;
+	}
+	return d;
+}
+
 int rec_patch_scan(const char *path, const char *spec, struct rec_patch_scan *s)
 {
 	struct kft_patch_rule rules[KFT_PATCH_RULES_MAX];
 	const struct kft_patch_rule *sel[KFT_PATCH_RULES_MAX];
 	struct ktr_demangler *dm = ktr_demangler_new();
 	char *copy = strdup(spec);
-	GElf_Sym *fn = NULL;
-	size_t nfn = 0, cap = 0;
-	Elf_Scn *scn = NULL;
+	struct fn_list l = { 0 };
 	unsigned nsel;
-	int fd = -1, table = 0;
-	Elf *elf = NULL;
+	int fd = -1, dfd = -1, table;
+	Elf *elf = NULL, *delf = NULL;
 
 	memset(s, 0, sizeof(*s));
 	if (!copy || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
@@ -156,51 +223,32 @@ int rec_patch_scan(const char *path, const char *spec, struct rec_patch_scan *s)
 	if (!elf || kft_reloc_load() < 0)
 		goto out;
 	s->decoder = 1;
-	/* the functions selected: .symtab, else .dynsym (as lib/kft_names.c) */
-	for (int pass = 0; pass < 2 && !table; pass++) {
-		for (scn = NULL; (scn = elf_nextscn(elf, scn));) {
-			GElf_Shdr sh;
-			Elf_Data *d;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) ||
-			    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-				continue;
-			table = 1;
-			for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
-				GElf_Sym sym;
-				const char *name;
-
-				if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-				    sym.st_shndx == SHN_UNDEF || !sym.st_value || !sym.st_size ||
-				    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)) ||
-				    kft_patch_startup_code(name) ||
-				    !kft_patch_selects(sel, nsel, name, cli_match, dm))
-					continue;
-				if (nfn == cap) {
-					GElf_Sym *m = realloc(fn, (cap = cap ? cap * 2 : 1024) * sizeof(*m));
-
-					if (!m)
-						goto out;
-					fn = m;
-				}
-				fn[nfn++] = sym;
-			}
-		}
-	}
-	/* one function per address (aliases) */
-	if (nfn)
-		qsort(fn, nfn, sizeof(*fn), cmp_sym);
-	for (size_t i = 0; i < nfn; i++)
-		if (!i || fn[i].st_value != fn[i - 1].st_value)
-			scan_function(elf, &fn[i], s);
+	/* the functions selected: .symtab, else the debug file's, else .dynsym (as lib/kft_names.c) */
+	table = add_selected(elf, SHT_SYMTAB, sel, nsel, dm, &l);
+	if (!table && (delf = debug_elf(path, elf, &dfd)) != NULL)
+		table = add_selected(delf, SHT_SYMTAB, sel, nsel, dm, &l);
+	if (!table)
+		table = add_selected(elf, SHT_DYNSYM, sel, nsel, dm, &l);
+	if (table < 0)
+		goto out;
+	/* one function per address (aliases); the code is the object's, not the debug file's */
+	if (l.n)
+		qsort(l.fn, l.n, sizeof(*l.fn), cmp_sym);
+	for (size_t i = 0; i < l.n; i++)
+		if (!i || l.fn[i].st_value != l.fn[i - 1].st_value)
+			scan_function(elf, &l.fn[i], s);
 out:
+	if (delf)
+		elf_end(delf);
+	if (dfd >= 0)
+		close(dfd);
 	if (elf)
 		elf_end(elf);
 	if (fd >= 0)
 		close(fd);
 	ktr_demangler_free(dm);
 	free(copy);
-	free(fn);
+	free(l.fn);
 	return s->decoder ? 0 : -1;
 }
 
@@ -218,7 +266,7 @@ int rec_patch_line(const char *prog, const struct rec_patch_scan *s, char *line,
 	}
 	if (!s->selected) {
 		snprintf(line, size, "%s: built without function hooks, and its symbol tables name no "
-				     "function to patch (stripped: its debug symbols are not read yet)",
+				     "function to patch (stripped, and no debug file in /usr/lib/debug or beside it)",
 			 prog);
 		return 1; /* its library calls are traced */
 	}

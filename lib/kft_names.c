@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kft_debugfile.h"
 #include "kft_rt.h"
 
 struct kft_elf_api {
@@ -57,6 +58,9 @@ struct kft_resolver {
 		int fd;
 		Elf *elf;
 		int tried;
+		int dfd;    /* its separate debug file (lib/kft_debugfile.h), or -1 */
+		Elf *delf;
+		int dtried;
 	} obj[KFT_MAX_OBJS];
 };
 
@@ -99,6 +103,7 @@ static int kft_collect_obj(struct dl_phdr_info *info, size_t size, void *arg)
 	snprintf(r->obj[r->nobj].path, PATH_MAX, "%s", path);
 	r->obj[r->nobj].bias = info->dlpi_addr;
 	r->obj[r->nobj].fd = -1;
+	r->obj[r->nobj].dfd = -1;
 	r->nobj++;
 	return 0;
 }
@@ -124,17 +129,16 @@ void kft_resolver_close(struct kft_resolver *r)
 			r->api.end(r->obj[i].elf);
 		if (r->obj[i].fd >= 0)
 			close(r->obj[i].fd);
+		if (r->obj[i].delf)
+			r->api.end(r->obj[i].delf);
+		if (r->obj[i].dfd >= 0)
+			close(r->obj[i].dfd);
 	}
 	if (r->api.lib)
 		dlclose(r->api.lib);
 	kt_free(r);
 }
 
-/*
- * Call @fn(name, address, arg) for each defined function symbol of object
- * @i (.symtab, or .dynsym without one) until it returns nonzero.
- * Return: what @fn returned last, or -1 if the object has no readable ELF.
- */
 /* Opens object @i's ELF file if not yet tried; its Elf handle or NULL. */
 static Elf *kft_obj_elf(struct kft_resolver *r, unsigned i)
 {
@@ -149,44 +153,131 @@ static Elf *kft_obj_elf(struct kft_resolver *r, unsigned i)
 	return r->obj[i].elf;
 }
 
-static int kft_each_sym(struct kft_resolver *r, unsigned i, kft_sym_fn *fn, void *arg)
+/* The data of @elf's first section of type @type (and name @name, if not NULL), or NULL. */
+static Elf_Data *kft_elf_section(struct kft_elf_api *a, Elf *elf, unsigned type, const char *name)
 {
-	struct kft_elf_api *a = &r->api;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
 
-	if (!kft_obj_elf(r, i))
-		return -1;
-	for (int pass = 0; pass < 2; pass++) {
-		Elf_Scn *scn = NULL;
-		int found_table = 0;
+	if (name && (!a->getshdrstrndx || a->getshdrstrndx(elf, &shstrndx) != 0))
+		return NULL;
+	while ((scn = a->nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *s;
 
-		while ((scn = a->nextscn(r->obj[i].elf, scn)) != NULL) {
-			GElf_Shdr sh;
-			Elf_Data *d;
+		if (!a->getshdr(scn, &sh) || sh.sh_type != type)
+			continue;
+		if (!name || ((s = a->strptr(elf, shstrndx, sh.sh_name)) && !strcmp(s, name)))
+			return a->getdata(scn, NULL);
+	}
+	return NULL;
+}
 
-			if (!a->getshdr(scn, &sh) || sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) ||
-			    !sh.sh_entsize)
-				continue;
-			found_table = 1;
-			d = a->getdata(scn, NULL);
-			if (!d)
-				continue;
-			for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
-				GElf_Sym sym;
-				const char *s;
-				int rc;
+/* @elf's build id into *@id (pointing into its data); its length, 0 if none. */
+static size_t kft_elf_build_id(struct kft_elf_api *a, Elf *elf, const unsigned char **id)
+{
+	Elf_Scn *scn = NULL;
 
-				if (!a->getsym(d, (int)k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-				    sym.st_shndx == SHN_UNDEF || !sym.st_value)
-					continue;
-				s = a->strptr(r->obj[i].elf, sh.sh_link, sym.st_name);
-				if (s && (rc = fn(s, r->obj[i].bias + sym.st_value, sym.st_size, arg)) != 0)
-					return rc;
-			}
-		}
-		if (found_table)
-			break; /* a .symtab is complete: no need for .dynsym */
+	while ((scn = a->nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t n;
+
+		if (a->getshdr(scn, &sh) && sh.sh_type == SHT_NOTE && (d = a->getdata(scn, NULL)) &&
+		    d->d_buf && (n = kft_note_build_id(d->d_buf, d->d_size, id)) != 0)
+			return n;
 	}
 	return 0;
+}
+
+/*
+ * Object @i's separate debug file (a stripped object's .symtab is there),
+ * opened if not yet tried: its Elf handle, or NULL if it has none or the
+ * one found is another build's.
+ */
+static Elf *kft_obj_debug_elf(struct kft_resolver *r, unsigned i)
+{
+	struct kft_elf_api *a = &r->api;
+	Elf *elf = kft_obj_elf(r, i);
+	const unsigned char *id = NULL, *did = NULL;
+	const char *link = NULL;
+	Elf_Data *d;
+	size_t idlen;
+
+	if (!elf || r->obj[i].dtried)
+		return r->obj[i].delf;
+	r->obj[i].dtried = 1;
+	idlen = kft_elf_build_id(a, elf, &id);
+	d = kft_elf_section(a, elf, SHT_PROGBITS, ".gnu_debuglink");
+	if (d && d->d_buf && d->d_size > 4 && memchr(d->d_buf, 0, d->d_size))
+		link = d->d_buf;
+	r->obj[i].dfd = kft_debugfile_open(r->obj[i].path, id, idlen, link);
+	if (r->obj[i].dfd < 0)
+		return NULL;
+	r->obj[i].delf = a->begin(r->obj[i].dfd, ELF_C_READ, NULL);
+	if (r->obj[i].delf && idlen &&
+	    (kft_elf_build_id(a, r->obj[i].delf, &did) != idlen || memcmp(id, did, idlen))) {
+		a->end(r->obj[i].delf); /* another build's debug file: its addresses are not ours */
+		r->obj[i].delf = NULL;
+	}
+	return r->obj[i].delf;
+}
+
+/*
+ * Call @fn(name, address, size, arg) for each defined function symbol of
+ * @elf's first symbol table of type @type until it returns nonzero.
+ * Return: what @fn returned last, or 0; *@found set if @elf has the table.
+ */
+static int kft_table_syms(struct kft_resolver *r, unsigned i, Elf *elf, unsigned type,
+			  kft_sym_fn *fn, void *arg, int *found)
+{
+	struct kft_elf_api *a = &r->api;
+	Elf_Scn *scn = NULL;
+
+	while ((scn = a->nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!a->getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		*found = 1;
+		if (!(d = a->getdata(scn, NULL)))
+			continue;
+		for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
+			GElf_Sym sym;
+			const char *s;
+			int rc;
+
+			if (!a->getsym(d, (int)k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			s = a->strptr(elf, sh.sh_link, sym.st_name);
+			if (s && (rc = fn(s, r->obj[i].bias + sym.st_value, sym.st_size, arg)) != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Call @fn(name, address, size, arg) for each defined function symbol of
+ * object @i until it returns nonzero: its .symtab, else its debug file's,
+ * else its .dynsym (a .symtab is complete: .dynsym adds nothing to it).
+ * Return: what @fn returned last, or -1 if the object has no readable ELF.
+ */
+static int kft_each_sym(struct kft_resolver *r, unsigned i, kft_sym_fn *fn, void *arg)
+{
+	Elf *elf = kft_obj_elf(r, i), *delf;
+	int found = 0, rc;
+
+	if (!elf)
+		return -1;
+	rc = kft_table_syms(r, i, elf, SHT_SYMTAB, fn, arg, &found);
+	if (!found && (delf = kft_obj_debug_elf(r, i)) != NULL)
+		rc = kft_table_syms(r, i, delf, SHT_SYMTAB, fn, arg, &found);
+	if (!found)
+		rc = kft_table_syms(r, i, elf, SHT_DYNSYM, fn, arg, &found);
+	return rc;
 }
 
 struct exact {

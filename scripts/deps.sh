@@ -11,7 +11,9 @@
 #                              tests run on its output (trace-cmd, babeltrace2,
 #                              protoc, rsvg-convert, python3; sqlite3 for
 #                              tests/cli_locks.sh's threaded clean run; uftrace for
-#                              tests/kft_pg.sh's -pg call counts)
+#                              tests/kft_pg.sh's -pg call counts; libc6-dbg,
+#                              the detached symbols of libc that tests/kft_dynpatch.sh
+#                              patches a local function of)
 #   scripts/deps.sh --bench    also LTTng, uftrace and perf (the benchmarks' peers)
 #   scripts/deps.sh --kmod     also the kernel images/headers (generic and
 #                              PREEMPT_RT), qemu, busybox
@@ -20,7 +22,7 @@ set -eu
 pkgs="build-essential pkg-config perl libelf-dev libdw-dev elfutils clang libclang-rt-dev
       libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd libiberty-dev libyajl-dev libaudit-dev libzydis-dev
       libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libbabeltrace2-dev babeltrace2
-      python3 xz-utils curl ca-certificates librsvg2-bin uftrace sqlite3"
+      python3 xz-utils curl ca-certificates librsvg2-bin uftrace sqlite3 libc6-dbg"
 for arg in "$@"; do
 	case "$arg" in
 	--bench) pkgs="$pkgs liblttng-ust-dev lttng-tools uftrace linux-perf time" ;;

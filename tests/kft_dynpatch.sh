@@ -78,6 +78,52 @@ like err "^ktrace record: ./relocs-stripped: built without function hooks, and i
 	"relocs stripped: record says nothing can be patched, library calls are traced"
 is "$(counts tr-stripped printf)" "printf 4" "relocs stripped: printf counted as the program called it"
 
+# stripped, with its debug file (objcopy --only-keep-debug, found by its
+# .gnu_debuglink in .debug/ beside the binary, as gdb and elfutils look)
+mkdir -p dbg/.debug || exit 1
+objcopy --only-keep-debug relocs dbg/.debug/relocs.debug &&
+	strip -o dbg/relocs relocs && objcopy --add-gnu-debuglink=dbg/.debug/relocs.debug dbg/relocs || exit 1
+rm -rf tr-dbg
+"$KTRACE" record -o tr-dbg dbg/relocs 3 >out 2>err
+is "$?" 0 "relocs stripped + debug file: exit 0"
+is "$(cat out)" "$(cat out-plain)" "relocs stripped + debug file: output unchanged"
+like err "^ktrace record: dbg/relocs: built without function hooks: 15 functions patched at start, 4 left alone " \
+	"relocs stripped + debug file: record plans the 15 of the unstripped build from the debug file's .symtab"
+is "$(counts tr-dbg)" "$(counts tr)" "relocs stripped + debug file: the unstripped build's functions, names and counts"
+
+# a local function of Debian's stripped libc, named only in its detached
+# debug file (libc6-dbg: /usr/lib/debug/.build-id/XX/YYYY.debug)
+cat >lc.c <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+	char buf[32];
+	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 100, sum = 0;
+	int calls = 1; /* strtol(argv[1]) */
+
+	for (long i = 0; i < n; i++, calls++) {
+		snprintf(buf, sizeof(buf), "%ld", i);
+		sum += strtol(buf, NULL, 10);
+	}
+	printf("%d strtol calls, sum %ld\n", calls, sum);
+	return 0;
+}
+EOF
+cc -O1 -o lc lc.c || exit 1
+libc=$(ldd ./lc | awk '/libc\.so/ { print $3 }')
+id=$(readelf -n "$libc" | awk '/Build ID/ { print $3 }')
+[ -f "/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug" ]
+ok $? "libc's debug file is installed (libc6-dbg, scripts/deps.sh) for $libc, build id $id"
+! nm -D "$libc" | grep -q '____strtol_l_internal'
+ok $? "libc's .dynsym does not name ____strtol_l_internal (a local function)"
+rm -rf tr
+"$KTRACE" record -q -P '____strtol_l_internal@libc.so.6' -U . --no-libcall -o tr ./lc 250 >out 2>err
+is "$? $(cat err)" "0 " "libc debug file: exit 0, nothing on stderr"
+is "$(cat out)" "251 strtol calls, sum 31125" "libc debug file: output unchanged"
+is "$(counts tr | awk '$1 ~ /^____strtol+_l_internal$/ { print $2 }')" \
+	"$(awk '{ print $1 }' out)" "libc debug file: ____strtol_l_internal patched and counted once per strtol() the program counted"
+
 # ---- a shared library's functions: -P NAME@LIB ----
 cat >z.c <<'EOF'
 #include <stdio.h>
