@@ -8,7 +8,8 @@
  * promises: whole instructions of at least 5 bytes moved (after an
  * endbr64), within the function, the output within its bound and ending
  * with the jump back to the first instruction left in place.  The same
- * input, as text, is also parsed as KTRACE_PATCH's rules.
+ * input, as text, is also parsed as KTRACE_PATCH's rules, and as bytes as
+ * an ELF note section searched for a build id (lib/kft_debugfile.c).
  *
  * Build and run: make -C fuzz SRC=$PWD (see fuzz/Makefile).
  */
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/kft_debugfile.c"
 #include "lib/kft_patchrules.c"
 #include "lib/kft_reloc.c"
 
@@ -74,5 +76,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!rules[k].pat[0] || (rules[k].lib && !rules[k].lib[0]))
 			abort(); /* empty patterns and libraries are dropped */
 	free(text);
+	code = malloc(size);
+	if (!code)
+		return 0;
+	memcpy(code, data, size); /* exact size again: a torn note is not read past */
+	{
+		const unsigned char *id = NULL;
+		size_t n = kft_note_build_id(code, size, &id);
+
+		if (n && (!id || id < code || id + n > code + size))
+			abort(); /* the id lies within the notes */
+	}
+	free(code);
 	return 0;
 }

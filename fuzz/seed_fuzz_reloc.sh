@@ -34,3 +34,6 @@ for spec in "+." "+deflate*@libz.so.1;-inflate" "-.;+main" "+@" ";;+a@b@c"; do
 	i=$((i + 1))
 	printf '%s' "$spec" >"$corpus/seed-$i"
 done
+# a build-id note section, as kft_note_build_id() reads it
+i=$((i + 1))
+objcopy -O binary --only-section=.note.gnu.build-id /bin/sh "$corpus/seed-$i" 2>/dev/null || true
