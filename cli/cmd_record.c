@@ -65,6 +65,7 @@
 
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "cli/record_attach.h"
 #include "cli/record_opts.h"
 #include "cli/select.h"
 #include "consumer/consumer.h"
@@ -82,6 +83,8 @@ struct record {
 	const char *config, *out, *bufsize, *bufnr, *threads;
 	int flight, quiet, locks, nolibcall, kernel;
 	uint64_t block_ns, wait_ns; /* --block-timeout; --wait (~0: until they exit) */
+	pid_t attach;               /* -p: a running process (cli/record_attach.c) */
+	uint64_t duration_ns;       /* --duration (0: until Ctrl-C or its end) */
 	struct krec_opts kopts;
 	const char *events[64]; /* -e: pointers into argv */
 	char **cmd;             /* PROG and its arguments */
@@ -95,7 +98,7 @@ struct record {
 };
 
 enum { OPT_CONFIG = CLI_OPT_LONG, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK, OPT_LOCKS, OPT_NOLIBCALL, OPT_WAIT,
-       OPT_KERNEL, OPT_KBUF };
+       OPT_KERNEL, OPT_KBUF, OPT_DURATION };
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_TEXT("What to keep (as uftrace's options; FUNC may be a pattern: 'btree*'):"),
@@ -144,6 +147,14 @@ static const struct cli_opt opts[] = {
 		"(daemons, orphaned children); default: until they\n"
 		"exit, or Ctrl-C, which stops the waiting (the count\n"
 		"of those still running is reported)"),
+	CLI_OPT("pid", 'p', "PID",
+		"attach to the running process PID instead of\n"
+		"running PROG: its functions are patched while it\n"
+		"runs (programs without hooks, x86-64), unpatched at\n"
+		"the end; it runs on as it was"),
+	CLI_OPT("duration", OPT_DURATION, "TIME",
+		"with -p: stop recording after TIME (10s, 500ms);\n"
+		"default: at Ctrl-C or when PID ends"),
 	CLI_OPT_FLAG("quiet", 'q', struct record, quiet, "no summary at the end"),
 	CLI_OPT("kernel", OPT_KERNEL, "[=MASKSET]",
 		"also record kernel events through tracefs (root):\n"
@@ -169,6 +180,7 @@ static const struct cli_cmd_opts cmd_opts = {
 	.cmd = CMD,
 	.usage =
 		"usage: ktrace record [OPTIONS] [--] PROG [ARGS...]\n"
+		"       ktrace record [OPTIONS] -p PID [--duration TIME]   (a running process)\n"
 		"       ktrace record --kernel[=MASKSET] [-e SYS:NAME]... [-o DIR]   (whole system until Ctrl-C)\n"
 		"\n"
 		"Run PROG, built with -finstrument-functions, -pg or -pg -mfentry, under the\n"
@@ -514,6 +526,20 @@ static int take_option(void *ctx, int key, const char *arg)
 		}
 		r->threads = arg;
 		return 0;
+	case 'p':
+		if (cli_parse_u64(arg, &v) < 0 || v < 1 || v > 4194304) { /* PID_MAX_LIMIT */
+			cli_error(CMD, "option '-p' needs a process id, not '%s'", arg);
+			return 2;
+		}
+		r->attach = (pid_t)v;
+		return 0;
+	case OPT_DURATION:
+		if (cli_parse_time(arg, 1000000, &r->duration_ns) < 0 || !r->duration_ns) {
+			cli_error(CMD, "option '--duration' needs a time such as 10s or 500ms, not '%s'",
+				  arg);
+			return 2;
+		}
+		return 0;
 	case OPT_WAIT:
 		if (cli_parse_time(arg, 1000000, &r->wait_ns) < 0) {
 			cli_error(CMD, "option '--wait' needs a time such as 10s, 500ms or 0, not '%s'",
@@ -560,6 +586,21 @@ static int take_option(void *ctx, int key, const char *arg)
 	default:
 		return 2;
 	}
+}
+
+/* -p's companions: no PROG, --duration only with -p, no --kernel or --locks.  Return: 0 or 2. */
+static int attach_options(struct record *r, int argc)
+{
+	const char *bad = !r->attach ? "option '--duration' needs -p PID"
+			  : optind < argc ? "-p PID attaches to a running process: no PROG to run"
+			  : r->kernel ? "-p PID with --kernel is not supported yet"
+			  : r->locks ? "-p PID with --locks is not supported (the lock wrappers must be "
+				       "preloaded)"
+				     : NULL;
+
+	if (bad)
+		cli_error(CMD, "%s", bad);
+	return bad ? 2 : 0;
 }
 
 /* -e needs --kernel and must name tracepoints.  Return: 0, or 2 after one line. */
@@ -662,8 +703,9 @@ static int detect_build(struct record *r)
 	if ((b & REC_HOOKS) && r->patch.main_plus && !r->quiet)
 		cli_error(CMD, "warning: %s has hooks of its own: -P applies to libraries only "
 			       "(FUNC@LIB)", r->cmd[0]);
-	/* quiet: no line, and no planning of the patches for it (the run does that) */
-	if ((b & REC_BUILD_NOFILE) || (r->quiet && plain))
+	/* quiet: no line, and no planning of the patches for it (the run does that);
+	 * attached (-p): the line comes from the run (record_attached()) */
+	if ((b & REC_BUILD_NOFILE) || ((r->quiet || r->attach) && plain))
 		return 0;
 	if (plain) {
 		struct rec_patch_scan ps;
@@ -846,10 +888,179 @@ static int finish(struct record *r, int status)
 			   r->quiet);
 }
 
+/* ---- -p PID: a running process (cli/record_attach.c) ---- */
+
+/*
+ * The program of process @r->attach, as PROG for detect_build(): its
+ * executable's path (@exe).  A process of another user is refused here
+ * (its libktrace could not open a session this user made).
+ * Return: 0, or 1 after one line.
+ */
+static int attach_target(struct record *r, char *exe, size_t size, char **argv1)
+{
+	char path[64], line[256], path2[PATH_MAX];
+	unsigned long uid[4] = { 0 };
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)r->attach);
+	f = fopen(path, "re");
+	if (!f) {
+		cli_error(CMD, "process %d: %s", (int)r->attach,
+			  errno == ENOENT ? "no such process" : strerror(errno));
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %lu %lu %lu %lu", &uid[0], &uid[1], &uid[2], &uid[3]) == 4)
+			break;
+	fclose(f);
+	if (uid[1] != (unsigned long)geteuid()) {
+		cli_error(CMD, "process %d runs as user %lu: run `ktrace record -p` as that user (its "
+			       "libktrace must own the session it writes to)",
+			  (int)r->attach, uid[1]);
+		return 1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)r->attach);
+	n = readlink(path, exe, size - 1);
+	if (n <= 0) {
+		cli_error(CMD, "process %d: %s: %s", (int)r->attach, path, strerror(errno));
+		return 1;
+	}
+	exe[n] = '\0';
+	if (rec_detect(exe, path2, sizeof(path2)) & REC_HOOKS) {
+		cli_error(CMD, "process %d (%s) was built with function hooks (-finstrument-functions, "
+			       "-pg, patchable entries): attaching to such a program is not supported "
+			       "yet; start it under `ktrace record`", (int)r->attach, exe);
+		return 1;
+	}
+	argv1[0] = exe;
+	argv1[1] = NULL;
+	r->cmd = argv1;
+	r->libcall = 0; /* library calls are not hooked in a running process (yet) */
+	return 0;
+}
+
+/* The settings a started program finds in its environment, "NAME=VALUE\0"... "\0". */
+static size_t attach_settings(struct record *r, char *buf, size_t size)
+{
+	const char *kv[][2] = {
+		{ "KTRACE_SESSION", kc_path(r->sess) },
+		{ "KTRACE_RECORD_DIR", r->dir },
+		{ "KTRACE_CONFIG", r->config ? r->cfg_abs : NULL },
+		{ "KTRACE_CONFIG_TEXT", r->ro.text },
+		{ "KTRACE_PATCH", r->patch.spec },
+		{ "KTRACE_BUF_SIZE", r->bufsize },
+		{ "KTRACE_BUF_NR", r->bufnr },
+		{ "KTRACE_FLIGHT", r->flight ? "1" : NULL },
+		{ "KTRACE_THREADS", r->threads },
+		{ "KTRACE_LIBCALL", "0" },
+	};
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+		int k;
+
+		if (!kv[i][1])
+			continue;
+		k = snprintf(buf + n, size - n, "%s=%s", kv[i][0], kv[i][1]);
+		if (k < 0 || (size_t)k + 2 > size - n)
+			return 0;
+		n += (size_t)k + 1;
+	}
+	buf[n++] = '\0';
+	return n;
+}
+
+struct attached {
+	pid_t pid;
+	uint64_t until_ns; /* ~0: no --duration */
+	int gone;
+};
+
+/* kc_consume()'s test while attached: Ctrl-C, --duration over, or the process ended. */
+static int attach_ended(void *arg)
+{
+	struct attached *a = arg;
+	char path[64], buf[512], *rp;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)a->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	rp = strrchr(buf, ')');
+	if (n <= 0 || !rp || rp[2] == 'Z' || rp[2] == 'X') {
+		a->gone = 1;
+		return 1;
+	}
+	return stop_waiting || mono_ns() >= a->until_ns;
+}
+
+/*
+ * `ktrace record -p PID`: attach, consume until Ctrl-C, --duration or the
+ * process's end, detach.  Return: the exit status (0: recorded and
+ * detached; 1 after one line).
+ */
+static int record_attached(struct record *r)
+{
+	static char settings[16384];
+	struct rec_attach a = { r->attach, r->lib, settings, 0 };
+	struct attached at = { r->attach, r->duration_ns ? mono_ns() + r->duration_ns : ~(uint64_t)0, 0 };
+	struct rec_attach_result res;
+	struct rec_attach_state *st;
+	struct sigaction sa;
+	char err[1024];
+	int rc = 0;
+
+	a.len = attach_settings(r, settings, sizeof(settings));
+	st = a.len ? rec_attach_start(&a, &res, err, sizeof(err)) : NULL;
+	if (!st) {
+		cli_error(CMD, "%s", a.len ? err : "settings too long");
+		kick_sess = NULL;
+		kc_close(r->sess, 1);
+		return 1;
+	}
+	if (!r->quiet)
+		fprintf(stderr, "ktrace record: attached to process %d (%u threads): %u functions "
+				"patched%s%.0u%s; %s\n",
+			(int)r->attach, res.threads, res.patched, res.inside ? ", " : "", res.inside,
+			res.inside ? " left alone (a thread was inside their first bytes)" : "",
+			r->duration_ns ? "recording for --duration" : "Ctrl-C ends the recording");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt; /* no SA_RESTART */
+	sigaction(SIGINT, &sa, NULL);
+	kc_consume(r->sess, attach_ended, &at);
+	kick_sess = NULL;
+	if (!at.gone && rec_attach_stop(st, err, sizeof(err)) < 0) {
+		cli_error(CMD, "%s", err);
+		rc = 1;
+	}
+	rec_attach_free(st);
+	kc_drain(r->sess, 1);
+	kc_finish(r->sess, kt_clock());
+	sigaction(SIGINT, &r->old_int, NULL);
+	sigaction(SIGQUIT, &r->old_quit, NULL);
+	sigaction(SIGCHLD, &r->old_chld, NULL);
+	if (!r->quiet) {
+		kc_report(r->sess, CMD);
+		fprintf(stderr, "ktrace record: %s process %d; trace in %s\n",
+			at.gone ? "recorded until the end of" : rc ? "could not detach cleanly from"
+								 : "detached from",
+			(int)r->attach, r->dir);
+	}
+	kc_close(r->sess, 1);
+	return rc;
+}
+
 /* `ktrace record`: options, checks, the build line, the session, PROG, the consumer, the outcome. */
 static int run(int argc, char **argv)
 {
 	static struct record rec; /* large: not on the stack */
+	static char exe[PATH_MAX];
+	char *argv1[2];
 	struct record *r = &rec;
 	int rc, status;
 	pid_t pid;
@@ -876,13 +1087,18 @@ static int run(int argc, char **argv)
 		rc = krec_record_system(r->dir, &r->kopts, r->quiet);
 		goto out;
 	}
-	if (optind >= argc) {
+	if (r->attach || r->duration_ns) {
+		rc = attach_options(r, argc);
+		if (!rc)
+			rc = attach_target(r, exe, sizeof(exe), argv1);
+	} else if (optind >= argc) {
 		cli_error(CMD, "no program to run (see ktrace record --help)");
 		rc = 2;
-		goto out;
+	} else {
+		r->cmd = argv + optind;
 	}
-	r->cmd = argv + optind;
-	rc = check_program_options(r);
+	if (!rc)
+		rc = check_program_options(r);
 	if (!rc)
 		rc = prepare_dir(r);
 	if (!rc)
@@ -893,6 +1109,10 @@ static int run(int argc, char **argv)
 		rc = start_session(r);
 	if (rc)
 		goto out;
+	if (r->attach) {
+		rc = record_attached(r);
+		goto out;
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {

@@ -628,10 +628,19 @@ KT_EXPORT int ktrace_get_stats(struct ktrace_channel *ch, struct ktrace_stats *s
 	return 0;
 }
 
-KT_EXPORT void ktrace_cleanup(struct ktrace_channel *ch)
+/* Unmap @ch's rings, keeping the structure and its control page (kt_channel_retire()). */
+static void kt_channel_unmap_rings(struct ktrace_channel *ch)
 {
-	if (!ch)
-		return;
+	for (uint32_t i = 0; ch->streams && i < ch->nstreams; i++)
+		if (ch->streams[i].base) {
+			munmap(ch->streams[i].base, (size_t)ch->buf_size * ch->buf_nr);
+			ch->streams[i].base = NULL;
+		}
+}
+
+/* ktrace_cleanup()'s work; @release frees what the channel holds (under kt_live's lock). */
+static void kt_channel_end(struct ktrace_channel *ch, void (*release)(struct ktrace_channel *))
+{
 	if (kt_default == ch)
 		ktrace_set_default(NULL);
 	ktrace_stop(ch);
@@ -646,5 +655,17 @@ KT_EXPORT void ktrace_cleanup(struct ktrace_channel *ch)
 	else
 		for (uint32_t i = 0; i < ch->nstreams; i++)
 			msync(ch->streams[i].base, (size_t)ch->buf_size * ch->buf_nr, MS_ASYNC);
-	kt_live_del(ch, kt_channel_free);
+	kt_live_del(ch, release);
+}
+
+void kt_channel_retire(struct ktrace_channel *ch)
+{
+	if (ch)
+		kt_channel_end(ch, kt_channel_unmap_rings);
+}
+
+KT_EXPORT void ktrace_cleanup(struct ktrace_channel *ch)
+{
+	if (ch)
+		kt_channel_end(ch, kt_channel_free);
 }

@@ -40,7 +40,11 @@
  * and executable before the first jump to them is written.  A library
  * loaded before libktrace that starts a thread in its constructor which
  * runs a function being patched would break this; none of the usual ones
- * does.  Objects loaded later with dlopen() are not patched.
+ * does.  Objects loaded later with dlopen() are not patched.  In a
+ * process `ktrace record -p` attached to (lib/kft_attach.h), threads run:
+ * the trampolines are filled here, but the entries are only listed
+ * (dyn_list()), and record writes them with every thread stopped, leaving
+ * alone a function a thread is stopped inside.
  *
  * Results: DIR/kft-dynpatch ("key: value" counts, then one "skipped:
  * NAME: reason" line per function left alone), and one line on stderr
@@ -58,6 +62,7 @@
 #include <unistd.h>
 
 #include "kft/config.h"
+#include "kft_attach.h"
 #include "kft_patchrules.h"
 #include "kft_reloc.h"
 #include "kft_rt.h"
@@ -212,6 +217,43 @@ static void dyn_fill(struct dyn_obj *d, uint64_t t, struct dyn_stats *st)
 	}
 }
 
+/* The bytes of @f's entry when patched to jump to @to: jmp rel32, int3s (@len of them in all). */
+static void dyn_jump(const struct dyn_fn *f, uint64_t to, uint8_t *out)
+{
+	int32_t rel = (int32_t)(int64_t)(to - (f->addr + f->rel.start + 5));
+
+	memset(out + 5, 0xcc, f->rel.len - 5); /* int3: never run */
+	out[0] = 0xe9;
+	memcpy(out + 1, &rel, 4);
+}
+
+/*
+ * Attached to a running process (lib/kft_attach.h): list the writes of
+ * functions [@a, @b) of @d for `ktrace record -p`, which makes them with
+ * every thread stopped; they count as patched (a function a thread is
+ * stopped in is left alone there, and said by record).
+ */
+static void dyn_list(struct dyn_obj *d, size_t a, size_t b, uint64_t t, struct dyn_stats *st)
+{
+	for (size_t k = a; k < b; k++) {
+		struct dyn_fn *f = &d->f[k];
+		uint8_t bytes[16];
+
+		if (f->why != KFT_RELOC_OK)
+			continue;
+		dyn_jump(f, t + DYN_HEAD + k * DYN_SLOT + DYN_CALL, bytes);
+		if (f->rel.len > sizeof(bytes) ||
+		    kft_attach_add_write(f->addr + f->rel.start, bytes, f->rel.len) < 0) {
+			st->failed++;
+			st->why[KFT_RELOC_OK]--;
+			f->why = -1;
+			continue;
+		}
+		st->patched++;
+		kft_addrs_push(&dyn_patched_fns, f->addr);
+	}
+}
+
 /* Write the jumps of the functions of @d that could be moved, segment by segment. */
 static void dyn_write(struct dyn_obj *d, const struct kft_text *o, uint64_t t, struct dyn_stats *st)
 {
@@ -222,6 +264,10 @@ static void dyn_write(struct dyn_obj *d, const struct kft_text *o, uint64_t t, s
 		for (b = a + 1; b < d->n && kft_text_seg(o, d->f[b].addr, d->f[b].size) == seg; b++)
 			;
 		hi = d->f[b - 1].addr + d->f[b - 1].size;
+		if (kft_attaching()) {
+			dyn_list(d, a, b, t, st); /* `record -p` writes them, every thread stopped */
+			continue;
+		}
 		if (kft_text_writable(lo, hi) != 0) {
 			for (size_t k = a; k < b; k++)
 				if (d->f[k].why == KFT_RELOC_OK) {
@@ -233,15 +279,11 @@ static void dyn_write(struct dyn_obj *d, const struct kft_text *o, uint64_t t, s
 		}
 		for (size_t k = a; k < b; k++) {
 			struct dyn_fn *f = &d->f[k];
-			uint8_t *site = (uint8_t *)(uintptr_t)(f->addr + f->rel.start);
-			uint64_t to = t + DYN_HEAD + k * DYN_SLOT + DYN_CALL;
-			int32_t rel = (int32_t)(int64_t)(to - (uint64_t)(uintptr_t)(site + 5));
 
 			if (f->why != KFT_RELOC_OK)
 				continue;
-			memset(site + 5, 0xcc, f->rel.len - 5); /* int3: never run */
-			site[0] = 0xe9;
-			memcpy(site + 1, &rel, 4);
+			dyn_jump(f, t + DYN_HEAD + k * DYN_SLOT + DYN_CALL,
+				 (uint8_t *)(uintptr_t)(f->addr + f->rel.start));
 			st->patched++;
 			kft_addrs_push(&dyn_patched_fns, f->addr);
 		}
@@ -340,7 +382,7 @@ out:
 
 int kft_dyn_apply(const struct kft_config *cfg, struct kft_resolver *r, const char *dir)
 {
-	const char *env = getenv("KTRACE_PATCH");
+	const char *env = kt_env("KTRACE_PATCH");
 	struct kft_patch_rule rules[KFT_PATCH_RULES_MAX];
 	struct kft_resolver *own = NULL;
 	struct dyn_stats st = { 0 };
@@ -408,7 +450,7 @@ int kft_dyn_apply(const struct kft_config *cfg, struct kft_resolver *r, const ch
 	(void)cfg;
 	(void)r;
 	(void)dir;
-	if (getenv("KTRACE_PATCH"))
+	if (kt_env("KTRACE_PATCH"))
 		fprintf(stderr, "ktrace: run-time patching is x86-64 only: functions not patched\n");
 	return 0;
 }

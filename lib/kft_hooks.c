@@ -205,6 +205,23 @@ static int thread_start(struct kft_global *g, struct kft_tls *t)
 	return 1;
 }
 
+/*
+ * A new run in the process (`ktrace record -p` attached again, lib/kft_attach.c):
+ * the thread leaves the stopped one, whose calls still open are not
+ * recorded in the new one (their exits find no frame), and joins @g's.
+ */
+static KFT_COLD void thread_rebind(struct kft_global *g, struct kft_tls *t)
+{
+	t->depth = t->overflow = 0;
+	t->g = g;
+	t->run = g->run;
+	t->ch_state = &g->ch->ctl->state;
+	t->t.c = kft_claim_block(kt_gettid());
+	if (!t->t.c)
+		t->t.c = &t->own;
+	t->t.epoch = 0; /* never synced: the engine refreshes its view at this entry */
+}
+
 static inline uint64_t stack_left(const struct kft_tls *t, uint64_t sp)
 {
 	sp >>= KFT_SP_SHIFT;
@@ -921,6 +938,8 @@ static KFT_COLD void enter_slow(struct kft_tls *t, uint64_t fn, uint64_t site, u
 	KT_BARRIER();
 	if (t->state != 1 && !thread_start(g, t))
 		goto out;
+	if (KT_UNLIKELY(t->g != g))
+		thread_rebind(g, t);
 	if (t->depth && sp >= t->stack[t->depth - 1].sp && t->depth != kft_sig_base() &&
 	    t->depth != t->ctx_base && !inlined_in_top(&t->stack[t->depth - 1], sp, fn, site))
 		drop_dead(g, t, sp);

@@ -454,11 +454,15 @@ int kft_dyn_patched(uint64_t addr);
 uint64_t kft_exec_origin(uint64_t raw_now, uint64_t ns_now, uint64_t raw_per_sec);
 /* Say, once, why the program runs untraced (to ktrace record, else stderr). */
 void kft_report_untraced(const char *msg);
+/* kft_attach.c: the reason, while kft_attach_start() runs (the first one kept). */
+void kft_attach_error(const char *msg);
 
 /* kft_stack.c: the calling thread's stack [*lo, *hi), *hi its base (0, 0: unknown) */
 void kft_stack_bounds(uint64_t *lo, uint64_t *hi);
 
 /* kft_setup.c */
+/* Set the run up from kt_env()'s settings (the constructor, kft_attach_start()): 0 or -1. */
+int kft_begin(void);
 /* Claim a counter block for the calling thread (NULL if none is free). */
 struct kft_counters *kft_claim_block(uint32_t tid);
 void kft_release_block(struct kft_counters *c);

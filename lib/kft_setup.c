@@ -56,12 +56,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kft_attach.h"
 #include "kft_rt.h"
 #include "safefile.h"
 #include "session.h"
 
 struct kft_global *kft_g;
 static struct kft_global kft_global_store;
+/*
+ * The run being set up or recorded: kft_global_store, or, for a process
+ * attached to again (lib/kft_attach.c), a new one: the previous stays as it
+ * was, stopped, for the threads that still point to it (lib/kft_hooks.c
+ * moves each to the new run at its next entry).
+ */
+static struct kft_global *kft_cur = &kft_global_store;
 static pthread_key_t kft_key;
 static char kft_status_buf[65536];
 
@@ -69,7 +77,7 @@ static char kft_status_buf[65536];
 
 struct kft_counters *kft_claim_block(uint32_t tid)
 {
-	struct kft_global *g = &kft_global_store;
+	struct kft_global *g = kft_cur;
 
 	if (!g->blocks)
 		return NULL;
@@ -86,7 +94,7 @@ struct kft_counters *kft_claim_block(uint32_t tid)
 
 void kft_release_block(struct kft_counters *c)
 {
-	struct kft_global *g = &kft_global_store;
+	struct kft_global *g = kft_cur;
 
 	if (g->blocks && c >= g->blocks && c < g->blocks + g->file->nblocks)
 		__atomic_store_n(&g->owners[c - g->blocks], 0, __ATOMIC_RELEASE);
@@ -152,7 +160,7 @@ void kft_write_status(int force)
 
 static uint32_t env_u32(const char *name, uint32_t dflt)
 {
-	const char *s = getenv(name);
+	const char *s = kt_env(name);
 	char *end;
 	unsigned long v;
 
@@ -303,7 +311,7 @@ static int kft_patched_all;
 static void kft_load_config(struct kft_global *g, const char *path)
 {
 	struct kft_config *cfg = kt_calloc(1, sizeof(*cfg)), *more = NULL;
-	const char *opts = getenv("KTRACE_CONFIG_TEXT");
+	const char *opts = kt_env("KTRACE_CONFIG_TEXT");
 	struct kft_resolver *res = NULL;
 	struct kft_names names = { NULL, NULL, NULL, 0 };
 	struct kft_error err;
@@ -442,12 +450,19 @@ static void kft_split(const char *dir, char *root, size_t rsize, char *name, siz
 	}
 }
 
-__attribute__((constructor)) static void kft_ctor(void)
+/*
+ * Set the run up from the settings kt_env() reads: the constructor's work,
+ * and kft_attach_start()'s (lib/kft_attach.c) in a running process.
+ * Return: 0, or -1 when nothing was set up (the settings name no run) or
+ * the run could not be (said through kft_report_untraced()).
+ */
+int kft_begin(void)
 {
-	const char *dir = getenv("KTRACE_RECORD_DIR");
-	const char *config = getenv("KTRACE_CONFIG");
-	const char *image = getenv("KTRACE_RECORD_IMAGE");
-	struct kft_global *g = &kft_global_store;
+	static int once; /* the process-wide hooks are registered */
+	const char *dir = kt_env("KTRACE_RECORD_DIR");
+	const char *config = kt_env("KTRACE_CONFIG");
+	const char *image = kt_env("KTRACE_RECORD_IMAGE");
+	struct kft_global *g = kft_cur;
 	struct ktrace_options o;
 	char root[PATH_MAX], name[256], num[32];
 	unsigned long n = image ? strtoul(image, NULL, 10) : 0;
@@ -455,14 +470,16 @@ __attribute__((constructor)) static void kft_ctor(void)
 	int err;
 
 	if ((!dir || !*dir) && (!config || !*config))
-		return;
+		return -1;
 	if (!dir || !*dir)
 		dir = "ktrace.data";
 	if (config && !*config)
 		config = NULL;
-	/* Later images (exec) record beside, not over, this one. */
+	/* Later images (exec) record beside, not over, this one (not when attached:
+	 * the environment is the program's, and an exec'd image is not preloaded). */
 	snprintf(num, sizeof(num), "%lu", n + 1);
-	kt_setenv("KTRACE_RECORD_IMAGE", num);
+	if (!kft_attaching())
+		kt_setenv("KTRACE_RECORD_IMAGE", num);
 	kft_split(dir, root, sizeof(root), name, sizeof(name));
 	if (n > 0) {
 		size_t len = strlen(name);
@@ -470,9 +487,17 @@ __attribute__((constructor)) static void kft_ctor(void)
 		snprintf(name + len, sizeof(name) - len, ".exec-%d-%lu", (int)getpid(), n);
 	}
 
+	if (g->ch) { /* attached to again: a new run beside the stopped one */
+		g = kt_calloc(1, sizeof(*g));
+		if (!g) {
+			kft_report_untraced("out of memory");
+			return -1;
+		}
+		kft_cur = g;
+	}
 	/* Our thread-exit key before the runtime's: our records go out first. */
-	if (pthread_key_create(&kft_key, kft_key_destructor) != 0)
-		return;
+	if (!once && pthread_key_create(&kft_key, kft_key_destructor) != 0)
+		return -1;
 	memset(&o, 0, sizeof(o));
 	o.root = root;
 	o.name = name;
@@ -491,7 +516,7 @@ __attribute__((constructor)) static void kft_ctor(void)
 	g->ch = kt_setup(&o, n == 0 && kt_session() ? KT_SETUP_PREPARED : 0);
 	if (!g->ch) {
 		kft_report_untraced(ktrace_error());
-		return;
+		return -1;
 	}
 	snprintf(g->dir, sizeof(g->dir), "%s", ktrace_dir(g->ch));
 	err = kft_file_create(g);
@@ -500,7 +525,7 @@ __attribute__((constructor)) static void kft_ctor(void)
 
 		snprintf(msg, sizeof(msg), "%s/%s: %s", g->dir, KFT_FILE_NAME, strerror(-err));
 		kft_report_untraced(msg);
-		return;
+		return -1;
 	}
 	/* time 0 of `trigger start time`: the exec of the program (lib/kft_start.c) */
 	kft_run_init(g->run, kft_clock_rate(g->ch),
@@ -517,12 +542,24 @@ __attribute__((constructor)) static void kft_ctor(void)
 	__atomic_store_n(&g->file->magic, KFT_FILE_MAGIC, __ATOMIC_RELEASE);
 	g->owner = 1;
 	kft_load_config(g, config);
-	pthread_atfork(kft_atfork_prepare, kft_atfork_parent, kft_atfork_child);
-	atexit(kft_atexit);
+	if (!once) {
+		pthread_atfork(kft_atfork_prepare, kft_atfork_parent, kft_atfork_child);
+		atexit(kft_atexit);
+	}
+	once = 1;
 	ktrace_start(g->ch);
 	__atomic_store_n(&kft_g, g, __ATOMIC_RELEASE);
 	/* library calls of the program (lib/kft_plt.c); with KTRACE_LIBCALL=0
-	 * only vfork, setjmp and longjmp, told to the hooks, not recorded */
-	kft_plt_setup(kft_patched_all, !env_u32("KTRACE_LIBCALL", 1));
+	 * only vfork, setjmp and longjmp, told to the hooks, not recorded (not
+	 * in a process attached to: its GOT is left as it is) */
+	if (!kft_attaching())
+		kft_plt_setup(kft_patched_all, !env_u32("KTRACE_LIBCALL", 1));
 	kft_write_status(1);
+	return g->file->error[0] ? -1 : 0;
+}
+
+__attribute__((constructor)) static void kft_ctor(void)
+{
+	if (!kft_attaching()) /* dlopen()ed by `ktrace record -p`: kft_attach_start() sets up */
+		kft_begin();
 }

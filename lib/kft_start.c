@@ -29,11 +29,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kft_attach.h"
 #include "kft_rt.h"
 
 uint64_t kft_exec_origin(uint64_t raw_now, uint64_t ns_now, uint64_t raw_per_sec)
 {
-	const char *s = getenv("KTRACE_EXEC_NS");
+	const char *s = kt_env("KTRACE_EXEC_NS");
 	unsigned long long exec_ns;
 	uint64_t back;
 	char *end;
@@ -51,7 +52,7 @@ uint64_t kft_exec_origin(uint64_t raw_now, uint64_t ns_now, uint64_t raw_per_sec
 
 void kft_report_untraced(const char *msg)
 {
-	const char *s = getenv("KTRACE_REPORT_FD");
+	const char *s = kt_env("KTRACE_REPORT_FD");
 	unsigned long fd = 0, ino = 0;
 	struct stat st;
 	char line[1200];
@@ -59,6 +60,10 @@ void kft_report_untraced(const char *msg)
 
 	if (!strncmp(msg, "ktrace: ", 8))
 		msg += 8; /* one prefix per message */
+	if (kft_attaching()) {
+		kft_attach_error(msg); /* to `ktrace record -p`, not the program's stderr */
+		return;
+	}
 	if (s && sscanf(s, "%lu,%lu", &fd, &ino) == 2 && fd <= 65535 &&
 	    fstat((int)fd, &st) == 0 && S_ISFIFO(st.st_mode) && st.st_ino == ino) {
 		n = snprintf(line, sizeof(line), "%s\n", msg);

@@ -143,6 +143,28 @@ char *kt_strdup(const char *s);
  * setenv(3).  Return: 0 or -ENOMEM.
  */
 int kt_setenv(const char *name, const char *value);
+/*
+ * kt_env() - the runtime's getenv(): the value of @name in the settings
+ * kt_env_use() installed (a process libktrace was loaded into by `ktrace
+ * record -p`, lib/kft_attach.h: its environment is not ours to read or
+ * change), else getenv(@name).  NULL if unset.
+ * kt_env_use() - @text ("NAME=VALUE\0"... ended by an empty string,
+ * copied; NULL: back to the environment).  Return: 0 or -ENOMEM.  Neither is thread-safe.
+ */
+const char *kt_env(const char *name);
+/*
+ * kt_channel_retire() - ktrace_cleanup() for a channel some thread may
+ * still hold a pointer to (a process `ktrace record -p` detaches from,
+ * lib/kft_attach.c): stopped, its files written, its session slot ended
+ * and its rings unmapped, but the structure and its control page (whose
+ * state says STOPPED to any late writer) stay.  Not thread-safe with
+ * writers of @ch: call when none is inside a write.
+ * kt_session_reset() - forget the session (unmap, close): the next
+ * kt_session() opens the one kt_env() names then.  Same condition.
+ */
+void kt_channel_retire(struct ktrace_channel *ch);
+void kt_session_reset(void);
+int kt_env_use(const char *text);
 
 /*
  * A text built in memory from kt_malloc() (open_memstream() would take the

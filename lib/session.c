@@ -31,7 +31,7 @@ static pthread_once_t kt_sess_once = PTHREAD_ONCE_INIT;
 
 static void kt_session_attach(void)
 {
-	const char *path = getenv(KT_SESSION_ENV);
+	const char *path = kt_env(KT_SESSION_ENV);
 	struct stat st;
 	void *p;
 	int fd;
@@ -75,6 +75,23 @@ static void kt_session_attach(void)
 	kt_sess.chan = (struct kt_session_chan *)((char *)p + KT_SESSION_CHAN_OFF);
 	kt_sess.stack = (struct kt_session_stack *)((char *)p + KT_SESSION_STACK_OFF);
 	kt_sess_p = &kt_sess;
+}
+
+void kt_session_reset(void)
+{
+	struct stat st;
+
+	if (kt_sess_p) {
+		munmap(kt_sess.hdr, KT_SESSION_DATA_OFF);
+		/* the descriptor, if it is still the session's (the program may have reused it) */
+		if (kt_sess.fd >= 0 && fstat(kt_sess.fd, &st) == 0 &&
+		    (uint64_t)st.st_dev == kt_sess.dev && (uint64_t)st.st_ino == kt_sess.ino)
+			close(kt_sess.fd);
+	}
+	memset(&kt_sess, 0, sizeof(kt_sess));
+	kt_sess.fd = -1;
+	kt_sess_p = NULL;
+	kt_sess_once = (pthread_once_t)PTHREAD_ONCE_INIT;
 }
 
 struct kt_session *kt_session(void)

@@ -139,6 +139,39 @@ char *kt_strdup(const char *s)
 	return d ? memcpy(d, s, n) : NULL;
 }
 
+/* Settings that replace the environment (kt_env_use()): "NAME=VALUE\0"..., "\0" at the end. */
+static char *kt_env_text;
+
+int kt_env_use(const char *text)
+{
+	size_t n = 0;
+	char *t = NULL;
+
+	if (text) {
+		while (text[n])
+			n += strlen(text + n) + 1;
+		t = kt_malloc(n + 1);
+		if (!t)
+			return -ENOMEM;
+		memcpy(t, text, n + 1);
+	}
+	kt_free(kt_env_text);
+	kt_env_text = t;
+	return 0;
+}
+
+const char *kt_env(const char *name)
+{
+	size_t nl = strlen(name);
+
+	if (!kt_env_text)
+		return getenv(name);
+	for (const char *e = kt_env_text; *e; e += strlen(e) + 1)
+		if (!strncmp(e, name, nl) && e[nl] == '=')
+			return e + nl + 1;
+	return NULL;
+}
+
 int kt_setenv(const char *name, const char *value)
 {
 	size_t nl = strlen(name), vl = strlen(value), n = 0;

@@ -1,0 +1,785 @@
+/*
+ * cli/record_attach.c - `ktrace record -p PID`: the ptrace side of
+ * attaching to a running process (x86-64), loading libktrace into it,
+ * patching its functions while every thread is stopped, and undoing that
+ * at the end so that the process runs on as it was.  The protocol with
+ * the library is lib/kft_attach.h's.
+ *
+ * Stopping: every thread is seized (PTRACE_SEIZE, listed from
+ * /proc/PID/task until no new one appears) and interrupted
+ * (PTRACE_INTERRUPT); a thread that stops for a signal instead keeps the
+ * signal, delivered when it resumes.
+ *
+ * Calling a function in the process (att_call()): one thread's registers
+ * and extended state (PTRACE_GETREGSET NT_X86_XSTATE: SSE/AVX) are saved;
+ * its stack pointer is moved below the red zone, the arguments' bytes are
+ * written there, a return address of 0 is pushed and %rip set to the
+ * function: the call ends with a SIGSEGV at address 0, where the saved
+ * state is put back.  orig_rax = -1 keeps the kernel from restarting the
+ * system call the thread was stopped in while the call runs; the saved
+ * registers restart it afterwards, as gdb's `call` does.  The other
+ * threads run meanwhile (a lock the call needs may be held by one of
+ * them); any stop of theirs is resumed at once.
+ *
+ * Patching: record reads the list of entry writes the library planned
+ * (process_vm_readv) and, every thread stopped, writes each with
+ * PTRACE_POKEDATA (which writes read-only text), unless a thread's %rip
+ * lies inside the bytes to replace: that function is left alone.  At the
+ * end the same writes are undone, where the bytes are still ours.
+ *
+ * Not thread-safe (one attach per process); uses waitpid(-1): the caller
+ * has no other child to wait for while it runs.
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/record_attach.h"
+#include "lib/kft_attach.h"
+
+#if defined(__x86_64__)
+
+#define XSTATE_MAX 16384
+
+/* One thread of the process: its tid, and the signal it stopped with, to deliver when it resumes. */
+struct att_thread {
+	pid_t tid;
+	int sig;
+	int gone;
+};
+
+struct rec_attach_state {
+	pid_t pid;
+	struct att_thread *t;
+	size_t n, cap;
+	uint64_t info;                /* the library's struct kft_attach_info */
+	struct kft_patch_write *w;    /* the writes planned */
+	unsigned char *done;          /* per write: 1 written */
+	size_t nw;
+	char lib[256];                /* libktrace's file name */
+	char *err;
+	size_t errlen;
+};
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static int att_fail(struct rec_attach_state *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int att_fail(struct rec_attach_state *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err, s->errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int att_known(const struct rec_attach_state *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->t[i].tid == tid)
+			return 1;
+	return 0;
+}
+
+/* The reason a PTRACE_SEIZE of @pid was refused, in words with what to do. */
+static void seize_refused(struct rec_attach_state *s, int e)
+{
+	char scope = '0';
+	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (read(fd, &scope, 1) != 1)
+			scope = '0';
+		close(fd);
+	}
+	if (e == EPERM && scope != '0' && geteuid() != 0)
+		att_fail(s, "process %d: ptrace refused: Yama's ptrace_scope is %c (only a parent may "
+			    "trace its children): run ktrace as root, or `sysctl kernel.yama.ptrace_scope=0`",
+			 (int)s->pid, scope);
+	else if (e == EPERM)
+		att_fail(s, "process %d: ptrace refused (another user's process, a set-user-ID or "
+			    "non-dumpable program, or one already traced): run ktrace as its user or "
+			    "as root",
+			 (int)s->pid);
+	else
+		att_fail(s, "process %d: ptrace(PTRACE_SEIZE): %s", (int)s->pid, strerror(e));
+}
+
+/* Wait for thread @tid's next stop; its signal kept if it stopped for one.  -1: it is gone. */
+static int wait_stop(struct rec_attach_state *s, struct att_thread *t)
+{
+	for (;;) {
+		int st;
+		pid_t r = waitpid(t->tid, &st, __WALL);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || WIFEXITED(st) || WIFSIGNALED(st)) {
+			t->gone = 1;
+			return -1;
+		}
+		if (WIFSTOPPED(st)) {
+			if (st >> 16 == 0 && WSTOPSIG(st) != SIGTRAP)
+				t->sig = WSTOPSIG(st); /* signal-delivery-stop: deliver it later */
+			return 0;
+		}
+	}
+	(void)s;
+}
+
+/*
+ * Seize and stop every thread of the process: those seized already (and
+ * running) but @stopped, then any not seized yet.  Return: 0, or -1 with
+ * s->err.
+ */
+static int att_stop_all(struct rec_attach_state *s, pid_t stopped)
+{
+	char path[64];
+	int added;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)s->pid);
+	for (size_t i = 0; i < s->n; i++)
+		if (!s->t[i].gone && s->t[i].tid != stopped &&
+		    ptrace(PTRACE_INTERRUPT, s->t[i].tid, 0, 0) == 0)
+			wait_stop(s, &s->t[i]);
+	do {
+		DIR *d = opendir(path);
+		struct dirent *de;
+
+		if (!d)
+			return att_fail(s, "process %d: %s", (int)s->pid,
+					errno == ENOENT ? "no such process" : strerror(errno));
+		added = 0;
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+
+			if (tid <= 0 || att_known(s, tid))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0, 0) != 0) {
+				int e = errno;
+
+				if (e == ESRCH)
+					continue; /* a thread that just ended */
+				closedir(d);
+				seize_refused(s, e);
+				return -1;
+			}
+			if (s->n == s->cap) {
+				size_t cap = s->cap ? s->cap * 2 : 64;
+				struct att_thread *m = realloc(s->t, cap * sizeof(*m));
+
+				if (!m) {
+					closedir(d);
+					return att_fail(s, "out of memory");
+				}
+				s->t = m;
+				s->cap = cap;
+			}
+			s->t[s->n] = (struct att_thread){ tid, 0, 0 };
+			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) == 0)
+				wait_stop(s, &s->t[s->n]);
+			else
+				s->t[s->n].gone = 1;
+			s->n++;
+			added = 1;
+		}
+		closedir(d);
+	} while (added); /* a thread created while we looked */
+	return 0;
+}
+
+/* Let thread @t run again, with the signal it stopped for. */
+static void att_resume(struct att_thread *t)
+{
+	if (!t->gone && ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)t->sig) == 0)
+		t->sig = 0;
+}
+
+static void att_resume_all(struct rec_attach_state *s, pid_t except)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->t[i].tid != except)
+			att_resume(&s->t[i]);
+}
+
+static void att_detach_all(struct rec_attach_state *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!s->t[i].gone)
+			ptrace(PTRACE_DETACH, s->t[i].tid, 0, (void *)(long)s->t[i].sig);
+	s->n = 0;
+}
+
+/* Copy @len bytes to the process at @addr (its writable memory, or text through ptrace). */
+static int poke(pid_t tid, uint64_t addr, const void *buf, size_t len)
+{
+	const unsigned char *b = buf;
+
+	while (len) {
+		uint64_t base = addr & ~(uint64_t)7;
+		size_t off = addr - base, k = 8 - off < len ? 8 - off : len;
+		long word;
+
+		errno = 0;
+		word = ptrace(PTRACE_PEEKDATA, tid, (void *)base, 0);
+		if (errno)
+			return -1;
+		memcpy((char *)&word + off, b, k);
+		if (ptrace(PTRACE_POKEDATA, tid, (void *)base, (void *)word) != 0)
+			return -1;
+		addr += k;
+		b += k;
+		len -= k;
+	}
+	return 0;
+}
+
+static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+/*
+ * Make thread @t (stopped) call @fn(@a0, @a1) in the process, @data
+ * (@dlen bytes) copied onto its stack first and its address passed for
+ * @a0 when @a0 is ~0.  The other threads run meanwhile.  Return: 0 with
+ * the function's return value in *@ret, or -1 with s->err.
+ */
+static int att_call(struct rec_attach_state *s, struct att_thread *t, uint64_t fn, uint64_t a0,
+		    uint64_t a1, const void *data, size_t dlen, uint64_t *ret)
+{
+	struct user_regs_struct saved, regs;
+	static unsigned char xsave[XSTATE_MAX];
+	struct iovec xv = { xsave, sizeof(xsave) };
+	uint64_t sp;
+	int have_x, rc = -1;
+	time_t said = time(NULL) + 10;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &saved) != 0)
+		return att_fail(s, "thread %d: PTRACE_GETREGS: %s", (int)t->tid, strerror(errno));
+	have_x = ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &xv) == 0;
+	regs = saved;
+	sp = (saved.rsp - 4096 - dlen) & ~(uint64_t)15; /* below the red zone and more */
+	if (data && poke(t->tid, sp, data, dlen) < 0)
+		return att_fail(s, "thread %d: cannot write its stack: %s", (int)t->tid, strerror(errno));
+	if (a0 == ~(uint64_t)0)
+		a0 = sp;
+	sp -= 8;
+	if (poke(t->tid, sp, &(uint64_t){ 0 }, 8) < 0)
+		return att_fail(s, "thread %d: cannot write its stack: %s", (int)t->tid, strerror(errno));
+	regs.rsp = sp;
+	regs.rip = fn;
+	regs.rdi = a0;
+	regs.rsi = a1;
+	regs.rax = 0;
+	regs.orig_rax = (uint64_t)-1; /* no restart of the interrupted system call meanwhile */
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, &regs) != 0)
+		return att_fail(s, "thread %d: PTRACE_SETREGS: %s", (int)t->tid, strerror(errno));
+	att_resume_all(s, t->tid);
+	if (ptrace(PTRACE_CONT, t->tid, 0, 0) != 0) {
+		att_fail(s, "thread %d: PTRACE_CONT: %s", (int)t->tid, strerror(errno));
+		goto restore;
+	}
+	for (;;) {
+		int st;
+		pid_t r = waitpid(-1, &st, __WALL | WNOHANG);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0) {
+			struct timespec ms = { 0, 1000000 };
+
+			if (time(NULL) > said) {
+				fprintf(stderr, "ktrace record: still waiting for thread %d of process %d to "
+						"return from libktrace's set-up\n",
+					(int)t->tid, (int)s->pid);
+				said = time(NULL) + 30;
+			}
+			nanosleep(&ms, NULL);
+			continue;
+		}
+		if (r < 0) {
+			att_fail(s, "process %d: waitpid: %s", (int)s->pid, strerror(errno));
+			return -1;
+		}
+		if (r != t->tid) {
+			/* another thread stopped: a signal or a late interrupt */
+			for (size_t i = 0; i < s->n; i++)
+				if (s->t[i].tid == r) {
+					if (WIFEXITED(st) || WIFSIGNALED(st)) {
+						s->t[i].gone = 1;
+					} else if (WIFSTOPPED(st)) {
+						if (st >> 16 == 0)
+							s->t[i].sig = WSTOPSIG(st);
+						att_resume(&s->t[i]);
+					}
+				}
+			continue;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			t->gone = 1;
+			return att_fail(s, "process %d ended during the call into it", (int)s->pid);
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		if (st >> 16 == 0 && WSTOPSIG(st) == SIGSEGV) {
+			if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) != 0) {
+				att_fail(s, "thread %d: PTRACE_GETREGS: %s", (int)t->tid, strerror(errno));
+				goto restore;
+			}
+			if (regs.rip == 0) {
+				*ret = regs.rax;
+				rc = 0;
+				break;
+			}
+			att_fail(s, "thread %d: the call into the process faulted at %#llx (the "
+				    "process is left stopped there; it will die of the fault)",
+				 (int)t->tid, (unsigned long long)regs.rip);
+			return -1;
+		}
+		/* a signal for this thread meanwhile: its handler runs, then the call goes on */
+		ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)(st >> 16 == 0 ? WSTOPSIG(st) : 0));
+	}
+restore:
+	/* stop the others again, then put the thread back where it was */
+	att_stop_all(s, t->tid);
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, &saved) != 0 ||
+	    (have_x && ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &xv) != 0))
+		return att_fail(s, "thread %d: cannot restore its registers: %s", (int)t->tid,
+				strerror(errno));
+	return rc;
+}
+
+/*
+ * The run-time address in process @pid of symbol @name of the loaded
+ * object whose path ends with "/@file" (its first mapping, offset 0, is
+ * its base: ET_DYN objects are linked at 0).  Return: the address, or 0.
+ */
+static uint64_t remote_sym(pid_t pid, const char *file, const char *name)
+{
+	char path[64], line[4400], obj[4096] = "";
+	uint64_t base = 0, addr = 0;
+	size_t fl = strlen(file);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, off;
+		char p[4096];
+		size_t pl;
+
+		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %4095s", &lo, &off, p) != 3 || off)
+			continue;
+		pl = strlen(p);
+		if (pl > fl && p[pl - fl - 1] == '/' && !strcmp(p + pl - fl, file)) {
+			base = lo;
+			snprintf(obj, sizeof(obj), "%s", p);
+			break;
+		}
+	}
+	fclose(f);
+	if (!base)
+		return 0;
+	/* the file as the process sees it (its mount namespace) */
+	snprintf(line, sizeof(line), "/proc/%d/root%s", (int)pid, obj);
+	{
+		int fd = open(line, O_RDONLY | O_CLOEXEC);
+		Elf *elf;
+		Elf_Scn *scn = NULL;
+
+		if (fd < 0)
+			return 0;
+		elf_version(EV_CURRENT);
+		elf = elf_begin(fd, ELF_C_READ, NULL);
+		while (elf && !addr && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+			    !(d = elf_getdata(scn, NULL)))
+				continue;
+			for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym sym;
+				const char *s;
+
+				if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
+				    GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+				    (s = elf_strptr(elf, sh.sh_link, sym.st_name)) && !strcmp(s, name)) {
+					addr = base + sym.st_value;
+					break;
+				}
+			}
+		}
+		if (elf)
+			elf_end(elf);
+		close(fd);
+	}
+	return addr;
+}
+
+/* The thread to make calls: the main thread, else the first one still there. */
+static struct att_thread *caller(struct rec_attach_state *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->t[i].tid == s->pid && !s->t[i].gone)
+			return &s->t[i];
+	for (size_t i = 0; i < s->n; i++)
+		if (!s->t[i].gone)
+			return &s->t[i];
+	return NULL;
+}
+
+/* Read the library's answer at @addr; -1 with s->err if it failed. */
+static int read_info(struct rec_attach_state *s, uint64_t addr, struct kft_attach_info *info,
+		     const char *what)
+{
+	if (!addr || peek(s->pid, addr, info, sizeof(*info)) < 0 || info->magic != KFT_ATTACH_MAGIC)
+		return att_fail(s, "process %d: libktrace's %s gave no answer", (int)s->pid, what);
+	info->error[sizeof(info->error) - 1] = '\0';
+	if (info->status)
+		return att_fail(s, "process %d: %s", (int)s->pid,
+				info->error[0] ? info->error : strerror(-info->status));
+	return 0;
+}
+
+/* Is a thread stopped inside the bytes write @w replaces (after their first)? */
+static int thread_inside(struct rec_attach_state *s, const struct kft_patch_write *w)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct user_regs_struct regs;
+
+		if (!s->t[i].gone && ptrace(PTRACE_GETREGS, s->t[i].tid, 0, &regs) == 0 &&
+		    regs.rip > w->addr && regs.rip < w->addr + w->len)
+			return 1;
+	}
+	return 0;
+}
+
+/* Every thread stopped: make the writes the library planned.  Return: the number made. */
+static size_t att_patch(struct rec_attach_state *s, const struct kft_attach_info *info,
+			unsigned *inside)
+{
+	size_t made = 0;
+	pid_t tid = caller(s)->tid;
+
+	s->nw = info->nwrites;
+	if (!s->nw)
+		return 0;
+	s->w = calloc(s->nw, sizeof(*s->w));
+	s->done = calloc(s->nw, 1);
+	if (!s->w || !s->done || peek(s->pid, info->writes, s->w, s->nw * sizeof(*s->w)) < 0) {
+		s->nw = 0;
+		return 0;
+	}
+	for (size_t k = 0; k < s->nw; k++) {
+		unsigned char now[16];
+		const struct kft_patch_write *w = &s->w[k];
+
+		if (w->len > sizeof(now) || peek(s->pid, w->addr, now, w->len) < 0 ||
+		    memcmp(now, w->old, w->len))
+			continue; /* changed since it was planned */
+		if (thread_inside(s, w)) {
+			(*inside)++;
+			continue;
+		}
+		if (poke(tid, w->addr, w->new_, w->len) == 0) {
+			s->done[k] = 1;
+			made++;
+		}
+	}
+	return made;
+}
+
+/* Every thread stopped: put the old bytes back where ours are still there. */
+static void att_unpatch(struct rec_attach_state *s)
+{
+	pid_t tid = caller(s) ? caller(s)->tid : 0;
+
+	for (size_t k = 0; tid && k < s->nw; k++) {
+		unsigned char now[16];
+		const struct kft_patch_write *w = &s->w[k];
+
+		if (s->done[k] && peek(s->pid, w->addr, now, w->len) == 0 &&
+		    !memcmp(now, w->new_, w->len))
+			poke(tid, w->addr, w->old, w->len);
+	}
+}
+
+struct rec_attach_state *rec_attach_start(const struct rec_attach *a, struct rec_attach_result *res,
+					  char *err, size_t errlen)
+{
+	struct rec_attach_state *s = calloc(1, sizeof(*s));
+	struct kft_attach_info info;
+	uint64_t dlopen_at, start_at, handle = 0, answer = 0;
+	struct att_thread *t;
+
+	memset(res, 0, sizeof(*res));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->pid = a->pid;
+	snprintf(s->lib, sizeof(s->lib), "%s", base_name(a->lib));
+	s->err = err;
+	s->errlen = errlen;
+	if (a->pid == getpid()) {
+		att_fail(s, "process %d is ktrace itself", (int)a->pid);
+		goto fail;
+	}
+	if (att_stop_all(s, 0) < 0 || !(t = caller(s)))
+		goto fail_detach;
+	dlopen_at = remote_sym(a->pid, "libc.so.6", "dlopen");
+	if (!dlopen_at) {
+		att_fail(s, "process %d has no dlopen() in a libc.so.6 (a static program, or another C "
+			    "library): libktrace cannot be loaded into it", (int)a->pid);
+		goto fail_detach;
+	}
+	if (att_call(s, t, dlopen_at, ~(uint64_t)0, 2 /* RTLD_NOW */, a->lib, strlen(a->lib) + 1,
+		     &handle) < 0)
+		goto fail_detach;
+	start_at = handle ? remote_sym(a->pid, base_name(a->lib), "kft_attach_start") : 0;
+	if (!start_at) {
+		att_fail(s, "process %d: dlopen(\"%s\") failed in the process (its mount namespace may "
+			    "not have that file)", (int)a->pid, a->lib);
+		goto fail_detach;
+	}
+	if (att_call(s, t, start_at, ~(uint64_t)0, 0, a->settings, a->len,
+		     &answer) < 0)
+		goto fail_detach;
+	s->info = answer;
+	if (read_info(s, answer, &info, "set-up") < 0)
+		goto fail_detach;
+	res->threads = 0;
+	for (size_t i = 0; i < s->n; i++)
+		res->threads += !s->t[i].gone;
+	res->planned = info.nwrites;
+	res->patched = (unsigned)att_patch(s, &info, &res->inside);
+	att_detach_all(s);
+	return s;
+fail_detach:
+	att_detach_all(s);
+fail:
+	free(s->t);
+	free(s);
+	return NULL;
+}
+
+/* The executable mappings of the object whose path ends with "/@file", into @lo/@hi (at most 8). */
+static unsigned remote_text(pid_t pid, const char *file, uint64_t *lo, uint64_t *hi)
+{
+	char path[64], line[4400];
+	size_t fl = strlen(file);
+	unsigned n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (n < 8 && fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+		char perm[8], p[4096];
+		size_t pl;
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %4095s", &a, &b, perm, p) != 4 ||
+		    perm[2] != 'x')
+			continue;
+		pl = strlen(p);
+		if (pl > fl && p[pl - fl - 1] == '/' && !strcmp(p + pl - fl, file)) {
+			lo[n] = a;
+			hi[n++] = b;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * Every thread stopped outside libktrace's code (none can be inside a
+ * write then): stopped, checked, resumed for a moment and stopped again
+ * while one is inside, 200 times at most.  Return: 1 when they are, 0 not.
+ */
+static int outside_lib(struct rec_attach_state *s)
+{
+	uint64_t lo[8], hi[8];
+	unsigned nm = remote_text(s->pid, s->lib, lo, hi);
+
+	for (int tries = 0; tries < 200; tries++) {
+		int inside = 0;
+
+		for (size_t i = 0; i < s->n && !inside; i++) {
+			struct user_regs_struct regs;
+
+			if (s->t[i].gone || ptrace(PTRACE_GETREGS, s->t[i].tid, 0, &regs) != 0)
+				continue;
+			for (unsigned k = 0; k < nm; k++)
+				inside |= regs.rip >= lo[k] && regs.rip < hi[k];
+		}
+		if (!inside)
+			return 1;
+		att_resume_all(s, 0);
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+		if (att_stop_all(s, 0) < 0)
+			return 0;
+	}
+	return 0;
+}
+
+int rec_attach_stop(struct rec_attach_state *s, char *err, size_t errlen)
+{
+	struct kft_attach_info info;
+	uint64_t stop_at, answer = 0;
+	struct att_thread *t;
+	int rc = -1;
+
+	s->err = err;
+	s->errlen = errlen;
+	if (att_stop_all(s, 0) < 0 || !(t = caller(s)))
+		goto out;
+	att_unpatch(s);
+	stop_at = remote_sym(s->pid, s->lib, "kft_attach_stop");
+	if (!stop_at) {
+		att_fail(s, "process %d: libktrace is no longer loaded", (int)s->pid);
+		goto out;
+	}
+	if (att_call(s, t, stop_at, 0, 0, NULL, 0, &answer) < 0 ||
+	    read_info(s, answer, &info, "stop") < 0)
+		goto out;
+	/* the run stopped: retire it once no thread is inside libktrace */
+	rc = 0;
+	stop_at = remote_sym(s->pid, s->lib, "kft_attach_release");
+	if (!stop_at || !outside_lib(s) || !(t = caller(s)) ||
+	    att_call(s, t, stop_at, 0, 0, NULL, 0, &answer) < 0 ||
+	    read_info(s, answer, &info, "release") < 0) {
+		att_fail(s, "process %d: its threads kept running libktrace's code: the stopped run "
+			    "stays in it (it cannot be attached to again)", (int)s->pid);
+		rc = -1;
+	}
+out:
+	att_detach_all(s);
+	return rc;
+}
+
+void rec_attach_free(struct rec_attach_state *s)
+{
+	if (!s)
+		return;
+	free(s->t);
+	free(s->w);
+	free(s->done);
+	free(s);
+}
+
+#else /* !__x86_64__ */
+
+struct rec_attach_state *rec_attach_start(const struct rec_attach *a, struct rec_attach_result *res,
+					  char *err, size_t errlen)
+{
+	(void)a;
+	memset(res, 0, sizeof(*res));
+	snprintf(err, errlen, "attaching to a running process is x86-64 only");
+	return NULL;
+}
+
+/* The executable mappings of the object whose path ends with "/@file", into @lo/@hi (at most 8). */
+static unsigned remote_text(pid_t pid, const char *file, uint64_t *lo, uint64_t *hi)
+{
+	char path[64], line[4400];
+	size_t fl = strlen(file);
+	unsigned n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (n < 8 && fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+		char perm[8], p[4096];
+		size_t pl;
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %4095s", &a, &b, perm, p) != 4 ||
+		    perm[2] != 'x')
+			continue;
+		pl = strlen(p);
+		if (pl > fl && p[pl - fl - 1] == '/' && !strcmp(p + pl - fl, file)) {
+			lo[n] = a;
+			hi[n++] = b;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * Every thread stopped outside libktrace's code (none can be inside a
+ * write then): stopped, checked, resumed for a moment and stopped again
+ * while one is inside, 200 times at most.  Return: 1 when they are, 0 not.
+ */
+static int outside_lib(struct rec_attach_state *s)
+{
+	uint64_t lo[8], hi[8];
+	unsigned nm = remote_text(s->pid, s->lib, lo, hi);
+
+	for (int tries = 0; tries < 200; tries++) {
+		int inside = 0;
+
+		for (size_t i = 0; i < s->n && !inside; i++) {
+			struct user_regs_struct regs;
+
+			if (s->t[i].gone || ptrace(PTRACE_GETREGS, s->t[i].tid, 0, &regs) != 0)
+				continue;
+			for (unsigned k = 0; k < nm; k++)
+				inside |= regs.rip >= lo[k] && regs.rip < hi[k];
+		}
+		if (!inside)
+			return 1;
+		att_resume_all(s, 0);
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+		if (att_stop_all(s, 0) < 0)
+			return 0;
+	}
+	return 0;
+}
+
+int rec_attach_stop(struct rec_attach_state *s, char *err, size_t errlen)
+{
+	(void)s;
+	snprintf(err, errlen, "attaching to a running process is x86-64 only");
+	return -1;
+}
+
+void rec_attach_free(struct rec_attach_state *s)
+{
+	(void)s;
+}
+
+#endif

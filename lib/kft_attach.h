@@ -1,0 +1,77 @@
+/*
+ * lib/kft_attach.h - what `ktrace record -p PID` (cli/record_attach.c) and
+ * libktrace, loaded into the running process PID, tell each other.
+ *
+ * record stops every thread of PID (ptrace), makes one of them call
+ * dlopen("libktrace.so.0") and then, with the other threads running again,
+ * kft_attach_start(SETTINGS): SETTINGS is "NAME=VALUE\0"..."\0", each of
+ * the variables a program started by record finds in its environment
+ * (KTRACE_SESSION, KTRACE_RECORD_DIR, KTRACE_CONFIG_TEXT, KTRACE_PATCH,
+ * KTRACE_FLIGHT, ...; kt_env() reads them, the process's environment is
+ * not touched).  The run is set up as lib/kft_setup.c's constructor sets it
+ * up, except that the entries of the functions to patch are not written:
+ * the writes are listed in struct kft_attach_info, which record reads
+ * (process_vm_readv) and performs itself, every thread stopped, skipping
+ * a function a thread is stopped inside (ptrace writes read-only text).
+ * At the end record stops every thread again, writes the old bytes back,
+ * and has one thread call kft_attach_stop(): the run stops, the memory
+ * maps and the status are written.  Then, once no thread is inside
+ * libktrace's code (record checks every thread's %rip, every thread
+ * stopped), kft_attach_release(): the channel is retired (its rings
+ * unmapped), the session forgotten, so that a later attach sets a new run
+ * up.  libktrace stays loaded: calls still open return through its exit
+ * trampoline.
+ *
+ * The three functions: called by one thread, injected, not re-entrant;
+ * allocate (kt_malloc); return the address of the static
+ * struct kft_attach_info (never NULL).
+ */
+#ifndef KTRACE_LIB_KFT_ATTACH_H
+#define KTRACE_LIB_KFT_ATTACH_H
+
+#include <stdint.h>
+
+#include "runtime.h" /* KT_EXPORT */
+
+#define KFT_ATTACH_MAGIC 0x6b617431u /* "kat1" */
+
+/* One entry to patch: @len bytes at @addr, @old now, @new to write (a jmp + int3s). */
+struct kft_patch_write {
+	uint64_t addr;
+	uint32_t len;
+	uint32_t pad;
+	uint8_t old[16];
+	uint8_t new_[16];
+};
+
+/**
+ * struct kft_attach_info - the answer of kft_attach_start() and
+ * kft_attach_stop(), at a fixed address in the process.
+ * @magic: KFT_ATTACH_MAGIC once written.
+ * @status: 0, or a negative errno: the run could not be set up (or
+ *          stopped); @error says why in one line.
+ * @writes: address of @nwrites struct kft_patch_write, sorted by address
+ *          (0 if none): the entries record writes.
+ * @patched: functions planned (= @nwrites); @skipped: left alone (why in
+ *          DIR/kft-dynpatch).
+ */
+struct kft_attach_info {
+	uint32_t magic;
+	int32_t status;
+	uint64_t writes;
+	uint32_t nwrites;
+	uint32_t skipped;
+	char error[512];
+};
+
+KT_EXPORT struct kft_attach_info *kft_attach_start(const char *settings);
+KT_EXPORT struct kft_attach_info *kft_attach_stop(void);
+KT_EXPORT struct kft_attach_info *kft_attach_release(void);
+
+/* For lib/kft_dynpatch.c: nonzero while kft_attach_start() runs (entries are listed, not written). */
+int kft_attaching(void);
+
+/* For lib/kft_dynpatch.c: list a write.  Return: 0, or -ENOMEM. */
+int kft_attach_add_write(uint64_t addr, const uint8_t *new_, uint32_t len);
+
+#endif

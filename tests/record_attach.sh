@@ -1,0 +1,186 @@
+#!/bin/sh
+# tests/record_attach.sh - `ktrace record -p PID`: attach to a running
+# process built without hooks, record, detach, and attach again
+# (cli/record_attach.c, lib/kft_attach.c).
+#
+# tests/kft/attach.c runs worker threads that do work on command and
+# count their own calls: the trace of a window in which it did `run N`
+# must hold exactly the calls the program counted (its results unchanged);
+# after the detach its code is byte for byte what it was (the program
+# prints its functions' first bytes), it goes on computing the same
+# answers, and it can be attached to again, also while its threads are
+# inside the patched functions (`spin`), ATTACHES times in a row.
+# Refusals: no such process, a static program, another user's process,
+# a process already traced, -p with a program, --duration without -p.
+. "$KTRACE_SRC/tests/helpers/tap.sh"
+cd "$T" || exit 1
+san_preload
+ATTACHES=${KTRACE_TEST_ATTACHES:-5}
+
+cc -O2 -g -o attach "$KTRACE_SRC/tests/kft/attach.c" -lpthread || exit 1
+
+# wait until FILE has at least N lines (10 s at most)
+lines() {
+	i=0
+	while [ "$(cat "$1" 2>/dev/null | wc -l)" -lt "$2" ] && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+# wait until FILE has a line matching RE (20 s at most)
+has() {
+	i=0
+	while ! grep -q "$2" "$1" 2>/dev/null && [ $i -lt 400 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+say() { # send a command, wait for its answer lines
+	n=$(wc -l <out)
+	echo "$1" >&3
+	lines out $((n + $2))
+}
+
+mkfifo in || exit 1
+./attach 3 <in >out 2>prog.err &
+pid=$!
+exec 3>in
+lines out 1
+is "$(head -1 out)" "ready" "the program runs"
+say entry 3
+before=$(tail -3 out)
+say "run 20" 1
+want=$(tail -1 out)
+is "$want" "done rounds=60 step=600 leaf=1200 sum=$(echo "$want" | sed 's/.*sum=//')" \
+	"untraced: 3 threads x 20 rounds counted by the program"
+
+# ---- attach, a window of work, detach ----
+"$KTRACE" record -p "$pid" -o tr 2>rec.err &
+rec=$!
+has rec.err "attached to process"
+like rec.err "^ktrace record: attached to process $pid \\(4 threads\\): [0-9]+ functions patched; Ctrl-C ends the recording$" \
+	"record -p: attached, every thread stopped and resumed, its functions patched"
+is "$(wc -l <rec.err)" 1 "record -p: that line alone before the end"
+say "run 20" 1
+is "$(tail -1 out)" "$want" "attached: the program's counts and results unchanged"
+kill -INT "$rec"
+wait "$rec"
+is "$?" 0 "record -p: Ctrl-C detaches, exit 0"
+like rec.err "^ktrace record: detached from process $pid; trace in " "record -p: says it detached"
+is "$(kd_counts tr 'round_ step leaf')" "$(printf 'leaf 1200\nround_ 60\nstep 600')" \
+	"the trace holds exactly the calls the program counted in the window"
+is "$(kd_counts tr main)" "" "main, open since before the attach, is not in the trace"
+say entry 3
+is "$(tail -3 out)" "$before" "after the detach the functions' first bytes are as before"
+say "run 20" 1
+is "$(tail -1 out)" "$want" "after the detach: the same counts and results"
+
+# ---- attach again, while the threads are inside the patched functions ----
+k=0
+spun=0
+while [ $k -lt "$ATTACHES" ]; do
+	k=$((k + 1))
+	n=$(wc -l <out)
+	echo "spin 1200" >&3
+	sleep 0.2
+	rm -rf "tr$k"
+	"$KTRACE" record -q -p "$pid" --duration 400ms -o "tr$k" 2>"rec$k.err"
+	rc=$?
+	lines out $((n + 1))
+	[ "$rc" = 0 ] && [ ! -s "rec$k.err" ] && grep -q "^spun ok=1 " out &&
+		[ "$(tail -1 out | cut -d' ' -f2)" = "ok=1" ] && spun=$((spun + 1))
+	r=$(kd_counts "tr$k" round_ | awk '{ print $2 }')
+	s=$(kd_counts "tr$k" step | awk '{ print $2 }')
+	# a round has 10 steps; rounds open at either end hold fewer (3 threads)
+	[ "${r:-0}" -gt 0 ] && [ "$s" -ge $(((r - 3) * 10)) ] && [ "$s" -le $(((r + 3) * 10)) ] ||
+		{ echo "# attach $k: round_ $r step $s" >&2; spun=-1000; }
+done
+is "$spun" "$ATTACHES" "$ATTACHES attaches during work: each exit 0, silent, steps = 10 x rounds, the program's results right"
+say entry 3
+is "$(tail -3 out)" "$before" "after $ATTACHES attaches: the code is as it was"
+say "run 20" 1
+is "$(tail -1 out)" "$want" "after $ATTACHES attaches: the same counts and results"
+
+# ---- refusals ----
+"$KTRACE" record -p "$pid" -- ./attach >o 2>e
+is "$?" 2 "-p with a program: usage error"
+"$KTRACE" record --duration 1s -- ./attach >o 2>e
+is "$?" 2 "--duration without -p: usage error"
+like e "needs -p PID" "... says so"
+"$KTRACE" record -p 99999999 -o trx >o 2>e
+is "$?" 2 "-p: an impossible process id is a usage error"
+sleep 60 &
+gone=$!
+kill "$gone"
+wait "$gone" 2>/dev/null
+"$KTRACE" record -p "$gone" -o trx >o 2>e
+is "$?" 1 "-p: a process that is gone: exit 1"
+like e "^ktrace record: process $gone: no such process$" "... no such process"
+
+if cc -O1 -static -o static "$KTRACE_SRC/tests/kft/attach.c" -lpthread 2>/dev/null; then
+	mkfifo in2
+	./static 1 <in2 >out2 &
+	spid=$!
+	exec 4>in2
+	lines out2 1
+	"$KTRACE" record -p "$spid" -o trs >o 2>e
+	is "$?" 1 "a static program: exit 1"
+	like e "^ktrace record: process $spid has no dlopen\\(\\) in a libc.so.6 \\(a static program" \
+		"... says why"
+	echo "run 5" >&4
+	lines out2 2
+	like out2 "^done rounds=5 step=50 leaf=100 " "... and the program runs on untouched"
+	echo quit >&4
+	exec 4>&-
+	wait "$spid"
+else
+	ok 1 "cc -static (libc6-dev's libc.a) builds a static program"
+fi
+
+if command -v setpriv >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 &
+	other=$!
+	sleep 0.2
+	"$KTRACE" record -p "$other" -o tro >o 2>e
+	is "$?" 1 "another user's process: exit 1"
+	like e "^ktrace record: process $other runs as user 65534: run .ktrace record -p. as that user" \
+		"... says which user to run as"
+	kill "$other"
+fi
+
+# a program with compiled hooks: not yet
+cc -O1 -finstrument-functions -o inst "$KTRACE_SRC/tests/kft/attach.c" -lpthread || exit 1
+mkfifo in4
+./inst 1 <in4 >out4 &
+ipid=$!
+exec 6>in4
+lines out4 1
+"$KTRACE" record -p "$ipid" -o tri >o 2>e
+is "$?" 1 "a program built with hooks: exit 1"
+like e "was built with function hooks .*: attaching to such a program is not supported yet" "... says so"
+echo quit >&6
+exec 6>&-
+wait "$ipid"
+
+# a process started by `ktrace record` is traced already
+mkfifo in3
+"$KTRACE" record -q -o trr ./attach 1 <in3 >out3 2>/dev/null &
+rpid=$!
+exec 5>in3
+lines out3 1
+child=$(pgrep -P "$rpid" attach | head -1)
+"$KTRACE" record -p "$child" -o trx2 >o 2>e
+is "$?" 1 "a process already traced: exit 1"
+like e "^ktrace record: process $child: the process is already traced" "... says so"
+echo "run 4" >&5
+echo quit >&5
+exec 5>&-
+wait "$rpid"
+is "$?" 0 "... and its own recording goes on to the end"
+is "$(kd_counts trr round_)" "round_ 4" "... with every call"
+
+say quit 0
+exec 3>&-
+wait "$pid"
+is "$?" 0 "the program attached to $((ATTACHES + 1)) times exits 0"
+done_testing
