@@ -709,67 +709,6 @@ struct rec_attach_state *rec_attach_start(const struct rec_attach *a, struct rec
 	return NULL;
 }
 
-/* The executable mappings of the object whose path ends with "/@file", into @lo/@hi (at most 8). */
-static unsigned remote_text(pid_t pid, const char *file, uint64_t *lo, uint64_t *hi)
-{
-	char path[64], line[4400];
-	size_t fl = strlen(file);
-	unsigned n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (n < 8 && fgets(line, sizeof(line), f)) {
-		unsigned long long a, b;
-		char perm[8], p[4096];
-		size_t pl;
-
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %4095s", &a, &b, perm, p) != 4 ||
-		    perm[2] != 'x')
-			continue;
-		pl = strlen(p);
-		if (pl > fl && p[pl - fl - 1] == '/' && !strcmp(p + pl - fl, file)) {
-			lo[n] = a;
-			hi[n++] = b;
-		}
-	}
-	fclose(f);
-	return n;
-}
-
-/*
- * Every thread stopped outside libktrace's code (none can be inside a
- * write then): stopped, checked, resumed for a moment and stopped again
- * while one is inside, 200 times at most.  Return: 1 when they are, 0 not.
- */
-static int outside_lib(struct rec_attach_state *s)
-{
-	uint64_t lo[8], hi[8];
-	unsigned nm = remote_text(s->pid, s->lib, lo, hi);
-
-	for (int tries = 0; tries < 200; tries++) {
-		int inside = 0;
-
-		for (size_t i = 0; i < s->n && !inside; i++) {
-			struct user_regs_struct regs;
-
-			if (s->t[i].gone || ptrace(PTRACE_GETREGS, s->t[i].tid, 0, &regs) != 0)
-				continue;
-			for (unsigned k = 0; k < nm; k++)
-				inside |= regs.rip >= lo[k] && regs.rip < hi[k];
-		}
-		if (!inside)
-			return 1;
-		att_resume_all(s, 0);
-		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
-		if (att_stop_all(s, 0) < 0)
-			return 0;
-	}
-	return 0;
-}
-
 int rec_attach_stop(struct rec_attach_state *s, char *err, size_t errlen)
 {
 	(void)s;

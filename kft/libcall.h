@@ -30,6 +30,19 @@
 #include <string.h>
 
 /*
+ * kft_hook_name() - 1 if @name is an entry hook a program built for a
+ * function tracer imports (-finstrument-functions: __cyg_profile_func_enter,
+ * -pg: mcount or _mcount, -pg -mfentry: __fentry__): such an object is
+ * traced through its own hooks, never patched or PLT-hooked as a plain
+ * one (lib/kft_plt.c, lib/kft_dynpatch.c).  Pure; thread-safe.
+ */
+static inline int kft_hook_name(const char *name)
+{
+	return !strcmp(name, "__cyg_profile_func_enter") || !strcmp(name, "mcount") ||
+	       !strcmp(name, "_mcount") || !strcmp(name, "__fentry__");
+}
+
+/*
  * kft_libcall_skip() - 1 if a call to the function named @name (an ELF
  * symbol name, no version) is not to be hooked, 0 if it may be.
  * Pure; thread-safe.

@@ -62,6 +62,7 @@
 #include <unistd.h>
 
 #include "kft/config.h"
+#include "kft/libcall.h"
 #include "kft_attach.h"
 #include "kft_patchrules.h"
 #include "kft_reloc.h"
@@ -125,13 +126,10 @@ static int never_patched(const char *path)
 /* Has object @i hooks of its own (compiled, or patchable entries)? */
 static int has_own_hooks(struct kft_resolver *r, unsigned i)
 {
-	static const char *const hooks[] = { "__cyg_profile_func_enter", "mcount", "_mcount",
-					     "__fentry__" };
 	uint64_t a, n;
 
-	for (size_t k = 0; k < sizeof(hooks) / sizeof(hooks[0]); k++)
-		if (kft_obj_imports(r, i, hooks[k]) == 1)
-			return 1;
+	if (kft_obj_imports(r, i, kft_hook_name) == 1)
+		return 1;
 	return kft_obj_section(r, i, "__patchable_function_entries", &a, &n) == 0 ||
 	       kft_obj_section(r, i, "__mcount_loc", &a, &n) == 0;
 }

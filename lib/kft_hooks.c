@@ -180,7 +180,26 @@ static void gate_open(struct kft_tls *t)
 	t->gate = gate;
 }
 
-/* Set up the shadow stack, claim counters, learn the stack bounds. */
+/*
+ * The thread joins @g's run with an empty shadow stack: its counters
+ * block claimed, the engine's view to be synced at this entry.  Also when a
+ * new run is set up in the process (`ktrace record -p` attached again,
+ * lib/kft_attach.c): the thread leaves the stopped one, whose calls still
+ * open are not recorded in the new one (their exits find no frame).
+ */
+static KFT_COLD void thread_join(struct kft_global *g, struct kft_tls *t)
+{
+	t->depth = t->overflow = 0;
+	t->g = g;
+	t->run = g->run;
+	t->ch_state = &g->ch->ctl->state;
+	t->t.c = kft_claim_block(kt_gettid());
+	if (!t->t.c)
+		t->t.c = &t->own;
+	t->t.epoch = 0; /* never synced */
+}
+
+/* Set up the shadow stack, join the run, learn the stack bounds. */
 static int thread_start(struct kft_global *g, struct kft_tls *t)
 {
 	if (t->state < 0)
@@ -191,35 +210,12 @@ static int thread_start(struct kft_global *g, struct kft_tls *t)
 	}
 	t->stack = t->mem.frames;
 	t->cap = t->mem.cap;
-	t->depth = t->overflow = 0;
-	t->g = g;
-	t->run = g->run;
-	t->ch_state = &g->ch->ctl->state;
-	t->t.c = kft_claim_block(kt_gettid());
-	if (!t->t.c)
-		t->t.c = &t->own;
+	thread_join(g, t);
 	kft_stack_bounds(&t->stack_lo, &t->stack_hi); /* from the thread's base (kft_stack.c) */
 	kft_hooks_thread_started();
 	__atomic_store_n(&kft_shadow_depth_fn, kft_shadow_depth, __ATOMIC_RELAXED);
 	t->state = 1;
 	return 1;
-}
-
-/*
- * A new run in the process (`ktrace record -p` attached again, lib/kft_attach.c):
- * the thread leaves the stopped one, whose calls still open are not
- * recorded in the new one (their exits find no frame), and joins @g's.
- */
-static KFT_COLD void thread_rebind(struct kft_global *g, struct kft_tls *t)
-{
-	t->depth = t->overflow = 0;
-	t->g = g;
-	t->run = g->run;
-	t->ch_state = &g->ch->ctl->state;
-	t->t.c = kft_claim_block(kt_gettid());
-	if (!t->t.c)
-		t->t.c = &t->own;
-	t->t.epoch = 0; /* never synced: the engine refreshes its view at this entry */
 }
 
 static inline uint64_t stack_left(const struct kft_tls *t, uint64_t sp)
@@ -939,7 +935,7 @@ static KFT_COLD void enter_slow(struct kft_tls *t, uint64_t fn, uint64_t site, u
 	if (t->state != 1 && !thread_start(g, t))
 		goto out;
 	if (KT_UNLIKELY(t->g != g))
-		thread_rebind(g, t);
+		thread_join(g, t); /* a new run since (record -p attached again) */
 	if (t->depth && sp >= t->stack[t->depth - 1].sp && t->depth != kft_sig_base() &&
 	    t->depth != t->ctx_base && !inlined_in_top(&t->stack[t->depth - 1], sp, fn, site))
 		drop_dead(g, t, sp);

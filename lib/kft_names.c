@@ -439,7 +439,7 @@ int kft_obj_funcs(struct kft_resolver *r, unsigned i, kft_sym_fn *fn, void *arg)
 	return kft_each_sym(r, i, fn, arg);
 }
 
-int kft_obj_imports(struct kft_resolver *r, unsigned i, const char *name)
+int kft_obj_imports(struct kft_resolver *r, unsigned i, int (*match)(const char *name))
 {
 	struct kft_elf_api *a = &r->api;
 	Elf *elf = kft_obj_elf(r, i);
@@ -459,7 +459,7 @@ int kft_obj_imports(struct kft_resolver *r, unsigned i, const char *name)
 			const char *s;
 
 			if (a->getsym(d, (int)k, &sym) && sym.st_shndx == SHN_UNDEF &&
-			    (s = a->strptr(elf, sh.sh_link, sym.st_name)) && !strcmp(s, name))
+			    (s = a->strptr(elf, sh.sh_link, sym.st_name)) && match(s))
 				return 1;
 		}
 	}

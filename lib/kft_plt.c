@@ -333,9 +333,7 @@ static int plt_instrumented(const ElfW(Rela) *r, uint64_t n, const ElfW(Sym) *sy
 	for (uint64_t i = 0; r && i < n; i++) {
 		const char *name = str + symtab[ELF64_R_SYM(r[i].r_info)].st_name;
 
-		if (ELF64_R_SYM(r[i].r_info) &&
-		    (!strcmp(name, "__cyg_profile_func_enter") || !strcmp(name, "mcount") ||
-		     !strcmp(name, "_mcount") || !strcmp(name, "__fentry__")))
+		if (ELF64_R_SYM(r[i].r_info) && kft_hook_name(name))
 			return 1;
 	}
 	return 0;

@@ -363,9 +363,10 @@ typedef int kft_sym_fn(const char *name, uint64_t addr, uint64_t size, void *arg
 int kft_obj_funcs(struct kft_resolver *r, unsigned i, kft_sym_fn *fn, void *arg);
 /*
  * kft_obj_imports() - does object @i's .dynsym hold an undefined symbol
- * @name (a function it imports)?  Return: 1, 0, or -1 (no ELF file).
+ * (a function it imports) whose name @match accepts?  Return: 1, 0, or
+ * -1 (no ELF file).
  */
-int kft_obj_imports(struct kft_resolver *r, unsigned i, const char *name);
+int kft_obj_imports(struct kft_resolver *r, unsigned i, int (*match)(const char *name));
 /* Does symbol @s match the shell pattern @pat, by itself, demangled, or without parameters? */
 int kft_sym_match(const struct kft_resolver *r, const char *pat, const char *s);
 
