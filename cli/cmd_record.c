@@ -149,9 +149,9 @@ static const struct cli_opt opts[] = {
 		"of those still running is reported)"),
 	CLI_OPT("pid", 'p', "PID",
 		"attach to the running process PID instead of\n"
-		"running PROG: its functions are patched while it\n"
-		"runs (programs without hooks, x86-64), unpatched at\n"
-		"the end; it runs on as it was"),
+		"running PROG (x86-64): its functions are patched\n"
+		"(or its compiled hooks bound) while it runs, and\n"
+		"undone at the end; it runs on as it was"),
 	CLI_OPT("duration", OPT_DURATION, "TIME",
 		"with -p: stop recording after TIME (10s, 500ms);\n"
 		"default: at Ctrl-C or when PID ends"),
@@ -927,10 +927,10 @@ static int attach_target(struct record *r, char *exe, size_t size, char **argv1)
 		return 1;
 	}
 	exe[n] = '\0';
-	if (rec_detect(exe, path2, sizeof(path2)) & REC_HOOKS) {
-		cli_error(CMD, "process %d (%s) was built with function hooks (-finstrument-functions, "
-			       "-pg, patchable entries): attaching to such a program is not supported "
-			       "yet; start it under `ktrace record`", (int)r->attach, exe);
+	if (rec_detect(exe, path2, sizeof(path2)) & (REC_BUILD_PATCHABLE | REC_BUILD_MCOUNTLOC)) {
+		cli_error(CMD, "process %d (%s) was built with patchable entries "
+			       "(-fpatchable-function-entry, -mnop-mcount): attaching to such a program "
+			       "is not supported yet; start it under `ktrace record`", (int)r->attach, exe);
 		return 1;
 	}
 	argv1[0] = exe;
@@ -1023,12 +1023,21 @@ static int record_attached(struct record *r)
 		kc_close(r->sess, 1);
 		return 1;
 	}
-	if (!r->quiet)
-		fprintf(stderr, "ktrace record: attached to process %d (%u threads): %u functions "
-				"patched%s%.0u%s; %s\n",
-			(int)r->attach, res.threads, res.patched, res.inside ? ", " : "", res.inside,
-			res.inside ? " left alone (a thread was inside their first bytes)" : "",
+	if (!r->quiet) {
+		char what[256];
+
+		if (res.hooks)
+			snprintf(what, sizeof(what), "its compiled hooks bound to libktrace's (%u GOT "
+						     "slots)", res.hooks);
+		else
+			snprintf(what, sizeof(what), "%u functions patched", res.patched);
+		if (res.inside)
+			snprintf(what + strlen(what), sizeof(what) - strlen(what),
+				 ", %u left alone (a thread was inside their first bytes)", res.inside);
+		fprintf(stderr, "ktrace record: attached to process %d (%u threads): %s; %s\n",
+			(int)r->attach, res.threads, what,
 			r->duration_ns ? "recording for --duration" : "Ctrl-C ends the recording");
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_interrupt; /* no SA_RESTART */
 	sigaction(SIGINT, &sa, NULL);

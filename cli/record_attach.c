@@ -21,10 +21,11 @@
  * threads run meanwhile (a lock the call needs may be held by one of
  * them); any stop of theirs is resumed at once.
  *
- * Patching: record reads the list of entry writes the library planned
- * (process_vm_readv) and, every thread stopped, writes each with
- * PTRACE_POKEDATA (which writes read-only text), unless a thread's %rip
- * lies inside the bytes to replace: that function is left alone.  At the
+ * Patching: record reads the list of writes the library planned
+ * (process_vm_readv: functions' entries, and the GOT slots of compiled
+ * hooks) and, every thread stopped, makes each with PTRACE_POKEDATA (which
+ * writes read-only text and RELRO), unless a thread's %rip lies inside the
+ * bytes of an entry to replace: that function is left alone.  At the
  * end the same writes are undone, where the bytes are still ours.
  *
  * Not thread-safe (one attach per process); uses waitpid(-1): the caller
@@ -43,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -376,73 +378,98 @@ restore:
 }
 
 /*
- * The run-time address in process @pid of symbol @name of the loaded
- * object whose path ends with "/@file" (its first mapping, offset 0, is
- * its base: ET_DYN objects are linked at 0).  Return: the address, or 0.
+ * The object of process @pid whose path ends with "/@file": its first
+ * mapping's address (offset 0: its base, ET_DYN objects are linked at 0)
+ * into *@base, its path into @obj and its inode into *@ino.  Return: 0, or
+ * -1 if none is mapped.
  */
-static uint64_t remote_sym(pid_t pid, const char *file, const char *name)
+static int remote_obj(pid_t pid, const char *file, uint64_t *base, char *obj, size_t size,
+		      unsigned long *ino)
 {
-	char path[64], line[4400], obj[4096] = "";
-	uint64_t base = 0, addr = 0;
+	char path[64], line[4400];
 	size_t fl = strlen(file);
+	int rc = -1;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
+		return -1;
+	while (rc && fgets(line, sizeof(line), f)) {
 		unsigned long long lo, off;
 		char p[4096];
 		size_t pl;
 
-		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %4095s", &lo, &off, p) != 3 || off)
+		if (sscanf(line, "%llx-%*x %*s %llx %*s %lu %4095s", &lo, &off, ino, p) != 4 || off)
 			continue;
 		pl = strlen(p);
 		if (pl > fl && p[pl - fl - 1] == '/' && !strcmp(p + pl - fl, file)) {
-			base = lo;
-			snprintf(obj, sizeof(obj), "%s", p);
-			break;
+			*base = lo;
+			snprintf(obj, size, "%s", p);
+			rc = 0;
 		}
 	}
 	fclose(f);
-	if (!base)
-		return 0;
-	/* the file as the process sees it (its mount namespace) */
-	snprintf(line, sizeof(line), "/proc/%d/root%s", (int)pid, obj);
-	{
-		int fd = open(line, O_RDONLY | O_CLOEXEC);
-		Elf *elf;
-		Elf_Scn *scn = NULL;
+	return rc;
+}
 
-		if (fd < 0)
-			return 0;
+/* The value of the defined function symbol @name in @elf's .dynsym, or 0. */
+static uint64_t dynsym_value(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *s;
+
+			if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
+			    GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+			    (s = elf_strptr(elf, sh.sh_link, sym.st_name)) && !strcmp(s, name))
+				return sym.st_value;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The run-time address in process @pid of symbol @name of the loaded
+ * object whose path ends with "/@file", read from the file the process
+ * mapped (its mount namespace; a file replaced since, a rebuilt library,
+ * is another inode: refused, its addresses would be wrong).
+ * Return: the address, or 0.
+ */
+static uint64_t remote_sym(pid_t pid, const char *file, const char *name)
+{
+	char obj[4096], path[4200];
+	uint64_t base, value = 0;
+	unsigned long ino;
+	struct stat st;
+	Elf *elf;
+	int fd;
+
+	if (remote_obj(pid, file, &base, obj, sizeof(obj), &ino) < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, obj);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && st.st_ino == ino) {
 		elf_version(EV_CURRENT);
 		elf = elf_begin(fd, ELF_C_READ, NULL);
-		while (elf && !addr && (scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			Elf_Data *d;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
-			    !(d = elf_getdata(scn, NULL)))
-				continue;
-			for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
-				GElf_Sym sym;
-				const char *s;
-
-				if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
-				    GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
-				    (s = elf_strptr(elf, sh.sh_link, sym.st_name)) && !strcmp(s, name)) {
-					addr = base + sym.st_value;
-					break;
-				}
-			}
-		}
-		if (elf)
+		if (elf) {
+			value = dynsym_value(elf, name);
 			elf_end(elf);
-		close(fd);
+		}
 	}
-	return addr;
+	close(fd);
+	return value ? base + value : 0;
 }
 
 /* The thread to make calls: the main thread, else the first one still there. */
@@ -483,21 +510,20 @@ static int thread_inside(struct rec_attach_state *s, const struct kft_patch_writ
 	return 0;
 }
 
-/* Every thread stopped: make the writes the library planned.  Return: the number made. */
-static size_t att_patch(struct rec_attach_state *s, const struct kft_attach_info *info,
-			unsigned *inside)
+/* Every thread stopped: make the writes the library planned, counted into @res. */
+static void att_patch(struct rec_attach_state *s, const struct kft_attach_info *info,
+		      struct rec_attach_result *res)
 {
-	size_t made = 0;
 	pid_t tid = caller(s)->tid;
 
 	s->nw = info->nwrites;
 	if (!s->nw)
-		return 0;
+		return;
 	s->w = calloc(s->nw, sizeof(*s->w));
 	s->done = calloc(s->nw, 1);
 	if (!s->w || !s->done || peek(s->pid, info->writes, s->w, s->nw * sizeof(*s->w)) < 0) {
 		s->nw = 0;
-		return 0;
+		return;
 	}
 	for (size_t k = 0; k < s->nw; k++) {
 		unsigned char now[16];
@@ -506,16 +532,18 @@ static size_t att_patch(struct rec_attach_state *s, const struct kft_attach_info
 		if (w->len > sizeof(now) || peek(s->pid, w->addr, now, w->len) < 0 ||
 		    memcmp(now, w->old, w->len))
 			continue; /* changed since it was planned */
-		if (thread_inside(s, w)) {
-			(*inside)++;
+		if (w->kind == KFT_WRITE_ENTRY && thread_inside(s, w)) {
+			res->inside++;
 			continue;
 		}
 		if (poke(tid, w->addr, w->new_, w->len) == 0) {
 			s->done[k] = 1;
-			made++;
+			if (w->kind == KFT_WRITE_HOOK)
+				res->hooks++;
+			else
+				res->patched++;
 		}
 	}
-	return made;
 }
 
 /* Every thread stopped: put the old bytes back where ours are still there. */
@@ -581,7 +609,7 @@ struct rec_attach_state *rec_attach_start(const struct rec_attach *a, struct rec
 	for (size_t i = 0; i < s->n; i++)
 		res->threads += !s->t[i].gone;
 	res->planned = info.nwrites;
-	res->patched = (unsigned)att_patch(s, &info, &res->inside);
+	att_patch(s, &info, res);
 	att_detach_all(s);
 	return s;
 fail_detach:
@@ -667,7 +695,8 @@ int rec_attach_stop(struct rec_attach_state *s, char *err, size_t errlen)
 	att_unpatch(s);
 	stop_at = remote_sym(s->pid, s->lib, "kft_attach_stop");
 	if (!stop_at) {
-		att_fail(s, "process %d: libktrace is no longer loaded", (int)s->pid);
+		att_fail(s, "process %d: libktrace is no longer loaded, or its file was replaced since "
+			    "(a rebuilt library: its functions cannot be found)", (int)s->pid);
 		goto out;
 	}
 	if (att_call(s, t, stop_at, 0, 0, NULL, 0, &answer) < 0 ||

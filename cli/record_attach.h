@@ -24,10 +24,11 @@ struct rec_attach {
 /**
  * struct rec_attach_result - @threads stopped and resumed; @planned
  * entries the library could patch, @patched of them written, @inside left
- * alone because a thread was stopped inside their first bytes.
+ * alone because a thread was stopped inside their first bytes; @hooks GOT
+ * slots of compiled hooks pointed at libktrace's.
  */
 struct rec_attach_result {
-	unsigned threads, planned, patched, inside;
+	unsigned threads, planned, patched, inside, hooks;
 };
 
 struct rec_attach_state;

@@ -25,7 +25,7 @@ int kft_attaching(void)
 	return attaching;
 }
 
-int kft_attach_add_write(uint64_t addr, const uint8_t *new_, uint32_t len)
+int kft_attach_add_write(uint64_t addr, const uint8_t *new_, uint32_t len, uint32_t kind)
 {
 	struct kft_patch_write *w;
 
@@ -44,6 +44,7 @@ int kft_attach_add_write(uint64_t addr, const uint8_t *new_, uint32_t len)
 	memset(w, 0, sizeof(*w));
 	w->addr = addr;
 	w->len = len;
+	w->kind = kind;
 	memcpy(w->old, (const void *)(uintptr_t)addr, len);
 	memcpy(w->new_, new_, len);
 	return 0;

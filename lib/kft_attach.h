@@ -35,11 +35,17 @@
 
 #define KFT_ATTACH_MAGIC 0x6b617431u /* "kat1" */
 
-/* One entry to patch: @len bytes at @addr, @old now, @new to write (a jmp + int3s). */
+/*
+ * One write: @len bytes at @addr, @old now, @new_ to write; @kind
+ * KFT_WRITE_ENTRY a function's entry (a jmp + int3s), KFT_WRITE_HOOK a GOT
+ * slot of a compiled hook (libktrace's hook's address).
+ */
+enum { KFT_WRITE_ENTRY = 0, KFT_WRITE_HOOK = 1 };
+
 struct kft_patch_write {
 	uint64_t addr;
 	uint32_t len;
-	uint32_t pad;
+	uint32_t kind;
 	uint8_t old[16];
 	uint8_t new_[16];
 };
@@ -71,7 +77,7 @@ KT_EXPORT struct kft_attach_info *kft_attach_release(void);
 /* For lib/kft_dynpatch.c: nonzero while kft_attach_start() runs (entries are listed, not written). */
 int kft_attaching(void);
 
-/* For lib/kft_dynpatch.c: list a write.  Return: 0, or -ENOMEM. */
-int kft_attach_add_write(uint64_t addr, const uint8_t *new_, uint32_t len);
+/* For lib/kft_dynpatch.c and lib/kft_plt.c: list a write of @kind.  Return: 0, -EINVAL or -ENOMEM. */
+int kft_attach_add_write(uint64_t addr, const uint8_t *new_, uint32_t len, uint32_t kind);
 
 #endif

@@ -241,7 +241,7 @@ static void dyn_list(struct dyn_obj *d, size_t a, size_t b, uint64_t t, struct d
 			continue;
 		dyn_jump(f, t + DYN_HEAD + k * DYN_SLOT + DYN_CALL, bytes);
 		if (f->rel.len > sizeof(bytes) ||
-		    kft_attach_add_write(f->addr + f->rel.start, bytes, f->rel.len) < 0) {
+		    kft_attach_add_write(f->addr + f->rel.start, bytes, f->rel.len, KFT_WRITE_ENTRY) < 0) {
 			st->failed++;
 			st->why[KFT_RELOC_OK]--;
 			f->why = -1;

@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "kft/libcall.h"
+#include "kft_attach.h"
 #include "kft_rt.h"
 
 #if defined(__x86_64__)
@@ -491,7 +492,49 @@ int kft_plt_setup(int patched, int special_only)
 	return rc;
 }
 
+int kft_plt_attach_hooks(void)
+{
+	struct plt_prog p;
+	struct plt_dyn y;
+	Dl_info self;
+	void *h;
+	int n = 0;
+
+	memset(&p, 0, sizeof(p));
+	dl_iterate_phdr(plt_phdr_cb, &p);
+	if (!p.found || !p.dyn || plt_dyn_read(&p, &y) < 0)
+		return 0;
+	/* libktrace's own hooks, by its handle: the global scope finds libc's no-op ones first */
+	if (!dladdr((void *)(uintptr_t)kft_plt_attach_hooks, &self) ||
+	    !(h = dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD)))
+		return -ENOENT;
+	for (int pass = 0; pass < 2; pass++) {
+		const ElfW(Rela) *r = pass ? y.rela : y.jmprel;
+		uint64_t nr = (pass ? y.relasz : y.pltsz) / sizeof(ElfW(Rela));
+
+		for (uint64_t i = 0; r && i < nr; i++) {
+			uint32_t type = ELF64_R_TYPE(r[i].r_info), sym = ELF64_R_SYM(r[i].r_info);
+			const char *name = y.str + y.symtab[sym].st_name;
+			uint64_t own;
+
+			if (!sym || (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+			    (!kft_hook_name(name) && strcmp(name, "__cyg_profile_func_exit")) ||
+			    !(own = (uint64_t)(uintptr_t)dlsym(h, name)))
+				continue;
+			if (kft_attach_add_write(p.base + r[i].r_offset, (const uint8_t *)&own, 8, KFT_WRITE_HOOK) == 0)
+				n++;
+		}
+	}
+	dlclose(h);
+	return n;
+}
+
 #else /* !__x86_64__ */
+
+int kft_plt_attach_hooks(void)
+{
+	return 0;
+}
 
 int kft_plt_setup(int patched, int special_only)
 {

@@ -335,6 +335,16 @@ void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry);
  * -ENOMEM, or mprotect()'s error.  Not thread-safe: before main().
  */
 int kft_plt_setup(int patched, int special_only);
+/*
+ * kft_plt_attach_hooks() - in a process `ktrace record -p` attached to
+ * (lib/kft_attach.h): list, as writes for record to make, the main
+ * program's GOT slots of the entry hooks it imports
+ * (__cyg_profile_func_enter/exit, mcount, __fentry__: bound to libc's
+ * no-op ones) pointed at libktrace's, so that its compiled hooks trace it.
+ * Return: the slots listed, or -ENOENT.  Not thread-safe (the attach
+ * thread only).
+ */
+int kft_plt_attach_hooks(void);
 
 /* kft_names.c: function names of the program (configuration loading, before main) */
 struct kft_resolver;

@@ -372,7 +372,8 @@ static void kft_load_config(struct kft_global *g, const char *path)
 		kft_command(g->run, KFT_CMD_PRIME, now);
 	/* patchable builds: the selected functions' entry NOPs become hook calls;
 	 * programs without hooks: their entries patched (`record -P`) */
-	kft_patched_all = kft_patch_apply(path || opts ? cfg : NULL, res, g->dir);
+	if (!kft_attaching()) /* attached: threads run; record refuses such programs */
+		kft_patched_all = kft_patch_apply(path || opts ? cfg : NULL, res, g->dir);
 	kft_patched_all |= kft_dyn_apply(path || opts ? cfg : NULL, res, g->dir);
 	goto out;
 fail:
@@ -554,6 +555,8 @@ int kft_begin(void)
 	 * in a process attached to: its GOT is left as it is) */
 	if (!kft_attaching())
 		kft_plt_setup(kft_patched_all, !env_u32("KTRACE_LIBCALL", 1));
+	else
+		kft_plt_attach_hooks(); /* compiled hooks bound to libc's no-ops */
 	kft_write_status(1);
 	return g->file->error[0] ? -1 : 0;
 }
