@@ -1011,13 +1011,22 @@ static int record_attached(struct record *r)
 	struct attached at = { r->attach, r->duration_ns ? mono_ns() + r->duration_ns : ~(uint64_t)0, 0 };
 	struct rec_attach_result res;
 	struct rec_attach_state *st;
-	struct sigaction sa;
+	struct sigaction sa, old_term, old_hup;
+	sigset_t crit, prev;
 	char err[1024];
 	int rc = 0;
 
+	/* never leave the process stopped or half patched: no signal ends record meanwhile */
+	sigemptyset(&crit);
+	sigaddset(&crit, SIGINT);
+	sigaddset(&crit, SIGTERM);
+	sigaddset(&crit, SIGHUP);
+	sigaddset(&crit, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &crit, &prev);
 	a.len = attach_settings(r, settings, sizeof(settings));
 	st = a.len ? rec_attach_start(&a, &res, err, sizeof(err)) : NULL;
 	if (!st) {
+		sigprocmask(SIG_SETMASK, &prev, NULL);
 		cli_error(CMD, "%s", a.len ? err : "settings too long");
 		kick_sess = NULL;
 		kc_close(r->sess, 1);
@@ -1038,16 +1047,24 @@ static int record_attached(struct record *r)
 			(int)r->attach, res.threads, what,
 			r->duration_ns ? "recording for --duration" : "Ctrl-C ends the recording");
 	}
+	/* Ctrl-C, SIGTERM, SIGHUP: detach cleanly */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_interrupt; /* no SA_RESTART */
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	sigprocmask(SIG_SETMASK, &prev, NULL);
 	kc_consume(r->sess, attach_ended, &at);
 	kick_sess = NULL;
+	sigprocmask(SIG_BLOCK, &crit, NULL);
 	if (!at.gone && rec_attach_stop(st, err, sizeof(err)) < 0) {
 		cli_error(CMD, "%s", err);
 		rc = 1;
 	}
 	rec_attach_free(st);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	sigprocmask(SIG_SETMASK, &prev, NULL);
 	kc_drain(r->sess, 1);
 	kc_finish(r->sess, kt_clock());
 	sigaction(SIGINT, &r->old_int, NULL);

@@ -25,7 +25,8 @@
  * (process_vm_readv: functions' entries, and the GOT slots of compiled
  * hooks) and, every thread stopped, makes each with PTRACE_POKEDATA (which
  * writes read-only text and RELRO), unless a thread's %rip lies inside the
- * bytes of an entry to replace: that function is left alone.  At the
+ * bytes of an entry to replace: that one is tried again after the threads
+ * ran for a millisecond (50 times at most, then left alone).  At the
  * end the same writes are undone, where the bytes are still ours.
  *
  * Not thread-safe (one attach per process); uses waitpid(-1): the caller
@@ -497,25 +498,80 @@ static int read_info(struct rec_attach_state *s, uint64_t addr, struct kft_attac
 	return 0;
 }
 
-/* Is a thread stopped inside the bytes write @w replaces (after their first)? */
-static int thread_inside(struct rec_attach_state *s, const struct kft_patch_write *w)
+/* The %rip of every thread (stopped) into a malloc'ed array of *@n; NULL if none could be read. */
+static uint64_t *thread_rips(struct rec_attach_state *s, size_t *n)
 {
-	for (size_t i = 0; i < s->n; i++) {
+	uint64_t *rip = malloc((s->n ? s->n : 1) * sizeof(*rip));
+
+	*n = 0;
+	for (size_t i = 0; rip && i < s->n; i++) {
 		struct user_regs_struct regs;
 
-		if (!s->t[i].gone && ptrace(PTRACE_GETREGS, s->t[i].tid, 0, &regs) == 0 &&
-		    regs.rip > w->addr && regs.rip < w->addr + w->len)
-			return 1;
+		if (!s->t[i].gone && ptrace(PTRACE_GETREGS, s->t[i].tid, 0, &regs) == 0)
+			rip[(*n)++] = regs.rip;
 	}
+	return rip;
+}
+
+/* Is one of the @n addresses @rip inside the bytes write @w replaces (after their first)? */
+static int thread_inside(const uint64_t *rip, size_t n, const struct kft_patch_write *w)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rip[i] > w->addr && rip[i] < w->addr + w->len)
+			return 1;
 	return 0;
 }
 
-/* Every thread stopped: make the writes the library planned, counted into @res. */
+/*
+ * Make the writes the library planned not made yet, every thread
+ * stopped, counted into @res; an entry a thread is stopped inside is left
+ * for the next round.  Return: how many are left for that reason.
+ */
+static unsigned att_write_round(struct rec_attach_state *s, struct rec_attach_result *res)
+{
+	pid_t tid = caller(s)->tid;
+	size_t nrip = 0;
+	uint64_t *rip = thread_rips(s, &nrip);
+	unsigned left = 0;
+
+	for (size_t k = 0; rip && k < s->nw; k++) {
+		unsigned char now[16];
+		const struct kft_patch_write *w = &s->w[k];
+
+		if (s->done[k]) /* 1 made, 2 given up */
+			continue;
+		if (w->len > sizeof(now) || peek(s->pid, w->addr, now, w->len) < 0 ||
+		    memcmp(now, w->old, w->len)) {
+			s->done[k] = 2; /* changed since it was planned */
+			continue;
+		}
+		if (w->kind == KFT_WRITE_ENTRY && thread_inside(rip, nrip, w)) {
+			left++;
+			continue;
+		}
+		if (poke(tid, w->addr, w->new_, w->len) == 0) {
+			s->done[k] = 1;
+			if (w->kind == KFT_WRITE_HOOK)
+				res->hooks++;
+			else
+				res->patched++;
+		} else {
+			s->done[k] = 2;
+		}
+	}
+	free(rip);
+	return left;
+}
+
+/*
+ * Every thread stopped: make the writes the library planned.  A function a
+ * thread is stopped inside (its hot loop, say) is tried again after the
+ * threads ran for a moment, 50 times at most; then it is left alone,
+ * counted in @res->inside.
+ */
 static void att_patch(struct rec_attach_state *s, const struct kft_attach_info *info,
 		      struct rec_attach_result *res)
 {
-	pid_t tid = caller(s)->tid;
-
 	s->nw = info->nwrites;
 	if (!s->nw)
 		return;
@@ -525,24 +581,11 @@ static void att_patch(struct rec_attach_state *s, const struct kft_attach_info *
 		s->nw = 0;
 		return;
 	}
-	for (size_t k = 0; k < s->nw; k++) {
-		unsigned char now[16];
-		const struct kft_patch_write *w = &s->w[k];
-
-		if (w->len > sizeof(now) || peek(s->pid, w->addr, now, w->len) < 0 ||
-		    memcmp(now, w->old, w->len))
-			continue; /* changed since it was planned */
-		if (w->kind == KFT_WRITE_ENTRY && thread_inside(s, w)) {
-			res->inside++;
-			continue;
-		}
-		if (poke(tid, w->addr, w->new_, w->len) == 0) {
-			s->done[k] = 1;
-			if (w->kind == KFT_WRITE_HOOK)
-				res->hooks++;
-			else
-				res->patched++;
-		}
+	for (int round = 0; (res->inside = att_write_round(s, res)) && round < 50; round++) {
+		att_resume_all(s, 0);
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		if (att_stop_all(s, 0) < 0)
+			break;
 	}
 }
 
@@ -555,7 +598,7 @@ static void att_unpatch(struct rec_attach_state *s)
 		unsigned char now[16];
 		const struct kft_patch_write *w = &s->w[k];
 
-		if (s->done[k] && peek(s->pid, w->addr, now, w->len) == 0 &&
+		if (s->done[k] == 1 && peek(s->pid, w->addr, now, w->len) == 0 &&
 		    !memcmp(now, w->new_, w->len))
 			poke(tid, w->addr, w->old, w->len);
 	}

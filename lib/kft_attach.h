@@ -12,7 +12,8 @@
  * up, except that the entries of the functions to patch are not written:
  * the writes are listed in struct kft_attach_info, which record reads
  * (process_vm_readv) and performs itself, every thread stopped, skipping
- * a function a thread is stopped inside (ptrace writes read-only text).
+ * (for the moment) a function a thread is stopped inside (ptrace writes
+ * read-only text).
  * At the end record stops every thread again, writes the old bytes back,
  * and has one thread call kft_attach_stop(): the run stops, the memory
  * maps and the status are written.  Then, once no thread is inside

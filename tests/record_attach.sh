@@ -95,7 +95,7 @@ while [ $k -lt "$ATTACHES" ]; do
 	s=$(kd_counts "tr$k" step | awk '{ print $2 }')
 	# a round has 10 steps; rounds open at either end hold fewer (3 threads)
 	if [ "$rc" = 0 ] && [ ! -s "rec$k.err" ] && [ "$(tail -1 out | cut -d' ' -f2)" = "ok=1" ] &&
-		[ "${r:-0}" -gt 0 ] && [ "$s" -ge $(((r - 3) * 10)) ] && [ "$s" -le $(((r + 3) * 10)) ]; then
+		[ "${r:-0}" -gt 0 ] && [ "${s:-0}" -ge $(((r - 3) * 10)) ] && [ "${s:-0}" -le $(((r + 3) * 10)) ]; then
 		spun=$((spun + 1))
 	else
 		echo "# attach $k: exit $rc, round_ ${r:-none} step ${s:-none}, program: $(tail -1 out)" >&2
