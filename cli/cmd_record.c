@@ -1043,6 +1043,9 @@ static int record_attached(struct record *r)
 		if (res.inside)
 			snprintf(what + strlen(what), sizeof(what) - strlen(what),
 				 ", %u left alone (a thread was inside their first bytes)", res.inside);
+		if (res.taken_over)
+			fprintf(stderr, "ktrace record: process %d: the attach of a ktrace record that "
+					"died was undone first\n", (int)r->attach);
 		fprintf(stderr, "ktrace record: attached to process %d (%u threads): %s; %s\n",
 			(int)r->attach, res.threads, what,
 			r->duration_ns ? "recording for --duration" : "Ctrl-C ends the recording");

@@ -489,8 +489,10 @@ static struct att_thread *caller(struct rec_attach_state *s)
 static int read_info(struct rec_attach_state *s, uint64_t addr, struct kft_attach_info *info,
 		     const char *what)
 {
-	if (!addr || peek(s->pid, addr, info, sizeof(*info)) < 0 || info->magic != KFT_ATTACH_MAGIC)
+	if (!addr || peek(s->pid, addr, info, sizeof(*info)) < 0 || info->magic != KFT_ATTACH_MAGIC) {
+		info->status = -EIO;
 		return att_fail(s, "process %d: libktrace's %s gave no answer", (int)s->pid, what);
+	}
 	info->error[sizeof(info->error) - 1] = '\0';
 	if (info->status)
 		return att_fail(s, "process %d: %s", (int)s->pid,
@@ -563,6 +565,25 @@ static unsigned att_write_round(struct rec_attach_state *s, struct rec_attach_re
 	return left;
 }
 
+/* The library's list of writes @info names into s->w (none made yet).  Return: 0 or -1. */
+static int read_writes(struct rec_attach_state *s, const struct kft_attach_info *info)
+{
+	free(s->w);
+	free(s->done);
+	s->w = NULL;
+	s->done = NULL;
+	s->nw = info->nwrites;
+	if (!s->nw)
+		return -1;
+	s->w = calloc(s->nw, sizeof(*s->w));
+	s->done = calloc(s->nw, 1);
+	if (!s->w || !s->done || peek(s->pid, info->writes, s->w, s->nw * sizeof(*s->w)) < 0) {
+		s->nw = 0;
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Every thread stopped: make the writes the library planned.  A function a
  * thread is stopped inside (its hot loop, say) is tried again after the
@@ -572,15 +593,8 @@ static unsigned att_write_round(struct rec_attach_state *s, struct rec_attach_re
 static void att_patch(struct rec_attach_state *s, const struct kft_attach_info *info,
 		      struct rec_attach_result *res)
 {
-	s->nw = info->nwrites;
-	if (!s->nw)
+	if (read_writes(s, info) < 0)
 		return;
-	s->w = calloc(s->nw, sizeof(*s->w));
-	s->done = calloc(s->nw, 1);
-	if (!s->w || !s->done || peek(s->pid, info->writes, s->w, s->nw * sizeof(*s->w)) < 0) {
-		s->nw = 0;
-		return;
-	}
 	for (int round = 0; (res->inside = att_write_round(s, res)) && round < 50; round++) {
 		att_resume_all(s, 0);
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
@@ -603,6 +617,8 @@ static void att_unpatch(struct rec_attach_state *s)
 			poke(tid, w->addr, w->old, w->len);
 	}
 }
+
+static int att_retire(struct rec_attach_state *s);
 
 struct rec_attach_state *rec_attach_start(const struct rec_attach *a, struct rec_attach_result *res,
 					  char *err, size_t errlen)
@@ -642,12 +658,21 @@ struct rec_attach_state *rec_attach_start(const struct rec_attach *a, struct rec
 			    "not have that file)", (int)a->pid, a->lib);
 		goto fail_detach;
 	}
-	if (att_call(s, t, start_at, ~(uint64_t)0, 0, a->settings, a->len,
-		     &answer) < 0)
+	if (att_call(s, t, start_at, ~(uint64_t)0, 0, a->settings, a->len, &answer) < 0)
 		goto fail_detach;
+	if (read_info(s, answer, &info, "set-up") < 0 && info.status == -EOWNERDEAD) {
+		/* a `record -p` killed before it detached: undo its attach, then ours */
+		if (read_writes(s, &info) == 0)
+			memset(s->done, 1, s->nw); /* all of them its own */
+		if (att_retire(s) < 0 ||
+		    att_call(s, t, start_at, ~(uint64_t)0, 0, a->settings, a->len, &answer) < 0 ||
+		    read_info(s, answer, &info, "set-up") < 0)
+			goto fail_detach;
+		res->taken_over = 1;
+	} else if (info.status) {
+		goto fail_detach;
+	}
 	s->info = answer;
-	if (read_info(s, answer, &info, "set-up") < 0)
-		goto fail_detach;
 	res->threads = 0;
 	for (size_t i = 0; i < s->n; i++)
 		res->threads += !s->t[i].gone;
@@ -724,38 +749,44 @@ static int outside_lib(struct rec_attach_state *s)
 	return 0;
 }
 
-int rec_attach_stop(struct rec_attach_state *s, char *err, size_t errlen)
+/*
+ * Every thread stopped: undo the writes in s->w, stop the run
+ * (kft_attach_stop()) and, once no thread is inside libktrace, retire it
+ * (kft_attach_release()).  Return: 0, or -1 with s->err.
+ */
+static int att_retire(struct rec_attach_state *s)
 {
 	struct kft_attach_info info;
-	uint64_t stop_at, answer = 0;
-	struct att_thread *t;
+	uint64_t at, answer = 0;
+	struct att_thread *t = caller(s);
+
+	att_unpatch(s);
+	at = remote_sym(s->pid, s->lib, "kft_attach_stop");
+	if (!at || !t)
+		return att_fail(s, "process %d: libktrace is no longer loaded, or its file was "
+				   "replaced since (a rebuilt library: its functions cannot be found)",
+				(int)s->pid);
+	if (att_call(s, t, at, 0, 0, NULL, 0, &answer) < 0 || read_info(s, answer, &info, "stop") < 0)
+		return -1;
+	/* the run stopped: retire it once no thread is inside libktrace */
+	at = remote_sym(s->pid, s->lib, "kft_attach_release");
+	if (!at || !outside_lib(s) || !(t = caller(s)) ||
+	    att_call(s, t, at, 0, 0, NULL, 0, &answer) < 0 ||
+	    read_info(s, answer, &info, "release") < 0)
+		return att_fail(s, "process %d: its threads kept running libktrace's code: the "
+				   "stopped run stays in it (it cannot be attached to again)",
+				(int)s->pid);
+	return 0;
+}
+
+int rec_attach_stop(struct rec_attach_state *s, char *err, size_t errlen)
+{
 	int rc = -1;
 
 	s->err = err;
 	s->errlen = errlen;
-	if (att_stop_all(s, 0) < 0 || !(t = caller(s)))
-		goto out;
-	att_unpatch(s);
-	stop_at = remote_sym(s->pid, s->lib, "kft_attach_stop");
-	if (!stop_at) {
-		att_fail(s, "process %d: libktrace is no longer loaded, or its file was replaced since "
-			    "(a rebuilt library: its functions cannot be found)", (int)s->pid);
-		goto out;
-	}
-	if (att_call(s, t, stop_at, 0, 0, NULL, 0, &answer) < 0 ||
-	    read_info(s, answer, &info, "stop") < 0)
-		goto out;
-	/* the run stopped: retire it once no thread is inside libktrace */
-	rc = 0;
-	stop_at = remote_sym(s->pid, s->lib, "kft_attach_release");
-	if (!stop_at || !outside_lib(s) || !(t = caller(s)) ||
-	    att_call(s, t, stop_at, 0, 0, NULL, 0, &answer) < 0 ||
-	    read_info(s, answer, &info, "release") < 0) {
-		att_fail(s, "process %d: its threads kept running libktrace's code: the stopped run "
-			    "stays in it (it cannot be attached to again)", (int)s->pid);
-		rc = -1;
-	}
-out:
+	if (att_stop_all(s, 0) == 0 && caller(s))
+		rc = att_retire(s);
 	att_detach_all(s);
 	return rc;
 }

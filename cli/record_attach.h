@@ -25,10 +25,11 @@ struct rec_attach {
  * struct rec_attach_result - @threads stopped and resumed; @planned
  * entries the library could patch, @patched of them written, @inside left
  * alone because a thread was stopped inside their first bytes; @hooks GOT
- * slots of compiled hooks pointed at libktrace's.
+ * slots of compiled hooks pointed at libktrace's; @taken_over 1 when an
+ * earlier attach whose record had died was undone first.
  */
 struct rec_attach_result {
-	unsigned threads, planned, patched, inside, hooks;
+	unsigned threads, planned, patched, inside, hooks, taken_over;
 };
 
 struct rec_attach_state;

@@ -9,14 +9,17 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "kft_attach.h"
 #include "kft_rt.h"
+#include "session.h"
 
 static struct kft_attach_info info;
 static int attaching;
+static int attached; /* the run in the process was set up by kft_attach_start() */
 static struct kft_patch_write *writes;
 static size_t nwrites, capwrites;
 
@@ -57,15 +60,35 @@ void kft_attach_error(const char *msg)
 		snprintf(info.error, sizeof(info.error), "%s", msg);
 }
 
+/* Is the consumer of the session this process records into gone (a `record -p` killed)? */
+static int consumer_gone(void)
+{
+	struct kt_session *sess = kt_session();
+	pid_t pid = sess ? (pid_t)__atomic_load_n(&sess->hdr->consumer, __ATOMIC_RELAXED) : 0;
+
+	return pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
+}
+
 struct kft_attach_info *kft_attach_start(const char *settings)
 {
 	memset(&info, 0, sizeof(info));
 	if (__atomic_load_n(&kft_g, __ATOMIC_ACQUIRE)) {
-		info.status = -EBUSY;
-		snprintf(info.error, sizeof(info.error),
-			 "the process is already traced (libktrace has a run in it)");
+		if (attached && consumer_gone()) {
+			/* the writes still in place, for record to undo before it stops and
+			 * releases this run and attaches again */
+			info.status = -EOWNERDEAD;
+			info.writes = (uint64_t)(uintptr_t)writes;
+			info.nwrites = (uint32_t)nwrites;
+			snprintf(info.error, sizeof(info.error), "an attach whose ktrace record died "
+								 "is still in the process");
+		} else {
+			info.status = -EBUSY;
+			snprintf(info.error, sizeof(info.error),
+				 "the process is already traced (libktrace has a run in it)");
+		}
 		goto out;
 	}
+	nwrites = 0; /* a new list (the last attach's writes were undone) */
 	if (kt_env_use(settings) < 0) {
 		info.status = -ENOMEM;
 		snprintf(info.error, sizeof(info.error), "out of memory");
@@ -78,6 +101,7 @@ struct kft_attach_info *kft_attach_start(const char *settings)
 			snprintf(info.error, sizeof(info.error), "the run could not be set up");
 	}
 	attaching = 0;
+	attached = info.status == 0;
 	info.writes = (uint64_t)(uintptr_t)writes;
 	info.nwrites = (uint32_t)nwrites;
 out:
@@ -94,6 +118,7 @@ struct kft_attach_info *kft_attach_release(void)
 		kt_channel_retire(g->ch);
 		kt_session_reset();
 		kt_env_use(NULL);
+		attached = 0;
 	}
 	__atomic_store_n(&info.magic, KFT_ATTACH_MAGIC, __ATOMIC_RELEASE);
 	return &info;

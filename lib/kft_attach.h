@@ -56,7 +56,11 @@ struct kft_patch_write {
  * kft_attach_stop(), at a fixed address in the process.
  * @magic: KFT_ATTACH_MAGIC once written.
  * @status: 0, or a negative errno: the run could not be set up (or
- *          stopped); @error says why in one line.
+ *          stopped); @error says why in one line.  -EOWNERDEAD from
+ *          kft_attach_start(): an earlier attach's run is still there and
+ *          its consumer is dead (record was killed): @writes lists its
+ *          writes, for record to undo before kft_attach_stop() and
+ *          kft_attach_release(), then to attach again.
  * @writes: address of @nwrites struct kft_patch_write, sorted by address
  *          (0 if none): the entries record writes.
  * @patched: functions planned (= @nwrites); @skipped: left alone (why in

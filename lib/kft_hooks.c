@@ -193,10 +193,10 @@ static KFT_COLD void thread_join(struct kft_global *g, struct kft_tls *t)
 	t->g = g;
 	t->run = g->run;
 	t->ch_state = &g->ch->ctl->state;
+	memset(&t->t, 0, sizeof(t->t)); /* never synced: no view of an earlier run's state */
 	t->t.c = kft_claim_block(kt_gettid());
 	if (!t->t.c)
 		t->t.c = &t->own;
-	t->t.epoch = 0; /* never synced */
 }
 
 /* Set up the shadow stack, join the run, learn the stack bounds. */

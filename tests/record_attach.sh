@@ -11,7 +11,8 @@
 # answers, and it can be attached to again, also while its threads are
 # inside the patched functions (`spin`), ATTACHES times in a row.  Built
 # with -finstrument-functions or -pg -mfentry, its hooks are bound to
-# libktrace's while attached, with the same exact counts.
+# libktrace's while attached, with the same exact counts.  A record
+# killed with SIGKILL while attached: the next one undoes its attach.
 # Refusals: no such process, a static program, another user's process,
 # a process already traced, patchable entries, -p with a program,
 # --duration without -p.
@@ -107,6 +108,28 @@ say entry 3
 is "$(tail -3 out)" "$before" "after $ATTACHES attaches: the code is as it was"
 say "run 20" 1
 is "$(tail -1 out)" "$want" "after $ATTACHES attaches: the same counts and results"
+
+# ---- a record killed (SIGKILL) while attached: the next attach undoes its attach first ----
+"$KTRACE" record -p "$pid" -o trk 2>k.err &
+rec=$!
+has k.err "attached to process"
+kill -KILL "$rec"
+wait "$rec" 2>/dev/null
+say "run 20" 1
+is "$(tail -1 out)" "$want" "record killed while attached: the program's counts and results unchanged"
+"$KTRACE" record -p "$pid" -o trk2 2>k2.err &
+rec=$!
+has k2.err "attached to process"
+like k2.err "^ktrace record: process $pid: the attach of a ktrace record that died was undone first$" \
+	"the next record -p undoes the dead one's attach and says so"
+say "run 20" 1
+kill -INT "$rec"
+wait "$rec"
+is "$?" 0 "... records and detaches, exit 0"
+is "$(kd_counts trk2 'round_ step leaf')" "$(printf 'leaf 1200\nround_ 60\nstep 600')" \
+	"... with exactly the calls of its window"
+say entry 3
+is "$(tail -3 out)" "$before" "... and the code is as it was afterwards"
 
 # ---- refusals ----
 "$KTRACE" record -p "$pid" -- ./attach >o 2>e
