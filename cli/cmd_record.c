@@ -98,7 +98,7 @@ struct record {
 };
 
 enum { OPT_CONFIG = CLI_OPT_LONG, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK, OPT_LOCKS, OPT_NOLIBCALL, OPT_WAIT,
-       OPT_KERNEL, OPT_KBUF, OPT_DURATION };
+       OPT_KERNEL, OPT_KBUF, OPT_DURATION, OPT_LIB };
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_TEXT("What to keep (as uftrace's options; FUNC may be a pattern: 'btree*'):"),
@@ -115,6 +115,8 @@ static const struct cli_opt opts[] = {
 		"libz.so.1) built without hooks; default: every\n"
 		"function of PROG when it has none"),
 	CLI_OPT("unpatch", 'U', "FUNC[@LIB]", "do not patch FUNC (repeatable; '.': none)"),
+	CLI_OPT("lib", OPT_LIB, "LIB", "patch every function of the shared library LIB\n"
+				       "(repeatable): -P '.@LIB'"),
 	CLI_OPT_STRING("config", OPT_CONFIG, "FILE", struct record, config,
 		       "a KFT configuration: triggers, filters, watches,\n"
 		       "logentries, autorepeat (docs/KFT-CONFIG.md); the\n"
@@ -511,6 +513,17 @@ static int take_option(void *ctx, int key, const char *arg)
 	case 'P':
 	case 'U':
 		return rec_patch_add(&r->patch, key, arg) < 0 ? 2 : 0;
+	case OPT_LIB: {
+		char rule[512];
+
+		if (!*arg || strchr(arg, '@') || strlen(arg) > sizeof(rule) - 3) {
+			cli_error(CMD, "option '--lib' needs a library's file name (libz, libz.so.1), "
+				       "not '%s'", arg);
+			return 2;
+		}
+		snprintf(rule, sizeof(rule), ".@%s", arg);
+		return rec_patch_add(&r->patch, 'P', rule) < 0 ? 2 : 0;
+	}
 	case 'n':
 		if (cli_parse_u64(arg, &v) < 0 || v < 2 || v > 1u << 20) {
 			cli_error(CMD, "option '-n' needs a number of sub-buffers >= 2, not '%s'", arg);

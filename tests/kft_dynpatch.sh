@@ -164,6 +164,17 @@ is "$("$KTRACE" export --format=folded -o - tr | grep -c '^[^;]*;compress2;defla
 	"libz: deflateEnd nested in compress2 (a call inside libz, patched)"
 is "$(grep -c '^patched: 4$' tr/kft-dynpatch)" 1 "libz: kft-dynpatch: 4 functions patched"
 rm -rf tr
+"$KTRACE" record -q --lib libz -U . --no-libcall -o tr ./z >out 2>err
+is "$?:$(cat out)" "0:$(cat out-plain)" "--lib libz: exit 0, output unchanged"
+zlib=$(ldd ./z | awk '/libz\.so/ { print $3 }')
+is "$(sed -n 's/^selected: //p' tr/kft-dynpatch)" "$(nm -D --defined-only "$zlib" | grep -c ' T ')" \
+	"--lib libz: every function libz exports is selected (nm -D counts them)"
+is "$(counts tr 'compress2 uncompress deflate inflate')" \
+	"$(printf 'compress2 6\ndeflate 6\ndeflateEnd 6\ndeflateInit2_ 6\ndeflateInit_ 6\ndeflateReset 6\ndeflateResetKeep 6\ninflate 6\ninflateEnd 6\ninflateInit2_ 6\ninflateInit_ 6\ninflateReset 6\ninflateReset2 6\ninflateResetKeep 6\nuncompress 6\nuncompress2 6')" \
+	"--lib libz: compress2 and uncompress and the deflate and inflate calls inside them, once per round"
+"$KTRACE" record -q --lib 'libz@x' -o tr ./z >out 2>err
+is "$?" 2 "--lib with an @: usage error"
+rm -rf tr
 "$KTRACE" record -q -P 'nosuchfunction@libz' -U . --no-libcall -o tr ./z >out 2>err
 is "$?:$(cat out)" "1:$(cat out-plain)" "libz: a pattern that matches nothing: the program runs as it is, record exits 1"
 like err "^ktrace record: ./z was not traced: no function was patched \\(-P/-U chose none" \
