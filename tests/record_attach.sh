@@ -109,6 +109,20 @@ is "$(tail -3 out)" "$before" "after $ATTACHES attaches: the code is as it was"
 say "run 20" 1
 is "$(tail -1 out)" "$want" "after $ATTACHES attaches: the same counts and results"
 
+# ---- --flight: the rings alone, the newest calls kept, written at the detach ----
+n=$(wc -l <out)
+echo "spin 1500" >&3
+sleep 0.2
+"$KTRACE" record -q -p "$pid" --flight -b 64K --duration 600ms -o trf 2>f.err
+is "$? $(cat f.err)" "0 " "--flight: exit 0, nothing said"
+lines out $((n + 1))
+is "$(tail -1 out | cut -d' ' -f2)" "ok=1" "--flight: the program's results right"
+"$KTRACE" info trf >info.out 2>&1
+like info.out "flight recorder" "--flight: the trace is a flight recording"
+like info.out "[1-9][0-9]* sub-buffers overwritten" "--flight: the older sub-buffers were overwritten, and counted"
+r=$(kd_counts trf round_ | awk '{ print $2 }')
+ok $([ "${r:-0}" -gt 0 ] && echo 0 || echo 1) "--flight: the newest calls are there ($r round_)"
+
 # ---- a record killed (SIGKILL) while attached: the next attach undoes its attach first ----
 "$KTRACE" record -p "$pid" -o trk 2>k.err &
 rec=$!
