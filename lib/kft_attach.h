@@ -9,7 +9,8 @@
  * (KTRACE_SESSION, KTRACE_RECORD_DIR, KTRACE_CONFIG_TEXT, KTRACE_PATCH,
  * KTRACE_FLIGHT, ...; kt_env() reads them, the process's environment is
  * not touched).  The run is set up as lib/kft_setup.c's constructor sets it
- * up, except that the entries of the functions to patch are not written:
+ * up, except that the entries of the functions to patch (and the GOT
+ * slots of a program's compiled hooks, lib/kft_plt.c) are not written:
  * the writes are listed in struct kft_attach_info, which record reads
  * (process_vm_readv) and performs itself, every thread stopped, skipping
  * (for the moment) a function a thread is stopped inside (ptrace writes
