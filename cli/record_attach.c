@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "cli/record_attach.h"
+#include "cli/record_opts.h"
 #include "lib/kft_attach.h"
 
 #if defined(__x86_64__)
@@ -414,29 +415,29 @@ static int remote_obj(pid_t pid, const char *file, uint64_t *base, char *obj, si
 	return rc;
 }
 
+/* rec_elf_funcs()'s callback for dynsym_value(): @arg is {name, value}. */
+struct sym_value {
+	const char *name;
+	uint64_t value;
+};
+
+static int is_named(const GElf_Sym *sym, const char *name, void *arg)
+{
+	struct sym_value *v = arg;
+
+	if (strcmp(name, v->name))
+		return 0;
+	v->value = sym->st_value;
+	return 1;
+}
+
 /* The value of the defined function symbol @name in @elf's .dynsym, or 0. */
 static uint64_t dynsym_value(Elf *elf, const char *name)
 {
-	Elf_Scn *scn = NULL;
+	struct sym_value v = { name, 0 };
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *s;
-
-			if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
-			    GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
-			    (s = elf_strptr(elf, sh.sh_link, sym.st_name)) && !strcmp(s, name))
-				return sym.st_value;
-		}
-	}
-	return 0;
+	rec_elf_funcs(elf, SHT_DYNSYM, is_named, &v);
+	return v.value;
 }
 
 /*

@@ -19,6 +19,7 @@
 #ifndef KTRACE_CLI_RECORD_OPTS_H
 #define KTRACE_CLI_RECORD_OPTS_H
 
+#include <gelf.h>
 #include <stddef.h>
 
 /**
@@ -169,6 +170,16 @@ struct rec_patch_scan {
  * unreadable file: @s says which).
  */
 int rec_patch_scan(const char *path, const char *spec, struct rec_patch_scan *s);
+
+/**
+ * rec_elf_funcs() - call @fn(symbol, name, @arg) for each defined function
+ * symbol (STT_FUNC, not undefined) of @elf's symbol tables of type @type
+ * (SHT_SYMTAB, SHT_DYNSYM), in file order, until it returns nonzero.
+ * Return: -1 if @elf has no such table, else what @fn returned last (0:
+ * every symbol seen).
+ */
+int rec_elf_funcs(Elf *elf, unsigned type, int (*fn)(const GElf_Sym *sym, const char *name, void *arg),
+		  void *arg);
 
 /**
  * rec_patch_line() - the build line for a program without hooks traced by

@@ -140,7 +140,63 @@ static unsigned main_rules(char *spec, const struct kft_patch_rule **sel,
 struct fn_list {
 	GElf_Sym *fn;
 	size_t n, cap;
+	int oom;
 };
+
+int rec_elf_funcs(Elf *elf, unsigned type, int (*fn)(const GElf_Sym *, const char *, void *),
+		  void *arg)
+{
+	Elf_Scn *scn = NULL;
+	int rc = -1;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		rc = 0;
+		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (gelf_getsym(d, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+			    sym.st_shndx != SHN_UNDEF &&
+			    (name = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
+			    (rc = fn(&sym, name, arg)) != 0)
+				return rc;
+		}
+	}
+	return rc;
+}
+
+/* What add_selected() hands rec_elf_funcs(). */
+struct selecting {
+	const struct kft_patch_rule **sel;
+	unsigned nsel;
+	struct ktr_demangler *dm;
+	struct fn_list *l;
+};
+
+static int add_one(const GElf_Sym *sym, const char *name, void *arg)
+{
+	struct selecting *x = arg;
+	struct fn_list *l = x->l;
+
+	if (!sym->st_value || !sym->st_size || kft_patch_startup_code(name) ||
+	    !kft_patch_selects(x->sel, x->nsel, name, cli_match, x->dm))
+		return 0;
+	if (l->n == l->cap) {
+		GElf_Sym *m = realloc(l->fn, (l->cap = l->cap ? l->cap * 2 : 1024) * sizeof(*m));
+
+		if (!m)
+			return l->oom = -1;
+		l->fn = m;
+	}
+	l->fn[l->n++] = *sym;
+	return 0;
+}
 
 /*
  * Add the functions of @elf's symbol table of type @type that the rules
@@ -150,37 +206,10 @@ struct fn_list {
 static int add_selected(Elf *elf, unsigned type, const struct kft_patch_rule **sel, unsigned nsel,
 			struct ktr_demangler *dm, struct fn_list *l)
 {
-	Elf_Scn *scn = NULL;
-	int table = 0;
+	struct selecting x = { sel, nsel, dm, l };
+	int rc = rec_elf_funcs(elf, type, add_one, &x);
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		table = 1;
-		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value || !sym.st_size ||
-			    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)) ||
-			    kft_patch_startup_code(name) || !kft_patch_selects(sel, nsel, name, cli_match, dm))
-				continue;
-			if (l->n == l->cap) {
-				GElf_Sym *m = realloc(l->fn, (l->cap = l->cap ? l->cap * 2 : 1024) * sizeof(*m));
-
-				if (!m)
-					return -1;
-				l->fn = m;
-			}
-			l->fn[l->n++] = sym;
-		}
-	}
-	return table;
+	return rc == -1 && !l->oom ? 0 : rc < 0 ? -1 : 1;
 }
 
 /* @elf's separate debug file (lib/kft_debugfile.h) opened into *@fd, or NULL. */
