@@ -212,6 +212,16 @@ void cli_idlist_free(struct ka_ids *l);
  */
 void cli_getopt_reset(void);
 
+struct kc_session;
+/**
+ * cli_dump() - a flight recorder's dump (kc_snapshot()) of session @s,
+ * whose trace directory is @dir, and one line on @out starting with
+ * @prefix: where it went and what it holds (`ktrace ctl DIR dump`, SIGUSR2
+ * to `ktrace record`; cli/cmd_ctl.c).  Return: 0, or 1 after a one-line
+ * error.  Not async-signal-safe.
+ */
+int cli_dump(const char *cmd, struct kc_session *s, const char *dir, FILE *out, const char *prefix);
+
 struct ktr_trace;
 /**
  * cli_losses() - after a warning about missing records, say where they

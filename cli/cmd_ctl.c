@@ -1,5 +1,5 @@
 /*
- * cli/cmd_ctl.c - `ktrace ctl DIR start|stop|status|enable EVENT|disable
+ * cli/cmd_ctl.c - `ktrace ctl DIR start|stop|status|dump|enable EVENT|disable
  * EVENT`: drive a running program's channel from outside, as seed 003's
  * debugfs `state` file did, with no syscall on the writer's side.
  *
@@ -14,6 +14,9 @@
  *   enable/disable  set or clear bytes of the enable map; the event names
  *               come from DIR/metadata's catalogue (reader/names.c).
  *   status      prints the control page and the per-stream counters.
+ *   dump        a flight recorder's dump while `ktrace record --flight`
+ *               runs: kc_open() of the session DIR/session names, then
+ *               kc_snapshot() (consumer/snapshot.c) into DIR.dump-N.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +33,7 @@
 
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "consumer/consumer.h"
 #include "lib/safefile.h"
 #include "lib/runtime.h"
 #include "reader/reader.h"
@@ -40,7 +44,7 @@
 static const struct cli_cmd_opts cmd_opts = {
 	.cmd = CMD,
 	.usage =
-		"usage: ktrace ctl DIR start|stop|status\n"
+		"usage: ktrace ctl DIR start|stop|status|dump\n"
 		"       ktrace ctl DIR enable|disable EVENT\n"
 		"       ktrace ctl DIR kft status|load FILE|prime|start|stop\n"
 		"\n"
@@ -53,6 +57,10 @@ static const struct cli_cmd_opts cmd_opts = {
 		"  stop            stop recording; committed records stay\n"
 		"  status          state, mode, and per stream: owner thread, records\n"
 		"                  written, dropped and overwritten, with totals\n"
+		"  dump            a flight recorder's dump while the program runs\n"
+		"                  (`ktrace record --flight`, with or without -p): what\n"
+		"                  the rings hold now, written to DIR.dump-N (a trace\n"
+		"                  directory; N counts up), the program not stopped\n"
 		"  enable EVENT    enable static events; EVENT is a catalogue name,\n"
 		"  disable EVENT   FUNC:entry, FUNC:exit, FUNC:N, FUNC:* (every event of a\n"
 		"                  function), a numeric id (decimal or 0x), or all\n"
@@ -314,6 +322,61 @@ out:
 	return n == -EINVAL ? 2 : n < 0 ? 1 : 0;
 }
 
+int cli_dump(const char *cmd, struct kc_session *s, const char *dir, FILE *out, const char *prefix)
+{
+	struct kc_snapshot snap;
+	int rc = kc_snapshot(s, &snap);
+
+	if (rc == -EINVAL) {
+		cli_error(cmd, "%s: not a flight recording: its records are written to %s as they "
+			       "come (record --flight keeps them in memory for dumps)", dir, dir);
+		return 1;
+	}
+	if (rc == -ENOENT) {
+		cli_error(cmd, "%s: nothing is recording yet (no live channel in the session)", dir);
+		return 1;
+	}
+	if (rc < 0)
+		return 1;
+	fprintf(out, "%s%s: %llu records in %llu sub-buffers (%.1f MiB)", prefix, snap.dir,
+		(unsigned long long)snap.records, (unsigned long long)snap.subbufs,
+		(double)snap.bytes / 1048576);
+	if (snap.channels > 1)
+		fprintf(out, ", %u channels (each in CHANDIR.dump-%u)", snap.channels, snap.n);
+	if (snap.overwritten)
+		fprintf(out, "; %llu older records overwritten before",
+			(unsigned long long)snap.overwritten);
+	if (snap.skipped)
+		fprintf(out, "; %llu sub-buffers being rewritten left out",
+			(unsigned long long)snap.skipped);
+	fputc('\n', out);
+	return 0;
+}
+
+/* `ktrace ctl DIR dump`: the rings of a `record --flight` session into DIR.dump-N. */
+static int do_dump(const char *dir)
+{
+	char err[PATH_MAX + 256];
+	struct kc_session *s;
+	int rc;
+
+	if (cli_check_trace(CMD, dir))
+		return 1;
+	s = kc_open(dir, CMD, err, sizeof(err));
+	if (!s) {
+		if (strstr(err, "nothing to recover"))
+			cli_error(CMD, "%s: no recording in progress (no %s/session): dumps are taken "
+				       "while `ktrace record --flight` runs; a finished recording's "
+				       "trace is %s itself", dir, dir, dir);
+		else
+			fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	rc = cli_dump(CMD, s, dir, stdout, "");
+	kc_close(s, 0);
+	return rc;
+}
+
 static int run(int argc, char **argv)
 {
 	const char *dir, *action;
@@ -323,7 +386,7 @@ static int run(int argc, char **argv)
 		return rc;
 	nargs = argc - optind;
 	if (nargs < 2) {
-		cli_error(CMD, nargs ? "missing action: start, stop, status, enable, disable or kft (see ktrace ctl --help)"
+		cli_error(CMD, nargs ? "missing action: start, stop, status, dump, enable, disable or kft (see ktrace ctl --help)"
 				     : "missing trace directory (see ktrace ctl --help)");
 		return 2;
 	}
@@ -358,8 +421,10 @@ static int run(int argc, char **argv)
 		}
 		return do_enable(dir, argv[optind + 2], action[0] == 'e');
 	}
-	if (strcmp(action, "start") && strcmp(action, "stop") && strcmp(action, "status")) {
-		cli_error(CMD, "unknown action '%s': start, stop, status, enable, disable or kft", action);
+	if (strcmp(action, "start") && strcmp(action, "stop") && strcmp(action, "status") &&
+	    strcmp(action, "dump")) {
+		cli_error(CMD, "unknown action '%s': start, stop, status, dump, enable, disable or kft",
+			  action);
 		return 2;
 	}
 	if (nargs != 2) {
@@ -368,6 +433,8 @@ static int run(int argc, char **argv)
 	}
 	if (!strcmp(action, "status"))
 		return do_status(dir);
+	if (!strcmp(action, "dump"))
+		return do_dump(dir);
 	return do_state(dir, !strcmp(action, "start"));
 }
 

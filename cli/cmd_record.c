@@ -94,7 +94,7 @@ struct record {
 	struct rec_report rep;
 	struct krec *krec;
 	struct kc_session *sess;
-	struct sigaction old_int, old_quit, old_chld;
+	struct sigaction old_int, old_quit, old_chld, old_usr2;
 };
 
 enum { OPT_CONFIG = CLI_OPT_LONG, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK, OPT_LOCKS, OPT_NOLIBCALL, OPT_WAIT,
@@ -283,6 +283,7 @@ static int find_lib(char *out, size_t size)
 
 /* SIGCHLD ends the consumer's wait, so the end is seen at once. */
 static struct kc_session *volatile kick_sess;
+static const char *rec_dir; /* its trace directory, for messages */
 
 static void on_child(int sig)
 {
@@ -323,6 +324,26 @@ static void on_interrupt(int sig)
 	stop_waiting = 1;
 	if (kick_sess)
 		kc_kick(kick_sess);
+}
+
+/* SIGUSR2: a flight recorder's dump, taken in the consumer's loop (take_dump()). */
+static volatile sig_atomic_t dump_wanted;
+
+static void on_dump(int sig)
+{
+	(void)sig;
+	dump_wanted = 1;
+	if (kick_sess)
+		kc_kick(kick_sess);
+}
+
+/* From kc_consume()'s test: the dump SIGUSR2 asked for, if it did. */
+static void take_dump(void)
+{
+	if (!dump_wanted || !kick_sess)
+		return;
+	dump_wanted = 0;
+	cli_dump(CMD, kick_sess, rec_dir, stderr, "ktrace " CMD ": dump: ");
 }
 
 static uint64_t mono_ns(void)
@@ -422,6 +443,7 @@ static int child_ended(void *arg)
 {
 	struct child *c = arg;
 
+	take_dump();
 	for (;;) {
 		int st;
 		pid_t r = waitpid(-1, &st, WNOHANG);
@@ -771,6 +793,7 @@ static void exec_program(struct record *r)
 	sigaction(SIGINT, &r->old_int, NULL);
 	sigaction(SIGQUIT, &r->old_quit, NULL);
 	sigaction(SIGCHLD, &r->old_chld, NULL);
+	sigaction(SIGUSR2, &r->old_usr2, NULL);
 	setenv("LD_PRELOAD", r->preload, 1);
 	setenv("KTRACE_SESSION", kc_path(r->sess), 1);
 	setenv("KTRACE_RECORD_DIR", r->dir, 1);
@@ -816,6 +839,9 @@ static int start_session(struct record *r)
 	sigaction(SIGQUIT, &ign, &r->old_quit);
 	ign.sa_handler = on_child; /* no SA_RESTART */
 	sigaction(SIGCHLD, &ign, &r->old_chld);
+	/* SIGUSR2: a dump of the flight recorder; kept to the end (a late one does nothing) */
+	ign.sa_handler = on_dump;
+	sigaction(SIGUSR2, &ign, &r->old_usr2);
 	r->krec = krec_begin_program(r->dir, r->kernel ? &r->kopts : NULL, r->cmd[0]);
 	r->sess = kc_create(r->dir, r->flight, CMD, err, sizeof(err));
 	if (!r->sess) {
@@ -827,6 +853,7 @@ static int start_session(struct record *r)
 		kc_set_throttle(r->sess, (unsigned)atoi(delay));
 	kc_set_block(r->sess, r->block_ns);
 	kick_sess = r->sess;
+	rec_dir = r->dir;
 	rec_report_open(&r->rep);
 	/* processes the program leaves behind are reparented here (child_ended()) */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 && !r->quiet)
@@ -998,6 +1025,7 @@ static int attach_ended(void *arg)
 	int fd;
 	ssize_t n;
 
+	take_dump();
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)a->pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;

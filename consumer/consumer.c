@@ -473,8 +473,7 @@ static int write_slots(struct kc_session *s, struct kc_chan *c, unsigned i, stru
 	return done;
 }
 
-/* Records in sub-buffer data @p of @len bytes (shared streams: nrec is 0). */
-static uint64_t count_records(const uint8_t *p, uint64_t len, int ctx)
+uint64_t kc_count_records(const uint8_t *p, uint64_t len, int ctx)
 {
 	uint64_t n = 0, off = 0;
 
@@ -494,7 +493,7 @@ static uint64_t count_records(const uint8_t *p, uint64_t len, int ctx)
 static uint64_t subbuf_records(const struct kc_chan *c, unsigned i, const struct ktrace_subbuf *h)
 {
 	if (c->sctl[i].kind == KTRACE_STREAM_SHARED || !h->nrec)
-		return count_records((const uint8_t *)h + KTRACE_SUBBUF_HDR_SIZE,
+		return kc_count_records((const uint8_t *)h + KTRACE_SUBBUF_HDR_SIZE,
 				     h->used <= c->bs - KTRACE_SUBBUF_HDR_SIZE ? h->used
 									: c->bs - KTRACE_SUBBUF_HDR_SIZE,
 				     (h->flags & KTRACE_SBF_CTX) != 0);
@@ -684,13 +683,32 @@ static void copied(struct kc_session *s, struct kc_chan *c, unsigned i, uint64_t
 	s->stats.subbufs++;
 	k->subbufs++;
 	{
-		uint64_t n = shared ? count_records((const uint8_t *)h + KTRACE_SUBBUF_HDR_SIZE,
+		uint64_t n = shared ? kc_count_records((const uint8_t *)h + KTRACE_SUBBUF_HDR_SIZE,
 						    h->used, 1)
 				    : h->nrec;
 
 		s->stats.records += n;
 		k->records += n;
 	}
+}
+
+uint8_t *kc_ring(struct kc_session *s, struct kc_chan *c, unsigned i)
+{
+	struct kc_stream *k = &c->st[i];
+	uint64_t ring;
+
+	if (k->ring)
+		return k->ring;
+	ring = __atomic_load_n(&c->sctl[i].ring, __ATOMIC_ACQUIRE);
+	if (!ring)
+		return NULL;
+	k->ring = mmap(NULL, (size_t)c->bs * c->nr, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd,
+		       (off_t)ring);
+	if (k->ring == MAP_FAILED) {
+		k->ring = NULL;
+		kc_error(s, "%s: stream %u: cannot map its ring: %s", c->dir, i, strerror(errno));
+	}
+	return k->ring;
 }
 
 #define KC_BATCH 16 /* slots per write */
@@ -701,21 +719,11 @@ static uint64_t drain_stream(struct kc_session *s, struct kc_chan *c, unsigned i
 	struct ktrace_stream_ctl *sc = &c->sctl[i];
 	struct kc_stream *k = &c->st[i];
 	struct iovec iov[KC_BATCH];
-	uint64_t head, hseq, seq, first, n = 0, ring;
+	uint64_t head, hseq, seq, first, n = 0;
 	int nb = 0, stop = 0;
 
-	if (!k->ring) {
-		ring = __atomic_load_n(&sc->ring, __ATOMIC_ACQUIRE);
-		if (!ring)
-			return 0;
-		k->ring = mmap(NULL, (size_t)c->bs * c->nr, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd,
-			       (off_t)ring);
-		if (k->ring == MAP_FAILED) {
-			k->ring = NULL;
-			kc_error(s, "%s: stream %u: cannot map its ring: %s", c->dir, i, strerror(errno));
-			return 0;
-		}
-	}
+	if (!kc_ring(s, c, i))
+		return 0;
 	if (k->werr && !final)
 		return 0; /* its file cannot be written: the writers drop and count */
 	head = __atomic_load_n(&sc->head, __ATOMIC_ACQUIRE);
@@ -840,41 +848,46 @@ static void append_end(struct kc_session *s, struct kc_chan *c, int retry)
 	free(text);
 }
 
-/*
- * The function tracer's call-site table, kept in the session while the
- * program ran (lib/kft_callsites.c), written to DIR/callsites: the header
- * with `capacity` = the entries handed out, then those entries.
- */
-static void write_callsites(struct kc_session *s, struct kc_chan *c, uint64_t off)
+int kc_write_callsites(struct kc_session *s, struct kc_chan *c, uint64_t off, int dirfd)
 {
 	size_t hlen = sizeof(struct ktrace_callsites), len;
-	struct ktrace_callsites *h;
+	struct ktrace_callsites *h, *copy;
 	uint64_t n;
 	int rc;
 
-	h = mmap(NULL, hlen, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, (off_t)off);
+	h = mmap(NULL, hlen, PROT_READ, MAP_SHARED, s->fd, (off_t)off);
 	if (h == MAP_FAILED)
-		return;
+		return -errno;
 	n = __atomic_load_n(&h->count, __ATOMIC_ACQUIRE);
 	if (h->magic != KTRACE_CALLSITES_MAGIC || h->entry_size != sizeof(struct ktrace_callsite)) {
 		munmap(h, hlen);
 		kc_error(s, "%s: the call-site table in the session is damaged", c->dir);
-		return;
+		return -EINVAL;
 	}
 	if (n > h->capacity)
 		n = h->capacity;
 	munmap(h, hlen);
 	len = hlen + (size_t)n * sizeof(struct ktrace_callsite);
-	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, (off_t)off);
+	h = mmap(NULL, len, PROT_READ, MAP_SHARED, s->fd, (off_t)off);
 	if (h == MAP_FAILED)
-		return;
-	h->capacity = n; /* the file holds the entries handed out, no more */
-	rc = ksf_replace_at(c->dirfd, "callsites", h, len);
-	if ((rc == -ENOSPC || rc == -EDQUOT) && kc_make_room(s, c, len + 4096))
-		rc = ksf_replace_at(c->dirfd, "callsites", h, len); /* without it no call is named */
+		return -errno;
+	/* a copy: the table may still grow (a dump while the program runs) */
+	copy = malloc(len);
+	if (!copy) {
+		munmap(h, len);
+		kc_error(s, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(copy, h, len);
+	munmap(h, len);
+	copy->capacity = n; /* the file holds the entries handed out, no more */
+	rc = ksf_replace_at(dirfd, "callsites", copy, len);
+	if ((rc == -ENOSPC || rc == -EDQUOT) && dirfd == c->dirfd && kc_make_room(s, c, len + 4096))
+		rc = ksf_replace_at(dirfd, "callsites", copy, len); /* without it no call is named */
 	if (rc < 0)
 		kc_error(s, "%s/callsites: cannot write: %s", c->dir, strerror(-rc));
-	munmap(h, len);
+	free(copy);
+	return rc;
 }
 
 /* Final: the channel's drop counters into the stats, the open ranges closed. */
@@ -908,7 +921,7 @@ static void chan_done(struct kc_session *s, unsigned idx)
 			kc_make_room(s, c, need); /* (not when space was freed since) */
 	}
 	if (cs)
-		write_callsites(s, c, cs);
+		kc_write_callsites(s, c, cs, c->dirfd);
 	for (uint32_t i = 0; i < c->nstreams; i++) {
 		struct kc_stream *k = &c->st[i];
 

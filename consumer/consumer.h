@@ -35,6 +35,7 @@
 #ifndef KTRACE_CONSUMER_H
 #define KTRACE_CONSUMER_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -166,6 +167,48 @@ unsigned kc_alive(struct kc_session *s);
  * Return: 0, or -1 if something could not be written (reported).
  */
 int kc_finish(struct kc_session *s, uint64_t now);
+
+/**
+ * struct kc_snapshot - what kc_snapshot() wrote.
+ * @n:        the N of the dump directories "CHANDIR.dump-N".
+ * @channels: channels dumped (each to its own directory).
+ * @subbufs, @records, @bytes: sub-buffers written (records in them, not
+ *            counting the runtime's internal ones; bytes, headers included).
+ * @skipped:  sub-buffers left out because a writer was reusing them while
+ *            they were copied (their records are overwritten anyway).
+ * @overwritten: records the flight recorders had overwritten before the
+ *            dump (the streams' counters), so not in it.
+ * @dir:      the first channel's dump directory (absolute).
+ */
+struct kc_snapshot {
+	unsigned n, channels;
+	uint64_t subbufs, records, bytes, skipped, overwritten;
+	char dir[PATH_MAX];
+};
+
+/**
+ * kc_snapshot() - the flight recorder's dump (seed 003) while the program
+ * runs: copy what the rings of every flight-recorder channel of the
+ * session hold now into a new trace directory beside the channel's,
+ * CHANDIR.dump-N (N the first number free for all of them, mode 0700),
+ * that every reader opens as it would the trace at the end: the newest
+ * sub-buffers of each stream, the call-site table, metadata (with a
+ * calibration pair and `stream-written` lines), control, kft and the
+ * other text files as they are now.  The writers are neither stopped nor
+ * slowed: each sub-buffer is copied, then its header is read again, and a
+ * copy whose sequence number changed meanwhile (the writer reused the
+ * slot) is left out (@out->skipped); a shared stream's sub-buffer is
+ * copied only when every reservation in it is committed.  Calls still
+ * open are not in a dump (the function tracer writes a call when it
+ * returns).  Any number of dumps may be taken, by the consumer
+ * (`ktrace record`, SIGUSR2) or by another process that kc_open()ed the
+ * session (`ktrace ctl DIR dump`); neither changes the session.
+ * Return: 0 and *@out; -EINVAL the session records no flight-recorder
+ * channel (its trace directories are the trace: nothing to dump);
+ * -ENOENT no channel is live; another -errno after a one-line message
+ * (the directory of the failing channel is removed).
+ */
+int kc_snapshot(struct kc_session *s, struct kc_snapshot *out);
 
 /** kc_stats() - the counts so far (valid until kc_close()). */
 const struct kc_stats *kc_stats(struct kc_session *s);

@@ -65,6 +65,17 @@ struct kc_session {
 int kc_chan_open(struct kc_session *s, unsigned idx);
 /* Append @len bytes (a sub-buffer built by the consumer) to stream @i's file. */
 int kc_append(struct kc_session *s, struct kc_chan *c, unsigned i, const void *buf, size_t len);
+/* Stream @i's ring, mapped on first use; NULL if it has none yet (or cannot be mapped: said). */
+uint8_t *kc_ring(struct kc_session *s, struct kc_chan *c, unsigned i);
+/* Records in sub-buffer data @p of @len bytes, internal ones not counted (@ctx: context words). */
+uint64_t kc_count_records(const uint8_t *p, uint64_t len, int ctx);
+/*
+ * Write the function tracer's call-site table at session offset @off (a
+ * struct ktrace_callsites and its entries) to @dirfd/callsites: the
+ * entries handed out so far, from a copy (the table in the session is
+ * never changed).  Return: 0, or -errno (said).
+ */
+int kc_write_callsites(struct kc_session *s, struct kc_chan *c, uint64_t off, int dirfd);
 /* Replace DIR/@name with @text (temporary name, no links followed). */
 int kc_write_text(struct kc_session *s, struct kc_chan *c, const char *name, const char *text);
 void kc_error(struct kc_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -13,6 +13,8 @@
 # with -finstrument-functions or -pg -mfentry, its hooks are bound to
 # libktrace's while attached, with the same exact counts.  A record
 # killed with SIGKILL while attached: the next one undoes its attach.
+# With --flight, `ktrace ctl DIR dump` and SIGUSR2 write what the rings
+# hold (exact counts while idle; dumps during work read back cleanly).
 # Refusals: no such process, a static program, another user's process,
 # a process already traced, patchable entries, -p with a program,
 # --duration without -p.
@@ -122,6 +124,52 @@ like info.out "flight recorder" "--flight: the trace is a flight recording"
 like info.out "[1-9][0-9]* sub-buffers overwritten" "--flight: the older sub-buffers were overwritten, and counted"
 r=$(kd_counts trf round_ | awk '{ print $2 }')
 ok $([ "${r:-0}" -gt 0 ] && echo 0 || echo 1) "--flight: the newest calls are there ($r round_)"
+
+# ---- --flight dumps while attached: `ktrace ctl DIR dump` and SIGUSR2, the program not stopped ----
+"$KTRACE" record -p "$pid" --flight -b 64K -o trd 2>d.err &
+rec=$!
+has d.err "attached to process"
+say "run 10" 1
+is "$(tail -1 out | cut -d' ' -f2-4)" "rounds=30 step=300 leaf=600" "--flight attached: the program's counts"
+"$KTRACE" ctl trd dump >dump.out 2>dump.err
+is "$? $(cat dump.err)" "0 " "ctl DIR dump: exit 0, nothing on stderr"
+like dump.out "^$T/trd.dump-1: [0-9]+ records in [0-9]+ sub-buffers" "ctl DIR dump: says where the dump went"
+is "$(kd_counts trd.dump-1 'round_ step leaf')" "$(printf 'leaf 600\nround_ 30\nstep 300')" \
+	"the dump holds exactly the calls the program counted so far"
+say "run 5" 1
+kill -USR2 "$rec"
+has d.err "dump: "
+like d.err "^ktrace record: dump: $T/trd.dump-2: [0-9]+ records" "SIGUSR2 to record: a second dump, said on stderr"
+is "$(kd_counts trd.dump-2 'round_ step leaf')" "$(printf 'leaf 900\nround_ 45\nstep 450')" \
+	"... with the calls since attached (30 + 15 rounds)"
+n=$(wc -l <out)
+echo "spin 1000" >&3
+sleep 0.3
+d=0
+for k in 1 2 3 4 5; do # dumps while every thread writes
+	"$KTRACE" ctl trd dump >>dump.out 2>>dump.err && "$KTRACE" kd trd.dump-$((k + 2)) >/dev/null 2>>dump.err &&
+		"$KTRACE" info trd.dump-$((k + 2)) | grep -q ' 0 corrupt areas' && d=$((d + 1))
+done
+lines out $((n + 1))
+is "$d $(grep -v 'lower bounds\|overwritten in stream' dump.err)" "5 " \
+	"5 dumps while the threads call the traced functions: each written and read back without error"
+is "$(tail -1 out | cut -d' ' -f2)" "ok=1" "... the program's results right"
+kill -INT "$rec"
+wait "$rec"
+is "$?" 0 "record -p --flight: Ctrl-C detaches after the dumps, exit 0"
+r=$(kd_counts trd round_ | awk '{ print $2 }')
+ok $([ "${r:-0}" -ge 45 ] && echo 0 || echo 1) "... and writes its own trace at the end ($r round_)"
+"$KTRACE" ctl trd dump >/dev/null 2>dump.err
+is "$?" 1 "ctl DIR dump after the end: exit 1"
+like dump.err "no recording in progress" "... says why"
+"$KTRACE" record -p "$pid" -o trs 2>s.err &
+rec=$!
+has s.err "attached to process"
+"$KTRACE" ctl trs dump >/dev/null 2>dump.err
+is "$?" 1 "ctl DIR dump of a recording without --flight: exit 1"
+like dump.err "not a flight recording" "... says why"
+kill -INT "$rec"
+wait "$rec"
 
 # ---- a record killed (SIGKILL) while attached: the next attach undoes its attach first ----
 "$KTRACE" record -p "$pid" -o trk 2>k.err &
