@@ -932,14 +932,17 @@ static int finish(struct record *r, int status)
 
 /*
  * The program of process @r->attach, as PROG for detect_build(): its
- * executable's path (@exe).  A process of another user is refused here
- * (its libktrace could not open a session this user made).
+ * executable's path (@exe).  A process of another user is refused, but
+ * for root, who becomes that user (rec_attach_become()): its libktrace
+ * must be able to open the session and the trace directory.
  * Return: 0, or 1 after one line.
  */
 static int attach_target(struct record *r, char *exe, size_t size, char **argv1)
 {
-	char path[64], line[256], path2[PATH_MAX];
-	unsigned long uid[4] = { 0 };
+	char path[64], line[4096], path2[PATH_MAX];
+	unsigned long uid[4] = { 0 }, gid[4] = { 0 };
+	gid_t groups[256];
+	int ngroups = 0;
 	ssize_t n;
 	FILE *f;
 
@@ -950,15 +953,37 @@ static int attach_target(struct record *r, char *exe, size_t size, char **argv1)
 			  errno == ENOENT ? "no such process" : strerror(errno));
 		return 1;
 	}
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Uid: %lu %lu %lu %lu", &uid[0], &uid[1], &uid[2], &uid[3]) == 4)
-			break;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "Uid: %lu %lu %lu %lu", &uid[0], &uid[1], &uid[2], &uid[3]);
+		sscanf(line, "Gid: %lu %lu %lu %lu", &gid[0], &gid[1], &gid[2], &gid[3]);
+		if (!strncmp(line, "Groups:", 7)) {
+			char *p = line + 7, *end;
+
+			for (unsigned long g; ngroups < 256 && (g = strtoul(p, &end, 10), end != p);
+			     p = end)
+				groups[ngroups++] = (gid_t)g;
+		}
+	}
 	fclose(f);
 	if (uid[1] != (unsigned long)geteuid()) {
-		cli_error(CMD, "process %d runs as user %lu: run `ktrace record -p` as that user (its "
-			       "libktrace must own the session it writes to)",
-			  (int)r->attach, uid[1]);
-		return 1;
+		char err[256];
+
+		if (geteuid() != 0) {
+			cli_error(CMD, "process %d runs as user %lu: attaching to another user's process "
+				       "needs root; or run `ktrace record -p` as that user",
+				  (int)r->attach, uid[1]);
+			return 1;
+		}
+		/* root: record as the process's owner, whose libktrace writes the session */
+		if (rec_attach_become((uid_t)uid[1], (gid_t)gid[1], groups, ngroups, err,
+				      sizeof(err)) < 0) {
+			cli_error(CMD, "%s", err);
+			return 1;
+		}
+		if (!r->quiet)
+			fprintf(stderr, "ktrace record: process %d runs as user %lu: recording as that "
+					"user (the trace in %s is that user's)\n",
+				(int)r->attach, uid[1], r->out);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)r->attach);
 	n = readlink(path, exe, size - 1);

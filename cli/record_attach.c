@@ -37,15 +37,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <grp.h>
 #include <libelf.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -826,3 +830,30 @@ void rec_attach_free(struct rec_attach_state *s)
 }
 
 #endif
+
+/* ---- root attaching to another user's process ---- */
+
+int rec_attach_become(uid_t uid, gid_t gid, const gid_t *groups, int ngroups, char *err,
+		      size_t errlen)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct cap[2];
+	const char *step;
+
+	memset(cap, 0, sizeof(cap));
+	cap[0].effective = cap[0].permitted = 1u << CAP_SYS_PTRACE;
+	if ((step = "prctl(PR_SET_KEEPCAPS)", prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0) ||
+	    (step = "setgroups", setgroups((size_t)ngroups, groups) < 0) ||
+	    (step = "setresgid", setresgid(gid, gid, gid) < 0) ||
+	    (step = "setresuid", setresuid(uid, uid, uid) < 0) ||
+	    (step = "capset(CAP_SYS_PTRACE)", syscall(SYS_capset, &hdr, cap) < 0) ||
+	    (step = "prctl(PR_SET_DUMPABLE)", prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot become user %u to record its process: %s: %s",
+			 (unsigned)uid, step, strerror(e));
+		return -e;
+	}
+	prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
+	return 0;
+}

@@ -32,6 +32,19 @@ struct rec_attach_result {
 	unsigned threads, planned, patched, inside, hooks, taken_over;
 };
 
+/**
+ * rec_attach_become() - root attaching to another user's process: become
+ * that user (@uid, @gid and the supplementary groups @groups[@ngroups],
+ * as the process has them), keeping only CAP_SYS_PTRACE, so that the
+ * session, the trace directory and everything the library writes in the
+ * process belong to the process's owner while ptrace still works (Yama
+ * and non-dumpable processes included).  The process stays non-dumpable,
+ * so the user cannot take that capability over through ptrace.
+ * Return: 0, or -errno (@err says which step failed).
+ */
+int rec_attach_become(uid_t uid, gid_t gid, const gid_t *groups, int ngroups, char *err,
+		      size_t errlen);
+
 struct rec_attach_state;
 
 /**

@@ -230,14 +230,45 @@ else
 fi
 
 if command -v setpriv >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-	setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 &
+	# root attaches to a process of user 65534: record becomes that user
+	# (keeping CAP_SYS_PTRACE), so the trace is that user's; the program
+	# and libktrace are copied where that user can read them
+	od=$(mktemp -d /tmp/ktrace-attach-other.XXXXXX) || exit 1
+	chmod 755 "$od"
+	cp attach "$KTRACE_BUILD/libktrace.so.0" "$KTRACE_BUILD/libktrace-record.so.0" "$od/" || exit 1
+	mkdir "$od/out" && chown 65534:65534 "$od/out"
+	rm -f in5 out5
+	mkfifo in5
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$od/attach" 2 <in5 >out5 2>&1 &
 	other=$!
-	sleep 0.2
-	"$KTRACE" record -p "$other" -o tro >o 2>e
-	is "$?" 1 "another user's process: exit 1"
-	like e "^ktrace record: process $other runs as user 65534: run .ktrace record -p. as that user" \
-		"... says which user to run as"
-	kill "$other"
+	exec 5>in5
+	lines out5 1
+	KTRACE_LIB="$od/libktrace.so.0" "$KTRACE" record -p "$other" -o "$od/out/tr" 2>o.err &
+	rec=$!
+	has o.err "attached to process"
+	like o.err "^ktrace record: process $other runs as user 65534: recording as that user" \
+		"root, another user's process: record says it records as that user"
+	echo "run 5" >&5
+	lines out5 2
+	kill -INT "$rec"
+	wait "$rec"
+	is "$?" 0 "... attached, recorded and detached: exit 0"
+	is "$(kd_counts "$od/out/tr" 'round_ step leaf')" "$(printf 'leaf 200\nround_ 10\nstep 100')" \
+		"... the trace holds the calls the program counted (2 threads x 5 rounds)"
+	is "$(stat -c %u "$od/out/tr" "$od/out/tr/trace1" "$od/out/tr/metadata" 2>&1 | sort -u)" 65534 \
+		"... and it belongs to the process's owner"
+	is "$(sed -n 2p out5 | cut -d' ' -f2-4)" "rounds=10 step=100 leaf=200" "... the program's counts"
+	# an unprivileged user cannot attach to another user's process
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$KTRACE" record -p "$pid" -o "$od/out/tr2" \
+		>o 2>e
+	is "$?" 1 "a user attaching to another user's process: exit 1"
+	like e "^ktrace record: process $pid runs as user 0: attaching to another user's process needs root" \
+		"... says what it takes"
+	echo quit >&5
+	exec 5>&-
+	wait "$other"
+	is "$?" 0 "... the other user's program exits 0"
+	rm -rf "$od"
 fi
 
 # built with hooks: -finstrument-functions and -pg -mfentry bind their
