@@ -6,6 +6,7 @@
 #                        (RUNS=N: N runs in a row; scripts/test-stress.sh)
 #   make bench           the benchmarks (see docs/PERFORMANCE.md)
 #   make test-patch-sqlite  run-time patching of plain SQLite vs uftrace -P . (not in make test)
+#   make test-attach-sqlite  record -p on a running plain SQLite shell, 20 attach/detach rounds (not in make test)
 #   make SAN=asan test   the same tests built with ASan+UBSan (in build-asan/)
 #   make SAN=tsan test   the concurrency tests built with TSan (in build-tsan/)
 #   make fuzz            libFuzzer targets (clang), a short run of each
@@ -126,7 +127,7 @@ FORMATSA := $(B)/libktrace-formats.a
 ANALYSISA := $(B)/libktrace-analysis.a
 KTRACE := $(B)/ktrace
 
-.PHONY: all test check bench fuzz install uninstall clean demo kmod test-kmod test-stress bench-kmod test-patch-sqlite
+.PHONY: all test check bench fuzz install uninstall clean demo kmod test-kmod test-stress bench-kmod test-patch-sqlite test-attach-sqlite
 all: $(LIBA) $(B)/libktrace.so $(RECSO) $(LOCKSO) $(KTRACE) $(EXAMPLES)
 
 # The runtime is never instrumented: it provides the instrumentation hooks.
@@ -238,6 +239,10 @@ fuzz:
 # scripts/check-patch-sqlite.sh: needs uftrace, ~20 s after a ~1 min SQLite build; not in make test or .ci/run
 test-patch-sqlite: all
 	./scripts/check-patch-sqlite.sh $(B)
+
+# scripts/check-attach-sqlite.sh: ~70 s after a ~1 min SQLite build; not in make test or .ci/run
+test-attach-sqlite: all
+	./scripts/check-attach-sqlite.sh $(B)
 
 # Installed files.  Outside the loader's default directories (/usr,
 # /usr/local) the pkg-config files carry an rpath, so a program built with

@@ -123,10 +123,16 @@ static void seize_refused(struct rec_attach_state *s, int e)
 			scope = '0';
 		close(fd);
 	}
-	if (e == EPERM && scope != '0' && geteuid() != 0)
-		att_fail(s, "process %d: ptrace refused: Yama's ptrace_scope is %c (only a parent may "
-			    "trace its children): run ktrace as root, or `sysctl kernel.yama.ptrace_scope=0`",
-			 (int)s->pid, scope);
+	if (e == EPERM && scope == '3')
+		att_fail(s, "process %d: ptrace refused: Yama's ptrace_scope is 3 (no process may attach "
+			    "to another, root included, until the next boot): start the program under "
+			    "`ktrace record` instead", (int)s->pid);
+	else if (e == EPERM && (scope == '1' || scope == '2') && geteuid() != 0)
+		att_fail(s, "process %d: ptrace refused: Yama's ptrace_scope is %c (%s): run ktrace as "
+			    "root%s", (int)s->pid, scope,
+			 scope == '1' ? "a process may trace only its descendants"
+				      : "only root (CAP_SYS_PTRACE) may attach",
+			 scope == '1' ? ", or `sysctl kernel.yama.ptrace_scope=0`" : "");
 	else if (e == EPERM)
 		att_fail(s, "process %d: ptrace refused (another user's process, a set-user-ID or "
 			    "non-dumpable program, or one already traced): run ktrace as its user or "
