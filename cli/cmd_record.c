@@ -939,7 +939,7 @@ static int finish(struct record *r, int status)
  */
 static int attach_target(struct record *r, char *exe, size_t size, char **argv1)
 {
-	char path[64], line[4096], path2[PATH_MAX];
+	char path[64], line[4096];
 	unsigned long uid[4] = { 0 }, gid[4] = { 0 };
 	gid_t groups[256];
 	int ngroups = 0;
@@ -992,12 +992,6 @@ static int attach_target(struct record *r, char *exe, size_t size, char **argv1)
 		return 1;
 	}
 	exe[n] = '\0';
-	if (rec_detect(exe, path2, sizeof(path2)) & (REC_BUILD_PATCHABLE | REC_BUILD_MCOUNTLOC)) {
-		cli_error(CMD, "process %d (%s) was built with patchable entries "
-			       "(-fpatchable-function-entry, -mnop-mcount): attaching to such a program "
-			       "is not supported yet; start it under `ktrace record`", (int)r->attach, exe);
-		return 1;
-	}
 	argv1[0] = exe;
 	argv1[1] = NULL;
 	r->cmd = argv1;
@@ -1065,6 +1059,18 @@ static int attach_ended(void *arg)
 	return stop_waiting || mono_ns() >= a->until_ns;
 }
 
+/* While record -p lets the threads run between two tries: make room in their rings. */
+static void attach_idle(void *arg)
+{
+	kc_drain(arg, 0);
+}
+
+/* At the detach, every thread stopped and the run too: the last records, the open calls. */
+static void attach_stopped(void *arg)
+{
+	kc_detached(arg, kt_clock());
+}
+
 /*
  * `ktrace record -p PID`: attach, consume until Ctrl-C, --duration or the
  * process's end, detach.  Return: the exit status (0: recorded and
@@ -1073,7 +1079,7 @@ static int attach_ended(void *arg)
 static int record_attached(struct record *r)
 {
 	static char settings[16384];
-	struct rec_attach a = { r->attach, r->lib, settings, 0 };
+	struct rec_attach a = { r->attach, r->lib, settings, 0, attach_idle, attach_stopped, r->sess };
 	struct attached at = { r->attach, r->duration_ns ? mono_ns() + r->duration_ns : ~(uint64_t)0, 0 };
 	struct rec_attach_result res;
 	struct rec_attach_state *st;

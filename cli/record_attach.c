@@ -34,6 +34,7 @@
  */
 #include <dirent.h>
 #include <elf.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -80,6 +81,9 @@ struct rec_attach_state {
 	unsigned char *done;          /* per write: 1 written */
 	size_t nw;
 	char lib[256];                /* libktrace's file name */
+	void (*idle)(void *arg);      /* struct rec_attach's */
+	void (*stopped)(void *arg);
+	void *arg;
 	char *err;
 	size_t errlen;
 };
@@ -595,6 +599,15 @@ static int read_writes(struct rec_attach_state *s, const struct kft_attach_info 
 	return 0;
 }
 
+/* Let every thread run for about @ns ns (the consumer drains meanwhile: s->idle). */
+static void att_let_run(struct rec_attach_state *s, long ns)
+{
+	att_resume_all(s, 0);
+	if (s->idle)
+		s->idle(s->arg);
+	nanosleep(&(struct timespec){ 0, ns }, NULL);
+}
+
 /*
  * Every thread stopped: make the writes the library planned.  A function a
  * thread is stopped inside (its hot loop, say) is tried again after the
@@ -607,8 +620,7 @@ static void att_patch(struct rec_attach_state *s, const struct kft_attach_info *
 	if (read_writes(s, info) < 0)
 		return;
 	for (int round = 0; (res->inside = att_write_round(s, res)) && round < 50; round++) {
-		att_resume_all(s, 0);
-		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		att_let_run(s, 1000000);
 		if (att_stop_all(s, 0) < 0)
 			break;
 	}
@@ -645,6 +657,9 @@ struct rec_attach_state *rec_attach_start(const struct rec_attach *a, struct rec
 		return NULL;
 	}
 	s->pid = a->pid;
+	s->idle = a->idle;
+	s->stopped = a->stopped;
+	s->arg = a->arg;
 	snprintf(s->lib, sizeof(s->lib), "%s", base_name(a->lib));
 	s->err = err;
 	s->errlen = errlen;
@@ -734,26 +749,98 @@ static unsigned remote_text(pid_t pid, const char *file, uint64_t *lo, uint64_t 
  * write then): stopped, checked, resumed for a moment and stopped again
  * while one is inside, 200 times at most.  Return: 1 when they are, 0 not.
  */
+/* libktrace's text and its resting points, for in_lib_frames(). */
+struct lib_text {
+	uint64_t lo[8], hi[8];
+	unsigned n;
+	uint64_t rest[2]; /* kft_dyn_return, kft_pg_return: calls in flight return there */
+	int depth, inside;
+};
+
+static int lib_has(const struct lib_text *l, uint64_t pc)
+{
+	for (unsigned k = 0; k < l->n; k++)
+		if (pc >= l->lo[k] && pc < l->hi[k])
+			return 1;
+	return 0;
+}
+
+/* dwfl_getthread_frames()'s callback: is this frame's code libktrace's? */
+static int frame_in_lib(Dwfl_Frame *state, void *arg)
+{
+	struct lib_text *l = arg;
+	bool activation;
+	Dwarf_Addr pc;
+
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	l->depth++;
+	if (pc == l->rest[0] || pc == l->rest[1])
+		return DWARF_CB_ABORT; /* a call in flight's return: the frames further out are the program's */
+	if (lib_has(l, activation ? pc : pc - 1)) {
+		l->inside = 1;
+		return DWARF_CB_ABORT;
+	}
+	return l->depth < 64 ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/*
+ * Is any thread inside libktrace's code: its %rip there, or a frame of
+ * its stack (unwound with elfutils' libdwfl from the CFI, every thread
+ * stopped): a thread libktrace made call libc (nanosleep() while it waits
+ * for the consumer, a futex, mmap() of a ring) returns into libktrace and
+ * would find its run gone.  A stack that cannot be unwound past its first
+ * frame counts as inside (the retirement waits).  Return: 1, 0, or -1 if
+ * the unwinder cannot be set up.
+ */
+static int in_lib_frames(struct rec_attach_state *s, struct lib_text *l)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+	Dwfl *dwfl = dwfl_begin(&cb);
+	int inside = 0;
+
+	if (!dwfl || dwfl_linux_proc_report(dwfl, s->pid) != 0 ||
+	    dwfl_report_end(dwfl, NULL, NULL) != 0 || dwfl_linux_proc_attach(dwfl, s->pid, true) != 0) {
+		if (dwfl)
+			dwfl_end(dwfl);
+		return -1;
+	}
+	for (size_t i = 0; i < s->n && !inside; i++) {
+		struct user_regs_struct regs;
+
+		if (s->t[i].gone || ptrace(PTRACE_GETREGS, s->t[i].tid, 0, &regs) != 0)
+			continue;
+		if (lib_has(l, regs.rip)) {
+			inside = 1;
+			break;
+		}
+		l->depth = l->inside = 0;
+		dwfl_getthread_frames(dwfl, s->t[i].tid, frame_in_lib, l);
+		inside = l->inside || l->depth < 2;
+	}
+	dwfl_end(dwfl);
+	return inside;
+}
+
 static int outside_lib(struct rec_attach_state *s)
 {
-	uint64_t lo[8], hi[8];
-	unsigned nm = remote_text(s->pid, s->lib, lo, hi);
+	struct lib_text l;
 
+	memset(&l, 0, sizeof(l));
+	l.n = remote_text(s->pid, s->lib, l.lo, l.hi);
+	l.rest[0] = remote_sym(s->pid, s->lib, "kft_dyn_return");
+	l.rest[1] = remote_sym(s->pid, s->lib, "kft_pg_return");
 	for (int tries = 0; tries < 200; tries++) {
-		int inside = 0;
+		int inside = in_lib_frames(s, &l);
 
-		for (size_t i = 0; i < s->n && !inside; i++) {
-			struct user_regs_struct regs;
-
-			if (s->t[i].gone || ptrace(PTRACE_GETREGS, s->t[i].tid, 0, &regs) != 0)
-				continue;
-			for (unsigned k = 0; k < nm; k++)
-				inside |= regs.rip >= lo[k] && regs.rip < hi[k];
-		}
+		if (inside < 0)
+			return 0;
 		if (!inside)
 			return 1;
-		att_resume_all(s, 0);
-		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+		att_let_run(s, 2000000);
 		if (att_stop_all(s, 0) < 0)
 			return 0;
 	}
@@ -781,12 +868,15 @@ static int att_retire(struct rec_attach_state *s)
 		return -1;
 	/* the run stopped: retire it once no thread is inside libktrace */
 	at = remote_sym(s->pid, s->lib, "kft_attach_release");
-	if (!at || !outside_lib(s) || !(t = caller(s)) ||
-	    att_call(s, t, at, 0, 0, NULL, 0, &answer) < 0 ||
-	    read_info(s, answer, &info, "release") < 0)
+	if (!at || !outside_lib(s))
 		return att_fail(s, "process %d: its threads kept running libktrace's code: the "
 				   "stopped run stays in it (it cannot be attached to again)",
 				(int)s->pid);
+	if (s->stopped)
+		s->stopped(s->arg); /* nothing writes now: the final drain, the open calls */
+	if (!(t = caller(s)) || att_call(s, t, at, 0, 0, NULL, 0, &answer) < 0 ||
+	    read_info(s, answer, &info, "release") < 0)
+		return -1;
 	return 0;
 }
 

@@ -12,13 +12,22 @@
  * struct rec_attach - what to attach: @pid the process, @lib the absolute
  * path of libktrace.so.0 to load into it, @settings the run's settings
  * ("NAME=VALUE\0"... ended by an empty string, @len bytes in all: the
- * environment a program record starts would have).
+ * environment a program record starts would have).  @idle(@arg), if set,
+ * is called each time the threads are let run between two tries (of a
+ * write a thread was inside, of retiring the run): the consumer drains
+ * the session then, since threads may be waiting for it to make room.
+ * @stopped(@arg), if set, is called at the detach once the run is stopped
+ * and every thread is stopped outside libktrace, before the run is
+ * retired: nothing writes then (the consumer's final drain, open calls).
  */
 struct rec_attach {
 	pid_t pid;
 	const char *lib;
 	const char *settings;
 	size_t len;
+	void (*idle)(void *arg);
+	void (*stopped)(void *arg);
+	void *arg;
 };
 
 /**

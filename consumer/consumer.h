@@ -210,6 +210,18 @@ struct kc_snapshot {
  */
 int kc_snapshot(struct kc_session *s, struct kc_snapshot *out);
 
+/**
+ * kc_detached() - `ktrace record -p` detaching: the run is stopped and
+ * every thread of the process is stopped outside libktrace (nothing
+ * writes), so this is the final drain (kc_drain(s, 1)), and the calls
+ * open in every thread's shadow stack, live threads included, are
+ * written as unfinished as kc_finish() writes a dead thread's (those the
+ * thread reported itself at the stop are skipped).  The caller then
+ * retires the run, drains once more and calls kc_finish().
+ * Return: 0, or -1 if something could not be written (reported).
+ */
+int kc_detached(struct kc_session *s, uint64_t now);
+
 /** kc_stats() - the counts so far (valid until kc_close()). */
 const struct kc_stats *kc_stats(struct kc_session *s);
 

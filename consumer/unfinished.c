@@ -18,7 +18,9 @@
  * channel's shared stream file (docs/FORMAT.md, "Function call records").
  * Their duration runs to the moment the run stopped (a normal exit stops
  * it) or, for a run still running, to the consumer's clock when it saw
- * the program end.
+ * the program end.  `ktrace record -p` does the same for the live threads
+ * of a process it detaches from (kc_detached()), while they are stopped:
+ * their open calls are written as unfinished, ending at the detach.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -240,8 +242,8 @@ static int report_stack(struct kc_session *s, struct kt_session_stack *e, uint64
 		uint64_t w[6];
 		unsigned words, res;
 
-		if (fc.t > now)
-			continue; /* entered after the run's end: not in it */
+		if (fc.t > now || (fc.flags & KFT_FRAME_DONE))
+			continue; /* entered after the run's end, or reported by the thread at the stop */
 		res = kft_unfinished(run, &kt, fc.fn, fc.t, KFT_FRAME_SIG(&fc), fc.flags, mode, now);
 		if (!res)
 			continue;
@@ -319,9 +321,33 @@ void kc_kft_unwritten(struct kc_session *s, struct kc_chan *c, uint64_t n)
 	munmap(f, kft_len);
 }
 
-int kc_finish(struct kc_session *s, uint64_t now)
+/* The shadow stacks still in use, of dead processes (or all of them, @all), reported. */
+static void report_stacks(struct kc_session *s, uint64_t now, int all)
 {
 	uint32_t nstack = __atomic_load_n(&s->hdr->nstack, __ATOMIC_ACQUIRE);
+
+	for (uint32_t j = 0; j < nstack && j < KT_SESSION_NSTACK; j++) {
+		struct kt_session_stack *e = &s->stack[j];
+
+		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != KT_STACK_USED ||
+		    (!all && kt_pid_alive(e->pid)))
+			continue;
+		report_stack(s, e, now);
+		__atomic_store_n(&e->state, KT_STACK_FREE, __ATOMIC_RELEASE);
+	}
+}
+
+int kc_detached(struct kc_session *s, uint64_t now)
+{
+	unsigned errors = s->stats.errors;
+
+	kc_drain(s, 1);
+	report_stacks(s, now ? now : kt_clock(), 1);
+	return s->stats.errors != errors ? -1 : 0;
+}
+
+int kc_finish(struct kc_session *s, uint64_t now)
+{
 	uint32_t nchan = __atomic_load_n(&s->hdr->nchan, __ATOMIC_ACQUIRE);
 	unsigned errors = s->stats.errors;
 	uint64_t ns;
@@ -329,14 +355,7 @@ int kc_finish(struct kc_session *s, uint64_t now)
 	if (!now)
 		now = kt_clock();
 	ns = kc_ns(s, now);
-	for (uint32_t j = 0; j < nstack && j < KT_SESSION_NSTACK; j++) {
-		struct kt_session_stack *e = &s->stack[j];
-
-		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != KT_STACK_USED || kt_pid_alive(e->pid))
-			continue;
-		report_stack(s, e, now);
-		__atomic_store_n(&e->state, KT_STACK_FREE, __ATOMIC_RELEASE);
-	}
+	report_stacks(s, now, 0);
 	for (uint32_t idx = 0; idx < nchan && idx < KT_SESSION_NCHAN; idx++) {
 		struct kc_chan *c = &s->chans[idx];
 

@@ -47,7 +47,9 @@
  * writable or half-written.  (A library loaded before libktrace that
  * starts a thread in its constructor and calls into the program's text
  * at once would break this; none of the usual ones does.)  Objects loaded
- * later with dlopen() are not patched.
+ * later with dlopen() are not patched.  In a running process that
+ * `ktrace record -p` attached to, the calls are listed, not written
+ * (patch_write()): record writes them with every thread stopped.
  *
  * Results: DIR/kft-patch (one "key: value" per line: sites, patched, not
  * selected, not a NOP, not at a function entry, failed), and one line on
@@ -66,6 +68,7 @@
 #include <unistd.h>
 
 #include "kft/config.h"
+#include "kft_attach.h"
 #include "kft_rt.h"
 #include "safefile.h"
 
@@ -268,10 +271,28 @@ void kft_text_restore(const struct kft_text *o, int seg, uint64_t lo, uint64_t h
 	mprotect((void *)(uintptr_t)lo, hi - lo, o->seg[seg].prot);
 }
 
-/* Write the calls to @t at the sites @s[0..n) of segment @seg of @o; counts into @st. */
+/*
+ * Write the calls to @t at the sites @s[0..n) of segment @seg of @o; counts
+ * into @st.  Attached to a running process (lib/kft_attach.h), the writes
+ * are listed instead, for `ktrace record -p` to make with every thread
+ * stopped (a thread stopped inside a five-0x90 NOP is waited out there).
+ */
 static void patch_write(const struct kft_text *o, int seg, const uint64_t *s, size_t n,
 			uint64_t t, struct patch_stats *st)
 {
+	if (kft_attaching()) {
+		for (size_t i = 0; i < n; i++) {
+			uint8_t call[5] = { 0xe8 };
+			int32_t rel = (int32_t)(int64_t)(t - (s[i] + 5));
+
+			memcpy(call + 1, &rel, 4);
+			if (kft_attach_add_write(s[i], call, 5, KFT_WRITE_ENTRY) < 0)
+				st->failed++;
+			else
+				st->patched++;
+		}
+		return;
+	}
 	if (kft_text_writable(s[0], s[n - 1] + 5) != 0) {
 		st->failed += n;
 		return;

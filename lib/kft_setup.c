@@ -372,8 +372,7 @@ static void kft_load_config(struct kft_global *g, const char *path)
 		kft_command(g->run, KFT_CMD_PRIME, now);
 	/* patchable builds: the selected functions' entry NOPs become hook calls;
 	 * programs without hooks: their entries patched (`record -P`) */
-	if (!kft_attaching()) /* attached: threads run; record refuses such programs */
-		kft_patched_all = kft_patch_apply(path || opts ? cfg : NULL, res, g->dir);
+	kft_patched_all = kft_patch_apply(path || opts ? cfg : NULL, res, g->dir);
 	kft_patched_all |= kft_dyn_apply(path || opts ? cfg : NULL, res, g->dir);
 	goto out;
 fail:
