@@ -240,7 +240,7 @@ fuzz:
 test-patch-sqlite: all
 	./scripts/check-patch-sqlite.sh $(B)
 
-# scripts/check-attach-sqlite.sh: ~70 s after a ~1 min SQLite build; not in make test or .ci/run
+# scripts/check-attach-sqlite.sh: ~100 s after a ~1 min SQLite build; not in make test or .ci/run
 test-attach-sqlite: all
 	./scripts/check-attach-sqlite.sh $(B)
 

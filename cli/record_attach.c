@@ -704,6 +704,13 @@ struct rec_attach_state *rec_attach_start(const struct rec_attach *a, struct rec
 		res->threads += !s->t[i].gone;
 	res->planned = info.nwrites;
 	att_patch(s, &info, res);
+	/* every write made: the run starts now (kft_attach_go()) */
+	start_at = remote_sym(s->pid, s->lib, "kft_attach_go");
+	if (!start_at || !(t = caller(s)) || att_call(s, t, start_at, 0, 0, NULL, 0, &answer) < 0 ||
+	    read_info(s, answer, &info, "go") < 0) {
+		att_retire(s);
+		goto fail_detach;
+	}
 	att_detach_all(s);
 	return s;
 fail_detach:
@@ -825,14 +832,14 @@ static int in_lib_frames(struct rec_attach_state *s, struct lib_text *l)
 	return inside;
 }
 
-static int outside_lib(struct rec_attach_state *s)
+static int outside_lib(struct rec_attach_state *s, const uint64_t returns[2])
 {
 	struct lib_text l;
 
 	memset(&l, 0, sizeof(l));
 	l.n = remote_text(s->pid, s->lib, l.lo, l.hi);
-	l.rest[0] = remote_sym(s->pid, s->lib, "kft_dyn_return");
-	l.rest[1] = remote_sym(s->pid, s->lib, "kft_pg_return");
+	l.rest[0] = returns[0];
+	l.rest[1] = returns[1];
 	for (int tries = 0; tries < 200; tries++) {
 		int inside = in_lib_frames(s, &l);
 
@@ -868,7 +875,7 @@ static int att_retire(struct rec_attach_state *s)
 		return -1;
 	/* the run stopped: retire it once no thread is inside libktrace */
 	at = remote_sym(s->pid, s->lib, "kft_attach_release");
-	if (!at || !outside_lib(s))
+	if (!at || !outside_lib(s, info.returns))
 		return att_fail(s, "process %d: its threads kept running libktrace's code: the "
 				   "stopped run stays in it (it cannot be attached to again)",
 				(int)s->pid);

@@ -1083,6 +1083,9 @@ void kc_report(struct kc_session *s, const char *cmd)
 		fprintf(stderr, "ktrace %s: %llu calls were open when their thread died: recorded as "
 				"unfinished\n",
 			cmd, (unsigned long long)st->unfinished);
+	if (st->detach_unfinished)
+		fprintf(stderr, "ktrace %s: %llu calls were open at the detach: recorded as unfinished\n",
+			cmd, (unsigned long long)st->detach_unfinished);
 }
 
 /* Count @pid into @seen (distinct pids, at most 64 remembered) if it runs. */

@@ -65,6 +65,8 @@ struct kc_loss {
  * @dropped:    records the writers dropped (sum of the streams' counters).
  * @overwritten: records lost to flight-recorder overwrite.
  * @unfinished: open calls of dead threads written as unfinished.
+ * @detach_unfinished: open calls of live threads at a detach (kc_detached()),
+ *              written as unfinished (not in @unfinished).
  * @waited_ns, @waits, @timeouts: how long writers waited for the consumer
  *              (kc_set_block()), how often, how often in vain.
  * @channels:   trace directories written.
@@ -80,6 +82,7 @@ struct kc_loss {
  */
 struct kc_stats {
 	uint64_t subbufs, bytes, records, dropped, overwritten, unfinished, unwritten, noring;
+	uint64_t detach_unfinished;
 	int werr;
 	const char *werr_dir;
 	unsigned werr_stream;

@@ -340,9 +340,12 @@ static void report_stacks(struct kc_session *s, uint64_t now, int all)
 int kc_detached(struct kc_session *s, uint64_t now)
 {
 	unsigned errors = s->stats.errors;
+	uint64_t before = s->stats.unfinished;
 
 	kc_drain(s, 1);
 	report_stacks(s, now ? now : kt_clock(), 1);
+	s->stats.detach_unfinished += s->stats.unfinished - before;
+	s->stats.unfinished = before;
 	return s->stats.errors != errors ? -1 : 0;
 }
 

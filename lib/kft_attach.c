@@ -18,6 +18,21 @@
 #include "session.h"
 
 static struct kft_attach_info info;
+
+#if defined(__x86_64__)
+extern char kft_pg_return[], kft_dyn_return[]; /* lib/kft_pg_entry.S */
+#endif
+
+/* The answer is complete: the trampolines' addresses, then the magic (release). */
+static void answer_done(void)
+{
+#if defined(__x86_64__)
+	info.returns[0] = (uint64_t)(uintptr_t)kft_dyn_return;
+	info.returns[1] = (uint64_t)(uintptr_t)kft_pg_return;
+#endif
+	__atomic_store_n(&info.magic, KFT_ATTACH_MAGIC, __ATOMIC_RELEASE);
+}
+
 static int attaching;
 static int attached; /* the run in the process was set up by kft_attach_start() */
 static struct kft_patch_write *writes;
@@ -26,6 +41,25 @@ static size_t nwrites, capwrites;
 int kft_attaching(void)
 {
 	return attaching;
+}
+
+static int prime_pending; /* kft_attach_prime_later(): kft_attach_go() primes the run */
+
+void kft_attach_prime_later(void)
+{
+	prime_pending = 1;
+}
+
+struct kft_attach_info *kft_attach_go(void)
+{
+	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);
+
+	memset(&info, 0, sizeof(info));
+	if (g && prime_pending)
+		kft_command(g->run, KFT_CMD_PRIME, kt_clock());
+	prime_pending = 0;
+	answer_done();
+	return &info;
 }
 
 int kft_attach_add_write(uint64_t addr, const uint8_t *new_, uint32_t len, uint32_t kind)
@@ -105,7 +139,7 @@ struct kft_attach_info *kft_attach_start(const char *settings)
 	info.writes = (uint64_t)(uintptr_t)writes;
 	info.nwrites = (uint32_t)nwrites;
 out:
-	__atomic_store_n(&info.magic, KFT_ATTACH_MAGIC, __ATOMIC_RELEASE);
+	answer_done();
 	return &info;
 }
 
@@ -120,7 +154,7 @@ struct kft_attach_info *kft_attach_release(void)
 		kt_env_use(NULL);
 		attached = 0;
 	}
-	__atomic_store_n(&info.magic, KFT_ATTACH_MAGIC, __ATOMIC_RELEASE);
+	answer_done();
 	return &info;
 }
 
@@ -139,6 +173,6 @@ struct kft_attach_info *kft_attach_stop(void)
 		pthread_mutex_unlock(&g->ch->lock);
 		kft_write_status(1);
 	}
-	__atomic_store_n(&info.magic, KFT_ATTACH_MAGIC, __ATOMIC_RELEASE);
+	answer_done();
 	return &info;
 }

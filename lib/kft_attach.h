@@ -66,6 +66,10 @@ struct kft_patch_write {
  *          (0 if none): the entries record writes.
  * @patched: functions planned (= @nwrites); @skipped: left alone (why in
  *          DIR/kft-dynpatch).
+ * @returns: the exit trampolines' addresses (kft_dyn_return,
+ *          kft_pg_return; hidden symbols): a stack frame that returns
+ *          there is a traced call in flight, not a thread inside
+ *          libktrace's code (record's check before kft_attach_release()).
  */
 struct kft_attach_info {
 	uint32_t magic;
@@ -73,12 +77,22 @@ struct kft_attach_info {
 	uint64_t writes;
 	uint32_t nwrites;
 	uint32_t skipped;
+	uint64_t returns[2];
 	char error[512];
 };
 
 KT_EXPORT struct kft_attach_info *kft_attach_start(const char *settings);
 KT_EXPORT struct kft_attach_info *kft_attach_stop(void);
 KT_EXPORT struct kft_attach_info *kft_attach_release(void);
+/*
+ * kft_attach_go() - once record has made every write: the run is primed
+ * (it starts, unless its configuration waits for a trigger), so that no
+ * call is recorded while some of its callees are still unpatched.
+ */
+KT_EXPORT struct kft_attach_info *kft_attach_go(void);
+
+/* For lib/kft_setup.c: the run set up by kft_attach_start() is primed by kft_attach_go(). */
+void kft_attach_prime_later(void);
 
 /* For lib/kft_dynpatch.c: nonzero while kft_attach_start() runs (entries are listed, not written). */
 int kft_attaching(void);

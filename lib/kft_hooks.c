@@ -199,6 +199,30 @@ static KFT_COLD void thread_join(struct kft_global *g, struct kft_tls *t)
 		t->t.c = &t->own;
 }
 
+/*
+ * A new run since this thread last traced (`ktrace record -p` attached
+ * again): its shadow stack moves to the new run's session, where that
+ * run's consumer finds the calls open at its detach or at the thread's
+ * death.  The old region is only unmapped: its session is gone (its
+ * consumer closed it, its entry table is no longer mapped), and no frame
+ * of it is needed (thread_join() starts from an empty stack; calls in
+ * flight return through the -pg return stack, kft_pg.c).
+ */
+static KFT_COLD void thread_rejoin(struct kft_global *g, struct kft_tls *t)
+{
+	struct kft_shadow old = t->mem;
+
+	if (old.entry && g->ch->sess && kft_shadow_alloc(g, &t->mem) == 0) {
+		t->stack = t->mem.frames;
+		t->cap = t->mem.cap;
+		if (old.map)
+			munmap(old.map, old.map_len);
+	} else {
+		t->mem = old;
+	}
+	thread_join(g, t);
+}
+
 /* Set up the shadow stack, join the run, learn the stack bounds. */
 static int thread_start(struct kft_global *g, struct kft_tls *t)
 {
@@ -935,7 +959,7 @@ static KFT_COLD void enter_slow(struct kft_tls *t, uint64_t fn, uint64_t site, u
 	if (t->state != 1 && !thread_start(g, t))
 		goto out;
 	if (KT_UNLIKELY(t->g != g))
-		thread_join(g, t); /* a new run since (record -p attached again) */
+		thread_rejoin(g, t); /* a new run since (record -p attached again) */
 	if (t->depth && sp >= t->stack[t->depth - 1].sp && t->depth != kft_sig_base() &&
 	    t->depth != t->ctx_base && !inlined_in_top(&t->stack[t->depth - 1], sp, fn, site))
 		drop_dead(g, t, sp);

@@ -367,8 +367,11 @@ static void kft_load_config(struct kft_global *g, const char *path)
 			 path ? path : "default");
 		goto fail;
 	}
-	/* A static run is primed when the program starts (KFT's boot-time run). */
-	if (!(cfg->flags & KFT_CF_PRIME))
+	/* A static run is primed when the program starts (KFT's boot-time run);
+	 * in a process attached to, once record has made every write */
+	if (!(cfg->flags & KFT_CF_PRIME) && kft_attaching())
+		kft_attach_prime_later();
+	else if (!(cfg->flags & KFT_CF_PRIME))
 		kft_command(g->run, KFT_CMD_PRIME, now);
 	/* patchable builds: the selected functions' entry NOPs become hook calls;
 	 * programs without hooks: their entries patched (`record -P`) */
