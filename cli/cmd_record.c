@@ -751,7 +751,7 @@ static int detect_build(struct record *r)
 		ok = rec_detect_line(b, r->cmd[0], line, sizeof(line));
 	}
 	r->untraceable = !ok;
-	if (r->quiet)
+	if (r->quiet || (r->attach && ok)) /* attached: record_attached() says what it did */
 		return 0;
 	nlib = ok && r->libcall ? rec_detect_libcalls(path) : -1;
 	if (nlib > 0)
@@ -1115,6 +1115,10 @@ static int record_attached(struct record *r)
 		if (res.inside)
 			snprintf(what + strlen(what), sizeof(what) - strlen(what),
 				 ", %u left alone (a thread was inside their first bytes)", res.inside);
+		if (res.adopted)
+			snprintf(what + strlen(what), sizeof(what) - strlen(what),
+				 ", %u calls open in them followed from now (shown unfinished)",
+				 res.adopted);
 		if (res.taken_over)
 			fprintf(stderr, "ktrace record: process %d: the attach of a ktrace record that "
 					"died was undone first\n", (int)r->attach);

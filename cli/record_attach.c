@@ -393,6 +393,71 @@ restore:
 	return rc;
 }
 
+/* A mapping of /proc/PID/maps (maps_of()). */
+struct map_line {
+	uint64_t lo, hi, off;
+	unsigned long ino;
+	char perm[8];
+	const char *path;
+};
+
+/*
+ * Call @fn(@m, @arg) for each mapping of process @pid whose path ends with
+ * "/@file", in address order, until it returns nonzero.
+ * Return: that value, 0 when none did, -1 if the maps cannot be read.
+ */
+static int maps_of(pid_t pid, const char *file, int (*fn)(const struct map_line *m, void *arg),
+		   void *arg)
+{
+	char path[64], line[4400], p[4096];
+	size_t fl = strlen(file);
+	int rc = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (!rc && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		struct map_line m;
+		size_t pl;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %lu %4095s", &lo, &hi, m.perm, &off, &m.ino,
+			   p) != 6)
+			continue;
+		pl = strlen(p);
+		if (pl <= fl || p[pl - fl - 1] != '/' || strcmp(p + pl - fl, file))
+			continue;
+		m.lo = lo;
+		m.hi = hi;
+		m.off = off;
+		m.path = p;
+		rc = fn(&m, arg);
+	}
+	fclose(f);
+	return rc;
+}
+
+struct obj_base {
+	uint64_t base;
+	char *obj;
+	size_t size;
+	unsigned long ino;
+};
+
+static int first_mapping(const struct map_line *m, void *arg)
+{
+	struct obj_base *o = arg;
+
+	if (m->off)
+		return 0;
+	o->base = m->lo;
+	o->ino = m->ino;
+	snprintf(o->obj, o->size, "%s", m->path);
+	return 1;
+}
+
 /*
  * The object of process @pid whose path ends with "/@file": its first
  * mapping's address (offset 0: its base, ET_DYN objects are linked at 0)
@@ -402,31 +467,13 @@ restore:
 static int remote_obj(pid_t pid, const char *file, uint64_t *base, char *obj, size_t size,
 		      unsigned long *ino)
 {
-	char path[64], line[4400];
-	size_t fl = strlen(file);
-	int rc = -1;
-	FILE *f;
+	struct obj_base o = { 0, obj, size, 0 };
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (maps_of(pid, file, first_mapping, &o) != 1)
 		return -1;
-	while (rc && fgets(line, sizeof(line), f)) {
-		unsigned long long lo, off;
-		char p[4096];
-		size_t pl;
-
-		if (sscanf(line, "%llx-%*x %*s %llx %*s %lu %4095s", &lo, &off, ino, p) != 4 || off)
-			continue;
-		pl = strlen(p);
-		if (pl > fl && p[pl - fl - 1] == '/' && !strcmp(p + pl - fl, file)) {
-			*base = lo;
-			snprintf(obj, size, "%s", p);
-			rc = 0;
-		}
-	}
-	fclose(f);
-	return rc;
+	*base = o.base;
+	*ino = o.ino;
+	return 0;
 }
 
 /* rec_elf_funcs()'s callback for dynsym_value(): @arg is {name, value}. */
@@ -643,6 +690,107 @@ static void att_unpatch(struct rec_attach_state *s)
 
 static int att_retire(struct rec_attach_state *s);
 
+/* ---- calls open at the attach ---- */
+
+#define ADOPT_MAX 256 /* calls adopted per thread at most (the outermost beyond are left) */
+
+/* What adopt_frame() gathers from one thread's stack. */
+struct adopt {
+	struct rec_attach_state *s;
+	Dwfl *dwfl;
+	uint64_t pairs[2 * ADOPT_MAX]; /* (return-address slot, function), innermost first */
+	unsigned n, depth;
+	uint64_t callee_pc; /* the previous (inner) frame's pc, in its function */
+	uint64_t rest[2];   /* the exit trampolines: a call already diverted */
+};
+
+/* Is @fn a function whose entry record patched (a write of kind ENTRY made)? */
+static int entry_patched(const struct rec_attach_state *s, uint64_t fn)
+{
+	for (size_t i = 0; i < s->nw; i++)
+		if (s->done[i] && s->w[i].kind == KFT_WRITE_ENTRY &&
+		    (s->w[i].addr == fn || s->w[i].addr == fn + 4)) /* (after endbr64) */
+			return 1;
+	return 0;
+}
+
+/*
+ * dwfl_getthread_frames()'s callback: in frame k >= 1 (a caller), the
+ * stack pointer is the inner frame's CFA, so the inner call's return
+ * address lies in the word below it; that call is adopted if its
+ * function's entry was patched and the word holds this frame's pc.
+ */
+static int adopt_frame(Dwfl_Frame *state, void *arg)
+{
+	struct adopt *a = arg;
+	bool activation;
+	Dwarf_Addr pc;
+	Dwarf_Word sp;
+
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (a->depth++ && dwfl_frame_reg(state, 7 /* DWARF %rsp */, &sp) == 0 && a->n < ADOPT_MAX) {
+		Dwfl_Module *mod = dwfl_addrmodule(a->dwfl, a->callee_pc);
+		GElf_Off off = 0;
+		GElf_Sym sym;
+		uint64_t word = 0;
+
+		/* (a thread stopped on a patched entry itself enters through the patch) */
+		if (mod && dwfl_module_addrinfo(mod, a->callee_pc, &off, &sym, NULL, NULL, NULL) &&
+		    (a->depth > 2 || (off != 0 && off != 4)) && entry_patched(a->s, a->callee_pc - off) &&
+		    peek(a->s->pid, sp - 8, &word, 8) == 0 && word == pc) {
+			a->pairs[2 * a->n] = sp - 8;
+			a->pairs[2 * a->n + 1] = a->callee_pc - off;
+			a->n++;
+		}
+	}
+	if (pc == a->rest[0] || pc == a->rest[1])
+		return DWARF_CB_ABORT; /* returns into a trampoline: no CFI beyond */
+	a->callee_pc = activation ? pc : pc - 1;
+	return a->depth < 1024 ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/*
+ * Every thread stopped, the run started (kft_attach_go()): each thread's
+ * calls of patched functions that were open when record attached are
+ * handed to it (kft_attach_adopt(), injected into that thread), so they
+ * show in the trace, flagged unfinished.  A thread whose stack cannot be
+ * unwound keeps its calls unseen.  Return: calls adopted.
+ */
+static unsigned att_adopt(struct rec_attach_state *s, const uint64_t rest[2])
+{
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+	uint64_t at = remote_sym(s->pid, s->lib, "kft_attach_adopt"), answer;
+	struct adopt *a = calloc(1, sizeof(*a));
+	Dwfl *dwfl = dwfl_begin(&cb);
+	unsigned adopted = 0;
+
+	if (!a || !dwfl || !at || dwfl_linux_proc_report(dwfl, s->pid) != 0 ||
+	    dwfl_report_end(dwfl, NULL, NULL) != 0 || dwfl_linux_proc_attach(dwfl, s->pid, true) != 0)
+		goto out;
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->t[i].gone)
+			continue;
+		memset(a, 0, sizeof(*a));
+		a->s = s;
+		a->dwfl = dwfl;
+		a->rest[0] = rest[0];
+		a->rest[1] = rest[1];
+		dwfl_getthread_frames(dwfl, s->t[i].tid, adopt_frame, a);
+		if (a->n && att_call(s, &s->t[i], at, ~(uint64_t)0, a->n, a->pairs,
+				     (size_t)a->n * 16, &answer) == 0)
+			adopted += a->n;
+	}
+out:
+	if (dwfl)
+		dwfl_end(dwfl);
+	free(a);
+	return adopted;
+}
+
 struct rec_attach_state *rec_attach_start(const struct rec_attach *a, struct rec_attach_result *res,
 					  char *err, size_t errlen)
 {
@@ -704,13 +852,14 @@ struct rec_attach_state *rec_attach_start(const struct rec_attach *a, struct rec
 		res->threads += !s->t[i].gone;
 	res->planned = info.nwrites;
 	att_patch(s, &info, res);
-	/* every write made: the run starts now (kft_attach_go()) */
+	/* every write made: the run starts now (kft_attach_go()), then the calls open */
 	start_at = remote_sym(s->pid, s->lib, "kft_attach_go");
 	if (!start_at || !(t = caller(s)) || att_call(s, t, start_at, 0, 0, NULL, 0, &answer) < 0 ||
 	    read_info(s, answer, &info, "go") < 0) {
 		att_retire(s);
 		goto fail_detach;
 	}
+	res->adopted = att_adopt(s, info.returns);
 	att_detach_all(s);
 	return s;
 fail_detach:
@@ -721,41 +870,31 @@ fail:
 	return NULL;
 }
 
+struct text_ranges {
+	uint64_t *lo, *hi;
+	unsigned n;
+};
+
+static int text_mapping(const struct map_line *m, void *arg)
+{
+	struct text_ranges *t = arg;
+
+	if (m->perm[2] == 'x') {
+		t->lo[t->n] = m->lo;
+		t->hi[t->n++] = m->hi;
+	}
+	return t->n >= 8;
+}
+
 /* The executable mappings of the object whose path ends with "/@file", into @lo/@hi (at most 8). */
 static unsigned remote_text(pid_t pid, const char *file, uint64_t *lo, uint64_t *hi)
 {
-	char path[64], line[4400];
-	size_t fl = strlen(file);
-	unsigned n = 0;
-	FILE *f;
+	struct text_ranges t = { lo, hi, 0 };
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (n < 8 && fgets(line, sizeof(line), f)) {
-		unsigned long long a, b;
-		char perm[8], p[4096];
-		size_t pl;
-
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %4095s", &a, &b, perm, p) != 4 ||
-		    perm[2] != 'x')
-			continue;
-		pl = strlen(p);
-		if (pl > fl && p[pl - fl - 1] == '/' && !strcmp(p + pl - fl, file)) {
-			lo[n] = a;
-			hi[n++] = b;
-		}
-	}
-	fclose(f);
-	return n;
+	maps_of(pid, file, text_mapping, &t);
+	return t.n;
 }
 
-/*
- * Every thread stopped outside libktrace's code (none can be inside a
- * write then): stopped, checked, resumed for a moment and stopped again
- * while one is inside, 200 times at most.  Return: 1 when they are, 0 not.
- */
 /* libktrace's text and its resting points, for in_lib_frames(). */
 struct lib_text {
 	uint64_t lo[8], hi[8];
@@ -832,6 +971,12 @@ static int in_lib_frames(struct rec_attach_state *s, struct lib_text *l)
 	return inside;
 }
 
+/*
+ * Every thread stopped outside libktrace's code (none can be inside a
+ * write then): stopped, checked, resumed for a moment and stopped again
+ * while one is inside, 200 times at most.  @returns: the exit
+ * trampolines (struct kft_attach_info's).  Return: 1 when they are, 0 not.
+ */
 static int outside_lib(struct rec_attach_state *s, const uint64_t returns[2])
 {
 	struct lib_text l;

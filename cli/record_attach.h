@@ -35,10 +35,12 @@ struct rec_attach {
  * entries the library could patch, @patched of them written, @inside left
  * alone because a thread was stopped inside their first bytes; @hooks GOT
  * slots of compiled hooks pointed at libktrace's; @taken_over 1 when an
- * earlier attach whose record had died was undone first.
+ * earlier attach whose record had died was undone first; @adopted calls
+ * of patched functions that were open at the attach, traced from then on
+ * (flagged unfinished: their entry was not seen).
  */
 struct rec_attach_result {
-	unsigned threads, planned, patched, inside, hooks, taken_over;
+	unsigned threads, planned, patched, inside, hooks, taken_over, adopted;
 };
 
 /**

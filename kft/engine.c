@@ -530,7 +530,7 @@ static unsigned decide(struct kft_run *r, struct kft_thread *t, kt_u64 fn, kt_u6
 	if ((checks & KFT_CHK_LOGENTRIES) && !take_credit(r, t, now))
 		return 0;
 	c->kept++;
-	return KFT_REC | (fflags & KFT_FRAME_WATCH);
+	return KFT_REC | (fflags & (KFT_FRAME_WATCH | KFT_FRAME_UNSEEN));
 }
 
 unsigned kft_exit_slow(struct kft_run *r, struct kft_thread *t, kt_u64 fn, kt_u64 t_entry,

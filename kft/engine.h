@@ -136,6 +136,9 @@ enum kft_cmd {
 
 /* Frame flags the caller keeps in its shadow stack and passes back. */
 #define KFT_FRAME_WATCH KTRACE_CALLF_WATCH /* marked by a stack watch */
+#define KFT_FRAME_UNSEEN KTRACE_CALLF_UNFINISHED /* entered before the trace began (a call
+					    * open when `ktrace record -p` attached): its
+					    * record is flagged unfinished */
 #define KFT_FRAME_DONE 0x80u               /* already reported (unfinished) */
 #define KFT_FRAME_UNLISTED 0x100u          /* dropped at entry by kft_entry_filter(), untimed */
 #define KFT_FRAME_DEEP 0x200u              /* deeper than filter depth: dropped at exit */

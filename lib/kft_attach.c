@@ -50,6 +50,21 @@ void kft_attach_prime_later(void)
 	prime_pending = 1;
 }
 
+struct kft_attach_info *kft_attach_adopt(const uint64_t *pairs, uint64_t n)
+{
+	memset(&info, 0, sizeof(info));
+#if defined(__x86_64__)
+	if (__atomic_load_n(&kft_g, __ATOMIC_ACQUIRE))
+		for (uint64_t i = n; i-- > 0;) /* outermost first */
+			kft_pg_adopt(pairs[2 * i], pairs[2 * i + 1]);
+#else
+	(void)pairs;
+	(void)n;
+#endif
+	answer_done();
+	return &info;
+}
+
 struct kft_attach_info *kft_attach_go(void)
 {
 	struct kft_global *g = __atomic_load_n(&kft_g, __ATOMIC_ACQUIRE);

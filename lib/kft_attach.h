@@ -90,6 +90,15 @@ KT_EXPORT struct kft_attach_info *kft_attach_release(void);
  * call is recorded while some of its callees are still unpatched.
  */
 KT_EXPORT struct kft_attach_info *kft_attach_go(void);
+/*
+ * kft_attach_adopt() - called in each thread, after kft_attach_go(): the
+ * calls of patched functions that thread was inside when record attached,
+ * @n pairs (return-address slot, function) at @pairs, innermost first (as
+ * record unwound the thread's stack): each is entered now, its return
+ * diverted to the exit trampoline, and its record flagged unfinished (its
+ * entry was not seen), so calls open at the attach are in the trace.
+ */
+KT_EXPORT struct kft_attach_info *kft_attach_adopt(const uint64_t *pairs, uint64_t n);
 
 /* For lib/kft_setup.c: the run set up by kft_attach_start() is primed by kft_attach_go(). */
 void kft_attach_prime_later(void);

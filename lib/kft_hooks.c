@@ -1200,6 +1200,15 @@ KFT_HOOK uint64_t kft_plt_hook_sp(uint64_t slot)
 	return sp;
 }
 
+/* kft_rt.h */
+KFT_HOOK void kft_hooks_flag_top(uint64_t fn, unsigned flags)
+{
+	struct kft_tls *t = &kft_tls;
+
+	if (t->state == 1 && t->depth && t->stack[t->depth - 1].fn == fn)
+		t->stack[t->depth - 1].flags |= flags;
+}
+
 /* A -pg entry from a signal handler that interrupted a -pg hook: counted, untraced. */
 KFT_COLD void kft_pg_hook_missed(void)
 {

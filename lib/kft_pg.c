@@ -317,6 +317,16 @@ out:
 	p->busy = 0;
 }
 
+/* kft_rt.h */
+PG_HOOK void kft_pg_adopt(uint64_t slot, uint64_t fn)
+{
+	uint32_t depth = pg_tls.state == 1 ? pg_tls.depth : 0;
+
+	kft_pg_enter((uint64_t *)(uintptr_t)slot, fn, KFT_PG_PATCHED);
+	if (pg_tls.state == 1 && pg_tls.depth > depth)
+		kft_hooks_flag_top(fn, KFT_FRAME_UNSEEN);
+}
+
 /* kft_rt.h: the return stack follows ucontext switches (kft_hooks.c). */
 PG_HOOK unsigned kft_pg_ctx_depth(void)
 {

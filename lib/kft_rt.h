@@ -320,6 +320,16 @@ uint64_t kft_plt_hook_sp(uint64_t slot);
 #define KFT_PG_LIBCALL 2
 #define KFT_PG_PATCHED 3
 void kft_pg_enter(uint64_t *slot, uint64_t self, int fentry);
+/*
+ * kft_pg_adopt() - a call of function @fn the calling thread is already
+ * inside (open when `ktrace record -p` attached; lib/kft_attach.c), whose
+ * return-address slot is @slot: entered now as a patched function's call,
+ * its return diverted, its frame flagged KFT_FRAME_UNSEEN.  Calling thread
+ * only; calls must be adopted outermost first.
+ */
+void kft_pg_adopt(uint64_t slot, uint64_t fn);
+/* kft_hooks.c: flag the calling thread's top frame, if it is @fn's, with @flags. */
+void kft_hooks_flag_top(uint64_t fn, unsigned flags);
 
 /*
  * kft_plt.c: library calls of the main program through its PLT/GOT.

@@ -95,7 +95,7 @@ like "$T/err" "warning: offset 4: version 2 is newer" "newer control file: with 
 # usage
 run "$KTRACE" ctl "$D" jump
 is "$rc" 2 "unknown action: exit 2"
-is "$(cat "$T/err")" "ktrace ctl: unknown action 'jump': start, stop, status, enable, disable or kft" "unknown action: one line"
+is "$(cat "$T/err")" "ktrace ctl: unknown action 'jump': start, stop, status, dump, enable, disable or kft" "unknown action: one line"
 run "$KTRACE" ctl "$D"
 is "$rc" 2 "missing action: exit 2"
 run "$KTRACE" ctl "$D" enable

@@ -5,7 +5,9 @@
 #
 # tests/kft/attach.c runs worker threads that do work on command and
 # count their own calls: the trace of a window in which it did `run N`
-# must hold exactly the calls the program counted (its results unchanged);
+# must hold exactly the calls the program counted (its results unchanged),
+# and the calls open at the attach (main, the workers' loops) once each,
+# flagged unfinished;
 # after the detach its code is byte for byte what it was (the program
 # prints its functions' first bytes), it goes on computing the same
 # answers, and it can be attached to again, also while its threads are
@@ -67,7 +69,7 @@ is "$want" "done rounds=60 step=600 leaf=1200 sum=$(echo "$want" | sed 's/.*sum=
 "$KTRACE" record -p "$pid" -o tr 2>rec.err &
 rec=$!
 has rec.err "attached to process"
-like rec.err "^ktrace record: attached to process $pid \\(4 threads\\): [0-9]+ functions patched; Ctrl-C ends the recording$" \
+like rec.err "^ktrace record: attached to process $pid \\(4 threads\\): [0-9]+ functions patched, 4 calls open in them followed from now \\(shown unfinished\\); Ctrl-C ends the recording$" \
 	"record -p: attached, every thread stopped and resumed, its functions patched"
 is "$(wc -l <rec.err)" 1 "record -p: that line alone before the end"
 say "run 20" 1
@@ -78,7 +80,10 @@ is "$?" 0 "record -p: Ctrl-C detaches, exit 0"
 like rec.err "^ktrace record: detached from process $pid; trace in " "record -p: says it detached"
 is "$(kd_counts tr 'round_ step leaf')" "$(printf 'leaf 1200\nround_ 60\nstep 600')" \
 	"the trace holds exactly the calls the program counted in the window"
-is "$(kd_counts tr main)" "" "main, open since before the attach, is not in the trace"
+is "$(kd_counts tr 'main worker')" "$(printf 'main 1\nworker 3')" \
+	"main and the 3 workers' loops, open since before the attach, are in the trace once each"
+"$KTRACE" info tr >info.out 2>&1
+like info.out "^# calls .*\\(4 unfinished\\)$" "... shown unfinished (their entries were not seen, nor their exits)"
 say entry 3
 is "$(tail -3 out)" "$before" "after the detach the functions' first bytes are as before"
 say "run 20" 1
@@ -312,7 +317,7 @@ for b in "inst -finstrument-functions" "fentry -pg -mfentry" "patchable -fpatcha
 	shift
 	case $name in
 	inst | fentry) how="its compiled hooks bound to libktrace's \\([0-9]+ GOT slots\\)" what="hooks bound" ;;
-	*) how="[1-9][0-9]* functions patched" what="entry NOPs patched" ;;
+	*) how="[1-9][0-9]* functions patched, 3 calls open in them followed from now \\(shown unfinished\\)" what="entry NOPs patched" ;;
 	esac
 	cc -O1 "$@" -o "$name" "$KTRACE_SRC/tests/kft/attach.c" -lpthread || exit 1
 	rm -f in4 out4
@@ -325,6 +330,8 @@ for b in "inst -finstrument-functions" "fentry -pg -mfentry" "patchable -fpatcha
 	rec=$!
 	has e "attached to process"
 	like e "attached to process $ipid \\(3 threads\\): $how;" "$name: attached, $what"
+	head -1 e >e1
+	like e1 "^ktrace record: attached to process $ipid " "$name: its first line is the attach (no line about a start)"
 	echo "run 10" >&6
 	lines out4 2
 	kill -INT "$rec"
