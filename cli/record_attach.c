@@ -729,7 +729,10 @@ static int adopt_frame(Dwfl_Frame *state, void *arg)
 
 	if (!dwfl_frame_pc(state, &pc, &activation))
 		return DWARF_CB_ABORT;
-	if (a->depth++ && dwfl_frame_reg(state, 7 /* DWARF %rsp */, &sp) == 0 && a->n < ADOPT_MAX) {
+	/* (an exact pc past frame 0 is a signal-interrupted context: its stack
+	 * pointer is not the inner frame's CFA, so nothing is adopted there) */
+	if (a->depth++ && !activation && dwfl_frame_reg(state, 7 /* DWARF %rsp */, &sp) == 0 &&
+	    a->n < ADOPT_MAX) {
 		Dwfl_Module *mod = dwfl_addrmodule(a->dwfl, a->callee_pc);
 		GElf_Off off = 0;
 		GElf_Sym sym;

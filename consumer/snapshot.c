@@ -19,8 +19,9 @@
  *      record (kt_open_subbuf(), lib/stream_thread.c), so a copy that saw
  *      any byte of the new lap sees a changed header here and is dropped.
  *
- * On x86-64 stores become visible in program order, which step 4 relies
- * on for the records a writer stores after the header.
+ * On x86-64 stores become visible in program order and loads are not
+ * reordered with older loads, which step 4 relies on (the writer's records
+ * after its header stores; the copy's loads before the second read).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,7 +72,14 @@ static int snap_slot(struct kc_chan *c, unsigned i, uint64_t seq, uint64_t head,
 		extent = room;
 	extent &= ~(uint64_t)7;
 	memcpy(buf, sb, KTRACE_SUBBUF_HDR_SIZE + extent);
+	/* the copy's loads before the header's second read: x86-64 does not
+	 * reorder loads with older loads, so a compiler barrier (TSan builds
+	 * take no fence); an acquire fence elsewhere */
+#if defined(__x86_64__)
+	KT_BARRIER();
+#else
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+#endif
 	if (__atomic_load_n(&sb->magic, __ATOMIC_RELAXED) != KTRACE_SUBBUF_MAGIC ||
 	    __atomic_load_n(&sb->seq, __ATOMIC_RELAXED) != seq)
 		return 0;
