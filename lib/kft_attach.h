@@ -14,7 +14,11 @@
  * the writes are listed in struct kft_attach_info, which record reads
  * (process_vm_readv) and performs itself, every thread stopped, skipping
  * (for the moment) a function a thread is stopped inside (ptrace writes
- * read-only text).
+ * read-only text).  Then kft_attach_go() primes the run (so no call is
+ * recorded while one of its callees is still unpatched), and each thread
+ * whose stack record unwound holds calls of patched functions is made to
+ * call kft_attach_adopt() with them: they are followed from then on,
+ * flagged unfinished.
  * At the end record stops every thread again, writes the old bytes back,
  * and has one thread call kft_attach_stop(): the run stops, the memory
  * maps and the status are written.  Then, once no thread is inside
@@ -24,7 +28,8 @@
  * up.  libktrace stays loaded: calls still open return through its exit
  * trampoline.
  *
- * The three functions: called by one thread, injected, not re-entrant;
+ * The functions: called by one thread (kft_attach_adopt(): by each in
+ * turn, every other thread stopped), injected, not re-entrant;
  * allocate (kt_malloc); return the address of the static
  * struct kft_attach_info (never NULL).
  */
