@@ -49,5 +49,8 @@ else
 		like "$KTRACE_SRC/docs/man/$p.1" '^\.TH ' "man page $p.1 exists"
 	done
 fi
+# a text line starting with "." is a troff request: an example's "./prog" line vanishes
+is "$(cd "$KTRACE_SRC/docs/man" && grep -n '^\.[^A-Za-z\\]' *.1 *.3 *.5)" "" \
+	"no man page line starts with a dot that is not a request (write \\&./prog)"
 
 done_testing
