@@ -84,6 +84,7 @@ struct rec_attach_state {
 	void (*idle)(void *arg);      /* struct rec_attach's */
 	void (*stopped)(void *arg);
 	void *arg;
+	int solo;                     /* att_call(): the other threads stay stopped */
 	char *err;
 	size_t errlen;
 };
@@ -318,7 +319,8 @@ static int att_call(struct rec_attach_state *s, struct att_thread *t, uint64_t f
 	regs.orig_rax = (uint64_t)-1; /* no restart of the interrupted system call meanwhile */
 	if (ptrace(PTRACE_SETREGS, t->tid, 0, &regs) != 0)
 		return att_fail(s, "thread %d: PTRACE_SETREGS: %s", (int)t->tid, strerror(errno));
-	att_resume_all(s, t->tid);
+	if (!s->solo)
+		att_resume_all(s, t->tid);
 	if (ptrace(PTRACE_CONT, t->tid, 0, 0) != 0) {
 		att_fail(s, "thread %d: PTRACE_CONT: %s", (int)t->tid, strerror(errno));
 		goto restore;
@@ -385,7 +387,8 @@ static int att_call(struct rec_attach_state *s, struct att_thread *t, uint64_t f
 	}
 restore:
 	/* stop the others again, then put the thread back where it was */
-	att_stop_all(s, t->tid);
+	if (!s->solo)
+		att_stop_all(s, t->tid);
 	if (ptrace(PTRACE_SETREGS, t->tid, 0, &saved) != 0 ||
 	    (have_x && ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &xv) != 0))
 		return att_fail(s, "thread %d: cannot restore its registers: %s", (int)t->tid,
@@ -801,6 +804,7 @@ struct rec_attach_state *rec_attach_start(const struct rec_attach *a, struct rec
 	struct kft_attach_info info;
 	uint64_t dlopen_at, start_at, handle = 0, answer = 0;
 	struct att_thread *t;
+	int rc;
 
 	memset(res, 0, sizeof(*res));
 	if (!s) {
@@ -857,8 +861,12 @@ struct rec_attach_state *rec_attach_start(const struct rec_attach *a, struct rec
 	att_patch(s, &info, res);
 	/* every write made: the run starts now (kft_attach_go()), then the calls open */
 	start_at = remote_sym(s->pid, s->lib, "kft_attach_go");
-	if (!start_at || !(t = caller(s)) || att_call(s, t, start_at, 0, 0, NULL, 0, &answer) < 0 ||
-	    read_info(s, answer, &info, "go") < 0) {
+	/* every other thread stays stopped (kft_attach_go() takes no lock): no call
+	 * is entered between the last write and the start, untimed */
+	s->solo = 1;
+	rc = start_at && (t = caller(s)) ? att_call(s, t, start_at, 0, 0, NULL, 0, &answer) : -1;
+	s->solo = 0;
+	if (rc < 0 || read_info(s, answer, &info, "go") < 0) {
 		att_retire(s);
 		goto fail_detach;
 	}
