@@ -693,6 +693,26 @@ static void att_unpatch(struct rec_attach_state *s)
 
 static int att_retire(struct rec_attach_state *s);
 
+/*
+ * An unwinder of process @pid, whose threads record has stopped (ptrace):
+ * elfutils' libdwfl over /proc/PID/maps.  Return: it (dwfl_end() after), or NULL.
+ */
+static Dwfl *proc_dwfl(pid_t pid)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+	Dwfl *dwfl = dwfl_begin(&cb);
+
+	if (dwfl && (dwfl_linux_proc_report(dwfl, pid) != 0 || dwfl_report_end(dwfl, NULL, NULL) != 0 ||
+		     dwfl_linux_proc_attach(dwfl, pid, true) != 0)) {
+		dwfl_end(dwfl);
+		dwfl = NULL;
+	}
+	return dwfl;
+}
+
 /* ---- calls open at the attach ---- */
 
 #define ADOPT_MAX 256 /* calls adopted per thread at most (the outermost beyond are left) */
@@ -765,17 +785,12 @@ static int adopt_frame(Dwfl_Frame *state, void *arg)
  */
 static unsigned att_adopt(struct rec_attach_state *s, const uint64_t rest[2])
 {
-	static const Dwfl_Callbacks cb = {
-		.find_elf = dwfl_linux_proc_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
-	};
 	uint64_t at = remote_sym(s->pid, s->lib, "kft_attach_adopt"), answer;
 	struct adopt *a = calloc(1, sizeof(*a));
-	Dwfl *dwfl = dwfl_begin(&cb);
+	Dwfl *dwfl = proc_dwfl(s->pid);
 	unsigned adopted = 0;
 
-	if (!a || !dwfl || !at || dwfl_linux_proc_report(dwfl, s->pid) != 0 ||
-	    dwfl_report_end(dwfl, NULL, NULL) != 0 || dwfl_linux_proc_attach(dwfl, s->pid, true) != 0)
+	if (!a || !dwfl || !at)
 		goto out;
 	for (size_t i = 0; i < s->n; i++) {
 		if (s->t[i].gone)
@@ -952,19 +967,11 @@ static int frame_in_lib(Dwfl_Frame *state, void *arg)
  */
 static int in_lib_frames(struct rec_attach_state *s, struct lib_text *l)
 {
-	static const Dwfl_Callbacks cb = {
-		.find_elf = dwfl_linux_proc_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
-	};
-	Dwfl *dwfl = dwfl_begin(&cb);
+	Dwfl *dwfl = proc_dwfl(s->pid);
 	int inside = 0;
 
-	if (!dwfl || dwfl_linux_proc_report(dwfl, s->pid) != 0 ||
-	    dwfl_report_end(dwfl, NULL, NULL) != 0 || dwfl_linux_proc_attach(dwfl, s->pid, true) != 0) {
-		if (dwfl)
-			dwfl_end(dwfl);
+	if (!dwfl)
 		return -1;
-	}
 	for (size_t i = 0; i < s->n && !inside; i++) {
 		struct user_regs_struct regs;
 
