@@ -177,7 +177,7 @@ int ka_memview_feed(struct ka_memview *m, const struct ktr_rec *r)
 	}
 	/* word 0: pid | tgid << 32; the reader's r->pid also knows thread lines */
 	return ka_memview_page(m, r->ns, alloc, (uint32_t)r->w[0],
-			       (uint32_t)(r->w[0] >> 32) ? (uint32_t)(r->w[0] >> 32) : r->pid, r->w[1],
+			       KTRACE_KEVENT_TGID(r->w[0]) ? KTRACE_KEVENT_TGID(r->w[0]) : r->pid, r->w[1],
 			       (unsigned)r->w[2]) < 0 ? -ENOMEM : 1;
 }
 

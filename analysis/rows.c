@@ -87,10 +87,15 @@ int ka_rows_of(struct ka_rows *x, const struct ktr_rec *r, struct fmt_row *row, 
 		size_t len = 0;
 
 		ktr_rec_name(x->t, r, x->name, sizeof(x->name));
-		for (unsigned i = 0; i < n && len < sizeof(x->args) - 64; i++)
-			len += (size_t)snprintf(x->args + len, sizeof(x->args) - len,
-						x->hex ? "%s%s=0x%" PRIx64 : "%s%s=%" PRIu64, i ? ";" : "",
-						names[i], vals[i]);
+		for (unsigned i = 0; i < n && len < sizeof(x->args) - 64; i++) {
+			if (ktr_rec_hidden(r) & (1u << i)) /* a kernel address (lkst.h) */
+				len += (size_t)snprintf(x->args + len, sizeof(x->args) - len, "%s%s=hidden",
+							i ? ";" : "", names[i]);
+			else
+				len += (size_t)snprintf(x->args + len, sizeof(x->args) - len,
+							x->hex ? "%s%s=0x%" PRIx64 : "%s%s=%" PRIu64,
+							i ? ";" : "", names[i], vals[i]);
+		}
 		if ((sys = ka_syscall_name(x->t, r)))
 			snprintf(x->args + len, sizeof(x->args) - len, ";syscall=%s", sys);
 		row->comm = ka_comm(x->t, r->tid);

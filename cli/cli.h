@@ -56,11 +56,12 @@ void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
 
 /**
  * cli_kernel_tasks() - name the tasks of the kernel trace in @dst (a
- * ktrace.ko channel's copy, a kernel KFT log): every thread id its records
- * carry without a process or a name, looked up in @procdir ("/proc")/TID/status, is
- * written to @dst/threads as "TID PID COMM" (tasks gone are left out).
- * For the machine the trace was recorded on, right after the copy
- * (cli/kernel_tasks.c).  Return: 0, or -1 (the trace cannot be opened, or
+ * ktrace.ko channel's copy, a kernel KFT log) in @dst/threads as "TID PID
+ * COMM": those its PROCESS_COMM records name, then every other thread id
+ * its records carry without a process or a name, looked up in @procdir
+ * ("/proc", on the machine the trace was recorded on, right after the
+ * copy; NULL: none, as for a crash region) /TID/status (tasks gone are
+ * left out) (cli/kernel_tasks.c).  Return: 0, or -1 (the trace cannot be opened, or
  * the file written: one line on stderr as @cmd).
  */
 int cli_kernel_tasks(const char *cmd, const char *dst, const char *procdir);

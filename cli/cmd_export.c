@@ -136,8 +136,12 @@ static void json_args(struct ex *x, const struct ktr_rec *r, int with_task)
 	uint64_t vals[KTRACE_MAX_WORDS];
 	unsigned n = ktr_rec_args(x->t, r, names, vals);
 
-	for (unsigned i = 0; i < n; i++)
-		fmt_te_arg_value(&x->te, names[i], vals[i]);
+	for (unsigned i = 0; i < n; i++) {
+		if (ktr_rec_hidden(r) & (1u << i)) /* a kernel address (lkst.h) */
+			fmt_te_arg_str(&x->te, names[i], "hidden");
+		else
+			fmt_te_arg_value(&x->te, names[i], vals[i]);
+	}
 	if ((sys = ka_syscall_name(x->t, r)))
 		fmt_te_arg_str(&x->te, "syscall", sys);
 	if (with_task) {
@@ -358,7 +362,9 @@ static unsigned pf_args(struct pf *p, const struct ktr_rec *r, int task, struct 
 	unsigned n = ktr_rec_args(p->x->t, r, names, vals), k = 0;
 
 	for (unsigned i = 0; i < n && k < FMT_PF_MAX_ARGS - 4; i++)
-		a[k++] = (struct fmt_pf_arg){ names[i], FMT_PF_UINT, vals[i], NULL };
+		a[k++] = ktr_rec_hidden(r) & (1u << i) /* a kernel address (lkst.h) */
+				 ? (struct fmt_pf_arg){ names[i], FMT_PF_STR, 0, "hidden" }
+				 : (struct fmt_pf_arg){ names[i], FMT_PF_UINT, vals[i], NULL };
 	if ((sys = ka_syscall_name(p->x->t, r)))
 		a[k++] = (struct fmt_pf_arg){ "syscall", FMT_PF_STR, 0, sys };
 	if (task) {

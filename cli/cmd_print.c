@@ -239,7 +239,7 @@ static void print_text(FILE *out, const struct ktr_trace *t, const struct popts 
 	char name[128], pidtid[32];
 	const char *names[KTRACE_MAX_WORDS], *sys;
 	uint64_t vals[KTRACE_MAX_WORDS];
-	unsigned n;
+	unsigned n, hidden;
 
 	put_time(out, o, r, 16);
 	if (r->cpu >= 0)
@@ -262,10 +262,18 @@ static void print_text(FILE *out, const struct ktr_trace *t, const struct popts 
 		fprintf(out, " %s%s%s\n", cli_c_red(), text, cli_c_reset());
 		return;
 	}
+	if (ktr_rec_comm(r, name, sizeof(name))) { /* a task's name: the comm as text */
+		fprintf(out, " pid=%" PRIu32 " tgid=%" PRIu32 " comm=%s\n", (uint32_t)r->w[1], (uint32_t)r->w[2], name);
+		return;
+	}
 	n = ktr_rec_args(t, r, names, vals);
+	hidden = ktr_rec_hidden(r);
 	for (unsigned i = 0; i < n; i++) {
 		fprintf(out, " %s=", names[i]);
-		put_value(out, o, vals[i]);
+		if (hidden & (1u << i))
+			fputs("hidden", out); /* a kernel address (lkst.h) */
+		else
+			put_value(out, o, vals[i]);
 	}
 	if ((sys = ka_syscall_name(t, r)))
 		fprintf(out, " syscall=%s", sys);
@@ -345,8 +353,12 @@ static void print_json(const struct ktr_trace *t, struct popts *o, const struct 
 	}
 	fmt_te_event(w, name, ktr_rec_category(t, r), ph, ph[0] == 'i' ? "t" : NULL, r->ns, 0, r->pid,
 		     r->tid);
-	for (unsigned i = 0; i < n; i++)
-		fmt_te_arg_value(w, names[i], vals[i]);
+	for (unsigned i = 0; i < n; i++) {
+		if (ktr_rec_hidden(r) & (1u << i))
+			fmt_te_arg_str(w, names[i], "hidden");
+		else
+			fmt_te_arg_value(w, names[i], vals[i]);
+	}
 	if ((sys = ka_syscall_name(t, r)))
 		fmt_te_arg_str(w, "syscall", sys);
 	if (ph[0] == 'i') { /* not on slices: see the calls above */

@@ -412,6 +412,8 @@ static int read_crash_cmd(const char *src, const char *dst, const char *channel,
 
 	if (read_crash(src, dst, channel, &st))
 		return 1;
+	/* the tasks named by the trace itself: /proc is another boot's now */
+	cli_kernel_tasks(CMD, dst, NULL);
 	rc = check_copy(dst, quiet);
 	if (!quiet) {
 		printf("%s: crash region: %" PRIu64 " records, %" PRIu64 " torn (skipped), %" PRIu64

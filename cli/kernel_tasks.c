@@ -7,7 +7,11 @@
  * on the traced machine, where most of those tasks still run: their
  * /proc/TID/status has both, and cli_kernel_tasks() writes them to
  * DST/threads as `TID PID COMM` lines (docs/FORMAT.md), which the reader
- * uses.  Tasks gone by then stay unnamed; the idle task (0) is never named.
+ * uses.  The module's LKST channel names the tasks it switches itself
+ * (PROCESS_COMM records, include/ktrace/lkst.h): those names come first,
+ * they are the ones of the traced time, and they are the only ones for a
+ * crash region read after the reboot (no /proc then: @procdir NULL).
+ * Other tasks gone by then stay unnamed; the idle task (0) is never named.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,10 +49,30 @@ static int task_of(const char *procdir, uint32_t tid, uint32_t *pid, char *comm,
 	return have == 3 && *pid ? 0 : -1;
 }
 
+/* Append "TID PID COMM\n" to *@buf.  Return: 0, or -1 out of memory. */
+static int add_line(char **buf, size_t *len, size_t *cap, uint32_t tid, uint32_t pid, const char *comm)
+{
+	char line[128];
+	int n = snprintf(line, sizeof(line), "%u %u %s\n", tid, pid, comm);
+
+	if (*len + (size_t)n + 1 > *cap) {
+		char *nb = realloc(*buf, *cap = 2 * *cap + 4096);
+
+		if (!nb)
+			return -1;
+		*buf = nb;
+	}
+	memcpy(*buf + *len, line, (size_t)n);
+	*len += (size_t)n;
+	return 0;
+}
+
 int cli_kernel_tasks(const char *cmd, const char *dst, const char *procdir)
 {
 	struct ktr_trace *t = ktr_open(dst);
-	struct ka_map64 seen = { 0 };
+	struct ka_map64 seen = { 0 }, named = { 0 };
+	struct { uint32_t tid, pid; char comm[20]; } *names = NULL;
+	size_t nnames = 0, capnames = 0;
 	struct ktr_rec r;
 	struct ktr_call c;
 	char *buf = NULL, msg[512];
@@ -57,10 +81,37 @@ int cli_kernel_tasks(const char *cmd, const char *dst, const char *procdir)
 
 	if (!t)
 		return -1;
+	/* the names the trace itself holds (PROCESS_COMM), the last one of each task */
 	while (ktr_next(t, &r)) {
+		char comm[20];
+		long i;
+
+		if (!ktr_rec_comm(&r, comm, sizeof(comm)) || !(uint32_t)r.w[1])
+			continue;
+		if ((i = ka_map64_get(&named, (uint32_t)r.w[1])) < 0) {
+			if (nnames == capnames) {
+				void *nn = realloc(names, (capnames = 2 * capnames + 256) * sizeof(*names));
+
+				if (!nn)
+					break;
+				names = nn;
+			}
+			i = (long)nnames++;
+			if (ka_map64_put(&named, (uint32_t)r.w[1], (uint32_t)i) < 0)
+				break;
+		}
+		names[i].tid = (uint32_t)r.w[1];
+		names[i].pid = (uint32_t)r.w[2];
+		snprintf(names[i].comm, sizeof(names[i].comm), "%s", comm);
+	}
+	for (size_t i = 0; i < nnames; i++)
+		if (add_line(&buf, &len, &cap, names[i].tid, names[i].pid, names[i].comm) < 0)
+			break;
+	/* the other tasks: from @procdir, if they still run */
+	ktr_rewind(t);
+	while (procdir && ktr_next(t, &r)) {
 		uint32_t tid = r.tid, pid = r.pid;
-		char comm[64], line[128];
-		int n;
+		char comm[64];
 
 		if (r.kind != KTR_RECORD)
 			continue;
@@ -69,25 +120,19 @@ int cli_kernel_tasks(const char *cmd, const char *dst, const char *procdir)
 			pid = c.pid;
 		}
 		/* each thread once: looked up if its process or name is unknown */
-		if (!tid || ka_map64_get(&seen, tid) >= 0)
+		if (!tid || ka_map64_get(&seen, tid) >= 0 || ka_map64_get(&named, tid) >= 0)
 			continue;
 		if (ka_map64_put(&seen, tid, 0) < 0)
 			break;
 		if ((pid && strcmp(ka_comm(t, tid), "?")) || task_of(procdir, tid, &pid, comm, sizeof(comm)) < 0)
 			continue;
-		n = snprintf(line, sizeof(line), "%u %u %s\n", tid, pid, comm);
-		if (len + (size_t)n + 1 > cap) {
-			char *nb = realloc(buf, cap = 2 * cap + 4096);
-
-			if (!nb)
-				break;
-			buf = nb;
-		}
-		memcpy(buf + len, line, (size_t)n);
-		len += (size_t)n;
+		if (add_line(&buf, &len, &cap, tid, pid, comm) < 0)
+			break;
 	}
 	ktr_close(t);
 	ka_map64_free(&seen);
+	ka_map64_free(&named);
+	free(names);
 	if (len) {
 		dfd = ksf_dir_open(dst, 0, msg, sizeof(msg));
 		if (dfd < 0 || ksf_replace_at(dfd, "threads", buf, len) < 0) {

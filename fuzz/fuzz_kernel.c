@@ -81,6 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (unsigned i = 0; i < k; i++)
 			sink += strlen(names[i]) + vals[i];
 		sink += strlen(ktr_rec_name(t, &r, name, sizeof(name))) + strlen(ktr_rec_category(t, &r));
+		sink += ktr_rec_hidden(&r) + (ktr_rec_comm(&r, name, sizeof(name)) ? strlen(name) : 0);
 		if (!first)
 			first = r.ns;
 		last = r.ns;

@@ -42,7 +42,8 @@
  * onlyints (the record's hardirq/softirq flags), mintime in ns,
  * logentries.  Each kept call becomes one CALL record (docs/FORMAT.md):
  * exit time = the event's timestamp (trace_clock mono, so CLOCK_MONOTONIC),
- * duration = rettime - calltime, depth = function_graph's depth, context
+ * duration = rettime - calltime (trace_clock_local) at mono's rate
+ * (mono_durations()), depth = function_graph's depth, context
  * 0 task / 1 softirq / 2 hardirq; the call site is not known (site 0).
  *
  * Everything the run changed in tracefs (tracer, clock, thresh, filters,
@@ -277,6 +278,7 @@ static void tf_restore(void)
 
 struct call {
 	uint64_t exit, dur, fn;
+	uint64_t ret; /* rettime: trace_clock_local() ns at the return (mono_durations()) */
 	uint32_t pid;
 	uint16_t cpu, depth;
 	uint8_t sig;
@@ -342,17 +344,50 @@ static int collect(struct tep_event *ev, struct tep_record *rec, int cpu, void *
 	flags = tep_data_flags(ev->tep, rec);
 	co->c[co->n] = (struct call){
 		.exit = rec->ts,
-		.dur = rettime > calltime ? rettime - calltime : 0,
+		.dur = rettime > calltime ? rettime - calltime : 0, /* local clock: mono_durations() */
+		.ret = rettime,
 		.fn = func,
 		.pid = (uint32_t)tep_data_pid(ev->tep, rec),
 		.cpu = (uint16_t)cpu,
 		.depth = (uint16_t)((int)depth < 0 ? 0 : depth > 0xffff ? 0xffff : depth),
 		.sig = (flags & (TRACE_FLAG_HARDIRQ | FLAG_NMI)) ? 2 : (flags & TRACE_FLAG_SOFTIRQ) ? 1 : 0,
 	};
-	if (co->c[co->n].dur > co->c[co->n].exit)
-		co->c[co->n].dur = co->c[co->n].exit;
 	co->n++;
 	return 0;
+}
+
+/*
+ * mono_durations() - the durations of @c[0..@n) in CLOCK_MONOTONIC ns.
+ * funcgraph_exit's calltime and rettime come from trace_clock_local()
+ * (sched_clock: the TSC scaled by its boot-time calibration) and the
+ * event's time stamp from the ring buffer's clock (mono), and where the
+ * calibration is off the two run at different rates: a call's entry,
+ * exit - (rettime - calltime), then mixed the clocks, and a call of tens
+ * of seconds seemed to start before the run (or before boot) and was
+ * dropped.  Every event gives one pair (rettime, time stamp) taken at the
+ * same moment, so mono's rate against local is the slope through the
+ * earliest and the latest pair; each duration is scaled by it, and each
+ * entry is anchored at its own exit.  Pairs less than 100 ms apart (or a
+ * slope that is not positive) leave the durations as they are.
+ */
+static void mono_durations(struct call *c, size_t n)
+{
+	size_t lo = 0, hi = 0;
+	double rate = 1.0;
+
+	for (size_t i = 1; i < n; i++) {
+		if (c[i].ret < c[lo].ret)
+			lo = i;
+		if (c[i].ret > c[hi].ret)
+			hi = i;
+	}
+	if (n > 1 && c[hi].ret - c[lo].ret >= 100000000ull && c[hi].exit > c[lo].exit)
+		rate = (double)(c[hi].exit - c[lo].exit) / (double)(c[hi].ret - c[lo].ret);
+	for (size_t i = 0; i < n; i++) {
+		double d = (double)c[i].dur * rate;
+
+		c[i].dur = d >= (double)c[i].exit ? c[i].exit : (uint64_t)(d + 0.5);
+	}
 }
 
 static int call_cmp(const void *a, const void *b)
@@ -877,6 +912,7 @@ static int read_events(struct coll *co, int want_start, int want_stop, struct te
 		kcl_error(CMD, "reading the ring buffer (trace_pipe_raw): %s", strerror(errno));
 		return -1;
 	}
+	mono_durations(co->c, co->n);
 	return 0;
 }
 

@@ -16,6 +16,9 @@
  *    holds that seq, and appends it to DST/cpuN.  So the output is a
  *    sequence of whole sub-buffers in seq order ("layout packed" in
  *    docs/FORMAT.md), each padded to 8 bytes.
+ *  - One reader at a time: the reader holds an exclusive flock() on SRC
+ *    from before it reads SRC/info to the end; a second `ktrace read` of
+ *    the channel is refused ("another ktrace read is copying this channel").
  *  - After each pass it writes "STREAM NEXT_SEQ" to SRC/consumed; the
  *    module hands that to relay (relay_subbufs_consumed()), which lets a
  *    discard-mode writer reuse those slots.  relay's read() is not used:
@@ -56,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -577,6 +581,7 @@ struct rr_run {
 	unsigned char *copy; /* one sub-buffer */
 	unsigned n;          /* streams opened (or being opened: cleaned up too) */
 	uint64_t calib0;
+	int lockfd;          /* SRC, flock()ed: the channel's one reader (rr_claim()) */
 };
 
 /* -b and -n (0: keep).  Return: 0, or 2 (usage error, reported). */
@@ -596,6 +601,29 @@ static int rr_check_args(unsigned subbuf_size, unsigned n_subbufs)
 }
 
 /*
+ * Become the channel's one reader: an exclusive flock() on the channel's
+ * directory SRC, held to the end (two `ktrace read`s at once each copied
+ * part of the sub-buffers and both exited 0).  The directory, not a file
+ * of the module: an open debugfs file would keep ktrace.ko from being
+ * unloaded while it is read.  Return: 0, or -1 (reported).
+ */
+static int rr_claim(struct rr_run *r)
+{
+	r->lockfd = open(r->src, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (r->lockfd < 0) {
+		kcl_error(CMD, "%s: %s", r->src, strerror(errno));
+		return -1;
+	}
+	if (flock(r->lockfd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK)
+		kcl_error(CMD, "%s: another ktrace read is copying this channel (one reader at a time)", r->src);
+	else
+		kcl_error(CMD, "%s: flock: %s", r->src, strerror(errno));
+	return -1;
+}
+
+/*
  * The channel's info and geometry (-b/-n applied), and DST created or
  * cleared as a trace directory.  Return: 0, -1 (reported).
  */
@@ -606,7 +634,7 @@ static int rr_prepare(struct rr_run *r, unsigned subbuf_size, unsigned n_subbufs
 	struct stat sb;
 	int dfd;
 
-	if (rr_read_info(r->src, in, 0))
+	if (rr_claim(r) || rr_read_info(r->src, in, 0))
 		return -1;
 	/*
 	 * New buffers replace the old ones: never over records nobody read
@@ -852,7 +880,7 @@ static int rr_read_streams(struct rr_run *r)
 
 int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned n_subbufs)
 {
-	struct rr_run r = { .src = src, .dst = dst };
+	struct rr_run r = { .src = src, .dst = dst, .lockfd = -1 };
 	int rc = rr_check_args(subbuf_size, n_subbufs);
 
 	if (rc)
@@ -868,6 +896,8 @@ int read_relay(const char *src, const char *dst, unsigned subbuf_size, unsigned 
 	rc = 1;
 	if (rr_prepare(&r, subbuf_size, n_subbufs) == 0)
 		rc = rr_close_streams(&r, rr_read_streams(&r));
+	if (r.lockfd >= 0)
+		close(r.lockfd);
 	free(rr_catalog);
 	rr_catalog = NULL;
 	free(r.copy);

@@ -544,7 +544,7 @@ static void convert_event(struct krec *k, struct kout *o, uint64_t ts, void *dat
 	struct tep_record rec;
 	struct kev *e;
 	struct task *t;
-	uint64_t args[MAX_ARGS];
+	uint64_t args[MAX_ARGS], hidden = 0;
 	int type, pid;
 
 	memset(&rec, 0, sizeof(rec));
@@ -598,11 +598,14 @@ static void convert_event(struct krec *k, struct kout *o, uint64_t ts, void *dat
 			args[i] = 0; /* no kernel address in a trace (lkst.h) */
 	}
 	if (KTRACE_LKST_IS_HOOK(e->d->id)) {
-		/* a hook's raw registers: kernel addresses become 0 as in the
-		 * module (kmod/lkst_hooks.c); error codes -4095..-1 stay */
+		/* a hook's raw registers: kernel-half values become 0, marked
+		 * hidden, as in the module (kmod/lkst_hooks.c); error codes
+		 * -4095..-1 and the non-canonical rest (LLONG_MAX) stay */
 		for (unsigned i = 0; i < e->d->nargs; i++)
-			if (args[i] >= 0x00007ffffffff000ull && args[i] < (uint64_t)-4095)
+			if (args[i] >= 0xffff800000000000ull && args[i] < (uint64_t)-4095) {
 				args[i] = 0;
+				hidden |= KTRACE_KEVENT_HIDE(i);
+			}
 	}
 	if ((e->d->id == KTRACE_LKST_LOCK_CONTENTION_BEGIN ||
 	     e->d->id == KTRACE_LKST_LOCK_CONTENTION_END) && e->d->nargs > 1) {
@@ -621,7 +624,7 @@ static void convert_event(struct krec *k, struct kout *o, uint64_t ts, void *dat
 			if (args[i] >> 63)
 				args[i] = 0;
 	}
-	out_record(k, o, ts, e->d->id, (uint32_t)pid | (uint64_t)(t ? t->tgid : 0) << 32, args,
+	out_record(k, o, ts, e->d->id, (uint32_t)pid | (uint64_t)(t ? t->tgid : 0) << 32 | hidden, args,
 		   e->d->nargs);
 }
 
@@ -997,6 +1000,8 @@ static int setup_events(struct krec *k)
 
 		if (!used(k, d->id))
 			continue;
+		if (d->id == KTRACE_LKST_PROCESS_COMM)
+			continue; /* the module's: here the comm fields name the tasks (thread lines) */
 		if (!strcmp(d->sys, "ktrace")) { /* EXCEPTION_ENTRY: setup_exc() */
 			if (d->id != KTRACE_LKST_EXCEPTION_ENTRY)
 				mark_unavailable(k, d->id, "module only (kretprobes): a tracefs kretprobe "
@@ -1024,7 +1029,7 @@ static int setup_events(struct krec *k)
 		struct kev *e;
 		const char *p;
 
-		if (!used(k, d->id) || k->unavail[d->id])
+		if (!used(k, d->id) || k->unavail[d->id] || d->id == KTRACE_LKST_PROCESS_COMM)
 			continue;
 		ev = tep_find_event_by_name(k->tep, d->sys, d->tp);
 		if (!ev || ev->id < 0 || ev->id > k->maxtype)

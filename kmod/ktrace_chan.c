@@ -383,6 +383,19 @@ void kt_stats(struct trace_info *t, int cpu, u64 *written, u64 *dropped, u64 *ov
 	*overwritten = o;
 }
 
+/*
+ * kt_subbuf_seq() - the sequence number of this CPU's current sub-buffer
+ * of @t (per-CPU channels), U64_MAX when @t has no buffers.  Context:
+ * preemption disabled (a probe).
+ */
+u64 kt_subbuf_seq(struct trace_info *t)
+{
+	struct rchan *chan = READ_ONCE(t->rchan);
+	struct rchan_buf *buf = chan ? *this_cpu_ptr(chan->buf) : NULL;
+
+	return buf ? READ_ONCE(buf->subbufs_produced) : U64_MAX;
+}
+
 u64 kt_total_dropped(struct trace_info *t)
 {
 	u64 w, d, o;

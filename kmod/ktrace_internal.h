@@ -122,6 +122,7 @@ int kt_start_locked(struct trace_info *t);
 void kt_stop_locked(struct trace_info *t);
 void kt_stats(struct trace_info *t, int cpu, u64 *written, u64 *dropped, u64 *overwritten);
 u64 kt_total_dropped(struct trace_info *t);
+u64 kt_subbuf_seq(struct trace_info *t);
 
 /* ktrace_fs.c */
 int kt_create_files(struct trace_info *t);

@@ -251,6 +251,53 @@ static void kt_p_sched_switch(void *data, bool preempt, struct task_struct *prev
 		KT_U(kt_switch_state(preempt, prev_state, prev)));
 }
 
+/*
+ * PROCESS_COMM (lkst.h): name @p unless this CPU named the same pid with
+ * the same comm in its current sub-buffer.  The names seen are a small
+ * direct-mapped table per CPU, emptied when the sub-buffer changes; a
+ * collision only names a task once more.  The comm is copied as the
+ * kernel's sched_switch event does (no task_lock in the scheduler).
+ */
+#define KT_COMM_SLOTS 64
+struct kt_comm_seen {
+	u64 seq;
+	u32 pid[KT_COMM_SLOTS];
+	u32 sum[KT_COMM_SLOTS];
+};
+static DEFINE_PER_CPU(struct kt_comm_seen, kt_comm_seen);
+
+static __always_inline void kt_name_task(struct kt_comm_seen *seen, struct task_struct *p)
+{
+	u64 w[2] = { 0, 0 };
+	unsigned int slot = p->pid % KT_COMM_SLOTS;
+	u32 sum;
+
+	if (!p->pid) /* the idle task */
+		return;
+	memcpy(w, p->comm, min(sizeof(w), sizeof(p->comm)));
+	sum = (u32)(w[0] ^ (w[0] >> 32) ^ w[1] ^ (w[1] >> 32)) | 1;
+	if (seen->pid[slot] == p->pid && seen->sum[slot] == sum)
+		return;
+	seen->pid[slot] = p->pid;
+	seen->sum[slot] = sum;
+	KT_EMIT(PROCESS_COMM, KT_S(p->pid), KT_S(p->tgid), w[0], w[1]);
+}
+
+static void kt_p_task_comm(void *data, bool preempt, struct task_struct *prev,
+			   struct task_struct *next, unsigned int prev_state)
+{
+	struct kt_comm_seen *seen = this_cpu_ptr(&kt_comm_seen);
+	struct trace_info *t = READ_ONCE(kt_lkst_chan);
+	u64 seq = t ? kt_subbuf_seq(t) : U64_MAX;
+
+	if (seen->seq != seq) {
+		memset(seen, 0, sizeof(*seen));
+		seen->seq = seq;
+	}
+	kt_name_task(seen, prev);
+	kt_name_task(seen, next);
+}
+
 static void kt_p_sched_wakeup(void *data, struct task_struct *p)
 {
 	KT_EMIT(PROCESS_WAKEUP, KT_S(p->pid), KT_U(task_cpu(p)));
@@ -540,6 +587,7 @@ static const struct {
 	KT_PROBE(PROCESS_EXIT, sched_process_exit),
 	KT_PROBE(PROCESS_WAKEUP_NEW, sched_wakeup_new),
 	KT_PROBE(PROCESS_SIGDELIVER, signal_deliver),
+	{ KTRACE_LKST_PROCESS_COMM, "sched_switch", (void *)kt_p_task_comm }, /* a second probe on it */
 	KT_PROBE(INT_HARDWARE_ENTRY, irq_handler_entry),
 	KT_PROBE(INT_HARDWARE_EXIT, irq_handler_exit),
 	KT_PROBE(INT_TASKLET_ENTRY, tasklet_entry),
@@ -585,6 +633,7 @@ static void __maybe_unused kt_lkst_check_types(void)
 {
 #define KT_CHECK(tp) check_trace_callback_type_##tp(kt_p_##tp)
 	KT_CHECK(sched_switch);
+	check_trace_callback_type_sched_switch(kt_p_task_comm);
 	KT_CHECK(sched_wakeup);
 	KT_CHECK(signal_generate);
 	KT_CHECK(task_newtask);

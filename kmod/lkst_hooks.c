@@ -53,9 +53,11 @@
  * regs_get_kernel_argument(): the function's arguments at its entry; at
  * another offset, whatever those registers hold there) goes to
  * kt_lkst_dispatch().  An argument in the kernel's half of the address
- * space is recorded as 0 (a trace shows nothing of the kernel's layout,
- * lkst.h), except -4095..-1 (error codes); so a pointer argument reads 0,
- * and so would a 64-bit negative number below -4095.
+ * space is recorded as 0 with its hidden bit set in word 0 (a trace shows
+ * nothing of the kernel's layout, lkst.h; readers print "hidden"), except
+ * -4095..-1 (error codes); so a kernel pointer argument reads hidden, and
+ * so would a 64-bit negative number below -4095.  Anything below the
+ * kernel's half stays, LLONG_MAX (vfs_fsync_range's end) included.
  * Context: a kprobe's, preemption disabled.  A hook at
  * a function's entry is an ftrace-based kprobe (CONFIG_KPROBES_ON_FTRACE)
  * and runs in the traced code's context; a hook elsewhere is a breakpoint,
@@ -113,6 +115,7 @@ static int kt_hook_pre(struct kprobe *kp, struct pt_regs *regs)
 	struct kt_lkst_hook *hk = container_of(kp, struct kt_lkst_hook, kp);
 	u8 h = kt_handler_for(hk->id);
 	struct ktrace_kevent ev;
+	u64 hidden = 0;
 	unsigned int i;
 
 	if (h == KTRACE_LKST_HANDLER_NOTHING)
@@ -123,9 +126,15 @@ static int kt_hook_pre(struct kprobe *kp, struct pt_regs *regs)
 	for (i = 0; i < hk->nargs; i++) {
 		unsigned long v = regs_get_kernel_argument(regs, hk->argn[i]);
 
-		/* no kernel address in a trace (lkst.h); error codes stay */
-		ev.w[1 + i] = v >= TASK_SIZE_MAX && !IS_ERR_VALUE(v) ? 0 : v;
+		/* no kernel address in a trace (lkst.h): 0, marked hidden;
+		 * error codes and the rest of the user half stay */
+		if (kt_kernel_half(v) && !IS_ERR_VALUE(v)) {
+			v = 0;
+			hidden |= KTRACE_KEVENT_HIDE(i);
+		}
+		ev.w[1 + i] = v;
 	}
+	ev.w[0] |= hidden;
 	kt_lkst_dispatch(h, &ev);
 	return 0; /* go on with the probed instruction */
 }

@@ -83,6 +83,21 @@ extern struct kt_maskset __rcu *kt_lkst_cur;
 extern struct ktrace_lkst_handler __rcu *kt_lkst_handlers[256];
 extern bool kt_lkst_dead;
 
+/*
+ * Is @v in the kernel's half of the address space (x86-64: at or above
+ * -(TASK_SIZE_MAX + PAGE_SIZE), 0xffff800000000000 with 4-level paging,
+ * 0xff00000000000000 with 5-level)?  Values between the top of user space
+ * and there (non-canonical: LLONG_MAX, large sizes) are no addresses.
+ */
+static __always_inline bool kt_kernel_half(unsigned long v)
+{
+#ifdef CONFIG_X86_64
+	return v >= -(TASK_SIZE_MAX + PAGE_SIZE);
+#else
+	return v >= PAGE_OFFSET;
+#endif
+}
+
 /* pid | tgid << 32 of the task the event happened in (probes, hooks) */
 static __always_inline u64 kt_self(void)
 {

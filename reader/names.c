@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ktrace/lkst.h>
+
 #include "reader/internal.h"
 
 static const char *const word_names[KTRACE_MAX_WORDS] = {
@@ -217,6 +219,30 @@ unsigned ktr_rec_args(const struct ktr_trace *t, const struct ktr_rec *r, const 
 		vals[n++] = r->w[i];
 	}
 	return n;
+}
+
+unsigned ktr_rec_hidden(const struct ktr_rec *r)
+{
+	if (r->kind == KTR_GAP || r->cls != KTRACE_CLASS_KEVENT || r->nwords < 1)
+		return 0;
+	return KTRACE_KEVENT_HIDDEN(r->w[0]);
+}
+
+char *ktr_rec_comm(const struct ktr_rec *r, char *buf, size_t len)
+{
+	char b[17];
+
+	if (r->kind == KTR_GAP || r->cls != KTRACE_CLASS_KEVENT || r->id != KTRACE_LKST_PROCESS_COMM ||
+	    r->nwords < 5 || !len)
+		return NULL;
+	for (unsigned i = 0; i < 16; i++) {
+		unsigned char ch = (unsigned char)(r->w[3 + i / 8] >> (8 * (i % 8)));
+
+		b[i] = (char)(ch && (ch <= 0x20 || ch >= 0x7f) ? '?' : ch);
+	}
+	b[16] = 0;
+	snprintf(buf, len, "%s", b[0] ? b : "?");
+	return buf;
 }
 
 int ktr_thread(const struct ktr_trace *t, uint32_t tid, uint32_t *pid, const char **comm)

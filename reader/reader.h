@@ -385,6 +385,22 @@ unsigned ktr_rec_args(const struct ktr_trace *t, const struct ktr_rec *r, const 
 		      uint64_t *vals);
 
 /**
+ * ktr_rec_hidden() - which of ktr_rec_args()' values were hidden by the
+ * producer: bit i set = value i was a kernel address, recorded as 0 (a
+ * KEVENT's word 0 hidden mask, include/ktrace/lkst.h).  Print such a value
+ * as hidden, never as 0.  Return: the mask, 0 for other classes.
+ */
+unsigned ktr_rec_hidden(const struct ktr_rec *r);
+
+/**
+ * ktr_rec_comm() - the task name a PROCESS_COMM record carries
+ * (include/ktrace/lkst.h) into @buf (@len >= 17 for a whole one), bytes
+ * outside printable ASCII and spaces as '?', "?" if empty.
+ * Return: @buf, or NULL if @r is no PROCESS_COMM record.
+ */
+char *ktr_rec_comm(const struct ktr_rec *r, char *buf, size_t len);
+
+/**
  * ktr_thread() - what the trace knows about thread @tid (`threads` file
  * and metadata `thread` lines; later lines win).
  * @pid, @comm: set when found (@comm owned by @t); either may be NULL.

@@ -157,10 +157,21 @@ static struct stask *get(struct ktr_sched *s, uint32_t tid)
 	return t;
 }
 
+/*
+ * Is @t selected (ktr_sched_follow())?  Decided once its process is known;
+ * a "no" while it is not stays undecided: a task first met as the next
+ * task of a switch has no process yet (kernel traces have no thread lines
+ * for it), which its own events (word 0's tgid) give a moment later.
+ */
 static int followed(struct ktr_sched *s, struct stask *t)
 {
-	if (!t->follow)
-		t->follow = !s->want || s->want(s->want_arg, t->tid, t->pid) ? 1 : 2;
+	if (!t->follow) {
+		int yes = !s->want || s->want(s->want_arg, t->tid, t->pid);
+
+		if (yes || t->pid)
+			t->follow = yes ? 1 : 2;
+		return yes;
+	}
 	return t->follow == 1;
 }
 

@@ -32,6 +32,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <ktrace/lkst.h>
+
 #include "reader/internal.h"
 
 #define HDR KTRACE_SUBBUF_HDR_SIZE
@@ -608,8 +610,8 @@ static int next_record(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec
 			r->w[i] = ktr_le64(p + off + 8 + 8 * ctx + 8 * i);
 		if (cls == KTRACE_CLASS_KEVENT && words >= 1) {
 			/* word 0 names the task (include/ktrace/lkst.h): pid | tgid << 32 */
-			r->tid = (uint32_t)r->w[0];
-			r->pid = (uint32_t)(r->w[0] >> 32);
+			r->tid = KTRACE_KEVENT_TID(r->w[0]);
+			r->pid = KTRACE_KEVENT_TGID(r->w[0]);
 			if (!r->pid && r->tid)
 				ktr_thread(t, r->tid, &r->pid, NULL);
 		}

@@ -334,6 +334,60 @@ static void test_untraced_switch_in(void)
 	ktr_sched_free(s);
 }
 
+static int only_pid_400(void *arg, uint32_t tid, uint32_t pid)
+{
+	(void)arg;
+	return tid && (pid == 400 || tid == 400); /* as `-p 400` (analysis/tasks.c) */
+}
+
+/*
+ * issue 28: `timeline -p PID` found no task in an LKST trace.  A task met
+ * first as a switch's next task has no process yet (no thread line); the
+ * tgid in its own events' word 0 gives it, and the choice waits for it.
+ */
+static void test_follow_by_tgid(void)
+{
+	static const char meta[] = "ktrace-format 1\nclock mono\nchannel kernel\nscope cpu\nlayout packed\n"
+				   "buf-size 4096\nstream 0 cpu cpu0\n"
+				   "event 1 kevent PROCESS_CONTEXTSWITCH process prev_pid,next_pid,prev_state\n"
+				   "event 48 kevent SYSCALL_ENTRY syscall id,args[0],args[1],args[2]\n";
+	struct sbuf c0;
+	struct ivs ivs = { "", 0 };
+	struct ktr_sched *s = ktr_sched_new(KTR_SCHED_OFFCPU, on_iv, &ivs);
+	struct ktr_rec r;
+	struct ktr_trace *t;
+	uint64_t last = 0;
+
+	memset(&c0, 0, sizeof(c0));
+	sb_open(&c0, 0, T0 + 100);
+	/* 7 (tgid 7) switches to 501, a thread of process 400 */
+	kev(&c0, T0 + 100, KTRACE_LKST_PROCESS_CONTEXTSWITCH, 7, 7, 7, 501, 1);
+	kev(&c0, T0 + 200, KTRACE_LKST_SYSCALL_ENTRY, 501, 400, 0, 0, 0);
+	kev(&c0, T0 + 900, KTRACE_LKST_PROCESS_CONTEXTSWITCH, 501, 400, 501, 7, 1);
+	kev(&c0, T0 + 1000, KTRACE_LKST_PROCESS_CONTEXTSWITCH, 7, 7, 7, 501, 0);
+	kev(&c0, T0 + 1500, KTRACE_LKST_SYSCALL_ENTRY, 501, 400, 0, 0, 0);
+	sb_close(&c0, 0, 0);
+	{
+		struct ktr_memfile files[] = {
+			{ "kernel/metadata", meta, sizeof(meta) - 1 },
+			{ "kernel/cpu0", c0.data, c0.len },
+		};
+
+		ktr_sched_follow(s, only_pid_400, NULL);
+		t = ktr_open_mem("p", files, 2);
+		while (ktr_next(t, &r)) {
+			ktr_sched_feed(s, t, &r);
+			last = r.ns;
+		}
+		ktr_sched_finish(s, last);
+		ktr_close(t);
+	}
+	is_str(ivs.text, "501:running:200-900 501:blocked:900-1000 501:running:1000-1500 ",
+	       "-p 400 follows its thread 501 from its first own event (tgid 400 in word 0), "
+	       "though first met as a switch's next task with no thread line");
+	ktr_sched_free(s);
+}
+
 int main(void)
 {
 	build();
@@ -341,5 +395,6 @@ int main(void)
 	test_kernel_only();
 	test_lost_and_gap();
 	test_untraced_switch_in();
+	test_follow_by_tgid();
 	return done_testing();
 }

@@ -11,6 +11,7 @@
 
 #include "tap.h"
 #include "reader/reader.h"
+#include <ktrace/lkst.h>
 
 static struct ktr_trace *open_meta(const char *meta, const char *threads)
 {
@@ -86,6 +87,25 @@ static void test_names(void)
 	is_str(ktr_rec_name(t, &r, buf, sizeof(buf)), "sched_switch", "kevent catalogue");
 	r.id = 301;
 	is_str(ktr_rec_name(t, &r, buf, sizeof(buf)), "class 5 id 301", "unnamed kevent");
+	/* issue 28: word 0's hidden mask (include/ktrace/lkst.h) */
+	r.nwords = 3;
+	r.w[0] = 42 | (uint64_t)4194303 << 32 | KTRACE_KEVENT_HIDE(1);
+	is_int(ktr_rec_hidden(&r), 2, "a KEVENT's hidden mask: bit 1 = its second argument");
+	is_int(KTRACE_KEVENT_TGID(r.w[0]), 4194303, "the tgid (up to 2^22 - 1) is bits 32..55, apart from the mask");
+	r.id = KTRACE_LKST_PROCESS_COMM;
+	r.nwords = 5;
+	r.w[1] = 77;
+	r.w[2] = 70;
+	memcpy(&r.w[3], "kworker/0:1H\0\0\0\0", 16);
+	is_str(ktr_rec_comm(&r, buf, sizeof(buf)), "kworker/0:1H", "PROCESS_COMM: the name from words 3 and 4");
+	memcpy(&r.w[3], "a b\ncdefghijklmn", 16);
+	is_str(ktr_rec_comm(&r, buf, sizeof(buf)), "a?b?cdefghijklmn", "  16 bytes, no NUL; space and control bytes as ?");
+	r.id = 301;
+	ok(!ktr_rec_comm(&r, buf, sizeof(buf)), "  NULL for another event");
+	r.cls = KTRACE_CLASS_LOG2;
+	is_int(ktr_rec_hidden(&r), 0, "no hidden mask in other classes");
+	r.cls = KTRACE_CLASS_KEVENT;
+	r.nwords = 0;
 	r.cls = 12;
 	is_str(ktr_rec_name(t, &r, buf, sizeof(buf)), "class 12 id 301", "unknown class");
 	is_str(ktr_rec_name(t, &r, buf, 4), "cla", "truncated to the buffer");

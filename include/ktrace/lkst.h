@@ -34,14 +34,21 @@
  *
  * Record layout (class KTRACE_CLASS_KEVENT = 5, id = event type):
  *   word 0      bits 0..31 pid (the kernel's task pid, i.e. the thread id)
- *               of the task the event happened in; bits 32..63 its tgid
- *               when the producer knows it, else 0
+ *               of the task the event happened in; bits 32..55 its tgid
+ *               when the producer knows it, else 0 (PID_MAX_LIMIT is
+ *               2^22); bits 56..59 the hidden mask: bit 56 + i set means
+ *               argument i + 1 was a kernel address and is recorded as 0
+ *               (KTRACE_KEVENT_HIDDEN()); bits 60..63 0
  *   words 1..n  the nargs arguments, each zero- or sign-extended to 64 bits
  * So `words` = 1 + nargs and a context switch is 8 + 8 + 3 * 8 = 40 bytes.
  * The CPU is the stream's (per-CPU streams) or the context word's.
  *
  * No argument is a kernel address: LKST recorded task_struct pointers; ktrace
- * records pids, so a trace shows nothing of the kernel's layout.  The page
+ * records pids, so a trace shows nothing of the kernel's layout.  A hook's
+ * argument in the kernel's half of the address space (x86-64: from
+ * 0xffff800000000000, 4-level paging) is recorded as 0 with its hidden bit
+ * set in word 0, so readers show it as hidden, not as 0; error codes
+ * (-4095..-1) and every other value (LLONG_MAX, a 64-bit size) stay.  The page
  * fault events' address and ip are kernel addresses when the fault or the
  * faulting instruction is in the kernel: the module records those as 0.
  * The contention events' lock_addr is not the address either but an opaque
@@ -50,12 +57,28 @@
  * recording), the same for the same lock within one trace, so `ktrace
  * locks` can tell locks apart and nothing of the layout shows.
  *
+ * PROCESS_COMM names a task (the module only; a tracefs recording names
+ * tasks from sched_switch's comm fields in its `thread` lines): pid, tgid,
+ * then its comm, 16 bytes NUL-padded, in two words (bytes 0..7 little-
+ * endian in comm, 8..15 in comm2).  The module writes one, at a context
+ * switch, for each task switched in or out whose pid and name the CPU has
+ * not named yet in its current sub-buffer, so every sub-buffer names the
+ * tasks it shows switching (a flight recorder's or a crash region's last
+ * sub-buffers included); `ktrace read` turns them into `thread` lines.
+ *
  * System masksets (LKST): RDEFAULT = the primary events, RALL = every
  * available event, RNOTHING = none.  Handlers: KTRACE_LKST_HANDLER_DEFAULT
  * (1) writes the record above, KTRACE_LKST_HANDLER_NOTHING (255) drops it.
  */
 #ifndef KTRACE_LKST_H
 #define KTRACE_LKST_H
+
+/* Word 0 of a KEVENT record: the thread id, the tgid, the hidden mask. */
+#define KTRACE_KEVENT_TID(w0) ((unsigned int)((w0) & 0xffffffffu))
+#define KTRACE_KEVENT_TGID(w0) ((unsigned int)(((w0) >> 32) & 0xffffffu))
+#define KTRACE_KEVENT_HIDDEN(w0) ((unsigned int)(((w0) >> 56) & 0xfu))
+/* The hidden bit of argument @i (0-based: the word after word 0 is 0). */
+#define KTRACE_KEVENT_HIDE(i) (1ULL << (56 + (i)))
 
 #define KTRACE_LKST_HANDLER_DEFAULT 1
 #define KTRACE_LKST_HANDLER_NOTHING 255
@@ -84,6 +107,7 @@
 	X(0x0a, PROCESS_EXIT, process, "sched", "sched_process_exit", 2, "pid,prio", 1) \
 	X(0x0b, PROCESS_WAKEUP_NEW, process, "sched", "sched_wakeup_new", 2, "pid,target_cpu", 1) \
 	X(0x0c, PROCESS_SIGDELIVER, process, "signal", "signal_deliver", 3, "sig,errno,code", 0) \
+	X(0x0d, PROCESS_COMM, process, "ktrace", "sched_switch", 4, "pid,tgid,comm,comm2", 1) \
 	/* interrupts */ \
 	X(0x10, INT_HARDWARE_ENTRY, interrupt, "irq", "irq_handler_entry", 1, "irq", 1) \
 	X(0x11, INT_HARDWARE_EXIT, interrupt, "irq", "irq_handler_exit", 2, "irq,ret", 1) \

@@ -219,7 +219,7 @@ RESULTS=$W/results-$MODE.log
 tcg_opt() { if [ "$1" = tcg ]; then echo ",thread=${KTRACE_VM_TCG_THREAD:-single}"; fi; }
 boot() { # boot ACCEL -> status of qemu/timeout
 	local accel=$1 pid st=0 i
-	rm -f "$CONSOLE" "$RESULTS"
+	rm -f "$CONSOLE" "$RESULTS" "$W/panic-hang"
 	log "booting $KVER under $accel ($CPUS CPUs, timeout ${TIMEOUT}s)"
 	rm -f "$W/qemu.pid"
 	# crash: a panic or reboot resets the same qemu (RAM kept): no
@@ -251,8 +251,31 @@ boot() { # boot ACCEL -> status of qemu/timeout
 			kill "$(cat "$W/qemu.pid")" 2> /dev/null || true
 		fi
 	fi
+	[ "$MODE" = crash ] && panic_watch "$pid" &
 	{ wait "$pid"; } 2> /dev/null || st=$?
 	return "$st"
+}
+# crash: every panic must reboot.  A panic line on the console with no
+# boot after it for PANIC_REBOOT_TIMEOUT seconds (the test's reboots take
+# a few seconds under TCG) stops qemu and leaves $W/panic-hang (the
+# judge fails the run and says which boot hung).
+PANIC_REBOOT_TIMEOUT=${KTRACE_VM_PANIC_REBOOT_TIMEOUT:-90}
+panic_watch() { # panic_watch QEMU_SH_PID
+	local since=0 np nb
+	while kill -0 "$1" 2> /dev/null; do
+		sleep 2
+		np=$(grep -c 'Kernel panic - not syncing' "$CONSOLE" 2> /dev/null || true)
+		nb=$(grep -c 'KTRACE-VM-START' "$CONSOLE" 2> /dev/null || true)
+		if [ "${np:-0}" -lt "${nb:-0}" ]; then
+			since=0
+		elif [ "$since" = 0 ]; then
+			since=$(date +%s)
+		elif [ $(($(date +%s) - since)) -ge "$PANIC_REBOOT_TIMEOUT" ]; then
+			echo "boot $nb: its panic did not reboot within ${PANIC_REBOOT_TIMEOUT}s" > "$W/panic-hang"
+			kill "$(cat "$W/qemu.pid")" 2> /dev/null || true
+			return
+		fi
+	done
 }
 status=0
 accel=${KTRACE_VM_ACCEL:-}
@@ -279,6 +302,11 @@ fail=0
 if ! grep -q '^KTRACE-VM-DONE' "$RESULTS.txt"; then
 	log "the guest did not finish (status $status); console tail:"
 	tr -d '\r' < "$CONSOLE" | tail -n 30 >&2 || true
+	fail=1
+fi
+if [ "$MODE" = crash ] && [ -s "$W/panic-hang" ]; then
+	log "crash: $(cat "$W/panic-hang"); console tail:"
+	tr -d '\r' < "$CONSOLE" | tail -n 15 >&2 || true
 	fail=1
 fi
 if [ "$MODE" = crash ]; then

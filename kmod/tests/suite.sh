@@ -401,7 +401,15 @@ sleep 1.5
 kill -0 $reader 2>/dev/null
 ok $? "ktrace read started before tracing waits for the channel to start"
 w $K/state start > /dev/null
-sleep 2
+sleep 1
+# issue 28: a second reader of the same channel copied part of the
+# sub-buffers each (4000 + 3328 of 4000 records, both exit 0)
+ktrace read $K /tmp/sample2 > /tmp/sample2.out 2>&1
+is "$?" "1" "a second ktrace read of a channel being read: exit 1"
+grep -q "another ktrace read is copying this channel" /tmp/sample2.out
+ok $? "  and it says another ktrace read is copying the channel"
+sed 's/^/#   /' /tmp/sample2.out
+sleep 1
 w $K/state stop > /dev/null
 wait $reader
 ok $? "ktrace read $K /tmp/sample"

@@ -11,7 +11,8 @@
 #                                         finish after the last)
 #
 # A trial records LKST (RDEFAULT, flight mode) and the default channel
-# (ktrace_sample.ko's static events) under load (pingpong + sysloop), then
+# (ktrace_sample.ko's static events) under load (pingpong on both CPUs +
+# sysloop), then
 # panics with sysrq-c (KIND panic, trials 1..N, ktrace.panics=N, 20) or
 # reboots with `reboot -f` (KIND reboot, the 2 trials after them); the
 # last trial (KIND tear) leaves a record torn on purpose through debugfs
@@ -63,7 +64,9 @@ record() { # record K KIND: trial K, ended by a panic or a reboot
 	echo start > $D/ktrace/default/state
 	ktrace lkst start
 	ok $? "trial $1: LKST records (RDEFAULT, flight mode, crash rings armed)"
+	# the load of issue 28: ping-pong on both CPUs, system calls on one
 	pingpong -n 100000000 -c 0 > /dev/null &
+	pingpong -n 100000000 -c 1 > /dev/null &
 	sysloop -n 1000000000 -c 1 > /dev/null &
 	sleep 1
 	# the mark: every CPU must record after it (the note survives the panic)
@@ -123,6 +126,9 @@ if [ "$k" = 1 ] || [ "$k" -ge $((PANICS + REBOOTS + 1)) ]; then
 	cmp_ok "$n" -gt 500 "trial $k: ktrace print shows the records ($n switches and syscalls)"
 	ktrace timeline /tmp/rec > /tmp/tl 2>&1
 	ok $? "trial $k: ktrace timeline reads the recovered trace"
+	# issue 28: tasks of a crash trace had no name (/proc is another boot's)
+	n=$(grep -c ' pingpong$' /tmp/rec/threads 2> /dev/null)
+	cmp_ok "${n:-0}" -ge 4 "trial $k: the trace names its tasks itself (${n:-0} pingpong tasks, 2 x 2 ran)"
 	ktrace export --format=chrome -o /tmp/rec.json /tmp/rec > /dev/null 2>&1
 	ok $? "trial $k: ktrace export writes it as Chrome JSON"
 fi

@@ -138,6 +138,29 @@ diag "hook records $1 (task $hpid: $2), tracefs lines of the task $tcount, kprob
 ktrace print /tmp/hk > /tmp/hk.txt 2> /dev/null
 is "$(grep -c "$FN+0 .*a2=" /tmp/hk.txt)" "$1" "ktrace print names every record $FN+0 with its arguments"
 grep "$FN+0" /tmp/hk.txt | head -n 2 | sed 's/^/#   /'
+# issue 28: a kernel address is shown as hidden (it read 0), and only a
+# kernel address is hidden (vfs_fsync_range's end, LLONG_MAX, read 0)
+is "$(grep -c "$FN+0 .*a1=hidden a2=" /tmp/hk.txt)" "$1" "ktrace print shows a1 (a struct file pointer) as hidden in every record"
+ktrace lkst hook add vfs_fsync_range a1 a3 a4 > /tmp/hf.add 2> /tmp/hf.err
+ok $? "ktrace lkst hook add vfs_fsync_range a1 a3 a4"
+hid=$(awk '{ print $2 }' /tmp/hf.add)
+printf '# the fsync hook only\n%s DEFAULT\n' "$hid" | ktrace lkst write -m 6 -n fsynchook
+ktrace lkst set -m fsynchook
+ktrace lkst start
+ktrace read $L /tmp/hf > /tmp/hf.out 2>&1 &
+reader=$!
+sync /tmp/hkfile && sync /tmp/hkfile && sync /tmp/hkfile # fsync(): vfs_fsync_range(file, 0, LLONG_MAX, 0)
+ok $? "sync FILE three times"
+ktrace lkst stop
+wait $reader
+ktrace print /tmp/hf > /tmp/hf.txt 2> /dev/null
+n=$(grep -c "vfs_fsync_range+0 .*a1=hidden a3=9223372036854775807 a4=0\$" /tmp/hf.txt)
+cmp_ok "$n" -ge 3 "vfs_fsync_range: a1 hidden, a3 = LLONG_MAX as it is ($n records for 3 fsync calls)"
+is "$(grep 'vfs_fsync_range+0' /tmp/hf.txt | grep -vc ' a1=hidden a3=9223372036854775807 a4=[01]$')" "0" \
+	"  every record of the hook reads so (others: ktrace read's own fsync/fdatasync)"
+grep 'vfs_fsync_range+0' /tmp/hf.txt | head -n 1 | sed 's/^/#   /'
+ktrace lkst hook del vfs_fsync_range
+ktrace lkst set -m hooks
 
 # ------------------------------------------------------------------
 # masksets switch it off and on, a handler sees it

@@ -308,6 +308,20 @@ echo 1 > $T/tracing_on
 ktrace kft --tracefs -c $KS/tf2.cfg -o $KS/tf4 -- sh -c '( : ); sleep 0.5' > $KS/tf4.out 2>&1
 ok $? "KFT --tracefs after a run killed with SIGKILL (its kprobe events are removed)"
 is "$(grep -c . $T/kprobe_events)" "0" "  and none is left"
+# issue 28: a call's duration is CLOCK_MONOTONIC time (funcgraph's
+# calltime/rettime are trace_clock_local, sched_clock: its rate may differ),
+# checked against the program's own clock around a 2 s sleep
+printf 'filter funclist hrtimer_nanosleep fend\nfilter mintime 500000\n' > $KS/tf5.cfg
+ktrace kft --tracefs -c $KS/tf5.cfg -o $KS/tf5 -- sh -c "kthelper now > $KS/tf5.marks; sleep 2; kthelper now >> $KS/tf5.marks" > $KS/tf5.out 2>&1
+ok $? "KFT --tracefs: hrtimer_nanosleep of a 2 s sleep"
+t0=$(sed -n 1p $KS/tf5.marks)
+t1=$(sed -n 2p $KS/tf5.marks)
+ktrace print -C $KS/tf5 > $KS/tf5.csv 2> /dev/null
+# CSV: time_ns (entry), dur_ns; the one call inside the two marks
+set -- $(sed 1d $KS/tf5.csv | awk -F, -v a="$t0" -v b="$t1" '$1 >= a && $1 + $2 <= b { n++; d = $2 } END { printf "%d %d", n, d }')
+is "$1" "1" "  one hrtimer_nanosleep call lies between the program's marks (entry and exit on CLOCK_MONOTONIC)"
+cmp_ok "$2" -ge 2000000000 "  it lasted the 2 s asked for ($2 ns)"
+cmp_ok "$2" -le "$((t1 - t0))" "  and no longer than the marks are apart ($((t1 - t0)) ns)"
 printf 'filter funclist schedule fend\nwatch stack 4096\n' > $KS/tf3.cfg
 ktrace kft --tracefs -c $KS/tf3.cfg -o $KS/tf3 -d 0.1 2> $KS/tf3.err
 is "$?" "1" "KFT --tracefs refuses a stack watch"
