@@ -13,7 +13,8 @@
  *    those bytes with subbuf_start_reserve().  seq is relay's
  *    subbufs_produced, so sub-buffer seq lives in ring slot seq % buf_nr.
  *  - A writer disables interrupts (and takes the raw spinlock of a global
- *    channel), reserves the record the way relay_reserve() does, copies
+ *    channel; during a panic or an oops only if it is free, else the
+ *    record is dropped and counted: its holder may be a stopped CPU), reserves the record the way relay_reserve() does, copies
  *    it, and commits it by adding its size to the header's `used` (plus
  *    nrec and last_ts).  So at any time a sub-buffer holds exactly
  *    hdr_size + used bytes of finished records, and once CLOSED its header
@@ -457,8 +458,22 @@ static __always_inline int kt_write(struct trace_info *t, u64 hdr, const u64 *pa
 	}
 	ctx = (t->flags & TRACE_GLOBAL_CHANNEL) ? 1 : 0;
 	len = 8 * (1 + ctx + nwords);
-	if (ctx)
-		raw_spin_lock(&t->lock);
+	if (ctx) {
+		/*
+		 * In a panic or an oops the holder may be a CPU that
+		 * smp_send_stop() stopped (its NMI fallback stops CPUs with
+		 * interrupts off): never wait for it there.
+		 */
+		if (unlikely(READ_ONCE(oops_in_progress))) {
+			if (!raw_spin_trylock(&t->lock)) {
+				pc->dropped++;
+				ret = -EBUSY;
+				goto out;
+			}
+		} else {
+			raw_spin_lock(&t->lock);
+		}
+	}
 	buf = *this_cpu_ptr(chan->buf);
 	if (unlikely(!buf)) { /* a CPU whose buffer relay could not allocate */
 		pc->dropped++;

@@ -57,7 +57,7 @@ rt) W=$B/vm-rt KPKG=rt-amd64 ;;
 esac
 CPUS=${KTRACE_VM_CPUS:-2}
 if [ "$MODE" = bench ]; then TIMEOUT=${KTRACE_VM_TIMEOUT:-900}; else TIMEOUT=${KTRACE_VM_TIMEOUT:-420}; fi
-[ "$MODE" = crash ] && TIMEOUT=${KTRACE_VM_TIMEOUT:-420} # 23 boots
+[ "$MODE" = crash ] && TIMEOUT=${KTRACE_VM_TIMEOUT:-900} # 23 boots of 15-20 s under TCG (374 s on -rt); each boot has its own guard (panic_watch)
 PANICS=${KTRACE_VM_CRASH_PANICS:-20} # crash: panic trials (then 2 reboot trials)
 mkdir -p "$W"
 log() { echo "run-vm: $*" >&2; }
