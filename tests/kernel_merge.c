@@ -254,14 +254,30 @@ static void test_kernel_only(void)
 	ktr_close(t);
 }
 
+/* Feed @s every record of a kernel-only trace: metadata @meta, one stream @c0. */
+static void feed_cpu0(struct ktr_sched *s, const char *meta, const struct sbuf *c0)
+{
+	struct ktr_memfile files[] = {
+		{ "kernel/metadata", meta, strlen(meta) },
+		{ "kernel/cpu0", c0->data, c0->len },
+	};
+	struct ktr_trace *t = ktr_open_mem("k", files, 2);
+	struct ktr_rec r;
+	uint64_t last = 0;
+
+	while (t && ktr_next(t, &r)) {
+		ktr_sched_feed(s, t, &r);
+		last = r.ns;
+	}
+	ktr_sched_finish(s, last);
+	ktr_close(t);
+}
+
 static void test_lost_and_gap(void)
 {
 	struct sbuf c0;
 	struct ivs ivs = { "", 0 };
 	struct ktr_sched *s = ktr_sched_new(KTR_SCHED_OFFCPU, on_iv, &ivs);
-	struct ktr_rec r;
-	struct ktr_trace *t;
-	uint64_t last = 0;
 
 	memset(&c0, 0, sizeof(c0));
 	/* 100 runs at 100; its switch-out is missing: 200 switches out at 300 */
@@ -274,20 +290,7 @@ static void test_lost_and_gap(void)
 	kev(&c0, T0 + 900, KTRACE_LKST_PROCESS_CONTEXTSWITCH, 200, 200, 200, 100, 0);
 	kev(&c0, T0 + 1000, KTRACE_LKST_PROCESS_CONTEXTSWITCH, 100, 100, 100, 0, 1);
 	sb_close(&c0, 0, 0);
-	{
-		struct ktr_memfile files[] = {
-			{ "kernel/metadata", kern_meta, sizeof(kern_meta) - 1 },
-			{ "kernel/cpu0", c0.data, c0.len },
-		};
-
-		t = ktr_open_mem("g", files, 2);
-		while (ktr_next(t, &r)) {
-			ktr_sched_feed(s, t, &r);
-			last = r.ns;
-		}
-		ktr_sched_finish(s, last);
-		ktr_close(t);
-	}
+	feed_cpu0(s, kern_meta, &c0);
 	is_str(ivs.text, "100:running:100-300 200:blocked:300-400 100:running:900-1000 200:ready:900-1000 ",
 	       "a switch-out never recorded ends the running interval at the CPU's next switch; "
 	       "a lost-records gap makes every state unknown until the next event");
@@ -300,9 +303,7 @@ static void test_untraced_switch_in(void)
 	struct sbuf c0;
 	struct ivs ivs = { "", 0 };
 	struct ktr_sched *s = ktr_sched_new(KTR_SCHED_OFFCPU, on_iv, &ivs);
-	struct ktr_rec r;
-	struct ktr_trace *t;
-	uint64_t last = 0, nsw = 0, blk = 0;
+	uint64_t nsw = 0, blk = 0;
 
 	memset(&c0, 0, sizeof(c0));
 	sb_open(&c0, 0, T0 + 100);
@@ -312,20 +313,7 @@ static void test_untraced_switch_in(void)
 	kev(&c0, T0 + 5007, KTRACE_LKST_SYSCALL_ENTRY + 1, 100, 100, 230, 0, 0);
 	kev(&c0, T0 + 6000, KTRACE_LKST_PROCESS_CONTEXTSWITCH, 100, 100, 100, 0, 1);
 	sb_close(&c0, 0, 0);
-	{
-		struct ktr_memfile files[] = {
-			{ "kernel/metadata", kern_meta, sizeof(kern_meta) - 1 },
-			{ "kernel/cpu0", c0.data, c0.len },
-		};
-
-		t = ktr_open_mem("i", files, 2);
-		while (ktr_next(t, &r)) {
-			ktr_sched_feed(s, t, &r);
-			last = r.ns;
-		}
-		ktr_sched_finish(s, last);
-		ktr_close(t);
-	}
+	feed_cpu0(s, kern_meta, &c0);
 	is_str(ivs.text, "100:blocked:100-5000 100:ready:5000-5007 100:running:5007-6000 ",
 	       "a switch-in not traced: running from the task's own next event");
 	is_int((int)ktr_sched_offcpu(s, 100, T0, T0 + 5500, &nsw, &blk), 4907,
@@ -354,9 +342,6 @@ static void test_follow_by_tgid(void)
 	struct sbuf c0;
 	struct ivs ivs = { "", 0 };
 	struct ktr_sched *s = ktr_sched_new(KTR_SCHED_OFFCPU, on_iv, &ivs);
-	struct ktr_rec r;
-	struct ktr_trace *t;
-	uint64_t last = 0;
 
 	memset(&c0, 0, sizeof(c0));
 	sb_open(&c0, 0, T0 + 100);
@@ -367,21 +352,8 @@ static void test_follow_by_tgid(void)
 	kev(&c0, T0 + 1000, KTRACE_LKST_PROCESS_CONTEXTSWITCH, 7, 7, 7, 501, 0);
 	kev(&c0, T0 + 1500, KTRACE_LKST_SYSCALL_ENTRY, 501, 400, 0, 0, 0);
 	sb_close(&c0, 0, 0);
-	{
-		struct ktr_memfile files[] = {
-			{ "kernel/metadata", meta, sizeof(meta) - 1 },
-			{ "kernel/cpu0", c0.data, c0.len },
-		};
-
-		ktr_sched_follow(s, only_pid_400, NULL);
-		t = ktr_open_mem("p", files, 2);
-		while (ktr_next(t, &r)) {
-			ktr_sched_feed(s, t, &r);
-			last = r.ns;
-		}
-		ktr_sched_finish(s, last);
-		ktr_close(t);
-	}
+	ktr_sched_follow(s, only_pid_400, NULL);
+	feed_cpu0(s, meta, &c0);
 	is_str(ivs.text, "501:running:200-900 501:blocked:900-1000 501:running:1000-1500 ",
 	       "-p 400 follows its thread 501 from its first own event (tgid 400 in word 0), "
 	       "though first met as a switch's next task with no thread line");
