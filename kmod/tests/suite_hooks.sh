@@ -154,8 +154,8 @@ ok $? "sync FILE three times"
 ktrace lkst stop
 wait $reader
 ktrace print /tmp/hf > /tmp/hf.txt 2> /dev/null
-n=$(grep -c "vfs_fsync_range+0 .*a1=hidden a3=9223372036854775807 a4=0\$" /tmp/hf.txt)
-cmp_ok "$n" -ge 3 "vfs_fsync_range: a1 hidden, a3 = LLONG_MAX as it is ($n records for 3 fsync calls)"
+nfs=$(grep -c "vfs_fsync_range+0 .*a1=hidden a3=9223372036854775807 a4=0\$" /tmp/hf.txt)
+cmp_ok "$nfs" -ge 3 "vfs_fsync_range: a1 hidden, a3 = LLONG_MAX as it is ($nfs records for 3 fsync calls)"
 is "$(grep 'vfs_fsync_range+0' /tmp/hf.txt | grep -vc ' a1=hidden a3=9223372036854775807 a4=[01]$')" "0" \
 	"  every record of the hook reads so (others: ktrace read's own fsync/fdatasync)"
 grep 'vfs_fsync_range+0' /tmp/hf.txt | head -n 1 | sed 's/^/#   /'
