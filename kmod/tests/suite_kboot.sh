@@ -38,6 +38,10 @@ awk -v s="$stop_s" '/\} \/\*/ && $1 + 0 < s + 0 {n++} END {print n + 0}' $B/trac
 awk -v s="$stop_s" '/\} \/\*/ && $1 + 0 > s + 0 {n++} END {print n + 0}' $B/trace.txt > $B/exp_after
 exp=$(cat $B/exp_before)
 after=$(cat $B/exp_after)
+# those within 1% of the threshold: ftrace's durations are trace_clock_local
+# (sched_clock), ktrace's CLOCK_MONOTONIC (issue 28: the TCG guest's rates
+# differ by 0.4%), so a call of 500-505 us may fall under mintime in ktrace's
+border=$(awk -v s="$stop_s" '/\} \/\*/ && $1 + 0 < s + 0 { for (i = 2; i < NF; i++) if ($(i + 1) == "us" && $i + 0 < 505) n++ } END {print n + 0}' $B/trace.txt)
 cmp_ok "$exp" -gt 20 "  $exp calls of 500 us or more returned before it"
 cmp_ok "$after" -gt 0 "  and $after after it (tracing went on: 6.1 has no trace_trigger=)"
 
@@ -60,18 +64,19 @@ is "$(grep -c 'ktrace_kft/race ' $T/kprobe_events)" 1 "  is not deleted while en
 echo '!ktrace_kft:race' >> $T/set_event && echo '-:ktrace_kft/race' >> $T/kprobe_events
 is "$(grep -c . $T/kprobe_events)" 0 "  and is deleted once disabled through set_event"
 kept=$(kv $B/run/kft-status "entries kept")
-is "$kept" "$exp" "  it kept exactly the calls that returned before the stop event"
+cmp_ok "$kept" -le "$exp" "  it kept the calls that returned before the stop event ($kept of $exp)"
+cmp_ok "$kept" -ge "$((exp - border))" "  all of them but some of the $border within 1% of mintime (clock rates)"
 is "$(kv $B/run/kft-status "trigger events")" 1 "  one trigger event (the stop)"
 is "$(kv $B/run/kft-status "entries lost")" "0 (ring buffer full)" "  nothing lost"
 stopped=$(kv $B/run/kft-status stopped | cut -d' ' -f1)
-is "$stopped" "$(echo "$stop_s" | awk '{printf "%d", $1 * 1000000}')" "  stopped at the stop event (us since boot)"
+is "$stopped" "$(echo "$stop_s" | awk '{printf "%d", $1 * 1000000 + 0.5}')" "  stopped at the stop event (us since boot)"
 
 # ---- the records: ktrace print
 ktrace print -C $B/run > $B/run.csv 2> $B/print.err
 ok $? "print: ktrace print -C reads the trace"
 head -n 1 $B/run.csv | grep -q '^time_ns,dur_ns,'
 ok $? "  CSV header time_ns,dur_ns,..."
-is "$(sed 1d $B/run.csv | grep -c .)" "$exp" "  one row per call"
+is "$(sed 1d $B/run.csv | grep -c .)" "$kept" "  one row per call"
 is "$(sed 1d $B/run.csv | awk -F, '$2 < 500000' | wc -l)" 0 "  every call lasted 500 us or more"
 # CSV: time_ns is the entry, dur_ns the duration
 last=$(sed 1d $B/run.csv | awk -F, 'BEGIN {m = 0} $1 + $2 > m {m = $1 + $2} END {printf "%d", m / 1000}')
@@ -90,7 +95,7 @@ ok $? "  columns Function Count Time Average Local"
 nf=$(sed 1,2d $B/run.kd | grep -c '^[A-Za-z_]')
 cmp_ok "$nf" -gt 5 "  $nf boot functions listed"
 calls=$(sed 1,2d $B/run.kd | awk '$2 ~ /^[0-9]+$/ {s += $2} END {print s + 0}')
-is "$calls" "$exp" "  their counts add up to the calls"
+is "$calls" "$kept" "  their counts add up to the calls"
 grep -qE '^(do_one_initcall|do_initcall_level|kernel_init_freeable|async_synchronize_full|populate_rootfs|do_basic_setup) ' $B/run.kd
 ok $? "  boot functions are among them (initcalls)"
 
@@ -101,7 +106,7 @@ grep -A8 'Entry  *Delta' $B/run.a2s | sed 's/^/#   /'
 grep -q 'Entry  *Delta  *PID  *Function  *Called At' $B/run.a2s
 ok $? "  columns Entry Delta PID Function Called At"
 rows=$(grep -cE '^ *[0-9.]+ +[0-9.]+ +[0-9]+ ' $B/run.a2s)
-is "$rows" "$exp" "  one row per call"
+is "$rows" "$kept" "  one row per call"
 is "$(grep -E '^ *[0-9.]+ +[0-9.]+ +[0-9]+ ' $B/run.a2s | awk '$4 ~ /^0x/ || $4 == "" ' | wc -l)" 0 "  every function named (none left as an address)"
 
 # ---- the module: ktrace.kft_boot, applied when the initramfs loads ktrace.ko
