@@ -72,7 +72,8 @@ int cli_kernel_tasks(const char *cmd, const char *dst, const char *procdir)
 	struct ktr_trace *t = ktr_open(dst);
 	struct ka_map64 seen = { 0 }, named = { 0 };
 	struct { uint32_t tid, pid; char comm[20]; } *names = NULL;
-	size_t nnames = 0, capnames = 0;
+	size_t nnames = 0, capnames = 0, nunnamed = 0, capunnamed = 0;
+	uint32_t *unnamed = NULL;
 	struct ktr_rec r;
 	struct ktr_call c;
 	char *buf = NULL, msg[512];
@@ -81,58 +82,77 @@ int cli_kernel_tasks(const char *cmd, const char *dst, const char *procdir)
 
 	if (!t)
 		return -1;
-	/* the names the trace itself holds (PROCESS_COMM), the last one of each task */
+	/*
+	 * One pass: the names the trace itself holds (PROCESS_COMM, the last
+	 * one of each task), and the threads it shows without a process or
+	 * a name, for @procdir.
+	 */
 	while (ktr_next(t, &r)) {
+		uint32_t tid = r.tid, pid = r.pid;
 		char comm[20];
 		long i;
 
-		if (!ktr_rec_comm(&r, comm, sizeof(comm)) || !(uint32_t)r.w[1])
-			continue;
-		if ((i = ka_map64_get(&named, (uint32_t)r.w[1])) < 0) {
-			if (nnames == capnames) {
-				void *nn = realloc(names, (capnames = 2 * capnames + 256) * sizeof(*names));
-
-				if (!nn)
-					break;
-				names = nn;
-			}
-			i = (long)nnames++;
-			if (ka_map64_put(&named, (uint32_t)r.w[1], (uint32_t)i) < 0)
-				break;
-		}
-		names[i].tid = (uint32_t)r.w[1];
-		names[i].pid = (uint32_t)r.w[2];
-		snprintf(names[i].comm, sizeof(names[i].comm), "%s", comm);
-	}
-	for (size_t i = 0; i < nnames; i++)
-		if (add_line(&buf, &len, &cap, names[i].tid, names[i].pid, names[i].comm) < 0)
-			break;
-	/* the other tasks: from @procdir, if they still run */
-	ktr_rewind(t);
-	while (procdir && ktr_next(t, &r)) {
-		uint32_t tid = r.tid, pid = r.pid;
-		char comm[64];
-
 		if (r.kind != KTR_RECORD)
 			continue;
+		if (ktr_rec_comm(&r, comm, sizeof(comm))) {
+			tid = (uint32_t)r.w[1];
+			if (!tid)
+				continue;
+			if ((i = ka_map64_get(&named, tid)) < 0) {
+				if (nnames == capnames) {
+					void *nn = realloc(names, (capnames = 2 * capnames + 256) * sizeof(*names));
+
+					if (!nn)
+						break;
+					names = nn;
+				}
+				i = (long)nnames++;
+				if (ka_map64_put(&named, tid, (uint32_t)i) < 0)
+					break;
+			}
+			names[i].tid = tid;
+			names[i].pid = (uint32_t)r.w[2];
+			snprintf(names[i].comm, sizeof(names[i].comm), "%s", comm);
+			continue;
+		}
 		if (r.cls == KTRACE_CLASS_CALL && ktr_call_decode(t, &r, &c)) {
 			tid = c.tid;
 			pid = c.pid;
 		}
-		/* each thread once: looked up if its process or name is unknown */
-		if (!tid || ka_map64_get(&seen, tid) >= 0 || ka_map64_get(&named, tid) >= 0)
+		/* each thread once, if its process or name is unknown */
+		if (!procdir || !tid || ka_map64_get(&seen, tid) >= 0)
 			continue;
 		if (ka_map64_put(&seen, tid, 0) < 0)
 			break;
-		if ((pid && strcmp(ka_comm(t, tid), "?")) || task_of(procdir, tid, &pid, comm, sizeof(comm)) < 0)
+		if (pid && strcmp(ka_comm(t, tid), "?"))
 			continue;
-		if (add_line(&buf, &len, &cap, tid, pid, comm) < 0)
+		if (nunnamed == capunnamed) {
+			uint32_t *nu = realloc(unnamed, (capunnamed = 2 * capunnamed + 256) * sizeof(*unnamed));
+
+			if (!nu)
+				break;
+			unnamed = nu;
+		}
+		unnamed[nunnamed++] = tid;
+	}
+	for (size_t i = 0; i < nnames; i++)
+		if (add_line(&buf, &len, &cap, names[i].tid, names[i].pid, names[i].comm) < 0)
+			break;
+	for (size_t i = 0; i < nunnamed; i++) {
+		uint32_t pid = 0;
+		char comm[64];
+
+		if (ka_map64_get(&named, unnamed[i]) >= 0 ||
+		    task_of(procdir, unnamed[i], &pid, comm, sizeof(comm)) < 0)
+			continue;
+		if (add_line(&buf, &len, &cap, unnamed[i], pid, comm) < 0)
 			break;
 	}
 	ktr_close(t);
 	ka_map64_free(&seen);
 	ka_map64_free(&named);
 	free(names);
+	free(unnamed);
 	if (len) {
 		dfd = ksf_dir_open(dst, 0, msg, sizeof(msg));
 		if (dfd < 0 || ksf_replace_at(dfd, "threads", buf, len) < 0) {
