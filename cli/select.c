@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/options.h"
 #include "cli/select.h"
+#include "lib/safefile.h"
 
 /* The selection options of a command's table (cli/options.h). */
 const struct cli_opt cli_select_opts[] = {
@@ -165,21 +167,54 @@ const char *cli_select_dir(const char *cmd, int argc, char **argv, int optind)
 	return optind < argc ? argv[optind] : "ktrace.data";
 }
 
+/*
+ * What the regular file @path given as a trace directory is, as the end of
+ * a one-line error: a file of a trace, or an export another tool reads.
+ */
+static const char *file_hint(const char *path)
+{
+	static const char dat[] = "\027\010\104tracing";
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	const char *dot = strrchr(base, '.');
+	char head[16] = "";
+	int fd = ksf_read_open(NULL, path, 0); /* a regular file, not through a link */
+
+	if (fd >= 0) {
+		if (read(fd, head, sizeof(head) - 1) < 0)
+			head[0] = 0;
+		close(fd);
+	}
+	if (!memcmp(head, dat, sizeof(dat) - 1))
+		return "a trace-cmd trace.dat (as ktrace export --format=trace.dat writes): "
+		       "open it with trace-cmd report or KernelShark; ktrace reads the trace directory it came from";
+	if (head[0] == '{' || head[0] == '[')
+		return "a JSON file (an export: open it in Perfetto, DevTools or speedscope); "
+		       "ktrace reads the trace directory it came from";
+	if (dot && (!strcmp(dot, ".pftrace") || !strcmp(dot, ".perfetto-trace") || !strcmp(dot, ".pb")))
+		return "a Perfetto trace (an export: open it in ui.perfetto.dev or trace_processor); "
+		       "ktrace reads the trace directory it came from";
+	if ((!strncmp(base, "trace", 5) || !strncmp(base, "cpu", 3)) &&
+	    base[strncmp(base, "cpu", 3) ? 5 : 3] >= '0' && base[strncmp(base, "cpu", 3) ? 5 : 3] <= '9')
+		return "a stream file of a trace: give the directory that holds it";
+	return "a file, not a trace directory (the directory ktrace record, ktrace read or ktrace kft wrote)";
+}
+
 struct ktr_trace *cli_select_open(struct cli_select *s, const char *cmd, const char *dir)
 {
 	struct stat st;
 	struct ktr_trace *t;
 	uint64_t origin;
 
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		int err = errno;
-
-		if (!strcmp(dir, "ktrace.data") && err == ENOENT)
+	if (stat(dir, &st) < 0) {
+		if (!strcmp(dir, "ktrace.data") && errno == ENOENT)
 			cli_error(cmd, "no trace directory given and ./ktrace.data does not exist "
 				       "(see ktrace %s --help)", cmd);
 		else
-			cli_error(cmd, "%s: %s", dir, S_ISDIR(st.st_mode) || err ? strerror(err) :
-							"not a directory");
+			cli_error(cmd, "%s: %s", dir, strerror(errno));
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cli_error(cmd, "%s: %s", dir, S_ISREG(st.st_mode) ? file_hint(dir) : "not a trace directory");
 		return NULL;
 	}
 	t = ktr_open(dir);

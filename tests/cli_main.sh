@@ -53,4 +53,21 @@ fi
 is "$(cd "$KTRACE_SRC/docs/man" && grep -n '^\.[^A-Za-z\\]' *.1 *.3 *.5)" "" \
 	"no man page line starts with a dot that is not a request (write \\&./prog)"
 
+# issue 30: a file where a trace directory is expected said "Inappropriate
+# ioctl for device" (a stale errno); now what the file is and what to do
+printf 'hello\n' > "$T/plain"
+printf '\027\010\104tracing6' > "$T/k.dat"
+printf '{"traceEvents": []}\n' > "$T/k.json"
+: > "$T/k.pftrace"
+mkdir "$T/tr" && : > "$T/tr/cpu0"
+for f in plain:"a file, not a trace directory" k.dat:"trace-cmd trace.dat" k.json:"a JSON file" \
+	k.pftrace:"a Perfetto trace" tr/cpu0:"a stream file of a trace: give the directory"; do
+	run "$KTRACE" info "$T/${f%%:*}"
+	is "$rc" 1 "info on ${f%%:*}: exit 1"
+	like "$T/err" "^ktrace info: $T/${f%%:*}: .*${f#*:}" "  says it is ${f#*:}"
+	is "$(grep -c . "$T/err")" 1 "  in one line"
+done
+run "$KTRACE" kd /dev/null
+like "$T/err" "^ktrace kd: /dev/null: not a trace directory$" "kd on a device: not a trace directory"
+
 done_testing
