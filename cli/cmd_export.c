@@ -136,12 +136,7 @@ static void json_args(struct ex *x, const struct ktr_rec *r, int with_task)
 	uint64_t vals[KTRACE_MAX_WORDS];
 	unsigned n = ktr_rec_args(x->t, r, names, vals);
 
-	for (unsigned i = 0; i < n; i++) {
-		if (ktr_rec_hidden(r) & (1u << i)) /* a kernel address (lkst.h) */
-			fmt_te_arg_str(&x->te, names[i], "hidden");
-		else
-			fmt_te_arg_value(&x->te, names[i], vals[i]);
-	}
+	fmt_te_args(&x->te, names, vals, n, ktr_rec_hidden(r));
 	if ((sys = ka_syscall_name(x->t, r)))
 		fmt_te_arg_str(&x->te, "syscall", sys);
 	if (with_task) {

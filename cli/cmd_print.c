@@ -353,12 +353,7 @@ static void print_json(const struct ktr_trace *t, struct popts *o, const struct 
 	}
 	fmt_te_event(w, name, ktr_rec_category(t, r), ph, ph[0] == 'i' ? "t" : NULL, r->ns, 0, r->pid,
 		     r->tid);
-	for (unsigned i = 0; i < n; i++) {
-		if (ktr_rec_hidden(r) & (1u << i))
-			fmt_te_arg_str(w, names[i], "hidden");
-		else
-			fmt_te_arg_value(w, names[i], vals[i]);
-	}
+	fmt_te_args(w, names, vals, n, ktr_rec_hidden(r));
 	if ((sys = ka_syscall_name(t, r)))
 		fmt_te_arg_str(w, "syscall", sys);
 	if (ph[0] == 'i') { /* not on slices: see the calls above */

@@ -226,6 +226,15 @@ void fmt_te_arg_u64(struct fmt_te *w, const char *key, uint64_t v);
  */
 void fmt_te_arg_value(struct fmt_te *w, const char *key, uint64_t v);
 
+/**
+ * fmt_te_args() - a record's @n arguments @names / @vals (ktr_rec_args()):
+ * each by fmt_te_arg_value(), except those whose bit is set in @hidden
+ * (ktr_rec_hidden(): kernel addresses the producer wrote as 0), written as
+ * the string "hidden".
+ */
+void fmt_te_args(struct fmt_te *w, const char *const *names, const uint64_t *vals, unsigned n,
+		 unsigned hidden);
+
 /** fmt_te_arg_hex() - one argument as a "0x..." string (addresses). */
 void fmt_te_arg_hex(struct fmt_te *w, const char *key, uint64_t v);
 

@@ -424,6 +424,17 @@ void fmt_te_arg_str(struct fmt_te *w, const char *k, const char *s)
 	fmt_json_str(w->j, s);
 }
 
+void fmt_te_args(struct fmt_te *w, const char *const *names, const uint64_t *vals, unsigned n,
+		 unsigned hidden)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (hidden & (1u << i)) /* a kernel address (include/ktrace/lkst.h) */
+			fmt_te_arg_str(w, names[i], "hidden");
+		else
+			fmt_te_arg_value(w, names[i], vals[i]);
+	}
+}
+
 void fmt_te_arg_true(struct fmt_te *w, const char *k)
 {
 	key(w, k);
