@@ -38,10 +38,6 @@ awk -v s="$stop_s" '/\} \/\*/ && $1 + 0 < s + 0 {n++} END {print n + 0}' $B/trac
 awk -v s="$stop_s" '/\} \/\*/ && $1 + 0 > s + 0 {n++} END {print n + 0}' $B/trace.txt > $B/exp_after
 exp=$(cat $B/exp_before)
 after=$(cat $B/exp_after)
-# those within 1% of the threshold: ftrace's durations are trace_clock_local
-# (sched_clock), ktrace's CLOCK_MONOTONIC (issue 28: the TCG guest's rates
-# differ by 0.4%), so a call of 500-505 us may fall under mintime in ktrace's
-border=$(awk -v s="$stop_s" '/\} \/\*/ && $1 + 0 < s + 0 { for (i = 2; i < NF; i++) if ($(i + 1) == "us" && $i + 0 < 505) n++ } END {print n + 0}' $B/trace.txt)
 cmp_ok "$exp" -gt 20 "  $exp calls of 500 us or more returned before it"
 cmp_ok "$after" -gt 0 "  and $after after it (tracing went on: 6.1 has no trace_trigger=)"
 
@@ -65,7 +61,17 @@ echo '!ktrace_kft:race' >> $T/set_event && echo '-:ktrace_kft/race' >> $T/kprobe
 is "$(grep -c . $T/kprobe_events)" 0 "  and is deleted once disabled through set_event"
 kept=$(kv $B/run/kft-status "entries kept")
 cmp_ok "$kept" -le "$exp" "  it kept the calls that returned before the stop event ($kept of $exp)"
-cmp_ok "$kept" -ge "$((exp - border))" "  all of them but some of the $border within 1% of mintime (clock rates)"
+# Those near the threshold may be dropped: ftrace's durations are
+# trace_clock_local (sched_clock), ktrace's CLOCK_MONOTONIC, and a TCG
+# guest's two clocks differ by 0.4% idle, 4% on a loaded host (issue 28).
+# extract converts at the rate it measured and names it when it is off by
+# more than 0.1%; a call of up to 500 us times that rate (plus 1% for the
+# rate's drift over the boot) may fall under mintime.
+rate=$(sed -n 's/.*ran at \([0-9.]*\) times CLOCK_MONOTONIC.*/\1/p' $B/extract.err | head -n 1)
+rate=${rate:-1}
+ok $(awk -v r="$rate" 'BEGIN { exit !(r > 0.9 && r < 1.1) }'; echo $?) "  the clocks' rates differ by less than 10% ($rate)"
+border=$(awk -v s="$stop_s" -v r="$rate" '/\} \/\*/ && $1 + 0 < s + 0 { for (i = 2; i < NF; i++) if ($(i + 1) == "us" && $i + 0 < 500 * r * 1.01) n++ } END {print n + 0}' $B/trace.txt)
+cmp_ok "$kept" -ge "$((exp - border))" "  all of them but some of the $border within 1% of mintime at that rate"
 is "$(kv $B/run/kft-status "trigger events")" 1 "  one trigger event (the stop)"
 is "$(kv $B/run/kft-status "entries lost")" "0 (ring buffer full)" "  nothing lost"
 stopped=$(kv $B/run/kft-status stopped | cut -d' ' -f1)
