@@ -25,8 +25,13 @@
  * ancestors are those at depths below m(I) = min(I's depth, depths of the
  * records since), and two items with the same m have the same open
  * ancestors: they are merged into one (entry = the earlier, durations
- * added).  Hence at most one item per depth, exact also for filtered
- * traces.  m() is answered from a per-thread monotonic stack of (record
+ * added).  Hence at most one item per depth (once equal m() values are
+ * merged: a record of another function can make them equal).  Exact
+ * when a call left out of the trace has no recorded callee, as with a
+ * mintime filter (tests/reader_outer.c); a funclist filter that leaves
+ * out a caller P1 of F and records a later F call P2 at P1's depth may
+ * merge an F under P1 with an F under P2 (nothing shows P1 returned), and
+ * P2 then counts without taking the one under it back.  m() is answered from a per-thread monotonic stack of (record
  * number, depth): O(log depth) per query, O(depth) memory.
  *
  * Not thread-safe (one builder per reader).
@@ -91,6 +96,15 @@ void ktr_outer_free(struct ktr_outer *o)
 	free(o->thr);
 	free(o->lists);
 	free(o);
+}
+
+size_t ktr_outer_items(const struct ktr_outer *o)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < o->caplists; i++)
+		n += o->lists[i].n;
+	return n;
 }
 
 static size_t mix(uint64_t a, uint64_t b, size_t mask)
@@ -190,6 +204,21 @@ static uint32_t m_of(const struct othread *t, const struct oitem *it)
 	return m < it->depth ? m : it->depth;
 }
 
+/* Merge the list's newest item into the one before it. */
+static void merge_last(struct olist *l)
+{
+	struct oitem *a = &l->it[l->n - 2], *b = &l->it[l->n - 1];
+
+	if (b->entry < a->entry)
+		a->entry = b->entry;
+	if (b->dmin < a->dmin)
+		a->dmin = b->dmin;
+	a->sum += b->sum;
+	a->seq = b->seq;
+	a->depth = b->depth;
+	l->n--;
+}
+
 uint64_t ktr_outer_add(struct ktr_outer *o, const struct ktr_call *c, uint64_t key)
 {
 	struct othread *t = thread_of(o, (uint64_t)c->pid << 32 | c->tid);
@@ -230,23 +259,21 @@ uint64_t ktr_outer_add(struct ktr_outer *o, const struct ktr_call *c, uint64_t k
 		l->it = n;
 		l->cap = cap;
 	}
+	/* the items' m() never decreases from older to newer, and a record
+	 * of another function at depth d lowers every m() >= d to d: since
+	 * this list's last call, its newest items may have come to share
+	 * one m(); merge them first, or a function called once per call of
+	 * its caller would keep an item per caller's call (memory as long
+	 * as the trace) */
+	while (l->n >= 2 && m_of(t, &l->it[l->n - 2]) == m_of(t, &l->it[l->n - 1]))
+		merge_last(l);
 	it = &l->it[l->n++];
 	it->entry = c->entry_ns;
 	it->sum = c->dur_ns;
 	it->seq = t->seq;
 	it->depth = it->dmin = c->depth;
 	/* merge with older items that have the same open ancestors */
-	while (l->n >= 2 && m_of(t, &l->it[l->n - 2]) == c->depth) {
-		struct oitem *a = &l->it[l->n - 2], *b = &l->it[l->n - 1];
-
-		if (b->entry < a->entry)
-			a->entry = b->entry;
-		if (b->dmin < a->dmin)
-			a->dmin = b->dmin;
-		a->sum += b->sum;
-		a->seq = b->seq;
-		a->depth = b->depth;
-		l->n--;
-	}
+	while (l->n >= 2 && m_of(t, &l->it[l->n - 2]) == c->depth)
+		merge_last(l);
 	return c->dur_ns > nested ? c->dur_ns - nested : 0;
 }

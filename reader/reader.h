@@ -835,10 +835,18 @@ struct ktr_outer;
  * active calls.  Recursive calls (fib calling fib, or f -> g -> f) are
  * then not counted twice, and a function's total never exceeds its
  * caller's or its thread's (uftrace's report counts the same way).
- * Memory: O(depth) per (thread, function) seen.
+ * Memory: O(depth) per (thread, function) seen (ktr_outer_items()),
+ * whatever the trace's length.
  * Return: the builder, or NULL (ENOMEM).
  */
 struct ktr_outer *ktr_outer_new(void);
+
+/**
+ * ktr_outer_items() - the calls @o holds now (merged groups of calls not
+ * yet known to be nested in another call of their function), over all
+ * threads and functions: at most one per depth of each (thread, function).
+ */
+size_t ktr_outer_items(const struct ktr_outer *o);
 
 /**
  * ktr_outer_add() - add call @c of the function named by @key.
