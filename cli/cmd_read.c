@@ -380,6 +380,7 @@ static int recover(const char *dir, int quiet)
 	}
 	alive = kc_alive(s);
 	if (alive) {
+		kc_hold(s); /* its writers wait for this consumer now (if the session says so) */
 		struct sigaction sa;
 
 		memset(&sa, 0, sizeof(sa));

@@ -22,8 +22,8 @@
  * thread of the program writes a small ring of sub-buffers, and copies
  * each sub-buffer to DIR as it fills, so a trace is as long as the disk
  * allows while memory stays bounded.  A writer that finds its ring full
- * waits for it (--block-timeout), then drops records, counted with the
- * time ranges.  When the program has ended, however it ended, and every
+ * waits for it as long as it lives and copies (--block-timeout bounds
+ * the wait), then drops records, counted with the time ranges.  When the program has ended, however it ended, and every
  * process it started with it (record is their child subreaper: orphans and
  * daemons included, see child_ended(); --wait or Ctrl-C bounds that wait),
  * it copies what is left in the rings and writes the calls still open in
@@ -72,6 +72,7 @@
 #include "kclient/kclient.h"
 #include "lib/runtime.h"
 #include "lib/safefile.h"
+#include "lib/session.h"
 
 #define CMD "record"
 
@@ -137,7 +138,8 @@ static const struct cli_opt opts[] = {
 	CLI_OPT("block-timeout", OPT_BLOCK, "TIME",
 		"when a thread's ring is full (the consumer is\n"
 		"behind), wait up to TIME for it before dropping\n"
-		"records (default 100ms; 0: drop at once)"),
+		"records (default: as long as the consumer runs\n"
+		"and copies; 0: drop at once)"),
 	CLI_OPT("threads", OPT_THREADS, "N", "thread streams (default 2 x CPUs); more threads\n"
 					      "share one stream"),
 	CLI_OPT_FLAG("no-libcall", OPT_NOLIBCALL, struct record, nolibcall,
@@ -1172,7 +1174,7 @@ static int run(int argc, char **argv)
 
 	memset(r, 0, sizeof(*r));
 	r->out = "ktrace.data";
-	r->block_ns = 100000000; /* 100 ms */
+	r->block_ns = KT_BLOCK_LIVE; /* every call kept: wait while the consumer lives */
 	r->wait_ns = ~(uint64_t)0;
 	r->rep = (struct rec_report){ -1, -1 };
 	/* library calls: on unless --no-libcall or KTRACE_LIBCALL=0 (the runtime's knob) */

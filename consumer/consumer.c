@@ -148,6 +148,8 @@ struct kc_session *kc_create(const char *dir, int flight, const char *cmd, char 
 	s->hdr->hdr_size = sizeof(*s->hdr);
 	s->hdr->consumer = (uint32_t)getpid();
 	s->hdr->flags = flight ? KT_SESSION_FLIGHT : 0;
+	if (kc_hold(s) == 0)
+		s->hdr->flags |= KT_SESSION_LOCKED;
 	s->hdr->size = KT_SESSION_DATA_OFF;
 	s->hdr->start_ns = s->calib_ns;
 	s->hdr->start_raw = s->calib_raw;
@@ -169,6 +171,13 @@ struct kc_session *kc_create(const char *dir, int flight, const char *cmd, char 
 fail:
 	kc_free(s);
 	return NULL;
+}
+
+int kc_hold(struct kc_session *s)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+
+	return fcntl(s->fd, F_OFD_SETLK, &fl) < 0 ? -errno : 0;
 }
 
 struct kc_session *kc_open(const char *dir, const char *cmd, char *err, size_t len)
@@ -976,6 +985,7 @@ uint64_t kc_drain(struct kc_session *s, int final)
 	uint64_t n = 0;
 
 	s->wake_seen = __atomic_load_n(&s->hdr->wake, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&s->hdr->beat, 1, __ATOMIC_RELAXED); /* alive, not stuck */
 	if (nchan > KT_SESSION_NCHAN)
 		nchan = KT_SESSION_NCHAN;
 	for (uint32_t idx = 0; idx < nchan; idx++) {
@@ -1061,7 +1071,7 @@ void kc_report(struct kc_session *s, const char *cmd)
 			cmd, (unsigned long long)st->dropped);
 	else if (st->dropped)
 		fprintf(stderr, "ktrace %s: %llu records dropped: the consumer fell behind the writers "
-				"(larger rings: record -n, -b; longer waits: --block-timeout)\n",
+				"(larger rings: record -n, -b; a longer --block-timeout, or none)\n",
 			cmd, (unsigned long long)st->dropped);
 	for (unsigned i = 0; i < st->nlosses && i < KC_MAX_LOSSES; i++) {
 		const struct kc_loss *l = &st->losses[i];

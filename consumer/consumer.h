@@ -96,7 +96,8 @@ struct kc_stats {
  * kc_create() - create a session for a run whose trace directory is @dir
  * (absolute): /dev/shm/ktrace-UID-XXXXXX (mkostemp: unpredictable name,
  * O_EXCL, mode 0600; $TMPDIR when /dev/shm is missing), header written,
- * and DIR/session naming it (for kc_open() after a crash of the consumer).
+ * and DIR/session naming it (for kc_open() after a crash of the consumer);
+ * kc_hold() taken, so writers whose ring is full wait while it lives.
  * @flight: the channels are flight recorders; copy only at the end.
  * @cmd:    the command name for messages ("record").
  * Return: the session, or NULL with a one-line reason in @err.
@@ -109,6 +110,16 @@ struct kc_session *kc_create(const char *dir, int flight, const char *cmd, char 
  * user (not a link).  Return: the session, or NULL with @err set.
  */
 struct kc_session *kc_open(const char *dir, const char *cmd, char *err, size_t len);
+
+/**
+ * kc_hold() - become the consumer writers wait for: an OFD write lock on
+ * byte 0 of the session file, held until this process closes the file or
+ * dies (kernel-dropped, so a killed consumer never hangs the program: its
+ * writers see the lock gone within 16 ms and drop, counted; lib/session.c).
+ * Return: 0, or -errno from fcntl(F_OFD_SETLK) (-EAGAIN: another consumer
+ * holds it).
+ */
+int kc_hold(struct kc_session *s);
 
 /** kc_path() - the session file's path (for $KTRACE_SESSION). */
 const char *kc_path(const struct kc_session *s);
@@ -237,7 +248,8 @@ void kc_close(struct kc_session *s, int remove);
 /**
  * kc_set_block() - how long a writer that finds its ring full waits for
  * the consumer before dropping records: @ns nanoseconds per episode (0:
- * never wait).  A writer whose wait runs out drops records, and writers
+ * never wait; KT_BLOCK_LIVE, lib/session.h: while this consumer lives and
+ * copies, see kc_hold()).  A writer whose wait runs out drops records, and writers
  * stop waiting until the consumer copies something again.
  */
 void kc_set_block(struct kc_session *s, uint64_t ns);

@@ -215,19 +215,51 @@ void kt_session_wake(struct kt_session *s)
 		syscall(SYS_futex, &s->hdr->wake, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
+/*
+ * Is the session's consumer alive?  Only a consumer that took its lock
+ * (KT_SESSION_LOCKED) can be told dead: the kernel drops an OFD lock when
+ * the last descriptor of its open file goes, i.e. when the consumer
+ * exits or is killed (a zombie holds none, and a reused pid none either).
+ * Async-signal-safe.
+ */
+static int consumer_alive(struct kt_session *s)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	int fd;
+
+	if (!(__atomic_load_n(&s->hdr->flags, __ATOMIC_RELAXED) & KT_SESSION_LOCKED))
+		return 1;
+	fd = kt_session_fd(s);
+	if (fd < 0 || fcntl(fd, F_OFD_GETLK, &fl) < 0)
+		return 1; /* cannot tell: the heartbeat decides */
+	return fl.l_type != F_UNLCK;
+}
+
 int kt_session_wait(struct kt_session *s, const uint64_t *consumed, uint64_t need, uint32_t nr)
 {
-	uint64_t limit = __atomic_load_n(&s->hdr->block_ns, __ATOMIC_RELAXED), t0, t;
+	uint64_t limit = __atomic_load_n(&s->hdr->block_ns, __ATOMIC_RELAXED), t0, t, beat_t, check_t;
+	uint32_t beat = __atomic_load_n(&s->hdr->beat, __ATOMIC_RELAXED);
 	long nap = 20000;
 
 	if (!limit || __atomic_load_n(&s->hdr->stalled, __ATOMIC_RELAXED))
 		return 0;
 	kt_session_wake(s);
-	t0 = t = kt_mono_ns();
+	t0 = t = beat_t = check_t = kt_mono_ns();
 	while (__atomic_load_n(consumed, __ATOMIC_ACQUIRE) + nr <= need) {
 		struct timespec ts = { 0, nap };
+		int give_up = limit != KT_BLOCK_LIVE && t - t0 >= limit;
 
-		if (t - t0 >= limit) {
+		if (limit == KT_BLOCK_LIVE && t - check_t >= 16000000) {
+			uint32_t b = __atomic_load_n(&s->hdr->beat, __ATOMIC_RELAXED);
+
+			check_t = t;
+			if (b != beat) {
+				beat = b;
+				beat_t = t;
+			}
+			give_up = t - beat_t >= KT_CONSUMER_STUCK_NS || !consumer_alive(s);
+		}
+		if (give_up) {
 			__atomic_store_n(&s->hdr->stalled, 1, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&s->hdr->timeouts, 1, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&s->hdr->waited_ns, t - t0, __ATOMIC_RELAXED);

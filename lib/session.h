@@ -54,6 +54,12 @@
 
 /* kt_session_hdr.flags */
 #define KT_SESSION_FLIGHT 0x1u /* flight recorder: the consumer drains at the end only */
+#define KT_SESSION_LOCKED 0x2u /* the consumer holds an OFD lock on the file's byte 0 while it lives */
+
+/* block_ns: wait as long as the consumer lives and is not stuck (the default) */
+#define KT_BLOCK_LIVE UINT64_MAX
+/* a live consumer whose heartbeat has not moved for this long is stuck (ns) */
+#define KT_CONSUMER_STUCK_NS 5000000000ull
 
 /**
  * struct kt_session_hdr - page 0 of the session file.
@@ -73,14 +79,19 @@
  *             takes its rate from this pair and its own (lib/channel.c),
  *             without waiting 2 ms for a second pair of its own.
  * @block_ns:  how long a writer that finds its ring full waits for the
- *             consumer before it drops records (0: it drops at once);
- *             set by the consumer (`ktrace record --block`).
+ *             consumer before it drops records (0: it drops at once;
+ *             KT_BLOCK_LIVE, the default: as long as the consumer lives,
+ *             i.e. holds its lock (KT_SESSION_LOCKED), and its @beat
+ *             moved in the last KT_CONSUMER_STUCK_NS); set by the
+ *             consumer (`ktrace record --block-timeout`).
  * @waited_ns, @waits: time writers spent waiting for the consumer, and how
  *             many times they had to (atomic adds; reported at the end).
  * @timeouts:  waits that ended with the ring still full (records dropped).
  * @stalled:   set by a writer whose wait timed out, cleared by the consumer
  *             when it copies something: while set, writers drop at once
  *             (a dead consumer costs one timeout, not one per record).
+ * @beat:      the consumer's heartbeat: incremented at every pass over
+ *             the rings (at least every 20 ms while it consumes).
  * @dir:       the trace directory of `ktrace record -o` (NUL-terminated).
  */
 struct kt_session_hdr {
@@ -100,7 +111,7 @@ struct kt_session_hdr {
 	uint64_t waits;
 	uint64_t timeouts;
 	uint32_t stalled;
-	uint32_t pad;
+	uint32_t beat;
 	uint64_t start_raw;
 	uint64_t reserved[4];
 	char dir[3968];
@@ -235,7 +246,9 @@ void kt_session_chan_state(struct kt_session *s, int idx, uint32_t state);
  * kt_session_wait() - a writer found the ring whose consumer position is
  * at @consumed full: wait until it moves past @need - buf_nr (i.e.
  * *@consumed + @nr > @need), polling with growing sleeps (20 us to 1 ms),
- * for at most hdr->block_ns.  Async-signal-safe (nanosleep).
+ * for at most hdr->block_ns (KT_BLOCK_LIVE: while the consumer lives and
+ * is not stuck; checked every 16 ms with fcntl(F_OFD_GETLK) on the
+ * session file and the heartbeat).  Async-signal-safe (nanosleep, fcntl).
  * Return: 1 the slot is free now, 0 it is not (the caller drops).
  */
 int kt_session_wait(struct kt_session *s, const uint64_t *consumed, uint64_t need, uint32_t nr);

@@ -127,6 +127,15 @@ struct ktr_pair {
 	uint64_t raw, ns;
 };
 
+/*
+ * The slope of the calibration segment from pair i to pair i + 1, split
+ * so that a time converts with multiplications only (reader/clock.c):
+ * dn / dr = whole + frac / dr, and recip = floor(frac * 2^64 / dr).
+ */
+struct ktr_slope {
+	uint64_t dr, whole, frac, recip;
+};
+
 /* A metadata `stream` line. */
 struct ktr_mstream {
 	unsigned index;
@@ -185,6 +194,7 @@ struct ktr_trace {
 
 	struct ktr_pair *calib; /* sorted by raw, ns increasing, after open */
 	size_t ncalib, capcalib;
+	struct ktr_slope *slope; /* ncalib - 1 entries: segment i's slope (reader/clock.c) */
 
 	int have_ctl;
 	struct ktrace_control ctl;
