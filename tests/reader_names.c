@@ -53,6 +53,65 @@ static void test_clock(void)
 	ktr_close(t);
 }
 
+/*
+ * Random calibrations (slopes 0.05 to 20 ns per tick, segments of a few
+ * ticks to 2^40) against the definition: ns = a.ns + floor((raw - a.raw) *
+ * (b.ns - a.ns) / (b.raw - a.raw)) on the segment around raw, computed
+ * here with a 128-bit division (reader/clock.c multiplies by a reciprocal).
+ */
+static void test_clock_exact(void)
+{
+	enum { NPAIR = 64 };
+	static char meta[NPAIR * 48 + 64];
+	uint64_t raw[NPAIR], ns[NPAIR], x = 88172645463325252ull;
+	size_t len, bad = 0, tried = 0;
+	struct ktr_trace *t;
+
+	for (int trial = 0; trial < 4; trial++) {
+		len = (size_t)snprintf(meta, sizeof(meta), "ktrace-format 1\nclock tsc\n");
+		for (int i = 0; i < NPAIR; i++) {
+			uint64_t dr, dn;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			dr = 1 + (x >> (24 + (x & 15) + 8 * trial % 16)); /* 1 .. 2^40 */
+			dn = (uint64_t)((unsigned __int128)dr * (50 + (x >> 40) % 20000) / 1000) + 1;
+			raw[i] = i ? raw[i - 1] + dr : 1000000 + (x & 0xffff);
+			ns[i] = i ? ns[i - 1] + dn : 5000000;
+			len += (size_t)snprintf(meta + len, sizeof(meta) - len, "calib %llu %llu\n",
+						(unsigned long long)raw[i], (unsigned long long)ns[i]);
+		}
+		t = open_meta(meta, NULL);
+		for (int k = 0; k < 20000; k++) {
+			int i;
+			uint64_t r, want;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			i = (int)(x % (NPAIR - 1));
+			r = raw[i] + 1 + (x >> 8) % (raw[i + 1] - raw[i]); /* in (raw[i], raw[i + 1]] */
+			if (k & 1) { /* a time whose ns is a whole number: the reciprocal's floor is then 1 short */
+				uint64_t a = raw[i + 1] - raw[i], b = ns[i + 1] - ns[i], step;
+
+				while (b) {
+					uint64_t m = a % b;
+
+					a = b;
+					b = m;
+				}
+				step = (raw[i + 1] - raw[i]) / a; /* dx = m * step: dx * dn / dr exact */
+				r = raw[i] + step * (1 + (x >> 8) % a);
+			}
+			want = ns[i] + (uint64_t)((unsigned __int128)(r - raw[i]) * (ns[i + 1] - ns[i]) /
+						  (raw[i + 1] - raw[i]));
+			tried++;
+			if (ktr_raw_to_ns(t, r) != want && bad++ < 3)
+				diag("raw %llu: %llu, by definition %llu", (unsigned long long)r,
+				     (unsigned long long)ktr_raw_to_ns(t, r), (unsigned long long)want);
+		}
+		ktr_close(t);
+	}
+	ok(bad == 0, "%zu random times on random calibrations: every one exact (%zu off)", tried, bad);
+}
+
 static void test_names(void)
 {
 	static uint8_t map[65536];
@@ -144,6 +203,7 @@ static void test_names(void)
 int main(void)
 {
 	test_clock();
+	test_clock_exact();
 	test_names();
 	return done_testing();
 }
