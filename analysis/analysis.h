@@ -224,8 +224,13 @@ struct ka_profile *ka_profile_new(struct ktr_trace *t, const struct ka_profile_o
 
 /**
  * ka_profile_read() - read every record of the trace once (the reader's
- * diagnostics stay queued for the caller).  Return: 0, or -ENOMEM, or the
- * sorter's -errno (a temporary file could not be written).
+ * diagnostics stay queued for the caller).  Without kernel events it runs
+ * on two threads, a reader that decodes and selects the calls and the
+ * caller's thread that counts them, handing over batches of 4096 in
+ * record order (same result as one thread; $KTRACE_ONE_THREAD set: one
+ * thread, for comparison).  The trace, the options' callbacks and the
+ * sorter must not be used by others meanwhile.  Return: 0, or -ENOMEM, or
+ * the sorter's -errno (a temporary file could not be written).
  */
 int ka_profile_read(struct ka_profile *p);
 

@@ -20,6 +20,7 @@
  * counts as the function's own).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +153,194 @@ static int sort_call(struct ka_profile_priv *q, const struct ktr_call *c, uint64
 	return ktr_callsort_add_call(q->o.sorter, c, (uint32_t)fi, local);
 }
 
+/* One call's statistics (the analysis half of ka_profile_read()). */
+static int count_call(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ctree *ct_on,
+		      struct ktr_outer *outer, const struct ktr_call *c)
+{
+	struct ka_profile_priv *q = p->priv;
+	uint64_t local, off = 0;
+	struct ka_fn *f;
+	long fi;
+
+	p->calls++;
+	fi = fn_of(p, c);
+	if (fi < 0)
+		return -ENOMEM;
+	local = ktr_ctree_add(ct, c, (uintptr_t)fi, q->o.edges ? on_child : NULL, q);
+	f = &p->fns[fi];
+	f->wlocal += local;
+	if (q->sched && ktr_sched_switches(q->sched)) {
+		/* on-CPU local time: the same call tree over on-CPU durations */
+		struct ktr_call on = *c;
+
+		p->offcpu = 1;
+		off = ktr_sched_offcpu(q->sched, c->tid, c->entry_ns, c->exit_ns, NULL, NULL);
+		on.dur_ns = off < c->dur_ns ? c->dur_ns - off : 0;
+		local = ktr_ctree_add(ct_on, &on, (uintptr_t)fi, NULL, NULL);
+		f->off += off;
+	}
+	f->count++;
+	f->time += ktr_outer_add(outer, c, (uint64_t)fi);
+	f->sum += c->dur_ns;
+	f->local += local;
+	if (c->dur_ns > f->max)
+		f->max = c->dur_ns;
+	if (c->flags & KTRACE_CALLF_UNFINISHED)
+		f->unfinished++;
+	return sort_call(q, c, local, fi);
+}
+
+/* A gap of the application's streams: counted, and handed to the sorter. */
+static int count_gap(struct ka_profile *p, const struct ktr_rec *r)
+{
+	if (r->gap == KTR_GAP_OVERWRITTEN)
+		p->overwritten += r->count;
+	else if (r->gap == KTR_GAP_CORRUPT)
+		p->corrupt++;
+	else
+		p->lost += r->count;
+	return sort_gap(p->priv, r);
+}
+
+/*
+ * The two-thread pipeline (traces without kernel events): a reader thread
+ * decodes records into batches of calls and gaps (ktr_next(),
+ * ktr_call_decode(), the selection: about half of the work), the caller's
+ * thread counts them (call trees, outer time, the sorter).  NBATCH
+ * batches of BATCH items circulate: the reader fills a free one, the
+ * counter empties a full one, handing them over under one mutex per
+ * batch, not per record.  The order of the items is the records' order,
+ * so the result is the single-thread one's.
+ */
+#define BATCH 4096
+#define NBATCH 8
+
+struct pitem {
+	int gap; /* 0: call c; 1: gap r */
+	struct ktr_call c;
+	struct ktr_rec r;
+};
+
+struct pipe {
+	struct ka_profile *p;
+	struct ka_progress *prog;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct pitem *items[NBATCH];
+	size_t n[NBATCH];
+	unsigned head, tail; /* batches filled (reader), emptied (counter); mod 2^32 */
+	int done, stop;      /* the reader reached the end; the counter gave up */
+	uint64_t records, call_records;
+};
+
+static void *pipe_reader(void *arg)
+{
+	struct pipe *pp = arg;
+	struct ka_profile_priv *q = pp->p->priv;
+	struct ktr_rec r;
+	int end = 0;
+
+	while (!end) {
+		struct pitem *b;
+		size_t n = 0;
+		unsigned slot;
+
+		pthread_mutex_lock(&pp->mu);
+		while (pp->head - pp->tail == NBATCH && !pp->stop)
+			pthread_cond_wait(&pp->cv, &pp->mu);
+		slot = pp->head % NBATCH;
+		end = pp->stop;
+		pthread_mutex_unlock(&pp->mu);
+		b = pp->items[slot];
+		while (!end && n < BATCH) {
+			if (!ktr_next(q->t, &r)) {
+				end = 1;
+				break;
+			}
+			pp->records++;
+			ka_progress_rec(pp->prog, &r);
+			if (r.kind == KTR_GAP) {
+				b[n].gap = 1;
+				b[n++].r = r;
+				continue;
+			}
+			if (!ktr_call_decode(q->t, &r, &b[n].c))
+				continue;
+			pp->call_records++;
+			if (q->o.want_call && !q->o.want_call(q->o.arg, &b[n].c))
+				continue;
+			b[n++].gap = 0;
+		}
+		pthread_mutex_lock(&pp->mu);
+		pp->n[slot] = n;
+		pp->head++;
+		pp->done = end;
+		pthread_cond_broadcast(&pp->cv);
+		pthread_mutex_unlock(&pp->mu);
+	}
+	return NULL;
+}
+
+/* ka_profile_read() over the pipeline.  Return: as ka_profile_read(); 1: no thread could start. */
+static int read_piped(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ctree *ct_on,
+		      struct ktr_outer *outer, struct ka_progress *prog)
+{
+	struct pipe pp = { .p = p, .prog = prog };
+	pthread_t th;
+	int rc = 0, started;
+
+	for (unsigned i = 0; i < NBATCH; i++)
+		if (!(pp.items[i] = malloc(BATCH * sizeof(struct pitem)))) {
+			for (unsigned k = 0; k < i; k++)
+				free(pp.items[k]);
+			return 1;
+		}
+	pthread_mutex_init(&pp.mu, NULL);
+	pthread_cond_init(&pp.cv, NULL);
+	started = pthread_create(&th, NULL, pipe_reader, &pp) == 0;
+	for (;;) {
+		unsigned slot;
+		size_t n;
+
+		if (!started) {
+			rc = 1;
+			break;
+		}
+		pthread_mutex_lock(&pp.mu);
+		while (pp.head == pp.tail && !pp.done)
+			pthread_cond_wait(&pp.cv, &pp.mu);
+		if (pp.head == pp.tail) { /* done, all emptied */
+			pthread_mutex_unlock(&pp.mu);
+			break;
+		}
+		slot = pp.tail % NBATCH;
+		n = pp.n[slot];
+		pthread_mutex_unlock(&pp.mu);
+		for (size_t k = 0; !rc && k < n; k++) {
+			const struct pitem *it = &pp.items[slot][k];
+
+			rc = it->gap ? count_gap(p, &it->r) : count_call(p, ct, ct_on, outer, &it->c);
+		}
+		pthread_mutex_lock(&pp.mu);
+		pp.tail++;
+		if (rc)
+			pp.stop = 1;
+		pthread_cond_broadcast(&pp.cv);
+		pthread_mutex_unlock(&pp.mu);
+		if (rc)
+			break;
+	}
+	if (started)
+		pthread_join(th, NULL);
+	p->records += pp.records;
+	p->call_records += pp.call_records;
+	pthread_mutex_destroy(&pp.mu);
+	pthread_cond_destroy(&pp.cv);
+	for (unsigned i = 0; i < NBATCH; i++)
+		free(pp.items[i]);
+	return rc;
+}
+
 int ka_profile_read(struct ka_profile *p)
 {
 	struct ka_profile_priv *q = p->priv;
@@ -164,64 +353,35 @@ int ka_profile_read(struct ka_profile *p)
 
 	if (!ct || !ct_on || !outer)
 		rc = -ENOMEM;
-	while (!rc && ktr_next(q->t, &r)) {
-		long fi;
-		uint64_t local, off = 0;
-		struct ka_fn *f;
-
-		p->records++;
-		ka_progress_rec(prog, &r);
-		if (q->sched && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT)) {
-			/* a kernel event: only the context switches matter here */
-			ka_tasks_feed(q->tasks, &r);
-			ktr_sched_feed(q->sched, q->t, &r);
-			if (r.kind == KTR_GAP && r.gap != KTR_GAP_CORRUPT)
-				p->klost += r.count;
-			continue;
+	/* kernel events need the trace in the counting half: one thread then */
+	if (!rc && !q->sched && !getenv("KTRACE_ONE_THREAD"))
+		rc = read_piped(p, ct, ct_on, outer, prog);
+	else if (!rc)
+		rc = 1;
+	if (rc == 1) { /* one thread */
+		rc = 0;
+		while (!rc && ktr_next(q->t, &r)) {
+			p->records++;
+			ka_progress_rec(prog, &r);
+			if (q->sched && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT)) {
+				/* a kernel event: only the context switches matter here */
+				ka_tasks_feed(q->tasks, &r);
+				ktr_sched_feed(q->sched, q->t, &r);
+				if (r.kind == KTR_GAP && r.gap != KTR_GAP_CORRUPT)
+					p->klost += r.count;
+				continue;
+			}
+			if (r.kind == KTR_GAP) {
+				rc = count_gap(p, &r);
+				continue;
+			}
+			if (!ktr_call_decode(q->t, &r, &c))
+				continue;
+			p->call_records++;
+			if (q->o.want_call && !q->o.want_call(q->o.arg, &c))
+				continue;
+			rc = count_call(p, ct, ct_on, outer, &c);
 		}
-		if (r.kind == KTR_GAP) {
-			if (r.gap == KTR_GAP_OVERWRITTEN)
-				p->overwritten += r.count;
-			else if (r.gap == KTR_GAP_CORRUPT)
-				p->corrupt++;
-			else
-				p->lost += r.count;
-			rc = sort_gap(q, &r);
-			continue;
-		}
-		if (!ktr_call_decode(q->t, &r, &c))
-			continue;
-		p->call_records++;
-		if (q->o.want_call && !q->o.want_call(q->o.arg, &c))
-			continue;
-		p->calls++;
-		fi = fn_of(p, &c);
-		if (fi < 0) {
-			rc = -ENOMEM;
-			break;
-		}
-		local = ktr_ctree_add(ct, &c, (uintptr_t)fi, q->o.edges ? on_child : NULL, q);
-		f = &p->fns[fi];
-		f->wlocal += local;
-		if (q->sched && ktr_sched_switches(q->sched)) {
-			/* on-CPU local time: the same call tree over on-CPU durations */
-			struct ktr_call on = c;
-
-			p->offcpu = 1;
-			off = ktr_sched_offcpu(q->sched, c.tid, c.entry_ns, c.exit_ns, NULL, NULL);
-			on.dur_ns = off < c.dur_ns ? c.dur_ns - off : 0;
-			local = ktr_ctree_add(ct_on, &on, (uintptr_t)fi, NULL, NULL);
-			f->off += off;
-		}
-		f->count++;
-		f->time += ktr_outer_add(outer, &c, (uint64_t)fi);
-		f->sum += c.dur_ns;
-		f->local += local;
-		if (c.dur_ns > f->max)
-			f->max = c.dur_ns;
-		if (c.flags & KTRACE_CALLF_UNFINISHED)
-			f->unfinished++;
-		rc = sort_call(q, &c, local, fi);
 	}
 	ka_progress_end(prog);
 	ktr_ctree_free(ct);

@@ -733,8 +733,10 @@ static uint64_t drain_stream(struct kc_session *s, struct kc_chan *c, unsigned i
 
 	if (!kc_ring(s, c, i))
 		return 0;
-	if (k->werr && !final)
-		return 0; /* its file cannot be written: the writers drop and count */
+	if (k->werr && !final) {
+		s->unwritable++; /* its file cannot be written: the writers drop and count */
+		return 0;
+	}
 	head = __atomic_load_n(&sc->head, __ATOMIC_ACQUIRE);
 	if (!head)
 		return 0;
@@ -763,6 +765,7 @@ static uint64_t drain_stream(struct kc_session *s, struct kc_chan *c, unsigned i
 				/* cannot write: the stream is no longer consumed, so its
 				 * writers drop and count; the rest waits for the final drain */
 				__atomic_store_n(&sc->consumed, first + (uint64_t)w, __ATOMIC_RELEASE);
+				s->unwritable++;
 				return n;
 			}
 			for (int b = w; b < nb; b++) /* final: counted, never skipped silently */
@@ -986,6 +989,7 @@ uint64_t kc_drain(struct kc_session *s, int final)
 
 	s->wake_seen = __atomic_load_n(&s->hdr->wake, __ATOMIC_SEQ_CST);
 	__atomic_fetch_add(&s->hdr->beat, 1, __ATOMIC_RELAXED); /* alive, not stuck */
+	s->unwritable = 0;
 	if (nchan > KT_SESSION_NCHAN)
 		nchan = KT_SESSION_NCHAN;
 	for (uint32_t idx = 0; idx < nchan; idx++) {
@@ -1005,14 +1009,18 @@ uint64_t kc_drain(struct kc_session *s, int final)
 			continue;
 		for (uint32_t i = 0; i < c->nstreams; i++)
 			n += drain_stream(s, c, i, last);
-		if (n)
-			__atomic_store_n(&s->hdr->stalled, 0, __ATOMIC_RELAXED);
 		if (state == KT_CHAN_ENDED) {
 			chan_done(s, idx);
 			chan_close(s, idx);
 			__atomic_store_n(&s->chan[idx].state, KT_CHAN_DRAINED, __ATOMIC_RELEASE);
 		}
 	}
+	/* a stream no longer copied (its file cannot be written): writers must
+	 * not wait for it; else writers wait again once something was copied */
+	if (s->unwritable)
+		__atomic_store_n(&s->hdr->stalled, 1, __ATOMIC_RELAXED);
+	else if (n)
+		__atomic_store_n(&s->hdr->stalled, 0, __ATOMIC_RELAXED);
 	return n;
 }
 

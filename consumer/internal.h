@@ -59,6 +59,7 @@ struct kc_session {
 	unsigned throttle_us;
 	int no_direct; /* $KTRACE_NO_DIRECT: buffered writes (for comparison) */
 	unsigned werr_said; /* stream files that could not be written (the first is reported) */
+	unsigned unwritable; /* streams kc_drain() skipped in this pass: their files cannot be written */
 };
 
 /* consumer.c */

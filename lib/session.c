@@ -247,7 +247,8 @@ int kt_session_wait(struct kt_session *s, const uint64_t *consumed, uint64_t nee
 	t0 = t = beat_t = check_t = kt_mono_ns();
 	while (__atomic_load_n(consumed, __ATOMIC_ACQUIRE) + nr <= need) {
 		struct timespec ts = { 0, nap };
-		int give_up = limit != KT_BLOCK_LIVE && t - t0 >= limit;
+		int give_up = limit != KT_BLOCK_LIVE ? t - t0 >= limit
+						     : __atomic_load_n(&s->hdr->stalled, __ATOMIC_RELAXED);
 
 		if (limit == KT_BLOCK_LIVE && t - check_t >= 16000000) {
 			uint32_t b = __atomic_load_n(&s->hdr->beat, __ATOMIC_RELAXED);

@@ -87,9 +87,12 @@
  * @waited_ns, @waits: time writers spent waiting for the consumer, and how
  *             many times they had to (atomic adds; reported at the end).
  * @timeouts:  waits that ended with the ring still full (records dropped).
- * @stalled:   set by a writer whose wait timed out, cleared by the consumer
- *             when it copies something: while set, writers drop at once
- *             (a dead consumer costs one timeout, not one per record).
+ * @stalled:   set by a writer whose wait timed out, or by the consumer
+ *             while a stream's file cannot be written (a full disk: it
+ *             stops copying that stream); cleared by the consumer when it
+ *             copies something and no stream is left uncopied: while set,
+ *             writers drop at once (a dead consumer costs one timeout, not
+ *             one per record).
  * @beat:      the consumer's heartbeat: incremented at every pass over
  *             the rings (at least every 20 ms while it consumes).
  * @dir:       the trace directory of `ktrace record -o` (NUL-terminated).

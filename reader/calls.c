@@ -312,7 +312,15 @@ int ktr_call_decode(struct ktr_trace *t, const struct ktr_rec *r, struct ktr_cal
 	}
 	if (ktr_callsite(t, c->index, &c->func, &c->site)) {
 		c->key = c->index;
+		if (!t->nmapgen || (t->cs_plain && t->cs_plain[c->index]))
+			return 1; /* known plain: no look-up per call */
 		call_gens(t, c);
+		if (c->key == c->index) { /* both addresses plain, at any time */
+			if (!t->cs_plain)
+				t->cs_plain = calloc(t->cs_avail, 1);
+			if (t->cs_plain)
+				t->cs_plain[c->index] = 1;
+		}
 	} else {
 		c->key = KTR_CALL_KEY_NONE;
 		bad_index(t, c->index);

@@ -229,6 +229,7 @@ struct ktr_trace {
 	int cs_state;          /* 0 not loaded, 1 usable, -1 missing or unusable */
 	uint64_t cs_hdr, cs_esize, cs_cap, cs_count, cs_avail; /* avail: entries in the file */
 	uint8_t *cs_reported;  /* one bit per index: bad entry already reported */
+	uint8_t *cs_plain;     /* per index: 1 = neither address is tagged by load generation (calls.c) */
 	int cs_far_reported;   /* an index beyond the table was reported */
 	int cs_short_reported; /* a CALL record without payload was reported */
 	struct ktr_pair2 *xpairs; /* interned inline pairs, key KTR_CALL_KEY_EXTRA + i */

@@ -452,6 +452,7 @@ void ktr_close(struct ktr_trace *t)
 	free(t->threads);
 	free(t->calib);
 	free(t->slope);
+	free(t->cs_plain);
 	for (size_t i = 0; i < t->nmaps; i++) {
 		free(t->maps[i].buildid);
 		free(t->maps[i].path);

@@ -186,6 +186,12 @@ static uint32_t min_depth_since(const struct othread *t, uint64_t seq)
 {
 	size_t lo = 0, hi = t->nms;
 
+	/* the items asked about are mostly recent: a few steps from the top first */
+	for (int k = 0; k < 4 && hi > 0 && t->ms[hi - 1].seq > seq; k++)
+		hi--;
+	if (hi == 0 || t->ms[hi - 1].seq <= seq)
+		return hi < t->nms ? t->ms[hi].depth : UINT32_MAX;
+
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -225,6 +231,7 @@ uint64_t ktr_outer_add(struct ktr_outer *o, const struct ktr_call *c, uint64_t k
 	struct olist *l;
 	struct oitem *it;
 	uint64_t nested = 0;
+	uint32_t mlast = UINT32_MAX; /* m() of the item before the new one, once known */
 
 	if (!t)
 		return c->dur_ns;
@@ -265,15 +272,27 @@ uint64_t ktr_outer_add(struct ktr_outer *o, const struct ktr_call *c, uint64_t k
 	 * one m(); merge them first, or a function called once per call of
 	 * its caller would keep an item per caller's call (memory as long
 	 * as the trace) */
-	while (l->n >= 2 && m_of(t, &l->it[l->n - 2]) == m_of(t, &l->it[l->n - 1]))
-		merge_last(l);
+	if (l->n) {
+		uint32_t m = m_of(t, &l->it[l->n - 1]); /* a merged item keeps the newer one's m() */
+
+		while (l->n >= 2 && m_of(t, &l->it[l->n - 2]) == m)
+			merge_last(l);
+		mlast = m;
+	}
 	it = &l->it[l->n++];
 	it->entry = c->entry_ns;
 	it->sum = c->dur_ns;
 	it->seq = t->seq;
 	it->depth = it->dmin = c->depth;
-	/* merge with older items that have the same open ancestors */
-	while (l->n >= 2 && m_of(t, &l->it[l->n - 2]) == c->depth)
+	/* merge with older items that have the same open ancestors (the
+	 * first one's m() is known from above) */
+	while (l->n >= 2) {
+		if (mlast == UINT32_MAX)
+			mlast = m_of(t, &l->it[l->n - 2]);
+		if (mlast != c->depth)
+			break;
 		merge_last(l);
+		mlast = UINT32_MAX;
+	}
 	return c->dur_ns > nested ? c->dur_ns - nested : 0;
 }
