@@ -64,12 +64,15 @@ struct othread {
 	size_t nms, capms;
 };
 
+#define OINL 2 /* items kept in the list's hash entry: one cache miss, not two, per call */
+
 struct olist {
 	uint64_t tkey; /* thread ordinal << 32 ... see list_of() */
 	uint64_t fkey;
 	int used;
-	struct oitem *it;
-	size_t n, cap;
+	uint32_t n, cap;
+	struct oitem *it; /* inl while cap <= OINL (set again after a rehash moved the entry) */
+	struct oitem inl[OINL];
 };
 
 struct ktr_outer {
@@ -92,7 +95,8 @@ void ktr_outer_free(struct ktr_outer *o)
 	for (size_t i = 0; i < o->capthr; i++)
 		free(o->thr[i].ms);
 	for (size_t i = 0; i < o->caplists; i++)
-		free(o->lists[i].it);
+		if (o->lists[i].cap > OINL)
+			free(o->lists[i].it);
 	free(o->thr);
 	free(o->lists);
 	free(o);
@@ -255,14 +259,20 @@ uint64_t ktr_outer_add(struct ktr_outer *o, const struct ktr_call *c, uint64_t k
 	l = list_of(o, t->ord, key);
 	if (!l)
 		return c->dur_ns;
+	if (l->cap <= OINL) {
+		l->it = l->inl;
+		l->cap = OINL;
+	}
 	while (l->n && l->it[l->n - 1].entry >= c->entry_ns && l->it[l->n - 1].dmin > c->depth)
 		nested += l->it[--l->n].sum;
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 4;
-		struct oitem *n = realloc(l->it, cap * sizeof(*n));
+		uint32_t cap = 2 * l->cap;
+		struct oitem *n = l->cap > OINL ? realloc(l->it, cap * sizeof(*n)) : malloc(cap * sizeof(*n));
 
 		if (!n) /* the call stays uncounted as a container: never negative */
 			return c->dur_ns > nested ? c->dur_ns - nested : 0;
+		if (l->cap <= OINL)
+			memcpy(n, l->inl, sizeof(l->inl));
 		l->it = n;
 		l->cap = cap;
 	}
