@@ -258,7 +258,7 @@ int kt_session_wait(struct kt_session *s, const uint64_t *consumed, uint64_t nee
 				beat = b;
 				beat_t = t;
 			}
-			give_up = t - beat_t >= KT_CONSUMER_STUCK_NS || !consumer_alive(s);
+			give_up = give_up || t - beat_t >= KT_CONSUMER_STUCK_NS || !consumer_alive(s);
 		}
 		if (give_up) {
 			__atomic_store_n(&s->hdr->stalled, 1, __ATOMIC_RELAXED);
