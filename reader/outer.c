@@ -26,13 +26,15 @@
  * records since), and two items with the same m have the same open
  * ancestors: they are merged into one (entry = the earlier, durations
  * added).  Hence at most one item per depth (once equal m() values are
- * merged: a record of another function can make them equal).  Exact
- * when a call left out of the trace has no recorded callee, as with a
- * mintime filter (tests/reader_outer.c); a funclist filter that leaves
+ * merged: a record of another function can make them equal).  m() is
+ * answered from a per-thread monotonic stack of (record number, depth):
+ * O(log depth) per query, O(depth) memory.
+ *
+ * Exact when a call left out of the trace has no recorded callee, as with
+ * a mintime filter (tests/reader_outer.c).  A funclist filter that leaves
  * out a caller P1 of F and records a later F call P2 at P1's depth may
  * merge an F under P1 with an F under P2 (nothing shows P1 returned), and
- * P2 then counts without taking the one under it back.  m() is answered from a per-thread monotonic stack of (record
- * number, depth): O(log depth) per query, O(depth) memory.
+ * P2 then counts without taking the one under it back.
  *
  * Not thread-safe (one builder per reader).
  */
@@ -64,15 +66,12 @@ struct othread {
 	size_t nms, capms;
 };
 
-#define OINL 2 /* items kept in the list's hash entry: one cache miss, not two, per call */
-
 struct olist {
 	uint64_t tkey; /* thread ordinal << 32 ... see list_of() */
 	uint64_t fkey;
 	int used;
-	uint32_t n, cap;
-	struct oitem *it; /* inl while cap <= OINL (set again after a rehash moved the entry) */
-	struct oitem inl[OINL];
+	struct oitem *it;
+	size_t n, cap;
 };
 
 struct ktr_outer {
@@ -95,8 +94,7 @@ void ktr_outer_free(struct ktr_outer *o)
 	for (size_t i = 0; i < o->capthr; i++)
 		free(o->thr[i].ms);
 	for (size_t i = 0; i < o->caplists; i++)
-		if (o->lists[i].cap > OINL)
-			free(o->lists[i].it);
+		free(o->lists[i].it);
 	free(o->thr);
 	free(o->lists);
 	free(o);
@@ -259,20 +257,14 @@ uint64_t ktr_outer_add(struct ktr_outer *o, const struct ktr_call *c, uint64_t k
 	l = list_of(o, t->ord, key);
 	if (!l)
 		return c->dur_ns;
-	if (l->cap <= OINL) {
-		l->it = l->inl;
-		l->cap = OINL;
-	}
 	while (l->n && l->it[l->n - 1].entry >= c->entry_ns && l->it[l->n - 1].dmin > c->depth)
 		nested += l->it[--l->n].sum;
 	if (l->n == l->cap) {
-		uint32_t cap = 2 * l->cap;
-		struct oitem *n = l->cap > OINL ? realloc(l->it, cap * sizeof(*n)) : malloc(cap * sizeof(*n));
+		size_t cap = l->cap ? 2 * l->cap : 4;
+		struct oitem *n = realloc(l->it, cap * sizeof(*n));
 
 		if (!n) /* the call stays uncounted as a container: never negative */
 			return c->dur_ns > nested ? c->dur_ns - nested : 0;
-		if (l->cap <= OINL)
-			memcpy(n, l->inl, sizeof(l->inl));
 		l->it = n;
 		l->cap = cap;
 	}

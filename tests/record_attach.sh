@@ -326,6 +326,10 @@ for b in "inst -finstrument-functions" "fentry -pg -mfentry" "patchable -fpatcha
 	ipid=$!
 	exec 6>in4
 	lines out4 1
+	# the last round's e is gone first: `2>e &` truncates it only once the
+	# background shell runs, and `has` must not find the old round's line
+	# (seen in CI under load: e empty when checked)
+	rm -f e
 	"$KTRACE" record -p "$ipid" -o "tr-$name" 2>e &
 	rec=$!
 	has e "attached to process"
