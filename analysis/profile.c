@@ -190,6 +190,16 @@ static int count_call(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ctr
 	return sort_call(q, c, local, fi);
 }
 
+/* Record @r decoded into *@c if it is a CALL record (counted in *@call_records) that the selection keeps. */
+static int selected_call(struct ka_profile_priv *q, const struct ktr_rec *r, struct ktr_call *c,
+			 uint64_t *call_records)
+{
+	if (!ktr_call_decode(q->t, r, c))
+		return 0;
+	(*call_records)++;
+	return !q->o.want_call || q->o.want_call(q->o.arg, c);
+}
+
 /* A gap of the application's streams: counted, and handed to the sorter. */
 static int count_gap(struct ka_profile *p, const struct ktr_rec *r)
 {
@@ -217,8 +227,10 @@ static int count_gap(struct ka_profile *p, const struct ktr_rec *r)
 
 struct pitem {
 	int gap; /* 0: call c; 1: gap r */
-	struct ktr_call c;
-	struct ktr_rec r;
+	union {
+		struct ktr_call c;
+		struct ktr_rec r;
+	};
 };
 
 struct pipe {
@@ -264,12 +276,8 @@ static void *pipe_reader(void *arg)
 				b[n++].r = r;
 				continue;
 			}
-			if (!ktr_call_decode(q->t, &r, &b[n].c))
-				continue;
-			pp->call_records++;
-			if (q->o.want_call && !q->o.want_call(q->o.arg, &b[n].c))
-				continue;
-			b[n++].gap = 0;
+			if (selected_call(q, &r, &b[n].c, &pp->call_records))
+				b[n++].gap = 0;
 		}
 		pthread_mutex_lock(&pp->mu);
 		pp->n[slot] = n;
@@ -341,47 +349,47 @@ static int read_piped(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ctr
 	return rc;
 }
 
+/* ka_profile_read() on the caller's thread (kernel events, or $KTRACE_ONE_THREAD). */
+static int read_one(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ctree *ct_on,
+		    struct ktr_outer *outer, struct ka_progress *prog)
+{
+	struct ka_profile_priv *q = p->priv;
+	struct ktr_rec r;
+	struct ktr_call c;
+	int rc = 0;
+
+	while (!rc && ktr_next(q->t, &r)) {
+		p->records++;
+		ka_progress_rec(prog, &r);
+		if (q->sched && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT)) {
+			/* a kernel event: only the context switches matter here */
+			ka_tasks_feed(q->tasks, &r);
+			ktr_sched_feed(q->sched, q->t, &r);
+			if (r.kind == KTR_GAP && r.gap != KTR_GAP_CORRUPT)
+				p->klost += r.count;
+			continue;
+		}
+		if (r.kind == KTR_GAP)
+			rc = count_gap(p, &r);
+		else if (selected_call(q, &r, &c, &p->call_records))
+			rc = count_call(p, ct, ct_on, outer, &c);
+	}
+	return rc;
+}
+
 int ka_profile_read(struct ka_profile *p)
 {
 	struct ka_profile_priv *q = p->priv;
 	struct ktr_ctree *ct = ktr_ctree_new(), *ct_on = ktr_ctree_new();
 	struct ktr_outer *outer = ktr_outer_new();
 	struct ka_progress *prog = ka_progress_start(q->t, q->o.cmd, 0);
-	struct ktr_rec r;
-	struct ktr_call c;
-	int rc = 0;
+	int rc = -ENOMEM;
 
-	if (!ct || !ct_on || !outer)
-		rc = -ENOMEM;
 	/* kernel events need the trace in the counting half: one thread then */
-	if (!rc && !q->sched && !getenv("KTRACE_ONE_THREAD"))
-		rc = read_piped(p, ct, ct_on, outer, prog);
-	else if (!rc)
-		rc = 1;
-	if (rc == 1) { /* one thread */
-		rc = 0;
-		while (!rc && ktr_next(q->t, &r)) {
-			p->records++;
-			ka_progress_rec(prog, &r);
-			if (q->sched && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT)) {
-				/* a kernel event: only the context switches matter here */
-				ka_tasks_feed(q->tasks, &r);
-				ktr_sched_feed(q->sched, q->t, &r);
-				if (r.kind == KTR_GAP && r.gap != KTR_GAP_CORRUPT)
-					p->klost += r.count;
-				continue;
-			}
-			if (r.kind == KTR_GAP) {
-				rc = count_gap(p, &r);
-				continue;
-			}
-			if (!ktr_call_decode(q->t, &r, &c))
-				continue;
-			p->call_records++;
-			if (q->o.want_call && !q->o.want_call(q->o.arg, &c))
-				continue;
-			rc = count_call(p, ct, ct_on, outer, &c);
-		}
+	if (ct && ct_on && outer) {
+		rc = q->sched || getenv("KTRACE_ONE_THREAD") ? 1 : read_piped(p, ct, ct_on, outer, prog);
+		if (rc == 1) /* (also when no thread could start) */
+			rc = read_one(p, ct, ct_on, outer, prog);
 	}
 	ka_progress_end(prog);
 	ktr_ctree_free(ct);
