@@ -193,8 +193,7 @@ static const char *file_hint(const char *path)
 	if (dot && (!strcmp(dot, ".pftrace") || !strcmp(dot, ".perfetto-trace") || !strcmp(dot, ".pb")))
 		return "a Perfetto trace (an export: open it in ui.perfetto.dev or trace_processor); "
 		       "ktrace reads the trace directory it came from";
-	if ((!strncmp(base, "trace", 5) || !strncmp(base, "cpu", 3)) &&
-	    base[strncmp(base, "cpu", 3) ? 5 : 3] >= '0' && base[strncmp(base, "cpu", 3) ? 5 : 3] <= '9')
+	if ((!strncmp(base, "trace", 5) || !strncmp(base, "cpu", 3)) && ksf_trace_name(base, 0)) /* traceN, cpuN */
 		return "a stream file of a trace: give the directory that holds it";
 	return "a file, not a trace directory (the directory ktrace record, ktrace read or ktrace kft wrote)";
 }
