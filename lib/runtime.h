@@ -98,8 +98,8 @@
  * the writer waits for the consumer, polling `consumed` for at most the
  * session's block_ns (kt_session_wait(); by default as long as the
  * consumer holds its lock on the session file and its heartbeat moves),
- * then drops and counts; its
- * current sub-buffer stays open (its `lost` grows) until the ring frees.
+ * then drops and counts; its current sub-buffer stays open (its `lost`
+ * grows) until the ring frees.
  * The consumer is woken (futex on the session's wake word, only if it
  * sleeps) when half a ring is ready, when a ring is full, and at each
  * shared sub-buffer switch.
