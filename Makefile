@@ -81,6 +81,8 @@ PB_CFLAGS := $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 PB_LIBS := $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
 # libaudit names system calls by number for the recording machine (analysis/syscalls.c)
 AUDIT_LIBS := $(shell pkg-config --libs audit 2>/dev/null || echo -laudit)
+# compressed frames (reader/zframe.c): the consumer writes them, every reader reads them
+ZSTD_LIBS := $(shell pkg-config --libs libzstd 2>/dev/null || echo -lzstd)
 PB_DIR := third_party/perfetto
 PB_PROTOS := $(patsubst $(PB_DIR)/%,%,$(shell find $(PB_DIR)/protos -name '*.proto' | sort))
 PB_OBJ := $(patsubst %.proto,$(B)/gen/%.pb-c.o,$(PB_PROTOS))
@@ -110,6 +112,8 @@ READER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(READER_SRC))
 READER_OBJ += $(B)/obj/lib/safefile.o
 CLI_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRC))
 CONSUMER_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(CONSUMER_SRC))
+# the consumer encodes the frames the reader decodes: one codec, in both archives
+CONSUMER_OBJ += $(B)/obj/reader/zframe.o
 KCLIENT_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(KCLIENT_SRC))
 FORMATS_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(FORMATS_SRC))
 ANALYSIS_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(ANALYSIS_SRC))
@@ -178,7 +182,7 @@ $(ANALYSISA): $(ANALYSIS_OBJ)
 	ar rcs $@ $^
 
 $(KTRACE): $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(TRACECMD_LIBS) $(TRACEFS_LIBS) $(JSON_LIBS) $(BT2_LIBS) $(PB_LIBS) $(AUDIT_LIBS) $(LDLIBS) -ldl -lm
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(ZSTD_LIBS) $(TRACECMD_LIBS) $(TRACEFS_LIBS) $(JSON_LIBS) $(BT2_LIBS) $(PB_LIBS) $(AUDIT_LIBS) $(LDLIBS) -ldl -lm
 $(B)/obj/kclient/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 $(B)/obj/kclient/tracedat.o: CPPFLAGS += $(TRACECMD_CFLAGS)
 $(B)/obj/formats/ctf.o: CPPFLAGS += $(BT2_CFLAGS)
@@ -201,15 +205,15 @@ $(B)/examples/%: examples/%.c $(LIBA)
 
 # Tests: C tests link the static runtime and the reader; shell tests are
 # linked into place.  They find the tree through KTRACE_BUILD / KTRACE_SRC.
-$(B)/tests/%.t: tests/%.c tests/tap.h $(LIBA) $(READERA)
+$(B)/tests/%.t: tests/%.c tests/tap.h tests/walk.h $(LIBA) $(READERA)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(READERA) $(LIBA) $(DW_LIBS) $(LDFLAGS) $(LDLIBS) -ldl -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(READERA) $(LIBA) $(DW_LIBS) $(ZSTD_LIBS) $(LDFLAGS) $(LDLIBS) -ldl -lm
 $(B)/tests/%.t: tests/%.sh
 	@mkdir -p $(dir $@)
 	ln -sf ../../$< $@
-$(B)/tests/helpers/%: tests/helpers/%.c $(LIBA)
+$(B)/tests/helpers/%: tests/helpers/%.c $(LIBA) $(READERA)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIBA) $(LDFLAGS) $(LDLIBS) -ldl
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(READERA) $(LIBA) $(ZSTD_LIBS) $(LDFLAGS) $(LDLIBS) -ldl
 
 # prove runs JOBS tests at once (default: one per CPU; V=1: one at a time,
 # verbose); those whose header says "test: serial" (they arm the host

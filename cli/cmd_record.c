@@ -73,6 +73,7 @@
 #include "lib/runtime.h"
 #include "lib/safefile.h"
 #include "lib/session.h"
+#include "reader/zframe.h"
 
 #define CMD "record"
 
@@ -84,6 +85,7 @@ struct record {
 	const char *config, *out, *bufsize, *bufnr, *threads;
 	int flight, quiet, locks, nolibcall, kernel;
 	uint64_t block_ns, wait_ns; /* --block-timeout; --wait (~0: until they exit) */
+	int zon, zlevel;            /* --compress */
 	pid_t attach;               /* -p: a running process (cli/record_attach.c) */
 	uint64_t duration_ns;       /* --duration (0: until Ctrl-C or its end) */
 	struct krec_opts kopts;
@@ -99,7 +101,7 @@ struct record {
 };
 
 enum { OPT_CONFIG = CLI_OPT_LONG, OPT_FLIGHT, OPT_THREADS, OPT_BLOCK, OPT_LOCKS, OPT_NOLIBCALL, OPT_WAIT,
-       OPT_KERNEL, OPT_KBUF, OPT_DURATION, OPT_LIB };
+       OPT_KERNEL, OPT_KBUF, OPT_DURATION, OPT_LIB, OPT_COMPRESS };
 
 static const struct cli_opt opts[] = {
 	CLI_OPT_TEXT("What to keep (as uftrace's options; FUNC may be a pattern: 'btree*'):"),
@@ -140,6 +142,10 @@ static const struct cli_opt opts[] = {
 		"behind), wait up to TIME for it before dropping\n"
 		"records (default: as long as the consumer runs\n"
 		"and copies; 0: drop at once)"),
+	CLI_OPT("compress", OPT_COMPRESS, "zstd[:LEVEL]|none",
+		"how the consumer writes DIR's streams: zstd\n"
+		"frames (default, level 1; LEVEL -7..19, lower is\n"
+		"faster) or none (16 bytes a call); readers take both"),
 	CLI_OPT("threads", OPT_THREADS, "N", "thread streams (default 2 x CPUs); more threads\n"
 					      "share one stream"),
 	CLI_OPT_FLAG("no-libcall", OPT_NOLIBCALL, struct record, nolibcall,
@@ -591,6 +597,25 @@ static int take_option(void *ctx, int key, const char *arg)
 			return 2;
 		}
 		return 0;
+	case OPT_COMPRESS: {
+		char *end;
+		long lv = KZ_LEVEL_DEFAULT;
+
+		if (!strcmp(arg, "none")) {
+			r->zon = 0;
+			return 0;
+		}
+		if (strncmp(arg, "zstd", 4) || (arg[4] && arg[4] != ':') ||
+		    (arg[4] == ':' && ((lv = strtol(arg + 5, &end, 10)), end == arg + 5 || *end ||
+				       lv < KZ_LEVEL_MIN || lv > KZ_LEVEL_MAX))) {
+			cli_error(CMD, "option '--compress' needs zstd, zstd:LEVEL (LEVEL %d..%d) or none, "
+				       "not '%s'", KZ_LEVEL_MIN, KZ_LEVEL_MAX, arg);
+			return 2;
+		}
+		r->zon = 1;
+		r->zlevel = (int)lv;
+		return 0;
+	}
 	case OPT_KERNEL: {
 		uint8_t sel[KTRACE_LKST_MAX_ID];
 		char err[256];
@@ -854,6 +879,7 @@ static int start_session(struct record *r)
 	if (delay) /* testing aid: a consumer slowed on purpose */
 		kc_set_throttle(r->sess, (unsigned)atoi(delay));
 	kc_set_block(r->sess, r->block_ns);
+	kc_set_compress(r->sess, r->zon, r->zlevel);
 	kick_sess = r->sess;
 	rec_dir = r->dir;
 	rec_report_open(&r->rep);
@@ -1175,6 +1201,8 @@ static int run(int argc, char **argv)
 	memset(r, 0, sizeof(*r));
 	r->out = "ktrace.data";
 	r->block_ns = KT_BLOCK_LIVE; /* every call kept: wait while the consumer lives */
+	r->zon = 1;                  /* zstd frames: a third of the bytes (docs/PERFORMANCE.md) */
+	r->zlevel = KZ_LEVEL_DEFAULT;
 	r->wait_ns = ~(uint64_t)0;
 	r->rep = (struct rec_report){ -1, -1 };
 	/* library calls: on unless --no-libcall or KTRACE_LIBCALL=0 (the runtime's knob) */

@@ -43,6 +43,9 @@
 #include "consumer/internal.h"
 #include "lib/runtime.h"
 #include "lib/safefile.h"
+#include "reader/zframe.h"
+
+#define KC_BATCH 16 /* sub-buffers per write (and per frame) */
 
 void kc_error(struct kc_session *s, const char *fmt, ...)
 {
@@ -84,6 +87,8 @@ static int kc_map(struct kc_session *s)
 		return -ENOMEM;
 	kt_calib_pair(&s->calib_raw, &s->calib_ns);
 	s->no_direct = getenv("KTRACE_NO_DIRECT") != NULL;
+	s->zon = 1; /* frames, as `ktrace record` writes by default (read --recover too) */
+	s->zlevel = KZ_LEVEL_DEFAULT;
 	return 0;
 }
 
@@ -259,6 +264,12 @@ void kc_set_throttle(struct kc_session *s, unsigned us)
 	s->throttle_us = us;
 }
 
+void kc_set_compress(struct kc_session *s, int on, int level)
+{
+	s->zon = on != 0;
+	s->zlevel = level;
+}
+
 void kc_set_block(struct kc_session *s, uint64_t ns)
 {
 	__atomic_store_n(&s->hdr->block_ns, ns, __ATOMIC_RELAXED);
@@ -343,9 +354,12 @@ static void chan_close(struct kc_session *s, unsigned idx)
 			close(c->st[i].fd);
 		if (c->st[i].ring)
 			munmap((void *)c->st[i].ring, (size_t)c->bs * c->nr);
+		free(c->st[i].units);
 	}
 	free(c->st);
 	c->st = NULL;
+	kz_enc_free(c->zenc);
+	c->zenc = NULL;
 	if (c->ctl)
 		munmap(c->ctl, c->ctl_len);
 	c->ctl = NULL;
@@ -357,31 +371,111 @@ static void chan_close(struct kc_session *s, unsigned idx)
 
 static uint64_t subbuf_records(const struct kc_chan *c, unsigned i, const struct ktrace_subbuf *h);
 
+/* Note a unit (slot or frame) written at file offset @off (for kc_make_room()). */
+static void push_unit(struct kc_stream *k, uint64_t off)
+{
+	if (k->nunits == k->capunits) {
+		size_t n = k->capunits ? 2 * k->capunits : 64;
+		uint64_t *u = realloc(k->units, n * sizeof(*u));
+
+		if (!u)
+			return; /* kc_make_room() then frees less */
+		k->units = u;
+		k->capunits = n;
+	}
+	k->units[k->nunits++] = off;
+}
+
+/* A unit of a stream file, as read_unit() found it. */
+struct kc_unit {
+	uint64_t len, nsub, records, first_seq, last_seq;
+};
+
+/* Bytes read_unit() needs: a slot, or a frame's header and entries. */
+static size_t unit_buf_size(const struct kc_chan *c)
+{
+	size_t z = KTRACE_ZFRAME_HDR_SIZE + KTRACE_ZFRAME_MAX * KTRACE_ZENTRY_SIZE;
+
+	z = (z + 4095) & ~(size_t)4095;
+	return c->bs > z ? c->bs : z;
+}
+
+/*
+ * The unit at offset @off of stream @i's file @fd of @size bytes: a slot
+ * (buf-size bytes) or a frame, read into @buf (unit_buf_size() bytes,
+ * 4096-aligned: @fd may be O_DIRECT).  Return: its length in bytes with
+ * *@u filled, or 0 if no whole valid unit starts there.
+ */
+static uint64_t read_unit(const struct kc_chan *c, unsigned i, int fd, uint8_t *buf, uint64_t off,
+			  uint64_t size, struct kc_unit *u)
+{
+	const struct ktrace_subbuf *h = (const struct ktrace_subbuf *)buf;
+	const struct ktrace_zframe *f = (const struct ktrace_zframe *)buf;
+	size_t want = unit_buf_size(c);
+	ssize_t got;
+	char why[160];
+
+	if (off >= size)
+		return 0;
+	if (want > size - off)
+		want = (size_t)((size - off + 4095) & ~(uint64_t)4095);
+	got = pread(fd, buf, want, (off_t)off);
+	if (got < (ssize_t)sizeof(*f))
+		return 0;
+	memset(u, 0, sizeof(*u));
+	if (h->magic == KTRACE_SUBBUF_MAGIC) {
+		if ((uint64_t)got < c->bs || h->hdr_size < 64 || h->used > c->bs - 64)
+			return 0;
+		u->nsub = 1;
+		u->records = subbuf_records(c, i, h);
+		u->first_seq = u->last_seq = h->seq;
+		return u->len = c->bs;
+	}
+	if (kz_check_frame(f, size - off, why, sizeof(why)) ||
+	    (uint64_t)got < f->hdr_size + (uint64_t)f->nsub * f->entry_size)
+		return 0;
+	for (uint32_t k = 0; k < f->nsub; k++) {
+		const struct ktrace_zentry *e = (const struct ktrace_zentry *)(buf + f->hdr_size +
+									     (size_t)k * f->entry_size);
+
+		if (e->hdr.magic != KTRACE_SUBBUF_MAGIC)
+			return 0;
+		if (!k)
+			u->first_seq = e->hdr.seq;
+		if (e->hdr.seq > u->last_seq)
+			u->last_seq = e->hdr.seq;
+		u->records += e->records;
+	}
+	u->nsub = f->nsub;
+	return u->len = f->len;
+}
+
 /*
  * The end of the valid part of stream @i's file @fd (recovery): after the
- * last slot whose sub-buffer's sequence number is below @consumed; the
- * slots and records before it are counted into the stream's totals.
+ * last unit whose sub-buffers' sequence numbers are all below @consumed;
+ * the units and records before it are counted into the stream's totals.
  */
 static uint64_t valid_end(struct kc_chan *c, unsigned i, int fd, uint64_t consumed,
 			  uint64_t *next_seq)
 {
 	struct kc_stream *k = &c->st[i];
-	uint64_t bs = c->bs, off = 0;
-	struct ktrace_subbuf *h;
+	uint64_t off = 0, len;
+	struct kc_unit u;
 	struct stat st;
+	uint8_t *buf;
 
 	*next_seq = 0;
-	if (fstat(fd, &st) < 0 || posix_memalign((void **)&h, 4096, bs))
+	if (fstat(fd, &st) < 0 || posix_memalign((void **)&buf, 4096, unit_buf_size(c)))
 		return 0;
-	for (; off + bs <= (uint64_t)st.st_size; off += bs) {
-		if (pread(fd, h, bs, (off_t)off) != (ssize_t)bs || h->magic != KTRACE_SUBBUF_MAGIC ||
-		    h->hdr_size < 64 || h->used > bs - 64 || h->seq >= consumed)
-			break;
-		*next_seq = h->seq + 1;
-		k->subbufs++;
-		k->records += subbuf_records(c, i, h);
+	while ((len = read_unit(c, i, fd, buf, off, (uint64_t)st.st_size, &u)) &&
+	       u.last_seq < consumed) {
+		*next_seq = u.last_seq + 1;
+		k->subbufs += u.nsub;
+		k->records += u.records;
+		push_unit(k, off);
+		off += len;
 	}
-	free(h);
+	free(buf);
 	return off;
 }
 
@@ -432,18 +526,16 @@ static int stream_file(struct kc_session *s, struct kc_chan *c, unsigned i)
 }
 
 /*
- * Write @n whole slots (@iov) at the end of stream @i's file.  A short write
- * (a full disk) keeps the whole slots it wrote.  The first failure of a
- * stream is reported (once: k->werr); the caller counts what was not written.
- * Return: slots written, 0..@n.
+ * Write @len bytes (@iov, @n of them) at the end of stream @i's file.  The
+ * first failure of a stream (a full disk: a short write) is reported once
+ * (k->werr); the caller counts what was not written.
+ * Return: bytes written, 0..@len.
  */
-static int write_slots(struct kc_session *s, struct kc_chan *c, unsigned i, struct iovec *iov,
-		       int n)
+static size_t put(struct kc_session *s, struct kc_chan *c, unsigned i, const struct iovec *iov,
+		  int n, size_t len)
 {
 	struct kc_stream *k = &c->st[i];
-	size_t len = (size_t)n * c->bs;
 	ssize_t w;
-	int done;
 
 	if (stream_file(s, c, i) < 0)
 		return 0;
@@ -454,32 +546,93 @@ static int write_slots(struct kc_session *s, struct kc_chan *c, unsigned i, stru
 		fcntl(k->fd, F_SETFL, 0);
 		w = pwritev(k->fd, iov, n, (off_t)k->fsize);
 	}
-	if (w == (ssize_t)len) {
-		k->fsize += len;
-		s->stats.bytes += len;
-		return n;
-	}
-	{
+	if (w == (ssize_t)len)
+		return len;
+	if (!k->werr) {
 		int e = w >= 0 ? ENOSPC : errno; /* a short write: the disk is full */
 
-		done = w > 0 ? (int)((size_t)w / c->bs) : 0;
-		k->fsize += (uint64_t)done * c->bs;
-		s->stats.bytes += (uint64_t)done * c->bs;
-		if (ftruncate(k->fd, (off_t)k->fsize) < 0) {
-			/* the reader reports the torn tail */
-		}
-		if (!k->werr) {
-			k->werr = e;
-			if (!s->werr_said++) { /* once: the summary names it again with the count */
-				kc_error(s, "%s/trace%u: cannot write: %s (what is not written is counted "
-					    "as dropped)", c->dir, i, strerror(e));
-				s->stats.werr = e;
-				s->stats.werr_dir = c->dir;
-				s->stats.werr_stream = i;
-			}
+		k->werr = e;
+		if (!s->werr_said++) { /* once: the summary names it again with the count */
+			kc_error(s, "%s/trace%u: cannot write: %s (what is not written is counted "
+				    "as dropped)", c->dir, i, strerror(e));
+			s->stats.werr = e;
+			s->stats.werr_dir = c->dir;
+			s->stats.werr_stream = i;
 		}
 	}
+	return w > 0 ? (size_t)w : 0;
+}
+
+/* Bookkeeping of a unit of @len bytes holding @nsub sub-buffers written at the file's end. */
+static void wrote_unit(struct kc_session *s, struct kc_chan *c, unsigned i, uint64_t len,
+		       unsigned nsub)
+{
+	struct kc_stream *k = &c->st[i];
+
+	push_unit(k, k->fsize);
+	k->fsize += len;
+	s->stats.bytes += len;
+	s->stats.raw_bytes += (uint64_t)nsub * c->bs;
+}
+
+/*
+ * Write @n whole slots (@iov) at the end of stream @i's file.  A short
+ * write (a full disk) keeps the whole slots it wrote.
+ * Return: slots written, 0..@n.
+ */
+static int write_slots(struct kc_session *s, struct kc_chan *c, unsigned i, struct iovec *iov,
+		       int n)
+{
+	size_t w = put(s, c, i, iov, n, (size_t)n * c->bs);
+	int done = (int)(w / c->bs);
+
+	for (int b = 0; b < done; b++)
+		wrote_unit(s, c, i, c->bs, 1);
+	if (done < n && c->st[i].fd >= 0 && ftruncate(c->st[i].fd, (off_t)c->st[i].fsize) < 0) {
+		/* the reader reports the torn tail */
+	}
 	return done;
+}
+
+/*
+ * Write sub-buffers @iov[0..@n) (closed, at most KC_BATCH) at the end of
+ * stream @i's file: one compressed frame (kc_set_compress()), or slots.
+ * A frame is written whole or not at all.  Return: sub-buffers written.
+ */
+static int write_units(struct kc_session *s, struct kc_chan *c, unsigned i, struct iovec *iov,
+		       int n)
+{
+	const struct ktrace_subbuf *sb[KC_BATCH];
+	uint32_t records[KC_BATCH];
+	const uint8_t *out;
+	struct iovec v;
+	size_t len;
+
+	if (!s->zon || n > KC_BATCH)
+		return write_slots(s, c, i, iov, n);
+	if (!c->zenc && !(c->zenc = kz_enc_new(s->zlevel, c->bs, KC_BATCH))) {
+		kc_error(s, "%s: cannot set up zstd level %d (out of memory): writing uncompressed",
+			 c->dir, s->zlevel);
+		s->zon = 0;
+		return write_slots(s, c, i, iov, n);
+	}
+	for (int b = 0; b < n; b++) {
+		sb[b] = iov[b].iov_base;
+		records[b] = (uint32_t)subbuf_records(c, i, sb[b]);
+	}
+	len = kz_frame(c->zenc, sb, records, (unsigned)n, &out, NULL);
+	if (!len) /* a header the encoder refuses (never one the consumer closed) */
+		return write_slots(s, c, i, iov, n);
+	v.iov_base = (void *)out;
+	v.iov_len = len;
+	if (put(s, c, i, &v, 1, len) != len) {
+		if (c->st[i].fd >= 0 && ftruncate(c->st[i].fd, (off_t)c->st[i].fsize) < 0) {
+			/* the reader reports the torn frame */
+		}
+		return 0;
+	}
+	wrote_unit(s, c, i, len, (unsigned)n);
+	return n;
 }
 
 uint64_t kc_count_records(const uint8_t *p, uint64_t len, int ctx)
@@ -528,10 +681,10 @@ int kc_append(struct kc_session *s, struct kc_chan *c, unsigned i, const void *b
 	memset((char *)slot + len, 0, c->bs - len);
 	iov.iov_base = slot;
 	iov.iov_len = c->bs;
-	rc = write_slots(s, c, i, &iov, 1) == 1 ? 0 : -1;
+	rc = write_units(s, c, i, &iov, 1) == 1 ? 0 : -1;
 	if (rc < 0) {
 		/* a second try after making room (the disk is full) */
-		if (kc_make_room(s, c, c->bs) && write_slots(s, c, i, &iov, 1) == 1)
+		if (kc_make_room(s, c, c->bs) && write_units(s, c, i, &iov, 1) == 1)
 			rc = 0;
 	}
 	if (rc == 0) {
@@ -545,56 +698,53 @@ int kc_append(struct kc_session *s, struct kc_chan *c, unsigned i, const void *b
 }
 
 /*
- * Remove the newest slot of the stream of @c with the most slots written
- * (not the shared stream's appended unfinished calls first: any stream):
- * its records are counted as not written.  Return: bytes freed (0: none).
+ * Remove the newest unit (slot or frame) of the stream of @c with the most
+ * bytes written (not the shared stream's appended unfinished calls first:
+ * any stream): its records are counted as not written.
+ * Return: bytes freed (0: none).
  */
-static uint64_t drop_newest_slot(struct kc_session *s, struct kc_chan *c)
+static uint64_t drop_newest_unit(struct kc_session *s, struct kc_chan *c)
 {
 	unsigned best = ~0u;
-	struct ktrace_subbuf *h;
-	uint64_t most = 0;
+	uint64_t most = 0, at, freed;
+	struct kc_stream *k;
+	struct kc_unit u;
+	uint8_t *buf;
 
 	for (uint32_t i = 0; c->st && i < c->nstreams; i++)
-		if (c->st[i].fd >= 0 && c->st[i].fsize / c->bs > most) {
-			most = c->st[i].fsize / c->bs;
+		if (c->st[i].fd >= 0 && c->st[i].nunits && c->st[i].fsize > most) {
+			most = c->st[i].fsize;
 			best = i;
 		}
-	if (best == ~0u || posix_memalign((void **)&h, 4096, c->bs))
+	if (best == ~0u || posix_memalign((void **)&buf, 4096, unit_buf_size(c)))
 		return 0;
-	{
-		struct kc_stream *k = &c->st[best];
-		off_t at = (off_t)(k->fsize - c->bs);
-
-		if (pread(k->fd, h, c->bs, at) != (ssize_t)c->bs || ftruncate(k->fd, at) < 0) {
-			free(h);
-			return 0;
-		}
-		k->fsize -= c->bs;
-		if (h->magic == KTRACE_SUBBUF_MAGIC) {
-			uint64_t n = subbuf_records(c, best, h);
-
-			k->unwritten += n;
-			k->unwritten_subbufs++;
-			if (h->seq + 1 == k->next_seq)
-				k->next_seq = h->seq; /* an append reuses its number: no gap */
-			if (k->subbufs)
-				k->subbufs--;
-			k->records -= n <= k->records ? n : k->records;
-			s->stats.records -= n <= s->stats.records ? n : s->stats.records;
-			if (s->stats.subbufs)
-				s->stats.subbufs--;
-		}
+	k = &c->st[best];
+	at = k->units[k->nunits - 1];
+	if (!read_unit(c, best, k->fd, buf, at, k->fsize, &u) || ftruncate(k->fd, (off_t)at) < 0) {
+		free(buf);
+		return 0;
 	}
-	free(h);
-	return c->bs;
+	free(buf);
+	freed = k->fsize - at;
+	k->fsize = at;
+	k->nunits--;
+	k->unwritten += u.records;
+	k->unwritten_subbufs += u.nsub;
+	if (u.last_seq + 1 == k->next_seq)
+		k->next_seq = u.first_seq; /* an append reuses their numbers: no gap */
+	k->subbufs -= u.nsub <= k->subbufs ? u.nsub : k->subbufs;
+	k->records -= u.records <= k->records ? u.records : k->records;
+	s->stats.records -= u.records <= s->stats.records ? u.records : s->stats.records;
+	s->stats.subbufs -= u.nsub <= s->stats.subbufs ? u.nsub : s->stats.subbufs;
+	s->stats.raw_bytes -= u.nsub * c->bs <= s->stats.raw_bytes ? u.nsub * c->bs : s->stats.raw_bytes;
+	return freed;
 }
 
 uint64_t kc_make_room(struct kc_session *s, struct kc_chan *c, uint64_t need)
 {
 	uint64_t freed = 0, f;
 
-	while (freed < need + 65536 && (f = drop_newest_slot(s, c)))
+	while (freed < need + 65536 && (f = drop_newest_unit(s, c)))
 		freed += f;
 	if (freed)
 		s->stats.bytes -= freed <= s->stats.bytes ? freed : s->stats.bytes;
@@ -720,8 +870,6 @@ uint8_t *kc_ring(struct kc_session *s, struct kc_chan *c, unsigned i)
 	return k->ring;
 }
 
-#define KC_BATCH 16 /* slots per write */
-
 /* Copy what stream @i of @c has ready.  Return: sub-buffers copied. */
 static uint64_t drain_stream(struct kc_session *s, struct kc_chan *c, unsigned i, int final)
 {
@@ -756,7 +904,7 @@ static uint64_t drain_stream(struct kc_session *s, struct kc_chan *c, unsigned i
 		}
 		/* flush the batch [first, first + nb) */
 		if (nb) {
-			int w = write_slots(s, c, i, iov, nb);
+			int w = write_units(s, c, i, iov, nb);
 
 			for (int b = 0; b < w; b++)
 				copied(s, c, i, first + (uint64_t)b);
@@ -1064,6 +1212,11 @@ void kc_report(struct kc_session *s, const char *cmd)
 		(double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
 			((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6,
 		(double)ru.ru_maxrss / 1024);
+	if (st->bytes && st->raw_bytes && s->zon)
+		fprintf(stderr, "ktrace %s: compressed (zstd level %d): %.1f MB as %.1f MB of sub-buffers, "
+				"%.2f bytes a record\n",
+			cmd, s->zlevel, (double)st->bytes / 1e6, (double)st->raw_bytes / 1e6,
+			st->records ? (double)st->bytes / (double)st->records : 0.0);
 	if (st->waits || st->timeouts)
 		fprintf(stderr, "ktrace %s: the program waited %.3f ms for the consumer, %llu times%s\n",
 			cmd, (double)st->waited_ns / 1e6, (unsigned long long)(st->waits + st->timeouts),

@@ -82,6 +82,7 @@ struct kc_loss {
  */
 struct kc_stats {
 	uint64_t subbufs, bytes, records, dropped, overwritten, unfinished, unwritten, noring;
+	uint64_t raw_bytes; /* what the written sub-buffers take as slots (bytes: bs each) */
 	uint64_t detach_unfinished;
 	int werr;
 	const char *werr_dir;
@@ -253,6 +254,19 @@ void kc_close(struct kc_session *s, int remove);
  * stop waiting until the consumer copies something again.
  */
 void kc_set_block(struct kc_session *s, uint64_t ns);
+
+/**
+ * kc_set_compress() - with @on, write the sub-buffers in compressed frames
+ * (include/ktrace/format.h, struct ktrace_zframe): each batch of up to 16
+ * ready sub-buffers of a stream becomes one frame, each sub-buffer split
+ * into columns and compressed with zstd at @level (KZ_LEVEL_MIN..
+ * KZ_LEVEL_MAX, reader/zframe.h), on the consumer's thread; without:
+ * slots of buf-size bytes.  A session created or opened (kc_create(),
+ * kc_open(): `read --recover`) writes frames at level 1 until told
+ * otherwise.  A file a dead consumer began gets the new units after its
+ * own: readers take both kinds in one file.
+ */
+void kc_set_compress(struct kc_session *s, int on, int level);
 
 /** kc_set_throttle() - testing aid: sleep @us microseconds after each sub-buffer copied. */
 void kc_set_throttle(struct kc_session *s, unsigned us);

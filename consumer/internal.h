@@ -30,6 +30,8 @@ struct kc_stream {
 	uint64_t unwritten_subbufs;
 	uint64_t added;      /* of them, already added to the stream's `dropped` counter */
 	uint64_t subbufs, records; /* written to DIR/traceN (for its `stream-written` line) */
+	uint64_t *units;     /* file offsets of the slots and frames written, in order */
+	size_t nunits, capunits;
 };
 
 /* One channel (trace directory). */
@@ -42,6 +44,7 @@ struct kc_chan {
 	uint32_t bs, nr, shift, nstreams, flags;
 	struct kc_stream *st;
 	const char *dir;
+	struct kz_enc *zenc;          /* frames' encoder (s->zlevel set), made on first use */
 };
 
 struct kc_session {
@@ -58,6 +61,7 @@ struct kc_session {
 	uint32_t wake_seen;
 	unsigned throttle_us;
 	int no_direct; /* $KTRACE_NO_DIRECT: buffered writes (for comparison) */
+	int zon, zlevel; /* kc_set_compress(): sub-buffers written in zstd frames, at level zlevel */
 	unsigned werr_said; /* stream files that could not be written (the first is reported) */
 	unsigned unwritable; /* streams kc_drain() skipped in this pass: their files cannot be written */
 };

@@ -1,6 +1,7 @@
 #!/bin/sh
 # fuzz/seed_fuzz_reader.sh CORPUS SRC OUT - small seed traces for fuzz_reader:
-# each variant of tests/helpers/mktrace, packed by fuzz/pack_trace; then
+# each variant of tests/helpers/mktrace, packed by fuzz/pack_trace (slots
+# layouts also as compressed frames, tests/helpers/zpack); then
 # metadata past the reader's bounds (fuzz/Makefile makes them 64): 100
 # stream lines naming one file, 100 naming their own, 100 seq-base lines,
 # 100 map lines of distinct and of repeated paths; 100 map-gen lines of
@@ -31,6 +32,15 @@ done <<'VARIANTS'
 --no-control --nrec 1:0:3 --open
 --truncate 1:0
 VARIANTS
+# slots, and the same in compressed frames (tests/helpers/zpack: 2 per frame)
+for args in "" "--kind shared" "--lost 0:1:2 --cpu-every 3"; do
+	i=$((i + 1))
+	# shellcheck disable=SC2086
+	"$out/mktrace" --layout slots -b 256 -n 4 -r 12 $args "$tmp/t$i" >/dev/null
+	"$out/pack_trace" "$tmp/t$i" "$corpus/seed-$i"
+	"$out/zpack" -n 2 "$tmp/t$i" >/dev/null
+	"$out/pack_trace" "$tmp/t$i" "$corpus/seed-$i-frames"
+done
 # past the metadata's bounds
 "$out/mktrace" -b 256 -n 4 -r 12 "$tmp/big" >/dev/null
 for kind in same own seq map maprep mapgen; do

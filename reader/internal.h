@@ -53,10 +53,20 @@ struct ktr_file {
 /* One sub-buffer of a stream, in the order the cursor visits them. */
 struct ktr_sb {
 	uint64_t seq;
-	uint64_t off;   /* file offset of the header */
+	uint64_t off;   /* offset of the header in the records' view (s->d): the file's,
+			 * or 0 for a framed sub-buffer (decompressed alone into s->zbuf) */
+	uint64_t hoff;  /* framed: file offset of its struct ktrace_zentry (header first) */
+	uint64_t zdata; /* framed: file offset of its data */
+	int framed;     /* in a compressed frame (include/ktrace/format.h) */
 	int corrupt;    /* header unusable: the cursor emits a CORRUPT gap */
 	char *why;      /* for corrupt entries: what was wrong (owned) */
 };
+
+/* File offset of the sub-buffer header of index entry @e. */
+static inline uint64_t ktr_sb_hdr(const struct ktr_sb *e)
+{
+	return e->framed ? e->hoff : e->off;
+}
 
 /* Cursor phases within one sub-buffer entry. */
 enum {
@@ -83,6 +93,14 @@ struct ktr_stream {
 			  * record not of its lap (shared stream without a control file) */
 	uint64_t stride; /* slots layout: each sub-buffer takes buf_size bytes (else 0) */
 	uint64_t room;   /* largest sub-buffer, header included */
+
+	/* the records' view: the file's mapping, or for a framed sub-buffer
+	 * (entry zloaded - 1) its header and records decompressed in zbuf */
+	const uint8_t *d;
+	uint64_t dsize;
+	uint8_t *zbuf;    /* zcap bytes, grown to the largest framed sub-buffer read */
+	size_t zcap;
+	size_t zloaded;
 
 	/* cursor */
 	size_t cur;       /* index into sb[] */
@@ -195,6 +213,8 @@ struct ktr_trace {
 	struct ktr_pair *calib; /* sorted by raw, ns increasing, after open */
 	size_t ncalib, capcalib;
 	struct ktr_slope *slope; /* ncalib - 1 entries: segment i's slope (reader/clock.c) */
+	struct kz_dec *zdec;     /* framed streams' decoder (reader/zframe.h), made on first use */
+	uint32_t zdec_room;
 
 	int have_ctl;
 	struct ktrace_control ctl;

@@ -17,7 +17,7 @@ static uint64_t first_raw(const struct ktr_stream *s, const struct ktr_sb *e)
 {
 	struct ktrace_subbuf h;
 
-	memcpy(&h, s->f.p + e->off, sizeof(h));
+	memcpy(&h, s->f.p + ktr_sb_hdr(e), sizeof(h));
 	return h.first_ts;
 }
 
@@ -51,9 +51,14 @@ static void stream_losses(const struct ktr_trace *t, const struct ktr_stream *s,
 		const struct ktr_sb *e = &s->sb[i];
 		struct ktrace_subbuf h;
 
-		if (e->corrupt || !s->f.p)
+		if (!s->f.p)
 			continue;
-		memcpy(&h, s->f.p + e->off, sizeof(h));
+		if (e->corrupt) { /* shown where it is (a CORRUPT gap), not as overwritten */
+			if (e->seq + 1 > expect)
+				expect = e->seq + 1;
+			continue;
+		}
+		memcpy(&h, s->f.p + ktr_sb_hdr(e), sizeof(h));
 		if (e->seq > expect && (have_prev || e->seq > 0))
 			add(out, max, n, total, t, s->info.index, KTR_GAP_OVERWRITTEN, e->seq - expect,
 			    last, h.first_ts, 1);

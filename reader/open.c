@@ -21,6 +21,7 @@
 
 #include "lib/safefile.h"
 #include "reader/internal.h"
+#include "reader/zframe.h"
 
 static struct ktr_trace *trace_new(const char *dir)
 {
@@ -422,9 +423,11 @@ void ktr_close(struct ktr_trace *t)
 		for (size_t k = 0; k < s->nsb; k++)
 			free(s->sb[k].why);
 		free(s->sb);
+		free(s->zbuf);
 		ktr_file_close(&s->f);
 	}
 	free(t->streams);
+	kz_dec_free(t->zdec);
 	for (size_t i = 0; i < t->nmstreams; i++)
 		free(t->mstreams[i].file);
 	free(t->mstreams);

@@ -35,6 +35,7 @@
 #include <ktrace/lkst.h>
 
 #include "reader/internal.h"
+#include "reader/zframe.h"
 
 #define HDR KTRACE_SUBBUF_HDR_SIZE
 
@@ -159,10 +160,51 @@ static void index_fixed(struct ktr_trace *t, struct ktr_stream *s)
 		qsort(s->sb, s->nsb, sizeof(*s->sb), cmp_sb);
 }
 
+/*
+ * Slots layout: the entries of frame @f at file offset @off (its header
+ * checked) into the index.  An entry that cannot be decoded as its fields
+ * say is a corrupt sub-buffer; the data itself is checked when read.
+ * Return: 0, or -1 (out of memory).
+ */
+static int index_frame(struct ktr_trace *t, struct ktr_stream *s, uint64_t off,
+		       const struct ktrace_zframe *f, size_t *cap, uint64_t *next_seq)
+{
+	char why[160];
+
+	for (uint32_t i = 0; i < f->nsub; i++) {
+		uint64_t at = off + f->hdr_size + (uint64_t)i * f->entry_size;
+		struct ktrace_zentry z;
+		struct ktr_sb *e;
+		const char *bad;
+
+		memcpy(&z, s->f.p + at, sizeof(z));
+		bad = kz_check_entry(&z, f->len, s->room, why, sizeof(why));
+		if (!(e = push_sb(s, cap)))
+			return -1;
+		e->framed = 1;
+		e->hoff = at;
+		e->off = 0;
+		if (bad) {
+			ktr_diag(t, 1, "%s: offset %llu: %s", s->f.path, (unsigned long long)at, bad);
+			e->seq = *next_seq;
+			e->corrupt = 1;
+			e->why = strdup(bad);
+			continue;
+		}
+		e->seq = z.hdr.seq;
+		e->zdata = off + z.zoff;
+		*next_seq = z.hdr.seq + 1;
+		ktr_add_pair(t, z.hdr.first_ts, z.hdr.first_ns);
+	}
+	return 0;
+}
+
 static void index_packed(struct ktr_trace *t, struct ktr_stream *s)
 {
 	uint64_t off = 0, size = s->f.size, next_seq = 0;
+	uint64_t step = s->stride ? KTRACE_ZFRAME_ALIGN : 8; /* resynchronising after a bad header */
 	size_t cap = 0;
+	int framed = 0; /* a frame seen: units are no longer a slot apart */
 	char why[160];
 
 	while (off + HDR <= size) {
@@ -171,7 +213,20 @@ static void index_packed(struct ktr_trace *t, struct ktr_stream *s)
 		struct ktr_sb *e;
 
 		get_hdr(s, off, &h);
-		bad = check_hdr(&h, s->room, why, sizeof(why));
+		if (s->stride && h.magic == KTRACE_ZFRAME_MAGIC && off % KTRACE_ZFRAME_ALIGN == 0) {
+			struct ktrace_zframe f;
+
+			memcpy(&f, s->f.p + off, sizeof(f));
+			framed = 1;
+			if (!(bad = kz_check_frame(&f, size - off, why, sizeof(why)))) {
+				if (index_frame(t, s, off, &f, &cap, &next_seq) < 0)
+					return;
+				off += f.len;
+				continue;
+			}
+		} else {
+			bad = check_hdr(&h, s->room, why, sizeof(why));
+		}
 		if (!bad) {
 			if (!(e = push_sb(s, &cap)))
 				return;
@@ -182,8 +237,9 @@ static void index_packed(struct ktr_trace *t, struct ktr_stream *s)
 			off += s->stride ? s->stride : ((uint64_t)h.hdr_size + h.used + 7) & ~(uint64_t)7;
 			continue;
 		}
-		if (all_zero(s->f.p + off, (s->stride && off + s->stride < size ? off + s->stride : size) - off)) {
-			if (!s->stride || off + s->stride >= size)
+		if (all_zero(s->f.p + off, (s->stride && !framed && off + s->stride < size ? off + s->stride
+											   : size) - off)) {
+			if (!s->stride || framed || off + s->stride >= size)
 				return; /* zero padding at the end */
 			off += s->stride; /* an empty slot */
 			continue;
@@ -195,13 +251,19 @@ static void index_packed(struct ktr_trace *t, struct ktr_stream *s)
 		e->seq = next_seq;
 		e->corrupt = 1;
 		e->why = strdup(bad);
-		if (s->stride) { /* slots: the next header is a slot further */
+		if (s->stride && !framed) { /* slots: the next header is a slot further */
 			off += s->stride;
 			continue;
 		}
-		for (off += 8; off + HDR <= size; off += 8) {
+		/* packed, or slots among frames: the next valid header or frame */
+		for (off += step; off + HDR <= size; off += step) {
+			struct ktrace_zframe f;
+
 			get_hdr(s, off, &h);
 			if (h.magic == KTRACE_SUBBUF_MAGIC && !check_hdr(&h, s->room, why, sizeof(why)))
+				break;
+			memcpy(&f, s->f.p + off, sizeof(f));
+			if (framed && !kz_check_frame(&f, size - off, why, sizeof(why)))
 				break;
 		}
 	}
@@ -234,6 +296,9 @@ void ktr_stream_index(struct ktr_trace *t, struct ktr_stream *s)
 		else
 			ktr_diag(t, 1, "%s: offset 0: empty stream file", s->f.path);
 	}
+	s->d = s->f.p;
+	s->dsize = s->f.size;
+	s->zloaded = 0;
 	if (s->f.p) {
 		if (s->packed)
 			index_packed(t, s);
@@ -270,7 +335,7 @@ static void release(struct ktr_stream *s, const struct ktr_sb *e)
 {
 	uint64_t page = 4096, start, end;
 
-	if (!s->f.mapped || !e || (e->corrupt && s->packed))
+	if (!s->f.mapped || !e || (e->corrupt && s->packed) || e->framed)
 		return;
 	start = (e->off + page - 1) & ~(page - 1); /* whole pages only: the */
 	end = s->packed || !s->room ? s->pos : e->off + s->room; /* neighbours stay */
@@ -279,6 +344,15 @@ static void release(struct ktr_stream *s, const struct ktr_sb *e)
 		end = s->f.size & ~(page - 1);
 	if (end > start)
 		madvise((void *)(s->f.p + start), (size_t)(end - start), MADV_DONTNEED);
+}
+
+/*
+ * The file offset a message about offset @off of the records' view names:
+ * itself, or in a framed sub-buffer (decompressed) its entry's.
+ */
+static unsigned long long file_off(const struct ktr_stream *s, uint64_t off)
+{
+	return s->cur < s->nsb && s->sb[s->cur].framed ? s->sb[s->cur].hoff : off;
 }
 
 /* The full raw time of 40-bit stamp @ts40 near @first (signed difference). */
@@ -292,25 +366,81 @@ static uint64_t ext_ts(uint64_t first, uint64_t ts40)
 }
 
 /*
+ * Make the records of index entry @i readable at s->d + e->off: the file's
+ * mapping, or for a framed sub-buffer its header and records decompressed
+ * into s->zbuf (kept while the cursor is in it).  Return: 0, or -1 with
+ * the entry made corrupt (said; the cursor shows a CORRUPT gap).
+ */
+static int load(struct ktr_trace *t, struct ktr_stream *s, size_t i)
+{
+	struct ktr_sb *e = &s->sb[i];
+	struct ktrace_zentry z;
+	char why[160];
+
+	if (!e->framed) {
+		s->d = s->f.p;
+		s->dsize = s->f.size;
+		return 0;
+	}
+	memcpy(&z, s->f.p + e->hoff, sizeof(z));
+	s->dsize = HDR + z.hdr.used;
+	if (s->zloaded == i + 1) {
+		s->d = s->zbuf;
+		return 0;
+	}
+	s->zloaded = 0;
+	if (s->zcap < s->dsize) {
+		uint8_t *n = realloc(s->zbuf, s->dsize);
+
+		if (!n)
+			goto fail_nomem;
+		s->zbuf = n;
+		s->zcap = s->dsize;
+	}
+	if (!t->zdec || t->zdec_room < z.hdr.used) {
+		kz_dec_free(t->zdec);
+		t->zdec_room = z.hdr.used > s->info.buf_size ? z.hdr.used : s->info.buf_size;
+		if (!(t->zdec = kz_dec_new(t->zdec_room)))
+			goto fail_nomem;
+	}
+	memcpy(s->zbuf, &z.hdr, HDR);
+	if (kz_decode(t->zdec, &z, s->f.p + e->zdata, s->zbuf + HDR, why, sizeof(why)) < 0)
+		goto fail;
+	s->zloaded = i + 1;
+	s->d = s->zbuf;
+	return 0;
+fail_nomem:
+	snprintf(why, sizeof(why), "compressed sub-buffer seq %llu: out of memory",
+		 (unsigned long long)e->seq);
+fail:
+	ktr_diag(t, 1, "%s: offset %llu: %s", s->f.path, (unsigned long long)e->hoff, why);
+	e->corrupt = 1;
+	e->why = strdup(why);
+	s->d = s->f.p;
+	s->dsize = s->f.size;
+	return -1;
+}
+
+/*
  * The time a gap before sub-buffer @i is shown at: its first record's, or
  * its first_ts; the gap is attributed to that sub-buffer's CPU and thread.
  */
-static uint64_t time_before(struct ktr_stream *s, size_t i)
+static uint64_t time_before(struct ktr_trace *t, struct ktr_stream *s, size_t i)
 {
 	for (; i < s->nsb; i++) {
 		const struct ktr_sb *e = &s->sb[i];
 		struct ktrace_subbuf h;
 		uint64_t raw, rec = e->off + HDR;
 
-		if (e->corrupt)
+		if (e->corrupt || load(t, s, i) < 0)
 			continue;
-		get_hdr(s, e->off, &h);
+		get_hdr(s, ktr_sb_hdr(e), &h);
 		raw = h.first_ts;
 		rec = e->off + h.hdr_size;
 		s->cpu = h.cpu == 0xffff ? -1 : h.cpu;
 		s->tid = h.tid;
-		if (rec + 8 <= s->f.size) {
-			uint64_t w = ktr_le64(s->f.p + rec);
+		if (rec + 8 <= s->dsize) {
+			uint64_t w = ktr_le64(s->d + rec);
 
 			if (KTRACE_REC_CLASS(w) && ext_ts(h.first_ts, KTRACE_REC_TS(w)) < raw)
 				raw = ext_ts(h.first_ts, KTRACE_REC_TS(w));
@@ -365,7 +495,7 @@ static uint64_t next_ns(struct ktr_trace *t, const struct ktr_stream *s, size_t 
 
 		if (s->sb[i].corrupt)
 			continue;
-		memcpy(&h, s->f.p + s->sb[i].off, sizeof(h));
+		get_hdr(s, ktr_sb_hdr(&s->sb[i]), &h);
 		return ktr_raw_to_ns(t, h.first_ts);
 	}
 	return 0;
@@ -387,19 +517,19 @@ static void start_subbuf(struct ktr_trace *t, struct ktr_stream *s)
 	const struct ktr_sb *e = &s->sb[s->cur];
 	const uint8_t *nrec;
 	struct ktrace_subbuf h;
-	uint64_t extent, size = s->f.size;
+	uint64_t extent, size = s->dsize;
 
 	/* nrec before used (acquire): a live writer stores them in the other
 	 * order (runtime.h), so nrec can exceed the records found by the one
 	 * record being written, never by more.  (A caller's buffer given to
 	 * ktr_open_mem() may be unaligned; it is not being written.) */
-	nrec = s->f.p + e->off + offsetof(struct ktrace_subbuf, nrec);
+	nrec = s->f.p + ktr_sb_hdr(e) + offsetof(struct ktrace_subbuf, nrec);
 	if ((uintptr_t)nrec % sizeof(uint32_t) == 0)
 		s->nrec = __atomic_load_n((const uint32_t *)nrec, __ATOMIC_ACQUIRE);
 	else
 		memcpy(&s->nrec, nrec, sizeof(s->nrec));
 	s->found = 0;
-	get_hdr(s, e->off, &h);
+	get_hdr(s, ktr_sb_hdr(e), &h);
 	s->hdr_size = h.hdr_size;
 	s->flags = h.flags;
 	s->first_ts = h.first_ts;
@@ -441,12 +571,12 @@ static void start_subbuf(struct ktr_trace *t, struct ktr_stream *s)
 	s->bad = 0;
 	if (s->end > size) {
 		ktr_diag(t, 1, "%s: offset %llu: truncated: sub-buffer seq %llu needs %llu bytes, the file ends at %llu",
-			 s->f.path, (unsigned long long)e->off, (unsigned long long)h.seq,
+			 s->f.path, (unsigned long long)ktr_sb_hdr(e), (unsigned long long)h.seq,
 			 (unsigned long long)(h.hdr_size + extent), (unsigned long long)size);
 		s->end = s->pos > size ? s->pos : size;
 		s->trunc = 1;
 		s->bad = 1;
-		s->bad_off = size;
+		s->bad_off = file_off(s, size);
 		snprintf(s->what, sizeof(s->what), "truncated sub-buffer (seq %llu)",
 			 (unsigned long long)h.seq);
 	}
@@ -461,10 +591,10 @@ bad_record(struct ktr_trace *t, struct ktr_stream *s, uint64_t off, const char *
 	va_start(ap, fmt);
 	vsnprintf(s->what, sizeof(s->what), fmt, ap);
 	va_end(ap);
-	ktr_diag(t, 1, "%s: offset %llu: %s", s->f.path, (unsigned long long)off, s->what);
+	ktr_diag(t, 1, "%s: offset %llu: %s", s->f.path, file_off(s, off), s->what);
 	s->bad = 1;
 	s->trunc = 0;
-	s->bad_off = off;
+	s->bad_off = file_off(s, off);
 }
 
 /* Decode the next record of the current sub-buffer.  1: *r is a record, 0: no more. */
@@ -485,7 +615,7 @@ static int chain_ok(const struct ktr_stream *s, uint64_t from, uint64_t end)
 
 		if (end - from < 16)
 			return 0;
-		h = ktr_le64(s->f.p + from);
+		h = ktr_le64(s->d + from);
 		if (KTRACE_REC_IS_RESERVED(h)) {
 			from += 16 + 8 * (uint64_t)KTRACE_REC_WORDS(h);
 			continue;
@@ -521,22 +651,22 @@ static int resync(struct ktr_trace *t, struct ktr_stream *s, uint64_t off, struc
 		if (!chain_ok(s, at, s->end))
 			continue;
 		ktr_diag(t, 0, "%s: offset %llu: a record torn by the death of its writer: %llu bytes skipped to the next record",
-			 s->f.path, (unsigned long long)off, (unsigned long long)(at - off));
+			 s->f.path, file_off(s, off), (unsigned long long)(at - off));
 		s->pos = at;
 		s->found++; /* it was a record (nrec, where kept, counts it) */
 		make_gap(t, s, r, KTR_GAP_LOST, 1, s->last_raw ? s->last_raw : s->first_ts);
 		return 1;
 	}
-	if (!s->scan_tail && !all_zero(s->f.p + off, s->end - off))
+	if (!s->scan_tail && !all_zero(s->d + off, s->end - off))
 		ktr_diag(t, 0, "%s: offset %llu: a record torn by the death of its writer: the last %llu bytes of the sub-buffer skipped",
-			 s->f.path, (unsigned long long)off, (unsigned long long)(s->end - off));
+			 s->f.path, file_off(s, off), (unsigned long long)(s->end - off));
 	s->pos = s->end;
 	return 0;
 }
 
 static int next_record(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec *r)
 {
-	const uint8_t *p = s->f.p;
+	const uint8_t *p = s->d;
 
 	while (s->pos < s->end) {
 		uint64_t off = s->pos, left = s->end - s->pos, h, len, raw;
@@ -637,9 +767,9 @@ static void check_nrec(struct ktr_trace *t, struct ktr_stream *s, const struct k
 	snprintf(s->what, sizeof(s->what),
 		 "sub-buffer seq %llu: nrec says %u records, its %llu bytes of records hold %u",
 		 (unsigned long long)e->seq, s->nrec, (unsigned long long)bytes, s->found);
-	ktr_diag(t, 1, "%s: offset %llu: %s", s->f.path, (unsigned long long)e->off, s->what);
+	ktr_diag(t, 1, "%s: offset %llu: %s", s->f.path, file_off(s, e->off), s->what);
 	s->bad = 1;
-	s->bad_off = e->off;
+	s->bad_off = file_off(s, e->off);
 }
 
 int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
@@ -663,7 +793,7 @@ int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
 			s->phase = PH_START;
 			if (e->seq > expect) {
 				make_gap(t, s, r, KTR_GAP_OVERWRITTEN, e->seq - expect,
-					 time_before(s, s->cur));
+					 time_before(t, s, s->cur));
 				r->until_ns = next_ns(t, s, s->cur);
 				return 1;
 			}
@@ -673,11 +803,13 @@ int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
 			if (!s->have_prev || e->seq > s->prev_seq)
 				s->prev_seq = e->seq;
 			s->have_prev = 1;
+			if (!e->corrupt)
+				load(t, s, s->cur);
 			if (e->corrupt) {
 				s->phase = PH_NEXT;
 				make_gap(t, s, r, KTR_GAP_CORRUPT, 0,
-					 s->last_raw ? s->last_raw : time_before(s, s->cur));
-				r->offset = e->off;
+					 s->last_raw ? s->last_raw : time_before(t, s, s->cur));
+				r->offset = ktr_sb_hdr(e);
 				r->what = e->why ? e->why : "corrupt sub-buffer header";
 				return 1;
 			}

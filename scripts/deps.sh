@@ -5,7 +5,7 @@
 #
 #   scripts/deps.sh            build + test dependencies: the libraries ktrace
 #                              links (elfutils, libiberty, libtracefs,
-#                              libtraceevent, libtracecmd, yajl, protobuf-c, libaudit,
+#                              libtraceevent, libtracecmd, yajl, protobuf-c, libzstd, libaudit,
 #                              libbabeltrace2; Zydis, the instruction decoder of
 #                              run-time patching) and the third-party readers the
 #                              tests run on its output (trace-cmd, babeltrace2,
@@ -21,7 +21,7 @@ set -eu
 
 pkgs="build-essential pkg-config perl libelf-dev libdw-dev elfutils clang libclang-rt-dev
       libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd libiberty-dev libyajl-dev libaudit-dev libzydis-dev
-      libprotobuf-c-dev protobuf-c-compiler protobuf-compiler libbabeltrace2-dev babeltrace2
+      libprotobuf-c-dev libzstd-dev protobuf-c-compiler protobuf-compiler libbabeltrace2-dev babeltrace2
       python3 xz-utils curl ca-certificates librsvg2-bin uftrace sqlite3 libc6-dbg"
 for arg in "$@"; do
 	case "$arg" in

@@ -63,7 +63,9 @@ account() {
 # ---- 12: disk full during a streamed record ------------------------------
 mkdir -p "$MNT"
 if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=3m tmpfs "$MNT" 2>/dev/null; then
-	run "$KTRACE" record -o "$MNT/t" -- "$A" calls 4000000
+	# uncompressed: 64 MB of slots for 3 MB (frames of these calls would fit;
+	# 13 fills the disk with frames)
+	run "$KTRACE" record --compress=none -o "$MNT/t" -- "$A" calls 4000000
 	cp "$T/out" "$T/out12"
 	cp "$T/err" "$T/err12"
 	is "$rc" 0 "disk full: record exits with the program's status (0)"
@@ -119,7 +121,7 @@ account "reused descriptors" "$T/reuse" "$T/out14"
 is "$(info_records "$T/info")" "$(made "$T/out14")" "reused descriptors: every call recorded"
 
 # ---- 15: a stream file emptied or cut short after recording --------------
-run "$KTRACE" record -q -b 4096 -o "$T/cut" -- "$A" calls 1010
+run "$KTRACE" record -q --compress=none -b 4096 -o "$T/cut" -- "$A" calls 1010 # 5 slots (cut frames: record_compress.sh)
 cp "$T/out" "$T/out15"
 cp "$T/cut/trace0" "$T/trace0.orig"
 truncate -s 0 "$T/cut/trace0"

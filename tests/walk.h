@@ -3,7 +3,9 @@
  * the runtime's tests: it checks the writer against docs/FORMAT.md
  * directly, without the reader library, so a bug shared by writer and
  * reader cannot hide.  Header-only, test use only (no bounds checking
- * beyond what a well-formed trace needs; asserts instead).
+ * beyond what a well-formed trace needs; asserts instead).  Compressed
+ * frames are decoded here too, with libzstd and the column transform as
+ * docs/FORMAT.md states it, not with reader/zframe.c.
  */
 #ifndef KTRACE_TESTS_WALK_H
 #define KTRACE_TESTS_WALK_H
@@ -15,6 +17,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <zstd.h>
 
 #include <ktrace/format.h>
 
@@ -82,11 +86,144 @@ static int walk_slots(const char *dir)
 }
 
 /*
+ * Entry @e of a compressed frame at @frame, rebuilt as a slot would hold
+ * it (header, then records) into @out (@bs bytes; @cols: @bs bytes of
+ * scratch), straight from docs/FORMAT.md ("Compressed frames": zstd, then
+ * the columns put back).  Return: 0, or -1 if it does not decode.
+ */
+static int walk_unframe(const uint8_t *frame, const struct ktrace_zentry *e, uint32_t bs,
+			uint8_t *out, uint8_t *cols)
+{
+	uint32_t used = e->hdr.used;
+	unsigned ctx = (e->hdr.flags & KTRACE_SBF_CTX) ? 1 : 0;
+
+	memcpy(out, &e->hdr, sizeof(e->hdr));
+	if (KTRACE_SUBBUF_HDR_SIZE + (size_t)used > bs)
+		return -1;
+	if (e->codec == KTRACE_ZCODEC_STORED)
+		memcpy(out + KTRACE_SUBBUF_HDR_SIZE, frame + e->zoff, used);
+	else if (ZSTD_decompress(e->xform ? cols : out + KTRACE_SUBBUF_HDR_SIZE, used,
+				 frame + e->zoff, e->zlen) != used)
+		return -1;
+	if (e->xform == KTRACE_ZXFORM_SPLIT) {
+		/* nhdr header words (time deltas), then the other words' low halves, then high */
+		uint64_t *rec = (uint64_t *)(out + KTRACE_SUBBUF_HDR_SIZE), prev = 0;
+		const uint64_t *hw = (const uint64_t *)cols;
+		const uint32_t *lo = (const uint32_t *)(cols + 8 * (size_t)e->nhdr);
+		size_t m = used / 8 - e->nhdr, j = 0, k = 0;
+
+		for (uint32_t i = 0; i < e->nhdr; i++) {
+			uint64_t h = hw[i], ts = (prev + (h & KTRACE_TS_MASK)) & KTRACE_TS_MASK;
+
+			prev = ts;
+			rec[k++] = (h & ~KTRACE_TS_MASK) | ts;
+			for (unsigned w = 0; w < ctx + KTRACE_REC_WORDS(h); w++, j++) {
+				if (j >= m)
+					return -1;
+				rec[k++] = lo[j] | (uint64_t)lo[m + j] << 32;
+			}
+		}
+		if (j != m)
+			return -1;
+	}
+	return 0;
+}
+
+/* The records of sub-buffer @sb (@used bytes of them) of stream @s, counted and passed to @fn. */
+static void walk_subbuf(const struct ktrace_subbuf *sb, uint32_t used, unsigned s,
+			struct walk_stats *ws, void (*fn)(const struct walk_rec *, void *), void *arg)
+{
+	size_t ctxw = (sb->flags & KTRACE_SBF_CTX) ? 8 : 0;
+	const uint8_t *p = (const uint8_t *)sb + KTRACE_SUBBUF_HDR_SIZE, *end = p + used;
+
+	while (p < end) {
+		struct walk_rec r;
+		uint64_t h = *(const uint64_t *)p;
+		size_t rl = 8 + ctxw + 8 * (size_t)KTRACE_REC_WORDS(h);
+
+		if (!KTRACE_REC_CLASS(h) || p + rl > end) {
+			ws->bad++;
+			break;
+		}
+		ws->bytes += rl;
+		if (KTRACE_REC_CLASS(h) == KTRACE_CLASS_INTERNAL) {
+			ws->internal++;
+		} else {
+			ws->records++;
+			r.stream = s;
+			r.seq = sb->seq;
+			r.hdr = h;
+			r.ctx = ctxw ? *(const uint64_t *)(p + 8) : 0;
+			r.payload = (const uint64_t *)(p + 8 + ctxw);
+			if (fn)
+				fn(&r, arg);
+		}
+		p += rl;
+	}
+}
+
+/*
+ * Slots layout (`ktrace record`'s consumer): stream file @base (@len
+ * bytes) of stream @s holds units at multiples of 4096 bytes, in sequence
+ * order: slots of buf_size bytes, each final (CLOSED, `used` exact), and
+ * compressed frames of such sub-buffers.
+ */
+static void walk_slots_file(const struct ktrace_control *ctl, const uint8_t *base, size_t len,
+			    unsigned s, struct walk_stats *ws,
+			    void (*fn)(const struct walk_rec *, void *), void *arg)
+{
+	uint32_t bs = ctl->buf_size;
+	uint8_t *out = malloc(bs), *cols = malloc(bs);
+	uint64_t prev = 0;
+	int have = 0;
+
+	for (size_t off = 0; off + KTRACE_SUBBUF_HDR_SIZE <= len;) {
+		const struct ktrace_zframe *f = (const void *)(base + off);
+		const struct ktrace_subbuf *sb = (const void *)(base + off);
+		uint32_t nsub = 1;
+
+		if (f->magic == KTRACE_ZFRAME_MAGIC) {
+			if (!f->len || f->len % 4096 || off + f->len > len ||
+			    f->hdr_size + (uint64_t)f->nsub * f->entry_size > f->len) {
+				ws->bad++;
+				break;
+			}
+			nsub = f->nsub;
+		} else if (sb->magic != KTRACE_SUBBUF_MAGIC) {
+			ws->bad++;
+			off += bs;
+			continue;
+		}
+		for (uint32_t k = 0; k < nsub; k++) {
+			if (f->magic == KTRACE_ZFRAME_MAGIC) {
+				const struct ktrace_zentry *e = (const void *)(base + off + f->hdr_size +
+									       k * f->entry_size);
+
+				if (walk_unframe(base + off, e, bs, out, cols) < 0) {
+					ws->bad++;
+					continue;
+				}
+				sb = (const struct ktrace_subbuf *)out;
+			}
+			if (!(sb->flags & KTRACE_SBF_CLOSED) || (have && sb->seq <= prev) ||
+			    KTRACE_SUBBUF_HDR_SIZE + (size_t)sb->used > bs) {
+				ws->bad++;
+				continue;
+			}
+			prev = sb->seq;
+			have = 1;
+			walk_subbuf(sb, sb->used, s, ws, fn, arg);
+		}
+		off += f->magic == KTRACE_ZFRAME_MAGIC ? f->len : bs;
+	}
+	free(out);
+	free(cols);
+}
+
+/*
  * Walk every record of trace @dir in stream order (sub-buffers by seq),
  * calling @fn for non-internal ones.  Returns the counters.  Fixed layout:
- * every traceN is buf_nr ring slots; slots layout (docs/FORMAT.md): traceN
- * exists for the streams that had records and holds sub-buffers of
- * buf_size bytes one after another, each final (CLOSED, `used` exact).
+ * every traceN is buf_nr ring slots; slots layout: walk_slots_file().
  */
 static struct walk_stats walk_trace(const char *dir, void (*fn)(const struct walk_rec *, void *),
 				    void *arg)
@@ -107,7 +244,7 @@ static struct walk_stats walk_trace(const char *dir, void (*fn)(const struct wal
 		size_t len;
 		const uint8_t *base;
 		const struct ktrace_subbuf **sbs;
-		unsigned n = 0, nslots;
+		unsigned n = 0;
 
 		ws.dropped += sc->dropped;
 		ws.overwritten += sc->overwritten;
@@ -116,36 +253,33 @@ static struct walk_stats walk_trace(const char *dir, void (*fn)(const struct wal
 		base = walk_map(dir, name, &len);
 		if (slots && !base)
 			continue; /* a stream no thread wrote to */
-		if (!base || (slots ? len % ctl->buf_size : len != (size_t)ctl->buf_size * ctl->buf_nr)) {
+		if (!base || (slots ? len % 4096 : len != (size_t)ctl->buf_size * ctl->buf_nr)) {
 			ws.bad++;
 			continue;
 		}
-		nslots = slots ? (unsigned)(len / ctl->buf_size) : ctl->buf_nr;
-		sbs = calloc(nslots ? nslots : 1, sizeof(*sbs));
-		for (unsigned i = 0; i < nslots; i++) {
+		if (slots) {
+			walk_slots_file(ctl, base, len, s, &ws, fn, arg);
+			munmap((void *)base, len);
+			continue;
+		}
+		sbs = calloc(ctl->buf_nr, sizeof(*sbs));
+		for (unsigned i = 0; i < ctl->buf_nr; i++) {
 			const struct ktrace_subbuf *sb =
 				(const void *)(base + (size_t)i * ctl->buf_size);
 
 			if (sb->magic == KTRACE_SUBBUF_MAGIC)
 				sbs[n++] = sb;
-			else if (slots)
-				ws.bad++;
 		}
 		qsort(sbs, n, sizeof(*sbs), walk_cmp_seq);
 		for (unsigned i = 0; i < n; i++) {
 			const struct ktrace_subbuf *sb = sbs[i];
 			uint32_t used = sb->used;
-			size_t ctxw = (sb->flags & KTRACE_SBF_CTX) ? 8 : 0;
-			const uint8_t *p, *end;
 
-			if (!slots &&
-			    sb->seq % ctl->buf_nr != (uint64_t)(((const uint8_t *)sb - base) / ctl->buf_size))
-				ws.bad++;
-			if (slots && (!(sb->flags & KTRACE_SBF_CLOSED) || (i && sb->seq <= sbs[i - 1]->seq)))
+			if (sb->seq % ctl->buf_nr != (uint64_t)(((const uint8_t *)sb - base) / ctl->buf_size))
 				ws.bad++;
 			/* Shared streams: a sub-buffer is closed when its commit count
 			 * is complete for its lap; the open one ends at head. */
-			if (!slots && (sb->flags & KTRACE_SBF_CTX)) {
+			if (sb->flags & KTRACE_SBF_CTX) {
 				uint32_t full = (uint32_t)((sb->seq / ctl->buf_nr + 1) *
 							   (uint64_t)(ctl->buf_size - KTRACE_SUBBUF_HDR_SIZE));
 
@@ -158,32 +292,7 @@ static struct walk_stats walk_trace(const char *dir, void (*fn)(const struct wal
 				ws.bad++;
 				continue;
 			}
-			p = (const uint8_t *)sb + KTRACE_SUBBUF_HDR_SIZE;
-			end = p + used;
-			while (p < end) {
-				struct walk_rec r;
-				uint64_t h = *(const uint64_t *)p;
-				size_t rl = 8 + ctxw + 8 * (size_t)KTRACE_REC_WORDS(h);
-
-				if (!KTRACE_REC_CLASS(h) || p + rl > end) {
-					ws.bad++;
-					break;
-				}
-				ws.bytes += rl;
-				if (KTRACE_REC_CLASS(h) == KTRACE_CLASS_INTERNAL) {
-					ws.internal++;
-				} else {
-					ws.records++;
-					r.stream = s;
-					r.seq = sb->seq;
-					r.hdr = h;
-					r.ctx = ctxw ? *(const uint64_t *)(p + 8) : 0;
-					r.payload = (const uint64_t *)(p + 8 + ctxw);
-					if (fn)
-						fn(&r, arg);
-				}
-				p += rl;
-			}
+			walk_subbuf(sb, used, s, &ws, fn, arg);
 		}
 		free(sbs);
 		munmap((void *)base, len);

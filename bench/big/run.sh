@@ -8,16 +8,24 @@
 #
 #   bench/big/run.sh BUILD_DIR [SRC_DIR]          (`make bench PARTS=big`)
 #
-# Rows (each command run once, output to /dev/null; wall and CPU seconds,
-# records per wall second, peak RSS, which counts the trace's mapped
-# pages: the "anon" column is the peak of the process's own memory):
+# First the recording, side by side: the demo not traced, recorded with
+# --compress=none and with the default (zstd level 1): wall, the program's
+# CPU (and per call), the consumer's CPU (`ktrace record`'s own), bytes on
+# disk per call, how long the program waited for the consumer.
+#
+# Then the analysis rows, on the compressed trace and (marked "none") on
+# the uncompressed one (each command run once, output to /dev/null; wall
+# and CPU seconds, records per wall second, peak RSS, which counts the
+# trace's mapped pages: the "anon" column is the peak of the process's own
+# memory):
 #   kt kd              ktrace kd (two threads: a reader and a counter)
 #   kt kd 1 thread     the same with KTRACE_ONE_THREAD=1
 #   kt kd -c           the call tree of every call (sorted on disk)
 #   kt addr2sym        every call with its call site
+#   kt export perfetto ktrace export --format=perfetto
 #   uf report          uftrace report on uftrace's trace of the same build
 #   uf replay          uftrace replay on it
-# then bytes on disk per call of both traces.
+# then bytes on disk per call of the traces.
 #
 # With BIG_THROTTLE=1 (root, cgroup v1 blkio, losetup, mkfs.ext4): the demo
 # is recorded into an ext4 file system on a loop device whose writes are
@@ -27,9 +35,10 @@
 # --block-timeout=100ms (the default before issue 29): records dropped,
 # wall time, how long the program waited.  Needs 6 GB of disk in BIG_WORK.
 #
-# Environment: BIG_WORK (default BUILD_DIR/bench/big/work: ~7 GB for the
-# two traces, up to ~10 GB more for kd -c's sort), BIG_TRACE (an existing
-# ktrace trace of the demo instead of recording one).
+# Environment: BIG_WORK (default BUILD_DIR/bench/big/work: ~8 GB for the
+# three traces, up to ~10 GB more for kd -c's sort), BIG_TRACE (an existing
+# ktrace trace of the demo instead of recording one: no recording table),
+# BIG_QUICK=1 (no kd -c, addr2sym, export rows).
 set -euo pipefail
 B=$(cd "${1:?usage: bench/big/run.sh BUILD_DIR [SRC_DIR]}" && pwd)
 SRC=$(cd "${2:-$(dirname "$0")/../..}" && pwd)
@@ -44,11 +53,34 @@ PROG=$B/demo/sqlite3-inst
 SQL=$SRC/scripts/demo.sql
 
 TR=${BIG_TRACE:-}
+TRN=
 if [ -z "$TR" ]; then
 	TR=$W/kt
-	rm -rf "$TR"
-	echo "recording the demo workload into $TR" >&2
-	"$KT" record -q -o "$TR" -- "$PROG" :memory: < "$SQL" > /dev/null || die "ktrace record failed"
+	TRN=$W/kt-none
+	echo "| recording the demo | wall s | program CPU s | ns a call | consumer CPU s | bytes a call | the program waited |"
+	echo "|---|---|---|---|---|---|---|"
+	t0=$(date +%s.%N)
+	/usr/bin/time -f '%U %S' -o "$W/time" "$PROG" :memory: < "$SQL" > /dev/null
+	wall=$(echo "$(date +%s.%N) - $t0" | bc -l)
+	read -r usr sys < "$W/time"
+	printf '| not traced | %.1f | %.2f | | | | |\n' "$wall" "$(echo "$usr + $sys" | bc -l)"
+	for opt in --compress=none --compress=zstd; do
+		d=$TR
+		[ "$opt" = --compress=none ] && d=$TRN
+		rm -rf "$d"
+		t0=$(date +%s.%N)
+		"$KT" record "$opt" -o "$d" -- "$PROG" :memory: < "$SQL" > /dev/null 2> "$W/rec.err" ||
+			die "ktrace record $opt failed: $(tail -n 1 "$W/rec.err")"
+		wall=$(echo "$(date +%s.%N) - $t0" | bc -l)
+		n=$(sed -n 's/^ktrace record: \([0-9]*\) records,.*/\1/p' "$W/rec.err")
+		pcpu=$(sed -n 's/^ktrace record: .*: CPU \([0-9.]*\) s, peak memory.*/\1/p' "$W/rec.err" | tail -n 1)
+		ccpu=$(sed -n 's/.*consumer CPU \([0-9.]*\) s.*/\1/p' "$W/rec.err")
+		waited=$(sed -n 's/^ktrace record: the program waited \([0-9.]*\) ms.*/\1 ms/p' "$W/rec.err")
+		printf '| %s | %.1f | %s | %.1f | %s | %.2f | %s |\n' "$opt" "$wall" "$pcpu" \
+			"$(echo "$pcpu * 1000000000 / $n" | bc -l)" "$ccpu" \
+			"$(echo "$(du -sb "$d" | cut -f1) / $n" | bc -l)" "${waited:-0}"
+	done
+	echo
 fi
 calls=$("$KT" info "$TR" | sed -n 's/^# calls *: *\([0-9]*\).*/\1/p' | head -n 1)
 [ -n "$calls" ] && [ "$calls" -gt 0 ] || die "cannot count the calls of $TR"
@@ -82,15 +114,21 @@ row() {
 echo "| command | wall s | CPU s | M records/s (wall) | peak RSS MiB | peak anon MiB |"
 echo "|---|---|---|---|---|---|"
 row "kt kd" "$KT" kd "$TR"
+[ -n "$TRN" ] && row "kt kd, none" "$KT" kd "$TRN"
 row "kt kd, 1 thread" env KTRACE_ONE_THREAD=1 "$KT" kd "$TR"
-row "kt kd -c" "$KT" kd -c "$TR"
-row "kt addr2sym" "$KT" addr2sym "$TR"
+[ -n "$TRN" ] && row "kt kd, 1 thread, none" env KTRACE_ONE_THREAD=1 "$KT" kd "$TRN"
+if [ "${BIG_QUICK:-0}" != 1 ]; then
+	row "kt kd -c" "$KT" kd -c "$TR"
+	row "kt addr2sym" "$KT" addr2sym "$TR"
+	row "kt export perfetto" "$KT" export --format=perfetto "$TR"
+fi
 if [ -d "$UF" ]; then
 	row "uf report" env -u LD_PRELOAD uftrace report -d "$UF"
 	row "uf replay" env -u LD_PRELOAD uftrace replay -d "$UF"
 fi
-printf '\n(%s calls; bytes on disk per call: ktrace %.1f' "$calls" \
+printf '\n(%s calls; bytes on disk per call: ktrace %.2f' "$calls" \
 	"$(echo "$(du -sb "$TR" | cut -f1) / $calls" | bc -l)"
+[ -n "$TRN" ] && printf ', ktrace --compress=none %.1f' "$(echo "$(du -sb "$TRN" | cut -f1) / $calls" | bc -l)"
 [ -d "$UF" ] && printf ', uftrace %.1f' "$(echo "$(du -sb "$UF" | cut -f1) / $calls" | bc -l)"
 printf ')\n'
 
@@ -116,7 +154,7 @@ echo "$(lsblk -no MAJ:MIN "$LOOP" | tr -d ' ') 104857600" > "$CG/blkio.throttle.
 echo
 echo "| ktrace record into a 100 MiB/s disk | wall s | records kept | dropped | the program waited |"
 echo "|---|---|---|---|---|"
-for opt in "" --block-timeout=100ms; do
+for opt in "" --compress=none --block-timeout=100ms; do
 	rm -rf "$MNT/t"
 	t0=$(date +%s.%N)
 	# shellcheck disable=SC2086 # $opt: no option or one word

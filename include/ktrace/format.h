@@ -152,6 +152,104 @@ KTRACE_STATIC_ASSERT(sizeof(struct ktrace_subbuf) == KTRACE_SUBBUF_HDR_SIZE,
 	       "sub-buffer header is 64 bytes");
 
 /* ------------------------------------------------------------------ */
+/* Compressed frames (slots layout, `ktrace record --compress=zstd`)    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A stream file of the slots layout is a sequence of units, each starting
+ * at a multiple of 4096 bytes: a slot (a sub-buffer of buf-size bytes,
+ * magic KTRACE_SUBBUF_MAGIC) or a frame (magic KTRACE_ZFRAME_MAGIC) that
+ * holds 1..KTRACE_ZFRAME_MAX sub-buffers compressed.  A frame is
+ *
+ *   struct ktrace_zframe                      64 bytes
+ *   struct ktrace_zentry [nsub]               96 bytes each
+ *   the entries' data, each at its zoff       zlen bytes each
+ *   zero padding to `len` (a multiple of 4096, so frames can be written
+ *   with O_DIRECT)
+ *
+ * Each sub-buffer is compressed on its own (a zstd frame with its content
+ * checksum), so a reader decompresses one sub-buffer at a time into a
+ * buffer of buf-size bytes, and a corrupt one costs only itself.  The
+ * sub-buffer headers are stored whole and uncompressed in the entries: a
+ * reader indexes a file (sequence numbers, calibration pairs, losses)
+ * without decompressing anything.  Written by consumer/consumer.c, read by
+ * reader/stream.c; the codec is reader/zframe.c.  Not a seed's: relay's
+ * sub-buffers, compressed the way LTTng and perf do not (they write raw).
+ */
+#define KTRACE_ZFRAME_MAGIC 0x465a544bu /* "KTZF" little-endian */
+#define KTRACE_ZFRAME_HDR_SIZE 64u
+#define KTRACE_ZENTRY_SIZE 96u
+#define KTRACE_ZFRAME_ALIGN 4096u
+#define KTRACE_ZFRAME_MAX 64u
+
+/* Entry codecs and transforms. */
+#define KTRACE_ZCODEC_STORED 0u  /* the records as they were, zlen == used */
+#define KTRACE_ZCODEC_ZSTD 1u    /* one zstd frame (RFC 8878) of the (transformed) records */
+/*
+ * KTRACE_ZXFORM_SPLIT: before compression the records were split into
+ * columns (similar words next to each other compress 2.5 times better):
+ * first the `nhdr` header words in order, each with its 40 timestamp bits
+ * replaced by the difference to the previous header's (mod 2^40; the first
+ * to 0), then the low 32-bit halves of every other word (context and
+ * payload words, in record order), then their high halves.  Applied only
+ * to sub-buffers whose records parse to exactly `used` bytes.
+ */
+#define KTRACE_ZXFORM_NONE 0u
+#define KTRACE_ZXFORM_SPLIT 1u
+
+/**
+ * struct ktrace_zframe - the header of a compressed frame.
+ * @magic:    KTRACE_ZFRAME_MAGIC.
+ * @hdr_size: bytes of this header (64): the entries follow.
+ * @entry_size: bytes per entry (96; readers honour larger values).
+ * @nsub:     sub-buffers in the frame, 1..KTRACE_ZFRAME_MAX.
+ * @version:  1.
+ * @len:      bytes of the whole frame in the file, padding included: a
+ *            multiple of KTRACE_ZFRAME_ALIGN; the next unit starts there.
+ * @raw:      bytes the sub-buffers had uncompressed (sum of 64 + used).
+ */
+struct ktrace_zframe {
+	kt_u32 magic;
+	kt_u16 hdr_size;
+	kt_u16 entry_size;
+	kt_u32 nsub;
+	kt_u32 version;
+	kt_u64 len;
+	kt_u64 raw;
+	kt_u64 reserved[4];
+};
+
+/**
+ * struct ktrace_zentry - one sub-buffer of a frame.
+ * @hdr:     its sub-buffer header, as a slot would hold it (CLOSED, `used`
+ *           final; hdr_size 64).
+ * @zoff:    offset of its data from the frame's start.
+ * @zlen:    bytes of its data (0 when used is 0).
+ * @nhdr:    KTRACE_ZXFORM_SPLIT: records (header words) in it, internal
+ *           ones included; 0 otherwise.
+ * @records: its records, internal ones not counted (what `nrec` counts in
+ *           a thread stream, also for shared streams): recovery and the
+ *           consumer's accounting read it without decompressing.
+ * @codec:   KTRACE_ZCODEC_*.
+ * @xform:   KTRACE_ZXFORM_*.
+ */
+struct ktrace_zentry {
+	struct ktrace_subbuf hdr;
+	kt_u32 zoff;
+	kt_u32 zlen;
+	kt_u32 nhdr;
+	kt_u32 records;
+	kt_u16 codec;
+	kt_u16 xform;
+	kt_u32 reserved[3];
+};
+
+KTRACE_STATIC_ASSERT(sizeof(struct ktrace_zframe) == KTRACE_ZFRAME_HDR_SIZE,
+	       "frame header is 64 bytes");
+KTRACE_STATIC_ASSERT(sizeof(struct ktrace_zentry) == KTRACE_ZENTRY_SIZE,
+	       "frame entry is 96 bytes");
+
+/* ------------------------------------------------------------------ */
 /* Records                                                             */
 /* ------------------------------------------------------------------ */
 

@@ -207,7 +207,7 @@ static void usage(void)
 	     "  -n, --buf-nr N           sub-buffers per stream (4)\n"
 	     "      --kind thread|shared|cpu\n"
 	     "      --flight             flight-recorder mode\n"
-	     "      --layout fixed|packed\n"
+	     "      --layout fixed|packed|slots\n"
 	     "      --clock tsc|mono\n"
 	     "      --version N          metadata ktrace-format version\n"
 	     "      --no-metadata --no-control --no-threads --no-names\n"
@@ -263,7 +263,7 @@ int main(int argc, char **argv)
 							     KTRACE_STREAM_THREAD;
 			break;
 		case 'F': o.flight = 1; break;
-		case 'L': o.packed = !strcmp(optarg, "packed"); break;
+		case 'L': o.packed = !strcmp(optarg, "packed") ? 1 : !strcmp(optarg, "slots") ? 2 : 0; break;
 		case 'C': o.mono = !strcmp(optarg, "mono"); break;
 		case 'V': o.version = (unsigned)atoi(optarg); break;
 		case 'M': o.no_meta = 1; break;
@@ -387,9 +387,12 @@ int main(int argc, char **argv)
 
 				memcpy(x->img + o.badhdr[k].a % o.buf_nr * o.buf_size, &bad, 4);
 			}
-		snprintf(name, sizeof(name), o.packed ? "cpu%u" : "trace%u", s);
+		snprintf(name, sizeof(name), o.packed == 1 ? "cpu%u" : "trace%u", s);
 		if (o.packed) {
-			/* sub-buffers in sequence order, each hdr + used, padded to 8 */
+			/* sub-buffers in sequence order, each hdr + used, padded to 8
+			 * (packed), or each in a whole slot, closed (slots: what
+			 * `ktrace record`'s consumer writes, tests/helpers/zpack
+			 * makes frames of) */
 			FILE *pf;
 			char path[4096];
 			uint64_t first = x->seq + 1 > o.buf_nr ? x->seq + 1 - o.buf_nr : 0;
@@ -402,6 +405,10 @@ int main(int argc, char **argv)
 				struct ktrace_subbuf *sb = sb_at(x, q);
 				size_t len = (KTRACE_SUBBUF_HDR_SIZE + sb->used + 7) & ~(size_t)7;
 
+				if (o.packed == 2 && sb->magic == KTRACE_SUBBUF_MAGIC)
+					sb->flags |= KTRACE_SBF_CLOSED;
+				if (o.packed == 2)
+					len = o.buf_size;
 				if (sb->magic == KTRACE_SUBBUF_MAGIC || sb->magic == 0xdeadbeef)
 					fwrite(sb, 1, len, pf);
 			}
@@ -495,10 +502,10 @@ int main(int argc, char **argv)
 		fprintf(f, "mode %s\nscope %s\nbuf-size %u\nbuf-nr %u\nlayout %s\n",
 			o.flight ? "flight" : "discard",
 			o.kind == KTRACE_STREAM_SHARED ? "global" : o.kind == KTRACE_STREAM_CPU ? "cpu" : "thread",
-			o.buf_size, o.buf_nr, o.packed ? "packed" : "fixed");
+			o.buf_size, o.buf_nr, o.packed == 2 ? "slots" : o.packed ? "packed" : "fixed");
 		fprintf(f, "created-ns %llu\nrealtime-ns %llu\n", NS0 - 10000, 1700000000000000000ull);
 		for (unsigned s = 0; s < o.streams; s++)
-			fprintf(f, "stream %u %s %s%u\n", s, kinds[o.kind], o.packed ? "cpu" : "trace", s);
+			fprintf(f, "stream %u %s %s%u\n", s, kinds[o.kind], o.packed == 1 ? "cpu" : "trace", s);
 		if (!o.no_names) {
 			fprintf(f, "func 0 parse\nfunc 1 send\n");
 			fprintf(f, "event %u log2 request net len,seq\n", KTRACE_EVENT_ID(0, 16));
