@@ -205,12 +205,19 @@ static void index_packed(struct ktr_trace *t, struct ktr_stream *s)
 	uint64_t step = s->stride ? KTRACE_ZFRAME_ALIGN : 8; /* resynchronising after a bad header */
 	size_t cap = 0;
 	int framed = 0; /* a frame seen: units are no longer a slot apart */
+	uint64_t dropped = 0; /* pages below it given back (see ktr_stream_index()) */
 	char why[160];
 
 	while (off + HDR <= size) {
 		struct ktrace_subbuf h;
 		const char *bad;
 		struct ktr_sb *e;
+
+		if (s->f.mapped && off - dropped >= ((uint64_t)64 << 20)) {
+			madvise((void *)(s->f.p + dropped), (size_t)((off & ~(uint64_t)4095) - dropped),
+				MADV_DONTNEED);
+			dropped = off & ~(uint64_t)4095;
+		}
 
 		get_hdr(s, off, &h);
 		if (s->stride && h.magic == KTRACE_ZFRAME_MAGIC && off % KTRACE_ZFRAME_ALIGN == 0) {
@@ -305,6 +312,11 @@ void ktr_stream_index(struct ktr_trace *t, struct ktr_stream *s)
 		else
 			index_fixed(t, s);
 	}
+	/* the headers were read page by page, and the kernel mapped the
+	 * cached pages around each (fault-around): a trace of 2 GB would
+	 * start with 400 MB mapped that the cursor gets to much later */
+	if (s->f.mapped && s->f.size >= 4096)
+		madvise((void *)s->f.p, s->f.size & ~(size_t)4095, MADV_DONTNEED);
 	s->info.nsubbufs = s->nsb;
 	ktr_stream_reset(s);
 }
@@ -335,10 +347,25 @@ static void release(struct ktr_stream *s, const struct ktr_sb *e)
 {
 	uint64_t page = 4096, start, end;
 
-	if (!s->f.mapped || !e || (e->corrupt && s->packed) || e->framed)
+	if (!s->f.mapped || !e || (e->corrupt && s->packed))
 		return;
-	start = (e->off + page - 1) & ~(page - 1); /* whole pages only: the */
-	end = s->packed || !s->room ? s->pos : e->off + s->room; /* neighbours stay */
+	if (e->framed) {
+		/* from its entry to the end of its data, and the 128 KiB before:
+		 * reading this frame's header made the kernel map the cached pages
+		 * around it (fault-around, 64 KiB), the previous frame's tail too.
+		 * What the index reads again comes back from the page cache. */
+		struct ktrace_zentry z;
+
+		if (e->corrupt)
+			return;
+		memcpy(&z, s->f.p + e->hoff, sizeof(z));
+		start = e->hoff & ~(page - 1);
+		start = start > 131072 ? start - 131072 : 0;
+		end = e->zdata + z.zlen;
+	} else {
+		start = (e->off + page - 1) & ~(page - 1); /* whole pages only: the */
+		end = s->packed || !s->room ? s->pos : e->off + s->room; /* neighbours stay */
+	}
 	end &= ~(page - 1);
 	if (end > s->f.size)
 		end = s->f.size & ~(page - 1);
