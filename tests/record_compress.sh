@@ -21,19 +21,19 @@ cat > threads.c <<'EOF'
 #include <stdio.h>
 static volatile unsigned sink;
 void __attribute__((noinline)) leaf(unsigned i) { sink += i; }
-static void *work(void *a) { for (unsigned i = 0; i < 50000; i++) leaf(i); return a; }
+static void *work(void *a) { for (unsigned i = 0; i < 20000; i++) leaf(i); return a; }
 int main(void)
 {
 	pthread_t t[4];
 	for (int i = 0; i < 4; i++) pthread_create(&t[i], 0, work, 0);
 	for (int i = 0; i < 4; i++) pthread_join(t[i], 0);
-	printf("leaf %u\n", 4 * 50000u);
+	printf("leaf %u\n", 4 * 20000u);
 	return 0;
 }
 EOF
 cc -O1 -g -finstrument-functions -pthread -o threads threads.c || exit 1
 san_preload
-N=400000
+N=100000
 
 magic() { od -An -c -N4 "$1" | tr -d ' '; }
 per_call() { echo $(( $(stat -c %s "$1/trace0") * 100 / $2 )); } # bytes a call x 100
