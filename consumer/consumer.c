@@ -620,7 +620,7 @@ static int write_units(struct kc_session *s, struct kc_chan *c, unsigned i, stru
 		sb[b] = iov[b].iov_base;
 		records[b] = (uint32_t)subbuf_records(c, i, sb[b]);
 	}
-	len = kz_frame(c->zenc, sb, records, (unsigned)n, &out, NULL);
+	len = kz_frame(c->zenc, sb, records, (unsigned)n, &out);
 	if (!len) /* a header the encoder refuses (never one the consumer closed) */
 		return write_slots(s, c, i, iov, n);
 	v.iov_base = (void *)out;

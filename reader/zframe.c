@@ -174,7 +174,7 @@ void kz_enc_free(struct kz_enc *z)
 }
 
 size_t kz_frame(struct kz_enc *z, const struct ktrace_subbuf *const *sb, const uint32_t *records,
-		unsigned n, const uint8_t **out, uint64_t *raw)
+		unsigned n, const uint8_t **out)
 {
 	struct ktrace_zframe *f = (struct ktrace_zframe *)z->frame;
 	size_t pos = KTRACE_ZFRAME_HDR_SIZE + (size_t)n * KTRACE_ZENTRY_SIZE, len;
@@ -229,8 +229,6 @@ size_t kz_frame(struct kz_enc *z, const struct ktrace_subbuf *const *sb, const u
 	f->len = len;
 	f->raw = total;
 	*out = z->frame;
-	if (raw)
-		*raw = total;
 	return len;
 }
 

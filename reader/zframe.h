@@ -41,11 +41,11 @@ void kz_enc_free(struct kz_enc *z);
  * shrink is stored.
  * Return: the frame's length in bytes (a multiple of 4096) with *@out its
  * bytes (4096-aligned, owned by @z until the next call), or 0 (@n out of
- * range, a header that does not fit @bs, a zstd error).
- * @raw, if not NULL, gets the bytes the sub-buffers had (sum of 64 + used).
+ * range, a header that does not fit @bs, a zstd error).  The header's
+ * `raw` says the bytes the sub-buffers had (sum of 64 + used).
  */
 size_t kz_frame(struct kz_enc *z, const struct ktrace_subbuf *const *sb, const uint32_t *records,
-		unsigned n, const uint8_t **out, uint64_t *raw);
+		unsigned n, const uint8_t **out);
 
 /**
  * kz_check_frame() - is @f (whose file has @left bytes from its start) a

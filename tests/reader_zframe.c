@@ -97,7 +97,7 @@ int main(void)
 	rec[5] = fill(sbs[5], 15, 0, 0, 100000);           /* full */
 	for (int i = 0; i < 6; i++)
 		sb[i] = (const struct ktrace_subbuf *)sbs[i];
-	len = kz_frame(z, sb, rec, 6, &frame, NULL);
+	len = kz_frame(z, sb, rec, 6, &frame);
 	f = (const struct ktrace_zframe *)frame;
 	ok(len && len % 4096 == 0 && (uintptr_t)frame % 4096 == 0,
 	   "a frame of 6 sub-buffers: %zu bytes, aligned for O_DIRECT", len);

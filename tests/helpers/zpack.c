@@ -118,7 +118,7 @@ static int pack(const char *dir, const char *name, uint32_t bs, unsigned per, in
 			rec[n++] = count_records(h);
 		}
 		slots += got;
-		len = kz_frame(z, sb, rec, n, &frame, NULL);
+		len = kz_frame(z, sb, rec, n, &frame);
 		if (!len || fwrite(frame, 1, len, fo) != len) {
 			fprintf(stderr, "zpack: %s: cannot write a frame\n", out);
 			return 1;
