@@ -37,6 +37,8 @@ struct ka_profile_priv {
 	struct ktr_trace *t;
 	size_t capfns;
 	struct ka_map64 by_key, by_addr, by_edge;
+	uint32_t *key_fi; /* fn index + 1 of call-site keys < KTR_CALL_KEY_EXTRA (0: not seen) */
+	size_t nkey_fi;
 	struct edge *edges;
 	size_t nedges, capedges;
 	struct ktr_sched *sched;
@@ -74,11 +76,39 @@ struct ktr_sched *ka_profile_sched(const struct ka_profile *p)
 	return p->offcpu ? p->priv->sched : NULL;
 }
 
+/* fn index + 1 of key @key, or 0 (a direct table for call-site indexes: kd looks one up per call). */
+static long key_get(const struct ka_profile_priv *q, uint32_t key)
+{
+	if (key < q->nkey_fi)
+		return (long)q->key_fi[key] - 1;
+	return key < KTR_CALL_KEY_EXTRA ? -1 : ka_map64_get(&q->by_key, key);
+}
+
+static int key_put(struct ka_profile_priv *q, uint32_t key, uint32_t fi)
+{
+	if (key >= KTR_CALL_KEY_EXTRA)
+		return ka_map64_put(&q->by_key, key, fi);
+	if (key >= q->nkey_fi) {
+		size_t n = q->nkey_fi ? 2 * q->nkey_fi : 4096;
+		uint32_t *v;
+
+		while (n <= key)
+			n *= 2;
+		if (!(v = realloc(q->key_fi, n * sizeof(*v))))
+			return -1;
+		memset(v + q->nkey_fi, 0, (n - q->nkey_fi) * sizeof(*v));
+		q->key_fi = v;
+		q->nkey_fi = n;
+	}
+	q->key_fi[key] = fi + 1;
+	return 0;
+}
+
 /* The fn index of call @c (by its key, then by its function address). */
 static long fn_of(struct ka_profile *p, const struct ktr_call *c)
 {
 	struct ka_profile_priv *q = p->priv;
-	long i = ka_map64_get(&q->by_key, c->key);
+	long i = key_get(q, c->key);
 
 	if (i >= 0)
 		return i;
@@ -99,7 +129,7 @@ static long fn_of(struct ka_profile *p, const struct ktr_call *c)
 		if (ka_map64_put(&q->by_addr, c->func, (uint32_t)i) < 0)
 			return -1;
 	}
-	if (ka_map64_put(&q->by_key, c->key, (uint32_t)i) < 0)
+	if (key_put(q, c->key, (uint32_t)i) < 0)
 		return -1;
 	return i;
 }
@@ -214,23 +244,26 @@ static int count_gap(struct ka_profile *p, const struct ktr_rec *r)
 
 /*
  * The two-thread pipeline (traces without kernel events): a reader thread
- * decodes records into batches of calls and gaps (ktr_next(),
- * ktr_call_decode(), the selection: about half of the work), the caller's
- * thread counts them (call trees, outer time, the sorter).  NBATCH
- * batches of BATCH items circulate: the reader fills a free one, the
- * counter empties a full one, handing them over under one mutex per
- * batch, not per record.  The order of the items is the records' order,
- * so the result is the single-thread one's.
+ * decodes records into batches of calls (ktr_next(), ktr_call_decode(),
+ * the selection: about half of the work), the caller's thread counts them
+ * (call trees, outer time, the sorter).  NBATCH batches of up to BATCH
+ * calls circulate: the reader fills a free one, the counter empties a full
+ * one, handing them over under one mutex per batch, not per record.  The
+ * rare gaps travel beside the calls (gap i comes before call at[i]; a
+ * batch closes early when NGAP gaps fill it), so a batch is 80 bytes a
+ * call and the batches in flight stay in the caches.  The order of the
+ * items is the records' order, so the result is the single-thread one's.
  */
-#define BATCH 4096
-#define NBATCH 8
+#define BATCH 2048
+#define NBATCH 6
+#define NGAP 64
+#define AHEAD 8 /* count_batch() prefetches this many calls ahead */
 
-struct pitem {
-	int gap; /* 0: call c; 1: gap r */
-	union {
-		struct ktr_call c;
-		struct ktr_rec r;
-	};
+struct pbatch {
+	struct ktr_call c[BATCH];
+	struct ktr_rec gap[NGAP];
+	uint32_t at[NGAP];
+	size_t n, ngap;
 };
 
 struct pipe {
@@ -238,23 +271,67 @@ struct pipe {
 	struct ka_progress *prog;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct pitem *items[NBATCH];
-	size_t n[NBATCH];
+	struct pbatch *b[NBATCH];
 	unsigned head, tail; /* batches filled (reader), emptied (counter); mod 2^32 */
 	int done, stop;      /* the reader reached the end; the counter gave up */
 	uint64_t records, call_records;
 };
 
+/* Fill batch @b from the trace.  Return: 1 at the end of the trace. */
+static int fill_batch(struct pipe *pp, struct pbatch *b)
+{
+	struct ka_profile_priv *q = pp->p->priv;
+	struct ktr_rec r;
+
+	b->n = b->ngap = 0;
+	while (b->n < BATCH && b->ngap < NGAP) {
+		if (!ktr_next(q->t, &r))
+			return 1;
+		pp->records++;
+		ka_progress_rec(pp->prog, &r);
+		if (r.kind == KTR_GAP) {
+			b->at[b->ngap] = (uint32_t)b->n;
+			b->gap[b->ngap++] = r;
+		} else if (selected_call(q, &r, &b->c[b->n], &pp->call_records)) {
+			b->n++;
+		}
+	}
+	return 0;
+}
+
+/* Count batch @b.  Return: 0 or a negative errno. */
+static int count_batch(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ctree *ct_on,
+		       struct ktr_outer *outer, const struct pbatch *b)
+{
+	struct ka_profile_priv *q = p->priv;
+	size_t g = 0;
+	int rc = 0;
+
+	for (size_t k = 0; !rc && k < b->n; k++) {
+		if (k + AHEAD < b->n) { /* the state of a later call, from memory meanwhile */
+			long fi = key_get(q, b->c[k + AHEAD].key);
+
+			if (fi >= 0) {
+				__builtin_prefetch(&p->fns[fi]);
+				ktr_outer_prefetch(outer, &b->c[k + AHEAD], (uint64_t)fi);
+			}
+		}
+		while (!rc && g < b->ngap && b->at[g] == k)
+			rc = count_gap(p, &b->gap[g++]);
+		if (!rc)
+			rc = count_call(p, ct, ct_on, outer, &b->c[k]);
+	}
+	while (!rc && g < b->ngap)
+		rc = count_gap(p, &b->gap[g++]);
+	return rc;
+}
+
 static void *pipe_reader(void *arg)
 {
 	struct pipe *pp = arg;
-	struct ka_profile_priv *q = pp->p->priv;
-	struct ktr_rec r;
 	int end = 0;
 
 	while (!end) {
-		struct pitem *b;
-		size_t n = 0;
 		unsigned slot;
 
 		pthread_mutex_lock(&pp->mu);
@@ -263,24 +340,11 @@ static void *pipe_reader(void *arg)
 		slot = pp->head % NBATCH;
 		end = pp->stop;
 		pthread_mutex_unlock(&pp->mu);
-		b = pp->items[slot];
-		while (!end && n < BATCH) {
-			if (!ktr_next(q->t, &r)) {
-				end = 1;
-				break;
-			}
-			pp->records++;
-			ka_progress_rec(pp->prog, &r);
-			if (r.kind == KTR_GAP) {
-				b[n].gap = 1;
-				b[n++].r = r;
-				continue;
-			}
-			if (selected_call(q, &r, &b[n].c, &pp->call_records))
-				b[n++].gap = 0;
-		}
+		if (end)
+			pp->b[slot]->n = pp->b[slot]->ngap = 0;
+		else
+			end = fill_batch(pp, pp->b[slot]);
 		pthread_mutex_lock(&pp->mu);
-		pp->n[slot] = n;
 		pp->head++;
 		pp->done = end;
 		pthread_cond_broadcast(&pp->cv);
@@ -295,25 +359,23 @@ static int read_piped(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ctr
 {
 	struct pipe pp = { .p = p, .prog = prog };
 	pthread_t th;
-	int rc = 0, started;
+	int rc = 0;
 
 	for (unsigned i = 0; i < NBATCH; i++)
-		if (!(pp.items[i] = malloc(BATCH * sizeof(struct pitem)))) {
+		if (!(pp.b[i] = malloc(sizeof(struct pbatch)))) {
 			for (unsigned k = 0; k < i; k++)
-				free(pp.items[k]);
+				free(pp.b[k]);
 			return 1;
 		}
 	pthread_mutex_init(&pp.mu, NULL);
 	pthread_cond_init(&pp.cv, NULL);
-	started = pthread_create(&th, NULL, pipe_reader, &pp) == 0;
+	if (pthread_create(&th, NULL, pipe_reader, &pp) != 0) {
+		rc = 1;
+		goto out;
+	}
 	for (;;) {
 		unsigned slot;
-		size_t n;
 
-		if (!started) {
-			rc = 1;
-			break;
-		}
 		pthread_mutex_lock(&pp.mu);
 		while (pp.head == pp.tail && !pp.done)
 			pthread_cond_wait(&pp.cv, &pp.mu);
@@ -322,13 +384,8 @@ static int read_piped(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ctr
 			break;
 		}
 		slot = pp.tail % NBATCH;
-		n = pp.n[slot];
 		pthread_mutex_unlock(&pp.mu);
-		for (size_t k = 0; !rc && k < n; k++) {
-			const struct pitem *it = &pp.items[slot][k];
-
-			rc = it->gap ? count_gap(p, &it->r) : count_call(p, ct, ct_on, outer, &it->c);
-		}
+		rc = count_batch(p, ct, ct_on, outer, pp.b[slot]);
 		pthread_mutex_lock(&pp.mu);
 		pp.tail++;
 		if (rc)
@@ -338,14 +395,14 @@ static int read_piped(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ctr
 		if (rc)
 			break;
 	}
-	if (started)
-		pthread_join(th, NULL);
+	pthread_join(th, NULL);
 	p->records += pp.records;
 	p->call_records += pp.call_records;
+out:
 	pthread_mutex_destroy(&pp.mu);
 	pthread_cond_destroy(&pp.cv);
 	for (unsigned i = 0; i < NBATCH; i++)
-		free(pp.items[i]);
+		free(pp.b[i]);
 	return rc;
 }
 
@@ -497,6 +554,7 @@ void ka_profile_free(struct ka_profile *p)
 	free(p->fns);
 	if (q) {
 		free(q->edges);
+		free(q->key_fi);
 		ka_map64_free(&q->by_key);
 		ka_map64_free(&q->by_addr);
 		ka_map64_free(&q->by_edge);

@@ -416,7 +416,8 @@ static int kd_open(struct kd_run *r)
 		struct ka_profile_opts po = {
 			.edges = !o->calls && (o->format != FMT_TEXT || strpbrk(o->fields, "mn")),
 			.all_tasks = o->sel.tids.n || o->sel.pids.n,
-			.want_call = want_call, .want_task = want_task, .arg = &o->sel,
+			.want_call = cli_select_everything(&o->sel) ? NULL : want_call,
+			.want_task = want_task, .arg = &o->sel,
 			.sorter = r->sorter, .cmd = CMD,
 		};
 

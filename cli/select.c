@@ -239,6 +239,11 @@ struct ktr_syms *cli_select_syms(const struct cli_select *s, struct ktr_trace *t
 	return syms;
 }
 
+int cli_select_everything(const struct cli_select *s)
+{
+	return !s->tids.n && !s->pids.n && !s->from && s->to == UINT64_MAX;
+}
+
 int cli_select_call(const struct cli_select *s, const struct ktr_call *c)
 {
 	return ka_ids_has(&s->tids, c->tid) && ka_ids_has(&s->pids, c->pid) &&

@@ -66,13 +66,26 @@ struct othread {
 	size_t nms, capms;
 };
 
+/*
+ * One (thread, function) list: a 64-byte slot of the table, holding its
+ * first item itself (most lists hold one: kd finds the call's list and
+ * item in one cache line), more items on the heap.
+ */
 struct olist {
-	uint64_t tkey; /* thread ordinal << 32 ... see list_of() */
+	uint32_t tkey; /* the thread's ordinal */
+	uint32_t used;
+	uint32_t n, cap; /* items; room (1: the inline one) */
 	uint64_t fkey;
-	int used;
-	struct oitem *it;
-	size_t n, cap;
+	struct oitem *heap; /* cap > 1: the items */
+	struct oitem in;
 };
+
+_Static_assert(sizeof(struct olist) == 64, "a list is one cache line");
+
+static struct oitem *items(struct olist *l)
+{
+	return l->cap > 1 ? l->heap : &l->in;
+}
 
 struct ktr_outer {
 	struct othread *thr;
@@ -94,7 +107,7 @@ void ktr_outer_free(struct ktr_outer *o)
 	for (size_t i = 0; i < o->capthr; i++)
 		free(o->thr[i].ms);
 	for (size_t i = 0; i < o->caplists; i++)
-		free(o->lists[i].it);
+		free(o->lists[i].heap);
 	free(o->thr);
 	free(o->lists);
 	free(o);
@@ -156,10 +169,11 @@ static struct olist *list_of(struct ktr_outer *o, uint32_t ord, uint64_t fkey)
 
 	if ((o->nlists + 1) * 2 > o->caplists) {
 		size_t cap = o->caplists ? 2 * o->caplists : 1024;
-		struct olist *n = calloc(cap, sizeof(*n));
+		struct olist *n = aligned_alloc(64, cap * sizeof(*n));
 
 		if (!n)
 			return NULL;
+		memset(n, 0, cap * sizeof(*n));
 		for (size_t k = 0; k < o->caplists; k++) {
 			if (!o->lists[k].used)
 				continue;
@@ -179,8 +193,17 @@ static struct olist *list_of(struct ktr_outer *o, uint32_t ord, uint64_t fkey)
 	o->lists[i].used = 1;
 	o->lists[i].tkey = ord;
 	o->lists[i].fkey = fkey;
+	o->lists[i].cap = 1;
 	o->nlists++;
 	return &o->lists[i];
+}
+
+void ktr_outer_prefetch(const struct ktr_outer *o, const struct ktr_call *c, uint64_t key)
+{
+	const struct othread *t = o->last;
+
+	if (t && o->caplists && t->id == ((uint64_t)c->pid << 32 | c->tid))
+		__builtin_prefetch(&o->lists[mix(t->ord, key, o->caplists - 1)]);
 }
 
 /* The least depth of the thread's records numbered after @seq (UINT32_MAX: none). */
@@ -215,7 +238,7 @@ static uint32_t m_of(const struct othread *t, const struct oitem *it)
 /* Merge the list's newest item into the one before it. */
 static void merge_last(struct olist *l)
 {
-	struct oitem *a = &l->it[l->n - 2], *b = &l->it[l->n - 1];
+	struct oitem *a = &items(l)[l->n - 2], *b = &items(l)[l->n - 1];
 
 	if (b->entry < a->entry)
 		a->entry = b->entry;
@@ -257,15 +280,18 @@ uint64_t ktr_outer_add(struct ktr_outer *o, const struct ktr_call *c, uint64_t k
 	l = list_of(o, t->ord, key);
 	if (!l)
 		return c->dur_ns;
-	while (l->n && l->it[l->n - 1].entry >= c->entry_ns && l->it[l->n - 1].dmin > c->depth)
-		nested += l->it[--l->n].sum;
+	it = items(l);
+	while (l->n && it[l->n - 1].entry >= c->entry_ns && it[l->n - 1].dmin > c->depth)
+		nested += it[--l->n].sum;
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 4;
-		struct oitem *n = realloc(l->it, cap * sizeof(*n));
+		uint32_t cap = l->cap > 1 ? 2 * l->cap : 4;
+		struct oitem *n = realloc(l->cap > 1 ? l->heap : NULL, cap * sizeof(*n));
 
 		if (!n) /* the call stays uncounted as a container: never negative */
 			return c->dur_ns > nested ? c->dur_ns - nested : 0;
-		l->it = n;
+		if (l->cap == 1)
+			n[0] = l->in;
+		l->heap = it = n;
 		l->cap = cap;
 	}
 	/* the items' m() never decreases from older to newer, and a record
@@ -275,22 +301,22 @@ uint64_t ktr_outer_add(struct ktr_outer *o, const struct ktr_call *c, uint64_t k
 	 * its caller would keep an item per caller's call (memory as long
 	 * as the trace) */
 	if (l->n) {
-		uint32_t m = m_of(t, &l->it[l->n - 1]); /* a merged item keeps the newer one's m() */
+		uint32_t m = m_of(t, &it[l->n - 1]); /* a merged item keeps the newer one's m() */
 
-		while (l->n >= 2 && m_of(t, &l->it[l->n - 2]) == m)
+		while (l->n >= 2 && m_of(t, &it[l->n - 2]) == m)
 			merge_last(l);
 		mlast = m;
 	}
-	it = &l->it[l->n++];
-	it->entry = c->entry_ns;
-	it->sum = c->dur_ns;
-	it->seq = t->seq;
-	it->depth = it->dmin = c->depth;
+	it[l->n].entry = c->entry_ns;
+	it[l->n].sum = c->dur_ns;
+	it[l->n].seq = t->seq;
+	it[l->n].depth = it[l->n].dmin = c->depth;
+	l->n++;
 	/* merge with older items that have the same open ancestors (the
 	 * first one's m() is known from above) */
 	while (l->n >= 2) {
 		if (mlast == UINT32_MAX)
-			mlast = m_of(t, &l->it[l->n - 2]);
+			mlast = m_of(t, &it[l->n - 2]);
 		if (mlast != c->depth)
 			break;
 		merge_last(l);

@@ -857,6 +857,15 @@ size_t ktr_outer_items(const struct ktr_outer *o);
  */
 uint64_t ktr_outer_add(struct ktr_outer *o, const struct ktr_call *c, uint64_t key);
 
+/**
+ * ktr_outer_prefetch() - ask the CPU to fetch what a later
+ * ktr_outer_add(@o, @c, @key) will read (the (thread, function) list),
+ * when @c's thread is the one of the last call added.  A hint: it changes
+ * nothing, and costs a hash.  kd calls it a few calls ahead, so the
+ * random access to per-function state overlaps the work on earlier calls.
+ */
+void ktr_outer_prefetch(const struct ktr_outer *o, const struct ktr_call *c, uint64_t key);
+
 /** ktr_outer_free() - free @o (NULL allowed). */
 void ktr_outer_free(struct ktr_outer *o);
 
