@@ -92,7 +92,8 @@ READER_SRC := $(wildcard reader/*.c)
 CLI_SRC := $(wildcard cli/*.c)
 CONSUMER_SRC := $(wildcard consumer/*.c)
 KCLIENT_SRC := $(wildcard kclient/*.c)
-FORMATS_SRC := $(wildcard formats/*.c)
+# formats/plugin.c is ktrace-export.so's table, not in the archive
+FORMATS_SRC := $(filter-out formats/plugin.c,$(wildcard formats/*.c))
 ANALYSIS_SRC := $(wildcard analysis/*.c)
 TEST_C := $(wildcard tests/*.c)
 TEST_SH := $(wildcard tests/*.sh)
@@ -130,9 +131,13 @@ KCLIENTA := $(B)/libktrace-kclient.a
 FORMATSA := $(B)/libktrace-formats.a
 ANALYSISA := $(B)/libktrace-analysis.a
 KTRACE := $(B)/ktrace
+# the exporters that need big libraries (formats/plugin.h), PIC, with what they call
+PLUGIN := $(B)/ktrace-export.so
+PLUGIN_OBJ := $(addprefix $(B)/pic/,formats/plugin.o formats/perfetto.o formats/ctf.o formats/utf8.o \
+	kclient/tracedat.o lib/safefile.o) $(patsubst $(B)/gen/%,$(B)/pic/gen/%,$(PB_OBJ))
 
 .PHONY: all test check bench fuzz install uninstall clean demo kmod test-kmod test-stress bench-kmod test-patch-sqlite test-attach-sqlite
-all: $(LIBA) $(B)/libktrace.so $(RECSO) $(LOCKSO) $(KTRACE) $(EXAMPLES)
+all: $(LIBA) $(B)/libktrace.so $(RECSO) $(LOCKSO) $(KTRACE) $(PLUGIN) $(EXAMPLES)
 
 # The runtime is never instrumented: it provides the instrumentation hooks.
 $(B)/pic/%.o: %.c
@@ -181,8 +186,22 @@ $(ANALYSISA): $(ANALYSIS_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# ktrace links what most commands need; the exporters that need
+# libprotobuf-c, libbabeltrace2 and libtracecmd are ktrace-export.so,
+# which `ktrace export` loads when it writes their formats (formats/plugin.h),
+# and libaudit is loaded by the first syscall name (analysis/syscalls.c):
+# every command starts without mapping them
 $(KTRACE): $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(ZSTD_LIBS) $(TRACECMD_LIBS) $(TRACEFS_LIBS) $(JSON_LIBS) $(BT2_LIBS) $(PB_LIBS) $(AUDIT_LIBS) $(LDLIBS) -ldl -lm
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(ANALYSISA) $(READERA) $(CONSUMERA) $(KCLIENTA) $(FORMATSA) $(LIBA) $(DW_LIBS) $(ZSTD_LIBS) $(TRACEFS_LIBS) $(JSON_LIBS) $(LDLIBS) -ldl -lm
+$(PLUGIN): $(PLUGIN_OBJ) formats/plugin.map
+	$(CC) -shared $(LDFLAGS) -Wl,--version-script=formats/plugin.map -o $@ $(PLUGIN_OBJ) $(TRACECMD_LIBS) $(TRACEFS_LIBS) $(BT2_LIBS) $(PB_LIBS) $(LDLIBS)
+$(B)/pic/kclient/tracedat.o: CPPFLAGS += $(TRACEFS_CFLAGS) $(TRACECMD_CFLAGS)
+$(B)/pic/formats/ctf.o: CPPFLAGS += $(BT2_CFLAGS)
+$(B)/pic/formats/perfetto.o: CPPFLAGS += -I$(B)/gen $(PB_CFLAGS)
+$(B)/pic/formats/perfetto.o: $(B)/gen/.stamp
+$(B)/pic/gen/%.pb-c.o: $(B)/gen/%.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -I$(B)/gen $(PB_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
 $(B)/obj/kclient/%.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 $(B)/obj/kclient/tracedat.o: CPPFLAGS += $(TRACECMD_CFLAGS)
 $(B)/obj/formats/ctf.o: CPPFLAGS += $(BT2_CFLAGS)
@@ -260,16 +279,18 @@ PUBLIC_H := $(wildcard include/ktrace/*.h)
 MAN_PAGES := $(wildcard docs/man/*.[135])
 DOCS := $(wildcard docs/*.md) README.md
 INSTALLED := $(addprefix $(LIBDIR)/,libktrace.a libktrace-reader.a libktrace.so.0 libktrace.so \
-		libktrace-record.so.0 libktrace-locks.so.0 pkgconfig/ktrace.pc pkgconfig/ktrace-reader.pc) \
+		libktrace-record.so.0 libktrace-locks.so.0 ktrace/ktrace-export.so pkgconfig/ktrace.pc \
+		pkgconfig/ktrace-reader.pc) \
 	$(addprefix $(PREFIX)/include/ktrace/,$(notdir $(PUBLIC_H)) reader.h) $(PREFIX)/bin/ktrace \
 	$(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
 	$(addprefix $(DOCDIR)/,$(notdir $(DOCS)))
 
 install: all
-	install -d $(addprefix $(DESTDIR),$(LIBDIR)/pkgconfig $(PREFIX)/include/ktrace $(PREFIX)/bin \
+	install -d $(addprefix $(DESTDIR),$(LIBDIR)/pkgconfig $(LIBDIR)/ktrace $(PREFIX)/include/ktrace $(PREFIX)/bin \
 		$(MANDIR)/man1 $(MANDIR)/man3 $(MANDIR)/man5 $(DOCDIR))
 	install -m 0644 $(LIBA) $(READERA) $(DESTDIR)$(LIBDIR)/
 	install -m 0755 $(LIBSO) $(RECSO) $(LOCKSO) $(DESTDIR)$(LIBDIR)/
+	install -m 0755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/ktrace/
 	ln -sf libktrace.so.0 $(DESTDIR)$(LIBDIR)/libktrace.so
 	install -m 0644 $(PUBLIC_H) $(DESTDIR)$(PREFIX)/include/ktrace/
 	install -m 0644 reader/reader.h $(DESTDIR)$(PREFIX)/include/ktrace/reader.h
@@ -290,7 +311,7 @@ install: all
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	-rmdir $(addprefix $(DESTDIR),$(PREFIX)/include/ktrace $(DOCDIR)) 2>/dev/null
+	-rmdir $(addprefix $(DESTDIR),$(PREFIX)/include/ktrace $(LIBDIR)/ktrace $(DOCDIR)) 2>/dev/null
 	@if [ -z "$(DESTDIR)" ] && [ -z "$(PC_RPATH)" ] && [ "$$(id -u)" = 0 ]; then \
 		echo ldconfig; ldconfig; fi
 

@@ -129,8 +129,9 @@ int ka_static_slice(const struct ktr_trace *t, const struct ktr_rec *r, char *na
  * SYSCALL_ENTRY or SYSCALL_EXIT record (include/ktrace/lkst.h), the name
  * of its number (argument `id`) on the machine the trace @t was recorded
  * on (metadata `machine`), from libaudit's tables (audit_syscall_to_name());
- * NULL for any other record, an unknown number or a machine libaudit has no
- * table for.  The string is libaudit's (static).  Thread-safe.
+ * NULL for any other record, an unknown number, a machine libaudit has no
+ * table for, or no libaudit.so.1 (loaded on the first call, dlopen).  The
+ * string is libaudit's (static).  Thread-safe.
  */
 const char *ka_syscall_name(const struct ktr_trace *t, const struct ktr_rec *r);
 

@@ -107,6 +107,26 @@ int cli_bad_option(const char *cmd, int c, int argc, char **argv);
 int cli_parse_u64(const char *s, uint64_t *v);
 
 /**
+ * cli_find_beside() - a file that ships with the ktrace binary: the path
+ * in environment variable @env if it is set (it must be readable), else
+ * the first of @rel[@n] (paths relative to the binary's directory, from
+ * /proc/self/exe: "libktrace.so.0", "../lib/libktrace.so.0") that is
+ * readable, resolved by realpath(3) into @out (@size bytes).
+ * Return: 0, or -1 (none found).
+ */
+int cli_find_beside(const char *env, const char *const *rel, size_t n, char *out, size_t size);
+
+struct fmt_plugin;
+
+/**
+ * cli_export_plugin() - the exporters of ktrace-export.so (formats/plugin.h),
+ * loaded on the first call (dlopen) from beside the binary or from
+ * ../lib/ktrace ($KTRACE_EXPORT_PLUGIN overrides).  Not thread-safe.
+ * Return: the plugin's table, or NULL (reported as "ktrace @cmd: ...").
+ */
+const struct fmt_plugin *cli_export_plugin(const char *cmd);
+
+/**
  * cli_write_file_atomic() - replace DIR/NAME by @text in an existing trace
  * directory (whoever owns it: `ktrace ctl`, `ktrace kft`): write a
  * temporary with an unpredictable name (mode 0600), then rename(2) it over

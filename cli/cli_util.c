@@ -387,3 +387,36 @@ void cli_losses(const char *cmd, const struct ktr_trace *t)
 		fprintf(stderr, "ktrace %s:   ... %zu stretches in all (ktrace print shows each where it is)\n",
 			cmd, n);
 }
+
+int cli_find_beside(const char *env, const char *const *rel, size_t n, char *out, size_t size)
+{
+	const char *v = getenv(env);
+	char exe[PATH_MAX];
+	ssize_t len;
+	char *slash;
+
+	if (v && *v) {
+		if (access(v, R_OK) != 0)
+			return -1;
+		snprintf(out, size, "%s", v);
+		return 0;
+	}
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return -1;
+	exe[len] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	for (size_t i = 0; i < n; i++) {
+		char path[PATH_MAX + 64], real[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/%s", exe, rel[i]);
+		if (access(path, R_OK) == 0 && realpath(path, real)) {
+			snprintf(out, size, "%s", real);
+			return 0;
+		}
+	}
+	return -1;
+}

@@ -68,12 +68,16 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "formats/formats.h"
+#include "formats/plugin.h"
 #include "analysis/analysis.h"
 #include "cli/output.h"
 #include "cli/select.h"
 #include "kclient/kclient.h"
 #include "reader/reader.h"
 #include "reader/sched.h"
+
+/* The exporters of ktrace-export.so (Perfetto, CTF, trace.dat), loaded by run() when one is asked for. */
+static const struct fmt_plugin *fx;
 
 #define CMD "export"
 #define KPID 1000000000u /* the kernel's pseudo process in JSON; CPU n is KPID + 1 + n */
@@ -326,8 +330,8 @@ static uint64_t pf_thread(struct pf *p, struct fmt_pf_seq *s, uint32_t pid, uint
 	if (pf_uuid(p, (uint64_t)pid << 32 | tid, &uuid))
 		return uuid;
 	if (!pf_uuid(p, (uint64_t)pid << 32 | 0xffffffffu, &puuid))
-		fmt_pf_process(&p->w, s, puuid, pid, ka_comm(p->x->t, pid));
-	fmt_pf_thread(&p->w, s, uuid, pid, tid, ka_comm(p->x->t, tid));
+		fx->pf_process(&p->w, s, puuid, pid, ka_comm(p->x->t, pid));
+	fx->pf_thread(&p->w, s, uuid, pid, tid, ka_comm(p->x->t, tid));
 	return uuid;
 }
 
@@ -340,12 +344,12 @@ static uint64_t pf_cpu(struct pf *p, int cpu)
 	if (pf_uuid(p, (uint64_t)KPID << 32 | cpu_tid(cpu), &uuid))
 		return uuid;
 	if (!pf_uuid(p, (uint64_t)KPID << 32 | KPID, &root))
-		fmt_pf_track(&p->w, &p->ev, root, 0, "kernel");
+		fx->pf_track(&p->w, &p->ev, root, 0, "kernel");
 	if (cpu >= 0)
 		snprintf(name, sizeof(name), "CPU %d", cpu);
 	else
 		snprintf(name, sizeof(name), "CPU ?");
-	fmt_pf_track(&p->w, &p->ev, uuid, root, name);
+	fx->pf_track(&p->w, &p->ev, uuid, root, name);
 	return uuid;
 }
 
@@ -383,13 +387,13 @@ static void pf_record(struct pf *p, const struct ktr_rec *r)
 		uint64_t uuid;
 
 		if (!pf_uuid(p, (uint64_t)KPID << 32, &uuid))
-			fmt_pf_track(&p->w, &p->ev, uuid, 0, "ktrace gaps");
+			fx->pf_track(&p->w, &p->ev, uuid, 0, "ktrace gaps");
 		n = 0;
 		a[n++] = (struct fmt_pf_arg){ "count", FMT_PF_UINT, r->count, NULL };
 		a[n++] = (struct fmt_pf_arg){ "stream", FMT_PF_UINT, r->stream, NULL };
 		if (r->what)
 			a[n++] = (struct fmt_pf_arg){ "what", FMT_PF_STR, 0, r->what };
-		fmt_pf_event(&p->w, &p->ev, FMT_PF_INSTANT, r->ns, uuid, ktr_rec_name(t, r, name, sizeof(name)),
+		fx->pf_event(&p->w, &p->ev, FMT_PF_INSTANT, r->ns, uuid, ktr_rec_name(t, r, name, sizeof(name)),
 			     "ktrace", a, n);
 		return;
 	}
@@ -397,18 +401,18 @@ static void pf_record(struct pf *p, const struct ktr_rec *r)
 		if (r->id == KTRACE_LKST_PROCESS_CONTEXTSWITCH && r->nwords >= 4) {
 			uint32_t prev = (uint32_t)r->w[1], next = (uint32_t)r->w[2];
 
-			fmt_pf_sched_switch(&p->w, PF_SEQ_FTRACE, r->cpu, r->ns, ka_comm(t, prev), prev,
+			fx->pf_sched_switch(&p->w, PF_SEQ_FTRACE, r->cpu, r->ns, ka_comm(t, prev), prev,
 					    r->w[3], ka_comm(t, next), next);
 			return;
 		}
 		if ((r->id == KTRACE_LKST_PROCESS_WAKEUP || r->id == KTRACE_LKST_PROCESS_WAKEUP_NEW) &&
 		    r->nwords >= 2) {
-			fmt_pf_sched_wakeup(&p->w, PF_SEQ_FTRACE, r->cpu, r->ns, r->tid,
+			fx->pf_sched_wakeup(&p->w, PF_SEQ_FTRACE, r->cpu, r->ns, r->tid,
 					    ka_comm(t, (uint32_t)r->w[1]), (uint32_t)r->w[1]);
 			return;
 		}
 		n = pf_args(p, r, 1, a);
-		fmt_pf_event(&p->w, &p->ev, FMT_PF_INSTANT, r->ns, pf_cpu(p, r->cpu),
+		fx->pf_event(&p->w, &p->ev, FMT_PF_INSTANT, r->ns, pf_cpu(p, r->cpu),
 			     ktr_rec_name(t, r, name, sizeof(name)), ktr_rec_category(t, r), a, n);
 		return;
 	}
@@ -427,7 +431,7 @@ static void pf_record(struct pf *p, const struct ktr_rec *r)
 		}
 	}
 	n = pf_args(p, r, 0, a);
-	fmt_pf_event(&p->w, &p->ev, type, r->ns, pf_thread(p, &p->ev, r->pid, r->tid),
+	fx->pf_event(&p->w, &p->ev, type, r->ns, pf_thread(p, &p->ev, r->pid, r->tid),
 		     type == FMT_PF_SLICE_END ? NULL : name, ktr_rec_category(t, r), a, n);
 }
 
@@ -436,7 +440,7 @@ static void pf_pop(struct pf *p)
 {
 	const struct ktr_callent *e = ktr_exits_top(&p->exits);
 
-	fmt_pf_event(&p->w, &p->calls, FMT_PF_SLICE_END, e->entry_ns + e->dur_ns, p->ord_uuid[e->thread],
+	fx->pf_event(&p->w, &p->calls, FMT_PF_SLICE_END, e->entry_ns + e->dur_ns, p->ord_uuid[e->thread],
 		     NULL, NULL, NULL, 0);
 	ktr_exits_pop(&p->exits);
 }
@@ -482,7 +486,7 @@ static int pf_calls(struct pf *p, struct ktr_callsort *cs)
 			a[n++] = (struct fmt_pf_arg){ "signal_depth", FMT_PF_UINT, e.sig, NULL };
 		if (e.flags & KTRACE_CALLF_UNFINISHED)
 			a[n++] = (struct fmt_pf_arg){ "unfinished", FMT_PF_BOOL, 1, NULL };
-		fmt_pf_event(&p->w, &p->calls, FMT_PF_SLICE_BEGIN, e.entry_ns, p->ord_uuid[e.thread],
+		fx->pf_event(&p->w, &p->calls, FMT_PF_SLICE_BEGIN, e.entry_ns, p->ord_uuid[e.thread],
 			     ka_names_call(p->x->names, &c), NULL, a, n);
 		if (ktr_exits_push(&p->exits, &e) < 0)
 			return -ENOMEM;
@@ -505,9 +509,9 @@ static int export_perfetto(struct ex *x)
 
 	memset(&p, 0, sizeof(p));
 	p.x = x;
-	fmt_pf_seq_init(&p.ev, PF_SEQ_EVENTS);
-	fmt_pf_seq_init(&p.calls, PF_SEQ_CALLS);
-	if (!cs || fmt_pf_begin(&p.w, x->out, in->created_ns, in->created_ns ? in->realtime_ns : 0)) {
+	fx->pf_seq_init(&p.ev, PF_SEQ_EVENTS);
+	fx->pf_seq_init(&p.calls, PF_SEQ_CALLS);
+	if (!cs || fx->pf_begin(&p.w, x->out, in->created_ns, in->created_ns ? in->realtime_ns : 0)) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -548,10 +552,10 @@ static int export_perfetto(struct ex *x)
 	}
 out:
 	ka_progress_end(prog);
-	if (fmt_pf_end(&p.w) < 0 || p.enomem)
+	if (fx->pf_end(&p.w) < 0 || p.enomem)
 		rc = -ENOMEM;
-	fmt_pf_seq_free(&p.ev);
-	fmt_pf_seq_free(&p.calls);
+	fx->pf_seq_free(&p.ev);
+	fx->pf_seq_free(&p.calls);
 	ktr_callsort_free(cs);
 	ka_map64_free(&p.tracks);
 	free(p.ord_uuid);
@@ -632,7 +636,7 @@ struct ctfx {
 	struct fmt_ctf *w;
 	struct ktr_callsort *cs;
 	struct ka_progress *prog;
-	struct ka_map64 cls_of; /* (record class, id, argument count) -> fmt_ctf_event_class() */
+	struct ka_map64 cls_of; /* (record class, id, argument count) -> fx->ctf_event_class() */
 	struct ktr_rec rec;
 	int have_rec, recs_done;
 	struct ktr_callent call;
@@ -711,7 +715,7 @@ static int ctf_next_call(struct ctfx *c)
 		return 0;
 	rc = ktr_callsort_next(c->cs, &c->call);
 	if (rc < 0) {
-		fmt_ctf_fail(c->w, "reading the sorted calls back: %s", strerror(-rc));
+		fx->ctf_fail(c->w, "reading the sorted calls back: %s", strerror(-rc));
 		return -1;
 	}
 	if (rc == 0)
@@ -775,7 +779,7 @@ static int ctf_class(struct ctfx *c, const struct ktr_rec *r, const char **names
 	if (known >= 0)
 		return (int)known;
 	ktr_rec_name(c->x->t, r, name, sizeof(name));
-	cls = fmt_ctf_event_class(c->w, name, names, n);
+	cls = fx->ctf_event_class(c->w, name, names, n);
 	if (cls < 0 || ka_map64_put(&c->cls_of, key, (uint32_t)cls) < 0)
 		return -1;
 	return cls;
@@ -811,7 +815,7 @@ static int ctf_rec(struct ctfx *c, const struct ktr_rec *r, struct fmt_ctf_ev *e
 	ev->args = c->vals;
 	ev->cls = ctf_class(c, r, names, ev->nargs);
 	if (ev->cls < 0) {
-		fmt_ctf_fail(c->w, "making a babeltrace2 event: out of memory");
+		fx->ctf_fail(c->w, "making a babeltrace2 event: out of memory");
 		return -1;
 	}
 	return 1;
@@ -852,7 +856,7 @@ static int ctf_next(void *arg, struct fmt_ctf_ev *ev)
 				continue;
 			ctf_call(c, &c->call, 0, ev);
 			if (ktr_exits_push(&c->exits, &c->call) < 0) {
-				fmt_ctf_fail(c->w, "out of memory");
+				fx->ctf_fail(c->w, "out of memory");
 				return -1;
 			}
 			return 1;
@@ -864,7 +868,7 @@ static int ctf_next(void *arg, struct fmt_ctf_ev *ev)
 
 /*
  * export_ctf() - the trace as a CTF trace in the directory @outdir (see
- * fmt_ctf_open()).  Return: 0, or 1 after an error was reported (output
+ * fx->ctf_open()).  Return: 0, or 1 after an error was reported (output
  * incomplete).
  */
 static int export_ctf(struct ex *x, const char *outdir)
@@ -877,7 +881,7 @@ static int export_ctf(struct ex *x, const char *outdir)
 
 	memset(&c, 0, sizeof(c));
 	c.x = x;
-	c.w = fmt_ctf_open(outdir, ctf_report, &c);
+	c.w = fx->ctf_open(outdir, ctf_report, &c);
 	if (!c.w)
 		return 1;
 	c.cs = ktr_callsort_new(0, KTR_SORT_ENTRY);
@@ -886,15 +890,15 @@ static int export_ctf(struct ex *x, const char *outdir)
 	ok = c.cs && ctf_sort_calls(&c) == 0;
 	if (ok) {
 		ktr_rewind(x->t);
-		ok = fmt_ctf_connect(c.w, &tr, ctf_next, &c) == 0;
+		ok = fx->ctf_connect(c.w, &tr, ctf_next, &c) == 0;
 	}
 	if (ok) {
 		c.prog = ka_progress_start(x->t, CMD, 0);
-		ok = fmt_ctf_run(c.w) == 0;
+		ok = fx->ctf_run(c.w) == 0;
 		ka_progress_end(c.prog);
 		c.prog = NULL;
 	}
-	rc = fmt_ctf_close(c.w, ok, &x->events);
+	rc = fx->ctf_close(c.w, ok, &x->events);
 	ka_map64_free(&c.cls_of);
 	ktr_exits_free(&c.exits);
 	ktr_callsort_free(c.cs);
@@ -915,7 +919,7 @@ static int export_tracedat(const char *dir, const char *outfile)
 	}
 	if (cli_out_open(CMD, &o, outfile))
 		return 1;
-	if (krec_tracedat_write(dir, fileno(o.f), &info, msg, sizeof(msg)) < 0) {
+	if (fx->tracedat_write(dir, fileno(o.f), &info, msg, sizeof(msg)) < 0) {
 		cli_error(CMD, "%s", msg);
 		cli_out_abort(&o);
 		return 1;
@@ -1073,6 +1077,8 @@ static int run(int argc, char **argv)
 	if (rc != CLI_OPTS_GO)
 		return rc;
 	x.no_kernel = eo.no_kernel;
+	if ((eo.fmt == F_PERFETTO || eo.fmt == F_CTF || eo.fmt == F_TRACEDAT) && !(fx = cli_export_plugin(CMD)))
+		return 1;
 	if (eo.fmt == F_TRACEDAT)
 		return export_tracedat(eo.dir, eo.outfile);
 	x.t = cli_select_open(&x.sel, CMD, eo.dir);

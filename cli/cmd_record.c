@@ -257,36 +257,9 @@ static char *read_config(const char *path, size_t *len)
 /* libktrace.so.0 beside the ktrace binary, or in ../lib; KTRACE_LIB overrides. */
 static int find_lib(char *out, size_t size)
 {
-	const char *env = getenv("KTRACE_LIB");
-	char exe[PATH_MAX];
-	ssize_t n;
-	char *slash;
 	static const char *const rel[] = { "libktrace.so.0", "../lib/libktrace.so.0" };
 
-	if (env && *env) {
-		if (access(env, R_OK) != 0)
-			return -1;
-		snprintf(out, size, "%s", env);
-		return 0;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		char path[PATH_MAX + 64], real[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/%s", exe, rel[i]);
-		if (access(path, R_OK) == 0 && realpath(path, real)) {
-			snprintf(out, size, "%s", real);
-			return 0;
-		}
-	}
-	return -1;
+	return cli_find_beside("KTRACE_LIB", rel, sizeof(rel) / sizeof(rel[0]), out, size);
 }
 
 /* SIGCHLD ends the consumer's wait, so the end is seen at once. */

@@ -55,8 +55,10 @@ static char *warn_buf; /* the first warning of libtracecmd while writing, or NUL
 static size_t warn_len;
 
 /* Overrides libtracecmd's weak tracecmd_warning() (trace-cmd 3.1.6,
- * lib/trace-cmd/trace-util.c): keep the first message. */
-void tracecmd_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+ * lib/trace-cmd/trace-util.c): keep the first message.  ktrace-export.so
+ * exports it (formats/plugin.map), so libtracecmd, loaded with the plugin,
+ * finds it first.  (Its leak is suppressed in cli/plugin.c.) */
+void tracecmd_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2), visibility("default")));
 void tracecmd_warning(const char *fmt, ...)
 {
 	va_list ap;
@@ -66,19 +68,6 @@ void tracecmd_warning(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(warn_buf, warn_len, fmt, ap);
 	va_end(ap);
-}
-
-/*
- * libtracecmd 1.3.1's tracecmd_output_free() never frees the path that
- * tracecmd_output_set_kallsyms() copied (trace-cmd 3.1.6's trace-output.c;
- * later versions only free it on a second call): a few bytes once per
- * export, which LeakSanitizer must not report as ktrace's (asan builds;
- * unused otherwise).
- */
-const char *__lsan_default_suppressions(void) __attribute__((used));
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:tracecmd_output_set_kallsyms\n";
 }
 
 /* The data size of a page from header_page's "field: char data; offset:O; size:S;". */

@@ -242,15 +242,33 @@ static void kt_channel_free(struct ktrace_channel *ch)
 	kt_free(ch);
 }
 
-static void kt_write_state_files(struct ktrace_channel *ch)
+/*
+ * DIR/state and DIR/dropped as the channel is now, each rewritten only if
+ * it changed since the last call: a short-lived traced image used to
+ * replace them 8 times between setup and exit (each a new file, renamed
+ * into place), now 4.  Called under ch->lock (or before the channel is
+ * published).  Return: 0, or -1 with the error set (a file not written).
+ */
+static int kt_write_state_files(struct ktrace_channel *ch)
 {
 	struct ktrace_stats st;
+	int running = kt_running(ch) ? 1 : 0, first = ch->state_file < 0;
 	char buf[32];
 
-	kt_write_file(ch->dir, "state", kt_running(ch) ? "start\n" : "stop\n");
 	ktrace_get_stats(ch, &st);
-	snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)st.dropped);
-	kt_write_file(ch->dir, "dropped", buf);
+	if ((first || running != ch->state_file) &&
+	    kt_write_file(ch->dir, "state", running ? "start\n" : "stop\n") < 0)
+		return -1;
+	if (first || st.dropped != ch->dropped_file) {
+		snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)st.dropped);
+		if (kt_write_file(ch->dir, "dropped", buf) < 0) {
+			ch->state_file = -1; /* both again next time */
+			return -1;
+		}
+	}
+	ch->state_file = running;
+	ch->dropped_file = st.dropped;
+	return 0;
 }
 
 /*
@@ -486,8 +504,8 @@ static int kt_channel_files(struct ktrace_channel *ch)
 {
 	if (kt_metadata_write(ch) < 0)
 		return -1;
-	if (kt_write_file(ch->dir, "state", "stop\n") < 0 ||
-	    kt_write_file(ch->dir, "dropped", "0\n") < 0 || kt_write_file(ch->dir, "threads", "") < 0)
+	ch->state_file = -1;
+	if (kt_write_state_files(ch) < 0 || kt_write_file(ch->dir, "threads", "") < 0)
 		return -1;
 	return 0;
 }

@@ -226,6 +226,9 @@ struct ktrace_channel {
 	pid_t pid;
 	pid_t writer_pid; /* this process is in the control file's writers table (stream_shared.c) */
 	uint64_t created_ns, realtime_ns;
+	/* what DIR/state and DIR/dropped hold (kt_write_state_files() rewrites a changed one only) */
+	int state_file;        /* -1 none yet, else kt_running() when written */
+	uint64_t dropped_file; /* valid once state_file >= 0 */
 };
 
 /* Per-thread writer state for the thread's current channel. */

@@ -6,7 +6,8 @@
 # `ktrace record` still counts signal handlers (its preloaded shim); the
 # reader library builds with `pkg-config ktrace-reader` and reads that trace;
 # a man page for every function of ktrace.h and for the KFT language; the
-# docs the man pages name are installed; `make uninstall` removes every
+# docs the man pages name are installed; the installed `ktrace export`
+# loads its plugin from ../lib/ktrace; `make uninstall` removes every
 # installed file.
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
@@ -98,6 +99,8 @@ run "$P/bin/ktrace" record -q --config onlyints.kft -o sig ./shapes signals 5
 ok $rc "the installed ktrace record runs a program"
 run "$P/bin/ktrace" kd -c sig
 is "$(grep -c '!!!! start' "$T/out")" 5 "its 5 signal-handler calls are marked (onlyints: 5 sections)"
+run "$P/bin/ktrace" export --format=perfetto -o sig.pftrace sig
+ok $rc "the installed ktrace export finds ktrace-export.so in ../lib/ktrace"
 
 # a man page for every function the header declares (ktrace__*: the inline
 # ktrace_log2/4's internals), and the KFT language

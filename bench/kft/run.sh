@@ -43,7 +43,8 @@
 # plain, for ktrace the program's and the consumer's CPU apart and their
 # peak memory (as `ktrace record` reports them), calls made and recorded,
 # bytes on disk per recorded call, ns per call, records lost; then the
-# start-up cost of a tiny program (median of KFT_STARTUP_REPS runs).
+# start-up of the SQLite shell with every function patched (median of
+# KFT_STARTUP_REPS runs; a tiny program's start-up is bench/startup/run.sh's).
 #
 #   bench/kft/run.sh BUILD_DIR [SRC_DIR]
 #
@@ -362,25 +363,19 @@ fi
 	echo "ktrace: $($KT --version 2>/dev/null || echo "$KT"), lib ${KTRACE_LIB:-$B/libktrace.so.0}${KFT_ALT_LIB:+, KFT_ALT_LIB $KFT_ALT_LIB}; $(uftrace --version 2>/dev/null | head -n 1)"
 	echo "Machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1), kernel $(uname -r), load before the run $LOAD0, after $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%d)"
 } >> "$O/results.md"
-# Start-up: a tiny program, plain and under each tracer, KFT_STARTUP_REPS
-# times each (interleaved), median wall milliseconds.
-"$CC" -O2 -finstrument-functions -o "$O/tiny-inst" "$SRC/bench/kft/tiny.c" &&
-	"$CC" -O2 -pg -o "$O/tiny-pg" "$SRC/bench/kft/tiny.c" || die "cannot build bench/kft/tiny.c"
-python3 - "$O" "$KT" "$W" "${KFT_STARTUP_REPS:-20}" "$have_uftrace" "$D" > "$O/startup.md" <<'PY' || die "start-up rows failed"
-import os, shutil, statistics, subprocess, sys, time
-o, kt, w, reps, have_uf, d = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6]
-rows = [("plain (-finstrument-functions build, untraced)", [o + "/tiny-inst"]),
-        ("ktrace record", [kt, "record", "-q", "-o", w + "/s", "--", o + "/tiny-inst"])]
-if have_uf:
-    rows.append(("uftrace record (-pg build)", ["uftrace", "record", "-d", w + "/s", o + "/tiny-pg"]))
-    rows.append(("plain (-pg build, untraced)", [o + "/tiny-pg"]))
-# run-time patching of every function of the SQLite shell (no input: it exits at once)
+# Start-up with run-time patching: the SQLite shell with no input (it
+# starts and exits at once), KFT_STARTUP_REPS times each (interleaved),
+# median wall milliseconds.  A tiny program's start-up, beside uftrace's,
+# is bench/startup/run.sh's.
+python3 - "$KT" "$W" "${KFT_STARTUP_REPS:-20}" "$D" > "$O/startup.md" <<'PY' || die "start-up rows failed"
+import shutil, statistics, subprocess, sys, time
+kt, w, reps, d = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 sq = d + "/sqlite3-plain"
-rows.append(("sqlite3 plain build, untraced", [sq, ":memory:"]))
-rows.append(("ktrace record -U . --no-libcall (sqlite3 plain: nothing patched)",
-             [kt, "record", "-q", "-U", ".", "--no-libcall", "-o", w + "/s", "--", sq, ":memory:"]))
-rows.append(("ktrace record --no-libcall (sqlite3 plain: every function patched)",
-             [kt, "record", "-q", "--no-libcall", "-o", w + "/s", "--", sq, ":memory:"]))
+rows = [("sqlite3 plain build, untraced", [sq, ":memory:"]),
+        ("ktrace record -U . --no-libcall (sqlite3 plain: nothing patched)",
+         [kt, "record", "-q", "-U", ".", "--no-libcall", "-o", w + "/s", "--", sq, ":memory:"]),
+        ("ktrace record --no-libcall (sqlite3 plain: every function patched)",
+         [kt, "record", "-q", "--no-libcall", "-o", w + "/s", "--", sq, ":memory:"])]
 ms = {name: [] for name, _ in rows}
 for _ in range(reps):
     for name, cmd in rows:
@@ -389,20 +384,13 @@ for _ in range(reps):
         ms[name].append((time.perf_counter() - t) * 1000)
         shutil.rmtree(w + "/s", ignore_errors=True)
 med = {k: statistics.median(v) for k, v in ms.items()}
-print("| start-up of a tiny program | median ms | over its plain run, ms |")
+print("| start-up of the SQLite shell | median ms | over its plain run, ms |")
 print("|---|---:|---:|")
 for name, _ in rows:
-    if "sqlite3" in name:
-        base = med["sqlite3 plain build, untraced"]
-    elif "uftrace" in name or "-pg" in name:
-        base = med.get("plain (-pg build, untraced)", 0)
-    else:
-        base = med[rows[0][0]]
-    print(f"| {name} | {med[name]:.2f} | {med[name] - base:.2f} |")
+    print(f"| {name} | {med[name]:.2f} | {med[name] - med[rows[0][0]]:.2f} |")
 print()
-print(f"Median of {reps} runs each, interleaved; bench/kft/tiny.c (main() and one call);")
-print("the SQLite shell with no input (it starts and exits): the difference of the last two rows")
-print("is what patching every function of it adds to the start.")
+print(f"Median of {reps} runs each, interleaved: the difference of the last two rows")
+print("is what patching every function of the shell adds to its start.")
 PY
 cat "$O/startup.md" >> "$O/results.md"
 cat "$O/results.md"

@@ -1,5 +1,5 @@
 /*
- * bench/kft/tiny.c - the start-up benchmark's program (bench/kft/run.sh):
+ * bench/startup/tiny.c - the start-up benchmark's program (bench/startup/run.sh):
  * as small as a traced program gets, one call below main(), so what is
  * measured is what a tracer costs a program that does nothing.
  */
