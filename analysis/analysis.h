@@ -153,6 +153,13 @@ struct ka_progress *ka_progress_start(const struct ktr_trace *t, const char *cmd
 /** ka_progress_rec() - account record @r (call for every record or gap). */
 void ka_progress_rec(struct ka_progress *p, const struct ktr_rec *r);
 
+/**
+ * ka_progress_recs() - account @n records of stream @stream (ktr_rec.stream)
+ * read up to offset @offset (the last one's ktr_rec.offset), as
+ * ktr_next_calls() returns them.
+ */
+void ka_progress_recs(struct ka_progress *p, unsigned stream, uint64_t offset, uint64_t n);
+
 /** ka_progress_end() - erase the line (or end it) and free @p. */
 void ka_progress_end(struct ka_progress *p);
 

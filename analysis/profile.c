@@ -183,9 +183,9 @@ static int sort_call(struct ka_profile_priv *q, const struct ktr_call *c, uint64
 	return ktr_callsort_add_call(q->o.sorter, c, (uint32_t)fi, local);
 }
 
-/* One call's statistics (the analysis half of ka_profile_read()). */
+/* One call's statistics (the analysis half of ka_profile_read()); its local time *@pre if not NULL (computed by the pipeline's reader). */
 static int count_call(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ctree *ct_on,
-		      struct ktr_outer *outer, const struct ktr_call *c)
+		      struct ktr_outer *outer, const struct ktr_call *c, const uint64_t *pre)
 {
 	struct ka_profile_priv *q = p->priv;
 	uint64_t local, off = 0;
@@ -196,7 +196,7 @@ static int count_call(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ctr
 	fi = fn_of(p, c);
 	if (fi < 0)
 		return -ENOMEM;
-	local = ktr_ctree_add(ct, c, (uintptr_t)fi, q->o.edges ? on_child : NULL, q);
+	local = pre ? *pre : ktr_ctree_add(ct, c, (uintptr_t)fi, q->o.edges ? on_child : NULL, q);
 	f = &p->fns[fi];
 	f->wlocal += local;
 	if (q->sched && ktr_sched_switches(q->sched)) {
@@ -261,9 +261,11 @@ static int count_gap(struct ka_profile *p, const struct ktr_rec *r)
 
 struct pbatch {
 	struct ktr_call c[BATCH];
+	uint64_t local[BATCH]; /* local times, when the reader computed them (local_done) */
 	struct ktr_rec gap[NGAP];
 	uint32_t at[NGAP];
 	size_t n, ngap;
+	int local_done;
 };
 
 struct pipe {
@@ -275,9 +277,15 @@ struct pipe {
 	unsigned head, tail; /* batches filled (reader), emptied (counter); mod 2^32 */
 	int done, stop;      /* the reader reached the end; the counter gave up */
 	uint64_t records, call_records;
+	struct ktr_ctree *ct; /* the reader's call trees (local times), without edges */
 };
 
-/* Fill batch @b from the trace.  Return: 1 at the end of the trace. */
+/*
+ * Fill batch @b from the trace: runs of calls straight from
+ * ktr_next_calls(), and the record after each run (a gap, another record,
+ * the first call of a sub-buffer) from ktr_next().  Return: 1 at the end
+ * of the trace.
+ */
 static int fill_batch(struct pipe *pp, struct pbatch *b)
 {
 	struct ka_profile_priv *q = pp->p->priv;
@@ -285,6 +293,24 @@ static int fill_batch(struct pipe *pp, struct pbatch *b)
 
 	b->n = b->ngap = 0;
 	while (b->n < BATCH && b->ngap < NGAP) {
+		uint64_t off = 0;
+		unsigned stream = 0;
+		size_t n = ktr_next_calls(q->t, &b->c[b->n], BATCH - b->n, &stream, &off);
+
+		if (n) {
+			size_t kept = b->n;
+
+			pp->records += n;
+			pp->call_records += n;
+			ka_progress_recs(pp->prog, stream, off, n);
+			if (!q->o.want_call)
+				kept += n;
+			for (size_t k = b->n; q->o.want_call && k < b->n + n; k++) /* the selection, in place */
+				if (q->o.want_call(q->o.arg, &b->c[k]))
+					b->c[kept++] = b->c[k];
+			b->n = kept;
+			continue;
+		}
 		if (!ktr_next(q->t, &r))
 			return 1;
 		pp->records++;
@@ -319,7 +345,7 @@ static int count_batch(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ct
 		while (!rc && g < b->ngap && b->at[g] == k)
 			rc = count_gap(p, &b->gap[g++]);
 		if (!rc)
-			rc = count_call(p, ct, ct_on, outer, &b->c[k]);
+			rc = count_call(p, ct, ct_on, outer, &b->c[k], b->local_done ? &b->local[k] : NULL);
 	}
 	while (!rc && g < b->ngap)
 		rc = count_gap(p, &b->gap[g++]);
@@ -344,6 +370,10 @@ static void *pipe_reader(void *arg)
 			pp->b[slot]->n = pp->b[slot]->ngap = 0;
 		else
 			end = fill_batch(pp, pp->b[slot]);
+		/* local times here, where there is time to spare: the counter has the rest */
+		pp->b[slot]->local_done = pp->ct != NULL;
+		for (size_t k = 0; pp->ct && k < pp->b[slot]->n; k++)
+			pp->b[slot]->local[k] = ktr_ctree_add(pp->ct, &pp->b[slot]->c[k], 0, NULL, NULL);
 		pthread_mutex_lock(&pp->mu);
 		pp->head++;
 		pp->done = end;
@@ -369,6 +399,8 @@ static int read_piped(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ctr
 		}
 	pthread_mutex_init(&pp.mu, NULL);
 	pthread_cond_init(&pp.cv, NULL);
+	if (!p->priv->o.edges)
+		pp.ct = ktr_ctree_new(); /* NULL: the counter's ct does it */
 	if (pthread_create(&th, NULL, pipe_reader, &pp) != 0) {
 		rc = 1;
 		goto out;
@@ -399,6 +431,7 @@ static int read_piped(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ctr
 	p->records += pp.records;
 	p->call_records += pp.call_records;
 out:
+	ktr_ctree_free(pp.ct);
 	pthread_mutex_destroy(&pp.mu);
 	pthread_cond_destroy(&pp.cv);
 	for (unsigned i = 0; i < NBATCH; i++)
@@ -429,7 +462,7 @@ static int read_one(struct ka_profile *p, struct ktr_ctree *ct, struct ktr_ctree
 		if (r.kind == KTR_GAP)
 			rc = count_gap(p, &r);
 		else if (selected_call(q, &r, &c, &p->call_records))
-			rc = count_call(p, ct, ct_on, outer, &c);
+			rc = count_call(p, ct, ct_on, outer, &c, NULL);
 	}
 	return rc;
 }

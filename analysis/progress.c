@@ -4,6 +4,7 @@
  * the stream's position in the trace (application streams first, then the
  * kernel sub-trace's), found from ktr_rec.stream by a lookup table.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,22 +95,21 @@ static void show(struct ka_progress *p, double t)
 	p->shown = 1;
 }
 
-void ka_progress_rec(struct ka_progress *p, const struct ktr_rec *r)
+void ka_progress_recs(struct ka_progress *p, unsigned stream, uint64_t offset, uint64_t n)
 {
 	double t;
 
 	if (!p)
 		return;
-	p->recs++;
-	if (r->kind == KTR_RECORD) {
-		for (unsigned i = 0; i < p->n; i++)
-			if (p->s[i].index == r->stream) {
-				if (r->offset > p->s[i].pos)
-					p->s[i].pos = r->offset < p->s[i].size ? r->offset : p->s[i].size;
-				break;
-			}
-	}
-	if (++p->count < CHECK_EVERY)
+	p->recs += n;
+	for (unsigned i = 0; i < p->n; i++)
+		if (p->s[i].index == stream) {
+			if (offset > p->s[i].pos)
+				p->s[i].pos = offset < p->s[i].size ? offset : p->s[i].size;
+			break;
+		}
+	p->count += (unsigned)n;
+	if (p->count < CHECK_EVERY)
 		return;
 	p->count = 0;
 	t = now();
@@ -117,6 +117,17 @@ void ka_progress_rec(struct ka_progress *p, const struct ktr_rec *r)
 		p->last = t;
 		show(p, t);
 	}
+}
+
+void ka_progress_rec(struct ka_progress *p, const struct ktr_rec *r)
+{
+	if (!p)
+		return;
+	if (r->kind != KTR_RECORD) { /* a gap: counted, no position */
+		ka_progress_recs(p, UINT_MAX, 0, 1);
+		return;
+	}
+	ka_progress_recs(p, r->stream, r->offset, 1);
 }
 
 void ka_progress_end(struct ka_progress *p)

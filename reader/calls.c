@@ -264,10 +264,54 @@ static void call_gens(struct ktr_trace *t, struct ktr_call *c)
 	c->key = intern(t, f, s);
 }
 
+void ktr_call_fill(struct ktr_trace *t, struct ktr_call *c, unsigned id, const uint64_t *w,
+		   unsigned nwords, uint64_t raw, uint64_t ns)
+{
+	uint64_t w0 = w[0], entry_raw;
+
+	c->index = KTRACE_CALL_SITE(id, w0);
+	c->dur_raw = KTRACE_CALL_DUR_LO(w0) | (nwords >= 2 ? w[1] << 32 : 0);
+	c->depth = KTRACE_CALL_DEPTH(w0);
+	c->sig = KTRACE_CALL_SIG(w0);
+	c->flags = KTRACE_CALL_FLAGS(w0);
+	c->exit_ns = ns;
+	entry_raw = c->dur_raw <= raw ? raw - c->dur_raw : 0;
+	c->entry_ns = entry_raw == raw ? ns : ktr_ns_at(t, entry_raw, &t->call_hint);
+	if (c->entry_ns > c->exit_ns)
+		c->entry_ns = c->exit_ns;
+	c->dur_ns = c->exit_ns - c->entry_ns;
+	c->func = c->site = 0;
+	if (c->index == KTRACE_CALLSITE_NONE) {
+		if (nwords >= 4 && w[2]) {
+			c->func = w[2];
+			c->site = w[3];
+			c->key = intern(t, c->func, c->site);
+			call_gens(t, c);
+		} else {
+			c->key = KTR_CALL_KEY_NONE;
+		}
+		return;
+	}
+	if (ktr_callsite(t, c->index, &c->func, &c->site)) {
+		c->key = c->index;
+		if (!t->nmapgen || (t->cs_plain && t->cs_plain[c->index]))
+			return; /* known plain: no look-up per call */
+		call_gens(t, c);
+		if (c->key == c->index) { /* both addresses plain, at any time */
+			if (!t->cs_plain)
+				t->cs_plain = calloc(t->cs_avail, 1);
+			if (t->cs_plain)
+				t->cs_plain[c->index] = 1;
+		}
+	} else {
+		c->func = c->site = 0;
+		c->key = KTR_CALL_KEY_NONE;
+		bad_index(t, c->index);
+	}
+}
+
 int ktr_call_decode(struct ktr_trace *t, const struct ktr_rec *r, struct ktr_call *c)
 {
-	uint64_t w0, entry_raw;
-
 	if (r->kind != KTR_RECORD || r->cls != KTRACE_CLASS_CALL)
 		return 0;
 	if (r->nwords < 1) {
@@ -283,48 +327,10 @@ int ktr_call_decode(struct ktr_trace *t, const struct ktr_rec *r, struct ktr_cal
 		}
 		return 0;
 	}
-	w0 = r->w[0];
-	memset(c, 0, sizeof(*c));
-	c->index = KTRACE_CALL_SITE(r->id, w0);
-	c->dur_raw = KTRACE_CALL_DUR_LO(w0) | (r->nwords >= 2 ? r->w[1] << 32 : 0);
-	c->depth = KTRACE_CALL_DEPTH(w0);
-	c->sig = KTRACE_CALL_SIG(w0);
-	c->flags = KTRACE_CALL_FLAGS(w0);
 	c->tid = r->tid;
 	c->pid = r->pid;
 	c->cpu = r->cpu;
-	c->exit_ns = r->ns;
-	entry_raw = c->dur_raw <= r->raw ? r->raw - c->dur_raw : 0;
-	c->entry_ns = entry_raw == r->raw ? r->ns : ktr_raw_to_ns_hint(t, entry_raw, &t->call_hint);
-	if (c->entry_ns > c->exit_ns)
-		c->entry_ns = c->exit_ns;
-	c->dur_ns = c->exit_ns - c->entry_ns;
-	if (c->index == KTRACE_CALLSITE_NONE) {
-		if (r->nwords >= 4 && r->w[2]) {
-			c->func = r->w[2];
-			c->site = r->w[3];
-			c->key = intern(t, c->func, c->site);
-			call_gens(t, c);
-		} else {
-			c->key = KTR_CALL_KEY_NONE;
-		}
-		return 1;
-	}
-	if (ktr_callsite(t, c->index, &c->func, &c->site)) {
-		c->key = c->index;
-		if (!t->nmapgen || (t->cs_plain && t->cs_plain[c->index]))
-			return 1; /* known plain: no look-up per call */
-		call_gens(t, c);
-		if (c->key == c->index) { /* both addresses plain, at any time */
-			if (!t->cs_plain)
-				t->cs_plain = calloc(t->cs_avail, 1);
-			if (t->cs_plain)
-				t->cs_plain[c->index] = 1;
-		}
-	} else {
-		c->key = KTR_CALL_KEY_NONE;
-		bad_index(t, c->index);
-	}
+	ktr_call_fill(t, c, r->id, r->w, r->nwords, r->raw, r->ns);
 	return 1;
 }
 

@@ -305,6 +305,28 @@ void ktr_read_control(struct ktr_trace *t);
 
 /* merge.c, kernel.c */
 int ktr_merge_next(struct ktr_trace *t, struct ktr_rec *r);
+
+/*
+ * ktr_call_fill() - the fields of a call from CALL record header id @id,
+ * its @nwords (>= 1) payload words @w and its time @raw (@ns): everything
+ * but tid, pid and cpu, which the caller sets (calls.c; the one decoder of
+ * ktr_call_decode() and ktr_stream_calls()).
+ */
+void ktr_call_fill(struct ktr_trace *t, struct ktr_call *c, unsigned id, const uint64_t *w,
+		   unsigned nwords, uint64_t raw, uint64_t ns);
+
+/*
+ * ktr_stream_calls() - ktr_next_calls()'s fast path on stream @si
+ * (stream.c): the records that follow in its current sub-buffer decoded
+ * straight into @c[0 .. @max), while each is a whole CALL record of a
+ * stream without context words whose raw time is below @lim (or equal,
+ * with @incl), and the stream is amid a sub-buffer's records; it stops
+ * before anything else, which ktr_stream_next() then returns as it would
+ * have.  *@last_off: the offset of the last call decoded (ktr_rec.offset).
+ * Return: the number of calls.
+ */
+size_t ktr_stream_calls(struct ktr_trace *t, unsigned si, struct ktr_call *c, size_t max, uint64_t lim,
+			int incl, uint64_t *last_off);
 void ktr_sub_open(struct ktr_trace *t);
 void ktr_sub_rewind(struct ktr_trace *t);
 void ktr_sub_close(struct ktr_trace *t);
@@ -318,6 +340,36 @@ int ktr_guess_fixed(const struct ktr_stream *s, uint32_t *bs, uint32_t *nr);
 /* clock.c */
 void ktr_add_pair(struct ktr_trace *t, uint64_t raw, uint64_t ns);
 uint64_t ktr_raw_to_ns_hint(const struct ktr_trace *t, uint64_t raw, size_t *hint);
+
+/*
+ * ktr_ns_at() - ktr_raw_to_ns_hint(), inline where it is cheap: @raw in
+ * the segment *@hint already names (consecutive times of a stream mostly
+ * are), computed as clock.c's line_fast() does, the same value; anything
+ * else goes to ktr_raw_to_ns_hint().  kd converts two times a call: the
+ * call into clock.c was a sixth of its reading thread's time.
+ */
+static inline uint64_t ktr_ns_at(const struct ktr_trace *t, uint64_t raw, size_t *hint)
+{
+	size_t i = *hint;
+
+	if (t->slope && t->info.clock_tsc && i + 1 < t->ncalib && t->calib[i].raw < raw &&
+	    raw <= t->calib[i + 1].raw && raw - t->calib[i].raw < (uint64_t)1 << 62) {
+		const struct ktr_slope *s = &t->slope[i];
+		uint64_t dx = raw - t->calib[i].raw;
+		uint64_t q = (uint64_t)(((unsigned __int128)dx * s->recip) >> 64);
+		unsigned __int128 rem = (unsigned __int128)dx * s->frac - (unsigned __int128)q * s->dr;
+		unsigned __int128 v;
+
+		while (rem >= s->dr) {
+			q++;
+			rem -= s->dr;
+		}
+		v = (unsigned __int128)t->calib[i].ns + (unsigned __int128)dx * s->whole + q;
+		if (v <= UINT64_MAX)
+			return (uint64_t)v;
+	}
+	return ktr_raw_to_ns_hint(t, raw, hint);
+}
 void ktr_calib_finish(struct ktr_trace *t);
 
 /* util */

@@ -115,6 +115,42 @@ int ktr_merge_next(struct ktr_trace *t, struct ktr_rec *r)
 	return 1;
 }
 
+size_t ktr_next_calls(struct ktr_trace *t, struct ktr_call *c, size_t max, unsigned *stream,
+		      uint64_t *offset)
+{
+	struct ktr_stream *s;
+	uint64_t lim = UINT64_MAX;
+	unsigned i, j;
+	int incl = 1;
+	size_t n;
+
+	if (t->sub || !max || (!t->merge_ready && merge_init(t) < 0) || !t->nheap)
+		return 0;
+	i = t->heap[0];
+	s = &t->streams[i];
+	*stream = s->info.index;
+	if (t->nstreams == 1)
+		return s->la_valid ? 0 : ktr_stream_calls(t, i, c, max, lim, incl, offset);
+	/* the earliest stream's look-ahead, if a call, then its records up to
+	 * the next stream's look-ahead: the order of ktr_merge_next() */
+	if (s->la.kind != KTR_RECORD || s->la.cls != KTRACE_CLASS_CALL || s->la.what ||
+	    !ktr_call_decode(t, &s->la, &c[0]))
+		return 0;
+	*offset = s->la.offset;
+	if (t->nheap > 1) {
+		j = t->nheap > 2 && before(t, t->heap[2], t->heap[1]) ? t->heap[2] : t->heap[1];
+		lim = t->streams[j].la.raw;
+		incl = i < j;
+	}
+	n = 1 + ktr_stream_calls(t, i, c + 1, max - 1, lim, incl, offset);
+	s->la_valid = ktr_stream_next(t, i, &s->la);
+	if (!s->la_valid)
+		t->heap[0] = t->heap[--t->nheap];
+	if (t->nheap)
+		sift_down(t, 0);
+	return n;
+}
+
 void ktr_rewind(struct ktr_trace *t)
 {
 	for (unsigned i = 0; i < t->nstreams; i++)

@@ -589,6 +589,23 @@ struct ktr_call {
 int ktr_call_decode(struct ktr_trace *t, const struct ktr_rec *r, struct ktr_call *c);
 
 /**
+ * ktr_next_calls() - ktr_next() and ktr_call_decode() of many records at
+ * once, for readers of hundreds of millions of calls (kd): the next
+ * records of @t in ktr_next()'s order, decoded into @c[0 .. @max), as
+ * long as each is a CALL record that ktr_call_decode() accepts (of a
+ * stream without context words).  It stops before any other record or
+ * gap (and at sub-buffer boundaries, and in traces with kernel events),
+ * returning 0 when the very next one is such: the caller then takes that
+ * one with ktr_next() and calls again.  The two may be mixed freely; the
+ * calls are those ktr_next() + ktr_call_decode() would give, field for
+ * field.  *@stream, *@offset: the ktr_rec.stream and .offset of the last
+ * call (set when the return is not 0; a progress line's position).
+ * Return: the number of calls, each one record.  Not thread-safe.
+ */
+size_t ktr_next_calls(struct ktr_trace *t, struct ktr_call *c, size_t max, unsigned *stream,
+		      uint64_t *offset);
+
+/**
  * ktr_callsite() - the (function, call site) pair of call-site index @index.
  * Return: 1 with *@func and *@site set, 0 if the table has no valid entry
  * there (nothing reported: ktr_call_decode() does that).

@@ -895,6 +895,43 @@ int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
 	}
 }
 
+size_t ktr_stream_calls(struct ktr_trace *t, unsigned si, struct ktr_call *c, size_t max, uint64_t lim,
+			int incl, uint64_t *last_off)
+{
+	struct ktr_stream *s = &t->streams[si];
+	const uint8_t *p = s->d;
+	uint32_t pid;
+	size_t n = 0;
+
+	if (s->phase != PH_RECORDS || (s->flags & KTRACE_SBF_CTX))
+		return 0;
+	pid = pid_of(t, s, s->tid);
+	/* next_record()'s steps for a record without a context word, when it is a whole CALL record */
+	while (n < max && s->pos < s->end && s->end - s->pos >= 16) {
+		uint64_t off = s->pos, h = ktr_le64(p + off), len, raw, w[4];
+		unsigned words = KTRACE_REC_WORDS(h);
+
+		len = 8 + 8 * (uint64_t)words;
+		if (KTRACE_REC_CLASS(h) != KTRACE_CLASS_CALL || !words || len > s->end - off)
+			break;
+		raw = ext_ts(s->first_ts, KTRACE_REC_TS(h));
+		if (raw > lim || (raw == lim && !incl))
+			break;
+		for (unsigned i = 0; i < words && i < 4; i++)
+			w[i] = ktr_le64(p + off + 8 + 8 * i);
+		c[n].tid = s->tid;
+		c[n].pid = pid;
+		c[n].cpu = s->cpu;
+		ktr_call_fill(t, &c[n], KTRACE_REC_ID(h), w, words, raw, ktr_ns_at(t, raw, &s->calib_hint));
+		s->pos += len;
+		s->found++;
+		s->last_raw = raw;
+		*last_off = off;
+		n++;
+	}
+	return n;
+}
+
 /**
  * ktr_guess_fixed() - guess the geometry of a fixed-layout stream file
  * when neither metadata nor control file gives it.  Valid headers must sit

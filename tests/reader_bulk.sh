@@ -1,0 +1,55 @@
+#!/bin/sh
+# tests/reader_bulk.sh - ktr_next_calls() (the calls of a trace decoded in
+# runs, kd's reading path) gives exactly what ktr_next() + ktr_call_decode()
+# give, call for call and field for field, with every other record and gap
+# in its place (tests/helpers/callsdump.c prints both): one thread and
+# many sub-buffers, four threads on four streams merged by time, threads
+# sharing the shared stream (context words: the runs leave those to
+# ktr_next()), a signal handler, a fork, a flight recorder that
+# overwrote sub-buffers, compressed and not.  And kd, which reads that
+# way, counts what the program did (calltree_want, from its source).
+. "$KTRACE_SRC/tests/helpers/tap.sh"
+cd "$T" || exit 1
+san_preload
+DUMP=$KTRACE_BUILD/tests/helpers/callsdump
+cc -O1 -finstrument-functions -o calltree "$KTRACE_SRC/tests/kft/calltree.c" -lpthread || exit 1
+
+# check NAME DIR: the two readings agree; the runs carried most calls (at least MIN%)
+check() {
+	"$DUMP" slow "$2" >slow.txt 2>/dev/null
+	"$DUMP" bulk "$2" >bulk.txt 2>bulk.err
+	ok "$(cmp -s slow.txt bulk.txt; echo $?)" "$1: ktr_next_calls() gives what ktr_next() gives ($(lines slow.txt) lines)"
+	[ -z "${3:-}" ] && return
+	set -- "$1" "$2" "$3" $(sed -n 's/^bulk \([0-9]*\) of \([0-9]*\)$/\1 \2/p' bulk.err)
+	ok "$([ "${5:-0}" -gt 0 ] && [ $(($4 * 100)) -ge $(($5 * $3)) ]; echo $?)" \
+		"$1: $4 of ${5:-?} calls came in runs (>= $3%)"
+}
+
+for z in zstd none; do
+	"$KTRACE" record -q --no-libcall --compress=$z -b 4096 -o tree-$z ./calltree recurse 2000 >/dev/null 2>&1
+	check "recurse 2000, 4 KiB sub-buffers, $z" tree-$z 90
+	is "$(kd_counts tree-$z)" "$(calltree_want 'recurse 50' | sed 's/recurse 50/recurse 2000/')" \
+		"recurse 2000, $z: kd counts what the program did"
+	"$KTRACE" record -q --no-libcall --compress=$z -b 4096 -o thr-$z ./calltree threads 4 >/dev/null 2>&1
+	check "threads 4, $z" thr-$z 50
+	is "$(kd_counts thr-$z)" "$(calltree_want 'threads 4')" "threads 4, $z: kd counts what the program did"
+	"$KTRACE" record -q --no-libcall --compress=$z --threads 1 -o shr-$z ./calltree threads 4 >/dev/null 2>&1
+	check "threads 4 on 1 thread stream (the rest shared), $z" shr-$z
+	is "$(kd_counts shr-$z)" "$(calltree_want 'threads 4')" "shared stream, $z: kd counts what the program did"
+	for m in signal fork; do
+		"$KTRACE" record -q --no-libcall --compress=$z -o $m-$z ./calltree $m >/dev/null 2>&1
+		check "$m, $z" $m-$z
+		is "$(kd_counts $m-$z)" "$(calltree_want $m)" "$m, $z: kd counts what the program did"
+	done
+	"$KTRACE" record -q --no-libcall --compress=$z --flight -b 4096 -n 4 -o fl-$z ./calltree recurse 3000 >/dev/null 2>&1
+	check "flight recorder, 4 x 4 KiB, $z" fl-$z
+	like slow.txt '^R 1 ' "flight, $z: the dump has gaps (overwritten sub-buffers) among the calls"
+done
+# records that are not calls (LOG2), with damage, lost and dropped records,
+# in thread and shared streams: nothing for the runs, the same records
+"$MKTRACE" --streams 3 --records 3000 --corrupt-record 1:2 --lost 0:1:5 --dropped 2:7 tr >/dev/null 2>&1
+check "mktrace, 3 thread streams of LOG2 records, damaged" tr
+like slow.txt '^R 1 ' "... the dump has its gaps"
+"$MKTRACE" --kind shared --records 3000 shared >/dev/null 2>&1
+check "mktrace, a shared stream of LOG2 records" shared
+done_testing
