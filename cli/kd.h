@@ -38,6 +38,11 @@ struct kd {
 	uint64_t origin; /* -c -l: Entry times count from it */
 	int we, wd;      /* -c -l: column widths */
 	struct fmt_json *json; /* --format=json (formats/formats.h) */
+	/* -c's lines (kd_calls.c): the last thread's "%7u " and how many lines so far */
+	uint32_t line_tid;
+	char line_tidstr[16];
+	size_t line_tidlen;
+	uint64_t lines;
 };
 
 /* Microseconds of @ns: "123.456", or "123" with -u (fmt_us()). */

@@ -42,6 +42,7 @@ struct tid_ent {
 struct ktr_callsort {
 	int order;
 	struct ktr_callent *mem, *tmp;
+	uint32_t *link; /* sort_tree(): 3 x cap: next, tail, below */
 	size_t n, cap;
 	int fd;
 	uint64_t fsize; /* bytes written to the file */
@@ -67,7 +68,8 @@ struct ktr_callsort *ktr_callsort_new(size_t mem, int order)
 		return NULL;
 	if (!mem)
 		mem = 64u << 20;
-	s->cap = mem / (2 * sizeof(struct ktr_callent)); /* the radix sort needs a copy */
+	/* the sorts need a copy, and sort_tree() three links an entry */
+	s->cap = mem / (2 * sizeof(struct ktr_callent) + 3 * sizeof(uint32_t));
 	if (s->cap < 1024)
 		s->cap = 1024;
 	s->order = order;
@@ -87,6 +89,7 @@ void ktr_callsort_free(struct ktr_callsort *s)
 	free(s->heap);
 	free(s->mem);
 	free(s->tmp);
+	free(s->link);
 	free(s->tids);
 	free(s->tidhash);
 	free(s);
@@ -212,9 +215,110 @@ static void pass(struct ktr_callsort *s, struct ktr_callent *src, struct ktr_cal
 	}
 }
 
+#define NIL UINT32_MAX
+
 /*
- * Sort s->mem[0..n): LSD radix over the key parts, least significant
- * first, skipping bytes that are equal in every entry.
+ * Sort s->mem[0..n) by thread, entry and depth (KTR_SORT_THREAD) in one
+ * pass, from what the order of the entries already says: calls come in
+ * exit order, so per thread every call comes after its callees, and the
+ * sorted order is the pre-order of each thread's call trees.  As the
+ * calls arrive, each thread keeps a stack of subtrees whose caller has
+ * not come yet, each a linked list in pre-order (its root first); a call
+ * takes the subtrees above it that it contains (deeper, entered at or
+ * after it: they are its callees) as its own list, after itself, and
+ * goes on the stack.  At the end each thread's subtrees, bottom to top,
+ * are its calls in order, and the threads are laid out by pid and tid.
+ * Equal keys keep the order they came in, as the radix sort's.  Whatever
+ * the nesting, the result is checked as it is copied out: if two entries
+ * are out of order (a trace whose times contradict its nesting), the
+ * radix sort does it instead.  Return: 0 sorted, -1 not.
+ */
+static int sort_tree(struct ktr_callsort *s)
+{
+	struct ktr_callent *a = s->mem, *b = s->tmp;
+	uint32_t *next = s->link, *tail = next + s->cap, *below = tail + s->cap, *top, *ord;
+	size_t n = s->n, k = 0;
+	int ok = 1;
+
+	if (s->order != KTR_SORT_THREAD || !s->link || !b || s->ntids == 0 || n >= NIL)
+		return -1;
+	top = malloc(s->ntids * sizeof(*top));
+	ord = malloc(s->ntids * sizeof(*ord));
+	if (!top || !ord) {
+		free(top);
+		free(ord);
+		return -1;
+	}
+	for (size_t t = 0; t < s->ntids; t++)
+		top[t] = NIL;
+	for (uint32_t i = 0; ok && i < n; i++) {
+		const struct ktr_callent *e = &a[i];
+		uint32_t head = NIL, last = i, t = e->thread;
+
+		if (t >= s->ntids) {
+			ok = 0;
+			break;
+		}
+		/* its callees: the subtrees on top, popped newest first, so prepended */
+		while (top[t] != NIL && a[top[t]].depth > e->depth && a[top[t]].entry_ns >= e->entry_ns) {
+			uint32_t r = top[t];
+
+			top[t] = below[r];
+			if (head == NIL)
+				last = tail[r];
+			else
+				next[tail[r]] = head;
+			head = r;
+		}
+		next[i] = head;
+		tail[i] = last;
+		below[i] = top[t];
+		top[t] = i;
+	}
+	/* threads by pid, tid (few: an insertion sort) */
+	for (uint32_t t = 0; ok && t < s->ntids; t++) {
+		size_t j = t;
+
+		while (j > 0 && ((uint64_t)s->tids[ord[j - 1]].pid << 32 | s->tids[ord[j - 1]].tid) >
+				       ((uint64_t)s->tids[t].pid << 32 | s->tids[t].tid)) {
+			ord[j] = ord[j - 1];
+			j--;
+		}
+		ord[j] = t;
+	}
+	for (size_t o = 0; ok && o < s->ntids; o++) {
+		uint32_t t = ord[o], r = top[t], prev = NIL;
+
+		/* the stack bottom first: reverse its links */
+		while (r != NIL) {
+			uint32_t d = below[r];
+
+			below[r] = prev;
+			prev = r;
+			r = d;
+		}
+		for (r = prev; ok && r != NIL; r = below[r])
+			for (uint32_t i = r; i != NIL; i = i == tail[r] ? NIL : next[i]) {
+				if (k && less(s, &a[i], &b[k - 1])) {
+					ok = 0;
+					break;
+				}
+				b[k++] = a[i];
+			}
+	}
+	free(top);
+	free(ord);
+	if (!ok || k != n)
+		return -1;
+	s->mem = b;
+	s->tmp = a;
+	return 0;
+}
+
+/*
+ * Sort s->mem[0..n): sort_tree() when it can, else an LSD radix sort over
+ * the key parts, least significant first, skipping bytes that are equal in
+ * every entry.
  */
 static void sort_mem(struct ktr_callsort *s)
 {
@@ -222,6 +326,8 @@ static void sort_mem(struct ktr_callsort *s)
 	size_t n = s->n;
 
 	if (n < 2)
+		return;
+	if (n >= 64 && sort_tree(s) == 0)
 		return;
 	if (n < 64 || !b) {
 		/* insertion sort for tiny buffers (or no scratch memory) */
@@ -281,8 +387,8 @@ static int open_tmp(struct ktr_callsort *s)
 /* Sort the buffer and append it to the file as a run. */
 static int spill(struct ktr_callsort *s)
 {
-	const char *p = (const char *)s->mem;
 	size_t len = s->n * sizeof(*s->mem);
+	const char *p;
 	struct run *r;
 
 	if (s->fd < 0 && open_tmp(s) < 0)
@@ -296,7 +402,8 @@ static int spill(struct ktr_callsort *s)
 		s->runs = n;
 		s->capruns = cap;
 	}
-	sort_mem(s);
+	sort_mem(s); /* (which may swap s->mem and s->tmp) */
+	p = (const char *)s->mem;
 	r = &s->runs[s->nruns];
 	memset(r, 0, sizeof(*r));
 	r->off = s->fsize;
@@ -403,6 +510,7 @@ int ktr_callsort_add(struct ktr_callsort *s, const struct ktr_callent *e)
 		if (!s->mem)
 			return s->err = -ENOMEM;
 		s->tmp = malloc(s->cap * sizeof(*s->tmp)); /* NULL: insertion sort (slow) */
+		s->link = malloc(3 * s->cap * sizeof(*s->link)); /* NULL: the radix sort */
 	}
 	if (s->n == s->cap) {
 		int rc = spill(s);
@@ -485,7 +593,9 @@ static int start_reading(struct ktr_callsort *s)
 		return rc;
 	free(s->mem);
 	free(s->tmp);
+	free(s->link);
 	s->mem = s->tmp = NULL;
+	s->link = NULL;
 	s->heap = malloc(s->nruns * sizeof(*s->heap));
 	if (!s->heap)
 		return -ENOMEM;
