@@ -27,11 +27,17 @@
 
 #include "reader/internal.h"
 
-#define RUN_BUF 1638 /* entries per run buffer (64 kB) */
+#define RUN_BUF 1638         /* entries per run buffer (64 kB) */
+#define RUN_BYTES (64u << 10) /* encoded bytes read at a time */
+#define ENC_MAX 64            /* the longest encoded entry (7 varints of at most 10 bytes, 2 bytes) */
 
 struct run {
-	uint64_t off, left; /* file offset of the next unread entry, entries left */
+	uint64_t off, end; /* file offsets: the next unread byte, the run's end */
+	uint64_t left;     /* entries not yet decoded */
+	uint64_t prev;     /* the last decoded entry's entry_ns */
 	struct ktr_callent *buf;
+	uint8_t *raw;      /* encoded bytes read, not yet decoded: raw[0 .. nraw) */
+	size_t nraw;
 	size_t n, pos;
 };
 
@@ -83,8 +89,10 @@ void ktr_callsort_free(struct ktr_callsort *s)
 		return;
 	if (s->fd >= 0)
 		close(s->fd);
-	for (size_t i = 0; i < s->nruns; i++)
+	for (size_t i = 0; i < s->nruns; i++) {
 		free(s->runs[i].buf);
+		free(s->runs[i].raw);
+	}
 	free(s->runs);
 	free(s->heap);
 	free(s->mem);
@@ -384,12 +392,106 @@ static int open_tmp(struct ktr_callsort *s)
 	return 0;
 }
 
-/* Sort the buffer and append it to the file as a run. */
+/*
+ * Runs are written compactly, a third of the bytes of struct ktr_callent
+ * (the demo's 197M calls: 2.6 GB through the page cache instead of 7.9):
+ * per entry, LEB128 varints of the entry time's difference from the
+ * previous entry's (zigzag: a new thread may start earlier), the
+ * duration, local time, key, thread, depth and CPU + 1 (so unknown is 0),
+ * then the signal depth and flags bytes.
+ */
+static uint8_t *put_var(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* A varint at *@p before @end.  Return: 0, or -1 (cut short or longer than 10 bytes). */
+static int get_var(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (unsigned sh = 0; sh < 70 && *p < end; sh += 7) {
+		uint8_t b = *(*p)++;
+
+		x |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static uint8_t *encode(uint8_t *p, const struct ktr_callent *e, uint64_t prev)
+{
+	int64_t d = (int64_t)(e->entry_ns - prev);
+
+	p = put_var(p, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+	p = put_var(p, e->dur_ns);
+	p = put_var(p, e->local_ns);
+	p = put_var(p, e->key);
+	p = put_var(p, e->thread);
+	p = put_var(p, e->depth);
+	p = put_var(p, (uint32_t)(e->cpu + 1));
+	*p++ = e->sig;
+	*p++ = e->flags;
+	return p;
+}
+
+/* Decode one entry at *@p before @end after one of entry time *@prev.  Return: 0, or -1 (damaged). */
+static int decode(const uint8_t **p, const uint8_t *end, uint64_t *prev, struct ktr_callent *e)
+{
+	uint64_t z, v[6];
+
+	if (get_var(p, end, &z) < 0)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		if (get_var(p, end, &v[i]) < 0)
+			return -1;
+	if (end - *p < 2)
+		return -1;
+	memset(e, 0, sizeof(*e));
+	e->entry_ns = *prev + (uint64_t)((int64_t)(z >> 1) ^ -(int64_t)(z & 1));
+	*prev = e->entry_ns;
+	e->dur_ns = v[0];
+	e->local_ns = v[1];
+	e->key = (uint32_t)v[2];
+	e->thread = (uint32_t)v[3];
+	e->depth = (uint16_t)v[4];
+	e->cpu = (uint32_t)v[5] - 1;
+	e->sig = *(*p)++;
+	e->flags = *(*p)++;
+	return 0;
+}
+
+static int write_all(struct ktr_callsort *s, const uint8_t *p, size_t len)
+{
+	while (len) {
+		ssize_t w = pwrite(s->fd, p, len, (off_t)s->fsize);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -ENOSPC;
+		p += w;
+		len -= (size_t)w;
+		s->fsize += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* Sort the buffer and append it to the file as a run (encoded through the free copy, s->tmp). */
 static int spill(struct ktr_callsort *s)
 {
-	size_t len = s->n * sizeof(*s->mem);
-	const char *p;
+	uint8_t *buf, *p, *lim;
+	uint64_t prev = 0;
 	struct run *r;
+	int rc;
 
 	if (s->fd < 0 && open_tmp(s) < 0)
 		return -errno;
@@ -403,22 +505,31 @@ static int spill(struct ktr_callsort *s)
 		s->capruns = cap;
 	}
 	sort_mem(s); /* (which may swap s->mem and s->tmp) */
-	p = (const char *)s->mem;
 	r = &s->runs[s->nruns];
 	memset(r, 0, sizeof(*r));
 	r->off = s->fsize;
 	r->left = s->n;
-	while (len) {
-		ssize_t w = pwrite(s->fd, p, len, (off_t)s->fsize);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -ENOSPC;
-		p += w;
-		len -= (size_t)w;
-		s->fsize += (uint64_t)w;
+	buf = s->tmp ? (uint8_t *)s->tmp : malloc(RUN_BYTES);
+	if (!buf)
+		return -ENOMEM;
+	lim = buf + (s->tmp ? s->cap * sizeof(*s->tmp) : RUN_BYTES) - ENC_MAX;
+	p = buf;
+	for (size_t i = 0; i < s->n; i++) {
+		p = encode(p, &s->mem[i], prev);
+		prev = s->mem[i].entry_ns;
+		if (p >= lim) {
+			if ((rc = write_all(s, buf, (size_t)(p - buf))) < 0)
+				goto out;
+			p = buf;
+		}
 	}
+	rc = write_all(s, buf, (size_t)(p - buf));
+out:
+	if (buf != (uint8_t *)s->tmp)
+		free(buf);
+	if (rc < 0)
+		return rc;
+	r->end = s->fsize;
 	s->nruns++;
 	s->n = 0;
 	return 0;
@@ -522,30 +633,48 @@ int ktr_callsort_add(struct ktr_callsort *s, const struct ktr_callent *e)
 	return 0;
 }
 
-/* Refill run @r's buffer.  Return: entries now buffered, or -errno. */
+/* Refill run @r's buffer: read encoded bytes, decode entries.  Return: entries now buffered, or -errno. */
 static int refill(struct ktr_callsort *s, struct run *r)
 {
-	size_t want = r->left < RUN_BUF ? (size_t)r->left : RUN_BUF, len = want * sizeof(*r->buf);
-	char *p;
+	const uint8_t *p, *end;
 
 	if (!r->buf && !(r->buf = malloc(RUN_BUF * sizeof(*r->buf))))
 		return -ENOMEM;
-	p = (char *)r->buf;
-	while (len) {
-		ssize_t n = pread(s->fd, p, len, (off_t)r->off);
+	if (!r->raw && !(r->raw = malloc(RUN_BYTES)))
+		return -ENOMEM;
+	/* at least RUN_BUF entries' worth, or the rest of the run */
+	while (r->nraw < RUN_BYTES && r->off < r->end) {
+		size_t want = RUN_BYTES - r->nraw;
+		ssize_t n;
 
+		if (want > r->end - r->off)
+			want = (size_t)(r->end - r->off);
+		n = pread(s->fd, r->raw + r->nraw, want, (off_t)r->off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
+		r->nraw += (size_t)n;
 		r->off += (uint64_t)n;
 	}
-	r->n = want;
-	r->pos = 0;
-	r->left -= want;
-	return (int)want;
+	p = r->raw;
+	end = r->raw + r->nraw;
+	r->n = r->pos = 0;
+	while (r->n < RUN_BUF && r->left) {
+		const uint8_t *q = p;
+
+		if (decode(&q, end, &r->prev, &r->buf[r->n]) < 0) {
+			if (r->off < r->end && end - p < ENC_MAX)
+				break; /* the rest of it is still in the file */
+			return -EIO; /* our own file, damaged */
+		}
+		p = q;
+		r->n++;
+		r->left--;
+	}
+	r->nraw = (size_t)(end - p);
+	memmove(r->raw, p, r->nraw);
+	return (int)r->n;
 }
 
 static int run_less(const struct ktr_callsort *s, unsigned a, unsigned b)
@@ -635,7 +764,9 @@ int ktr_callsort_next(struct ktr_callsort *s, struct ktr_callent *e)
 				return s->err = rc;
 		} else {
 			free(r->buf);
+			free(r->raw);
 			r->buf = NULL;
+			r->raw = NULL;
 			s->heap[0] = s->heap[--s->nheap];
 		}
 	}
