@@ -60,6 +60,13 @@ char *fmt_hex_to(char *p, uint64_t v);
  */
 const char *fmt_us(int64_t ns, int whole, char *buf, size_t len);
 
+/**
+ * fmt_pad_to() - @s into the buffer at @p as printf's "%*s" writes it with
+ * @width (negative: left-justified), which must have room for it.
+ * Return: the end of what was written (no NUL).
+ */
+char *fmt_pad_to(char *p, const char *s, int width);
+
 /* ---- UTF-8 (formats/utf8.c) ------------------------------------------------ */
 
 /**

@@ -61,12 +61,43 @@ void fmt_put_hex(FILE *out, uint64_t v)
 
 const char *fmt_us(int64_t ns, int whole, char *buf, size_t len)
 {
-	uint64_t u = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
-	const char *sign = ns < 0 ? "-" : "";
+	uint64_t u = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+	char t[32], *p = t;
 
-	if (whole)
-		snprintf(buf, len, "%s%" PRIu64, sign, u / 1000);
-	else
-		snprintf(buf, len, "%s%" PRIu64 ".%03u", sign, u / 1000, (unsigned)(u % 1000));
+	if (ns < 0)
+		*p++ = '-';
+	p = fmt_u64_to(p, u / 1000);
+	if (!whole) {
+		unsigned f = (unsigned)(u % 1000);
+
+		*p++ = '.';
+		*p++ = (char)('0' + f / 100);
+		*p++ = (char)('0' + f / 10 % 10);
+		*p++ = (char)('0' + f % 10);
+	}
+	*p = '\0';
+	if (len) {
+		size_t n = (size_t)(p - t) < len ? (size_t)(p - t) : len - 1;
+
+		memcpy(buf, t, n);
+		buf[n] = '\0';
+	}
 	return buf;
+}
+
+char *fmt_pad_to(char *p, const char *s, int width)
+{
+	size_t n = strlen(s), w = (size_t)(width < 0 ? -width : width);
+
+	if (width > 0 && n < w) {
+		memset(p, ' ', w - n);
+		p += w - n;
+	}
+	memcpy(p, s, n);
+	p += n;
+	if (width < 0 && n < w) {
+		memset(p, ' ', w - n);
+		p += w - n;
+	}
+	return p;
 }

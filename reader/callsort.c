@@ -226,8 +226,9 @@ static void pass(struct ktr_callsort *s, struct ktr_callent *src, struct ktr_cal
 #define NIL UINT32_MAX
 
 /*
- * Sort s->mem[0..n) by thread, entry and depth (KTR_SORT_THREAD) in one
- * pass, from what the order of the entries already says: calls come in
+ * Sort s->mem[0..n) by thread, entry and depth (KTR_SORT_THREAD; or by
+ * entry time when it holds one thread's calls only) in one pass, from
+ * what the order of the entries already says: calls come in
  * exit order, so per thread every call comes after its callees, and the
  * sorted order is the pre-order of each thread's call trees.  As the
  * calls arrive, each thread keeps a stack of subtrees whose caller has
@@ -248,7 +249,7 @@ static int sort_tree(struct ktr_callsort *s)
 	size_t n = s->n, k = 0;
 	int ok = 1;
 
-	if (s->order != KTR_SORT_THREAD || !s->link || !b || s->ntids == 0 || n >= NIL)
+	if (!s->link || !b || s->ntids == 0 || n >= NIL)
 		return -1;
 	top = malloc(s->ntids * sizeof(*top));
 	ord = malloc(s->ntids * sizeof(*ord));
@@ -263,8 +264,8 @@ static int sort_tree(struct ktr_callsort *s)
 		const struct ktr_callent *e = &a[i];
 		uint32_t head = NIL, last = i, t = e->thread;
 
-		if (t >= s->ntids) {
-			ok = 0;
+		if (t >= s->ntids || (s->order != KTR_SORT_THREAD && t != a[0].thread)) {
+			ok = 0; /* by entry time, threads interleave: not one thread's pre-order */
 			break;
 		}
 		/* its callees: the subtrees on top, popped newest first, so prepended */
