@@ -76,7 +76,7 @@ struct ktr_sched *ka_profile_sched(const struct ka_profile *p)
 	return p->offcpu ? p->priv->sched : NULL;
 }
 
-/* fn index + 1 of key @key, or 0 (a direct table for call-site indexes: kd looks one up per call). */
+/* The fn index of key @key, or -1 if not seen (a direct table for call-site indexes: kd looks one up per call). */
 static long key_get(const struct ka_profile_priv *q, uint32_t key)
 {
 	if (key < q->nkey_fi)
@@ -244,9 +244,11 @@ static int count_gap(struct ka_profile *p, const struct ktr_rec *r)
 
 /*
  * The two-thread pipeline (traces without kernel events): a reader thread
- * decodes records into batches of calls (ktr_next(), ktr_call_decode(),
- * the selection: about half of the work), the caller's thread counts them
- * (call trees, outer time, the sorter).  NBATCH batches of up to BATCH
+ * decodes records into batches of calls (ktr_next_calls() for runs of
+ * calls, ktr_next() and ktr_call_decode() between them, the selection)
+ * and, unless caller/callee edges are asked for, their local times (call
+ * trees); the caller's thread counts them (outer time, the statistics,
+ * the sorter): about half of the work each.  NBATCH batches of up to BATCH
  * calls circulate: the reader fills a free one, the counter empties a full
  * one, handing them over under one mutex per batch, not per record.  The
  * rare gaps travel beside the calls (gap i comes before call at[i]; a

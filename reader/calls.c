@@ -304,8 +304,7 @@ void ktr_call_fill(struct ktr_trace *t, struct ktr_call *c, unsigned id, const u
 				t->cs_plain[c->index] = 1;
 		}
 	} else {
-		c->func = c->site = 0;
-		c->key = KTR_CALL_KEY_NONE;
+		c->key = KTR_CALL_KEY_NONE; /* (ktr_callsite() left func and site 0) */
 		bad_index(t, c->index);
 	}
 }
