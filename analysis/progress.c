@@ -121,13 +121,8 @@ void ka_progress_recs(struct ka_progress *p, unsigned stream, uint64_t offset, u
 
 void ka_progress_rec(struct ka_progress *p, const struct ktr_rec *r)
 {
-	if (!p)
-		return;
-	if (r->kind != KTR_RECORD) { /* a gap: counted, no position */
-		ka_progress_recs(p, UINT_MAX, 0, 1);
-		return;
-	}
-	ka_progress_recs(p, r->stream, r->offset, 1);
+	/* a gap is counted, without a position */
+	ka_progress_recs(p, r->kind == KTR_RECORD ? r->stream : UINT_MAX, r->offset, 1);
 }
 
 void ka_progress_end(struct ka_progress *p)

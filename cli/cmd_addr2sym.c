@@ -315,10 +315,9 @@ static void print_call(struct a2s *a, FILE *out, uint64_t entry, uint64_t dur, u
 		       uint32_t tid, uint32_t key)
 {
 	const struct keytext *k = text_of(a, key);
-	char b1[32], b2[32], tidb[16], line[1024], *big = NULL, *p, *start;
-	const char *fname, *site, *src;
+	char b1[32], b2[32], tidb[24];
 	int we = a->o.usec ? 8 : 11;
-	size_t need;
+	struct fmt_line l;
 
 	if (entry >= a->origin)
 		us(&a->o, entry - a->origin, b1, sizeof(b1));
@@ -330,36 +329,27 @@ static void print_call(struct a2s *a, FILE *out, uint64_t entry, uint64_t dur, u
 		snprintf(b2, sizeof(b2), "0");
 	else
 		us(&a->o, dur, b2, sizeof(b2));
-	/* one line, one write (addr2sym prints a line per call: printf was most of its time) */
-	fname = k ? k->func : "?";
-	site = k ? k->site : "?";
-	src = a->o.lines && k ? k->src : "?";
-	need = 2 * (size_t)we + 32 + strlen(fname) + (size_t)a->wf + strlen(site) + 26 + strlen(src) + 16;
-	if (need > sizeof(line) && !(big = malloc(need)))
-		return;
-	p = big ? big : line;
-	start = p;
-	p = fmt_pad_to(p, b1, we);
-	p = fmt_pad_to(p, "   ", 0);
-	p = fmt_pad_to(p, b2, we);
-	p = fmt_pad_to(p, "   ", 0);
 	*fmt_u64_to(tidb, tid) = '\0';
-	p = fmt_pad_to(p, tidb, 5);
-	p = fmt_pad_to(p, "   ", 0);
-	p = fmt_pad_to(p, fname, a->wf);
-	p = fmt_pad_to(p, "   ", 0);
+	l.out = out;
+	l.n = 0;
+	fmt_line_pad(&l, b1, we);
+	fmt_line_put(&l, "   ", 3);
+	fmt_line_pad(&l, b2, we);
+	fmt_line_put(&l, "   ", 3);
+	fmt_line_pad(&l, tidb, 5);
+	fmt_line_put(&l, "   ", 3);
+	fmt_line_pad(&l, k ? k->func : "?", a->wf);
+	fmt_line_put(&l, "   ", 3);
 	if (a->o.lines) {
-		p = fmt_pad_to(p, site, -26);
-		p = fmt_pad_to(p, "   ", 0);
-		p = fmt_pad_to(p, src, 0);
+		fmt_line_pad(&l, k ? k->site : "?", -26);
+		fmt_line_put(&l, "   ", 3);
+		fmt_line_pad(&l, k ? k->src : "?", 0);
 	} else {
-		p = fmt_pad_to(p, site, 0);
+		fmt_line_pad(&l, k ? k->site : "?", 0);
 	}
 	if (flags & KTRACE_CALLF_WATCH)
-		p = fmt_pad_to(p, "   [watch]", 0);
-	*p++ = '\n';
-	fwrite_unlocked(start, 1, (size_t)(p - start), out);
-	free(big);
+		fmt_line_pad(&l, "   [watch]", 0);
+	fmt_line_end(&l);
 }
 
 static void print_gap(FILE *out, unsigned gap, uint64_t count, uint32_t stream)

@@ -52,11 +52,10 @@ static void ct_gap(void *arg, unsigned gap, uint64_t count)
 }
 
 /*
- * The text of one call: its line assembled in a buffer and written with
- * one fwrite_unlocked() (kd -c prints ~200M of them: a call per level
- * mark, as putc/fputs/printf, was the larger part of its time), the
- * thread's number formatted once per thread; the output's error state
- * looked at every 4096 lines (and by the caller at the end).
+ * The text of one call, as one line of struct fmt_line (kd -c prints
+ * ~200M of them), the thread's number formatted once per thread; the
+ * output's error state looked at every 4096 lines (and by the caller at
+ * the end).
  */
 static int ct_call(void *arg, const struct ktr_callent *e, uint32_t tid, unsigned marks)
 {
@@ -65,54 +64,35 @@ static int ct_call(void *arg, const struct ktr_callent *e, uint32_t tid, unsigne
 	struct kd *k = arg;
 	const char *name = e->key < k->p->nfns && k->p->fns[e->key].name ? k->p->fns[e->key].name : "?";
 	const char *mark = e->sig ? bangs : bars;
-	char line[1024], *p = line;
-	size_t nlen = strlen(name);
+	struct fmt_line l;
 
+	l.out = k->out;
+	l.n = 0;
 	if (k->o.longfmt) {
 		char b1[32], b2[32], b3[32];
 
-		int n = snprintf(line, sizeof(line), "%*s %*s %*s ", k->we,
-				 kd_us(&k->o, (int64_t)(e->entry_ns - k->origin), b1, sizeof(b1)), k->wd,
-				 kd_us(&k->o, (int64_t)e->dur_ns, b2, sizeof(b2)), k->wd,
-				 kd_us(&k->o, (int64_t)e->local_ns, b3, sizeof(b3)));
-
-		p += n > 0 && n < 128 ? n : 0; /* three numbers: always */
+		fmt_line_pad(&l, kd_us(&k->o, (int64_t)(e->entry_ns - k->origin), b1, sizeof(b1)), k->we);
+		fmt_line_put(&l, " ", 1);
+		fmt_line_pad(&l, kd_us(&k->o, (int64_t)e->dur_ns, b2, sizeof(b2)), k->wd);
+		fmt_line_put(&l, " ", 1);
+		fmt_line_pad(&l, kd_us(&k->o, (int64_t)e->local_ns, b3, sizeof(b3)), k->wd);
+		fmt_line_put(&l, " ", 1);
 	}
 	if (tid != k->line_tid || !k->line_tidlen) {
 		k->line_tid = tid;
 		k->line_tidlen = (size_t)snprintf(k->line_tidstr, sizeof(k->line_tidstr), "%7" PRIu32 " ", tid);
 	}
-	memcpy(p, k->line_tidstr, k->line_tidlen);
-	p += k->line_tidlen;
-	for (unsigned left = marks; left;) {
-		unsigned n = left < (sizeof(bars) - 1) / 3 ? left : (sizeof(bars) - 1) / 3;
-
-		if ((size_t)(line + sizeof(line) - p) < 3 * n + 1) {
-			fwrite_unlocked(line, 1, (size_t)(p - line), k->out);
-			p = line;
-		}
-		memcpy(p, mark, 3 * n);
-		p += 3 * n;
-		left -= n;
+	fmt_line_put(&l, k->line_tidstr, k->line_tidlen);
+	for (unsigned left = marks, n; left; left -= n) {
+		n = left < (sizeof(bars) - 1) / 3 ? left : (sizeof(bars) - 1) / 3;
+		fmt_line_put(&l, mark, 3 * n);
 	}
-	if ((size_t)(line + sizeof(line) - p) < nlen + 32) {
-		fwrite_unlocked(line, 1, (size_t)(p - line), k->out);
-		fwrite_unlocked(name, 1, nlen, k->out);
-		p = line;
-	} else {
-		memcpy(p, name, nlen);
-		p += nlen;
-	}
-	if (e->flags & KTRACE_CALLF_UNFINISHED) {
-		memcpy(p, " [unfinished]", 13);
-		p += 13;
-	}
-	if (e->flags & KTRACE_CALLF_WATCH) {
-		memcpy(p, " [watch]", 8);
-		p += 8;
-	}
-	*p++ = '\n';
-	fwrite_unlocked(line, 1, (size_t)(p - line), k->out);
+	fmt_line_put(&l, name, strlen(name));
+	if (e->flags & KTRACE_CALLF_UNFINISHED)
+		fmt_line_put(&l, " [unfinished]", 13);
+	if (e->flags & KTRACE_CALLF_WATCH)
+		fmt_line_put(&l, " [watch]", 8);
+	fmt_line_end(&l);
 	return ++k->lines % 4096 || !ferror(k->out) ? 0 : -1;
 }
 

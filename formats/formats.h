@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* ---- text (formats/text.c) ------------------------------------------------- */
 
@@ -61,11 +62,43 @@ char *fmt_hex_to(char *p, uint64_t v);
 const char *fmt_us(int64_t ns, int whole, char *buf, size_t len);
 
 /**
- * fmt_pad_to() - @s into the buffer at @p as printf's "%*s" writes it with
- * @width (negative: left-justified), which must have room for it.
- * Return: the end of what was written (no NUL).
+ * struct fmt_line - a text line assembled in @b and written to @out with
+ * one fwrite_unlocked() (kd -c and addr2sym print a line per call: printf
+ * and a call per piece were most of their time).  A piece that does not
+ * fit flushes what is there first; a longer one is written directly, so
+ * any line goes out whole.  Set @out and @n = 0; fmt_line_put() and
+ * fmt_line_pad() add to it, fmt_line_end() ends it with '\n' and writes
+ * it.  Not locking @out: one thread writes it.
  */
-char *fmt_pad_to(char *p, const char *s, int width);
+struct fmt_line {
+	FILE *out;
+	size_t n;
+	char b[1024];
+};
+
+static inline void fmt_line_put(struct fmt_line *l, const char *s, size_t n)
+{
+	if (n > sizeof(l->b) - l->n) {
+		fwrite_unlocked(l->b, 1, l->n, l->out);
+		l->n = 0;
+		if (n > sizeof(l->b)) {
+			fwrite_unlocked(s, 1, n, l->out);
+			return;
+		}
+	}
+	memcpy(l->b + l->n, s, n);
+	l->n += n;
+}
+
+/** fmt_line_pad() - @s as printf's "%*s" writes it with @width (negative: left-justified). */
+void fmt_line_pad(struct fmt_line *l, const char *s, int width);
+
+static inline void fmt_line_end(struct fmt_line *l)
+{
+	fmt_line_put(l, "\n", 1);
+	fwrite_unlocked(l->b, 1, l->n, l->out);
+	l->n = 0;
+}
 
 /* ---- UTF-8 (formats/utf8.c) ------------------------------------------------ */
 

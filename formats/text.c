@@ -85,19 +85,14 @@ const char *fmt_us(int64_t ns, int whole, char *buf, size_t len)
 	return buf;
 }
 
-char *fmt_pad_to(char *p, const char *s, int width)
+void fmt_line_pad(struct fmt_line *l, const char *s, int width)
 {
-	size_t n = strlen(s), w = (size_t)(width < 0 ? -width : width);
+	static const char spaces[] = "                                ";
+	size_t n = strlen(s), w = (size_t)(width < 0 ? -(int64_t)width : width), pad = n < w ? w - n : 0;
 
-	if (width > 0 && n < w) {
-		memset(p, ' ', w - n);
-		p += w - n;
-	}
-	memcpy(p, s, n);
-	p += n;
-	if (width < 0 && n < w) {
-		memset(p, ' ', w - n);
-		p += w - n;
-	}
-	return p;
+	for (size_t k; width > 0 && pad; pad -= k)
+		fmt_line_put(l, spaces, k = pad < sizeof(spaces) - 1 ? pad : sizeof(spaces) - 1);
+	fmt_line_put(l, s, n);
+	for (size_t k; width < 0 && pad; pad -= k)
+		fmt_line_put(l, spaces, k = pad < sizeof(spaces) - 1 ? pad : sizeof(spaces) - 1);
 }

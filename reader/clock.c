@@ -114,32 +114,6 @@ void ktr_calib_finish(struct ktr_trace *t)
 			 n ? " from it" : " (raw values printed)");
 }
 
-/*
- * ns at @raw on segment @i (pairs i and i + 1), for @raw at or after pair
- * i and less than 2^62 raw units past it (every time inside a segment,
- * most extrapolated ones): exactly line()'s floor(dx * dn / dr), with
- * multiplications instead of a 128-bit division (kd reads two times a
- * call: the division was a tenth of its time).  Return: -1 where it does
- * not apply.
- */
-static __int128 line_fast(const struct ktr_trace *t, size_t i, uint64_t raw)
-{
-	const struct ktr_slope *s = &t->slope[i];
-	uint64_t dx = raw - t->calib[i].raw, q;
-	unsigned __int128 rem;
-
-	if (raw < t->calib[i].raw || dx >= (uint64_t)1 << 62)
-		return -1;
-	/* floor(dx * frac / dr): recip's error makes q at most 1 short */
-	q = (uint64_t)(((unsigned __int128)dx * s->recip) >> 64);
-	rem = (unsigned __int128)dx * s->frac - (unsigned __int128)q * s->dr;
-	while (rem >= s->dr) {
-		q++;
-		rem -= s->dr;
-	}
-	return (__int128)t->calib[i].ns + (__int128)dx * s->whole + q;
-}
-
 /* ns at @raw on the line through pairs @a and @b (signed, may be < 0). */
 static __int128 line(const struct ktr_pair *a, const struct ktr_pair *b, uint64_t raw)
 {
@@ -167,7 +141,7 @@ static __int128 line(const struct ktr_pair *a, const struct ktr_pair *b, uint64_
 /* ns at @raw on the line through pairs @i and @i + 1. */
 static __int128 segment(const struct ktr_trace *t, size_t i, uint64_t raw)
 {
-	__int128 v = t->slope ? line_fast(t, i, raw) : -1;
+	__int128 v = t->slope ? ktr_line_fast(t, i, raw) : -1;
 
 	return v >= 0 ? v : line(&t->calib[i], &t->calib[i + 1], raw);
 }

@@ -342,30 +342,47 @@ void ktr_add_pair(struct ktr_trace *t, uint64_t raw, uint64_t ns);
 uint64_t ktr_raw_to_ns_hint(const struct ktr_trace *t, uint64_t raw, size_t *hint);
 
 /*
+ * ktr_line_fast() - ns at @raw on calibration segment @i (pairs i and
+ * i + 1), for @raw at or after pair i and less than 2^62 raw units past it
+ * (every time inside a segment, most extrapolated ones): exactly
+ * floor(dx * dn / dr) past pair i's ns, with multiplications instead of a
+ * 128-bit division (kd reads two times a call: the division was a tenth of
+ * its time).  Return: -1 where it does not apply (clock.c's line() then).
+ */
+static inline __int128 ktr_line_fast(const struct ktr_trace *t, size_t i, uint64_t raw)
+{
+	const struct ktr_slope *s = &t->slope[i];
+	uint64_t dx = raw - t->calib[i].raw, q;
+	unsigned __int128 rem;
+
+	if (raw < t->calib[i].raw || dx >= (uint64_t)1 << 62)
+		return -1;
+	/* floor(dx * frac / dr): recip's error makes q at most 1 short */
+	q = (uint64_t)(((unsigned __int128)dx * s->recip) >> 64);
+	rem = (unsigned __int128)dx * s->frac - (unsigned __int128)q * s->dr;
+	while (rem >= s->dr) {
+		q++;
+		rem -= s->dr;
+	}
+	return (__int128)t->calib[i].ns + (__int128)dx * s->whole + q;
+}
+
+/*
  * ktr_ns_at() - ktr_raw_to_ns_hint(), inline where it is cheap: @raw in
  * the segment *@hint already names (consecutive times of a stream mostly
- * are), computed as clock.c's line_fast() does, the same value; anything
- * else goes to ktr_raw_to_ns_hint().  kd converts two times a call: the
- * call into clock.c was a sixth of its reading thread's time.
+ * are), the same value; anything else goes to ktr_raw_to_ns_hint().  kd
+ * converts two times a call: the call into clock.c was a sixth of its
+ * reading thread's time.
  */
 static inline uint64_t ktr_ns_at(const struct ktr_trace *t, uint64_t raw, size_t *hint)
 {
 	size_t i = *hint;
 
 	if (t->slope && t->info.clock_tsc && i + 1 < t->ncalib && t->calib[i].raw < raw &&
-	    raw <= t->calib[i + 1].raw && raw - t->calib[i].raw < (uint64_t)1 << 62) {
-		const struct ktr_slope *s = &t->slope[i];
-		uint64_t dx = raw - t->calib[i].raw;
-		uint64_t q = (uint64_t)(((unsigned __int128)dx * s->recip) >> 64);
-		unsigned __int128 rem = (unsigned __int128)dx * s->frac - (unsigned __int128)q * s->dr;
-		unsigned __int128 v;
+	    raw <= t->calib[i + 1].raw) {
+		__int128 v = ktr_line_fast(t, i, raw);
 
-		while (rem >= s->dr) {
-			q++;
-			rem -= s->dr;
-		}
-		v = (unsigned __int128)t->calib[i].ns + (unsigned __int128)dx * s->whole + q;
-		if (v <= UINT64_MAX)
+		if (v >= 0 && v <= (__int128)UINT64_MAX)
 			return (uint64_t)v;
 	}
 	return ktr_raw_to_ns_hint(t, raw, hint);
