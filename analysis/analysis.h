@@ -353,6 +353,12 @@ enum { KA_ROW_NONE, KA_ROW_GAP, KA_ROW_CALL, KA_ROW_EVENT };
  */
 int ka_rows_of(struct ka_rows *x, const struct ktr_rec *r, struct fmt_row *row, struct ktr_call *c);
 
+/**
+ * ka_rows_call() - decoded call @c as a row, as ka_rows_of() makes it of
+ * the call's record (for readers of ktr_next_calls()).  Return: KA_ROW_CALL.
+ */
+int ka_rows_call(struct ka_rows *x, const struct ktr_call *c, struct fmt_row *row);
+
 /* ---- physical pages per process over time (analysis/memview.c) --------------- */
 
 /*

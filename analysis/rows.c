@@ -57,6 +57,15 @@ static void call_args(char *p, const struct ktr_call *c)
 	*p = 0;
 }
 
+int ka_rows_call(struct ka_rows *x, const struct ktr_call *c, struct fmt_row *row)
+{
+	*row = (struct fmt_row){ (int64_t)c->entry_ns, (int64_t)c->dur_ns,
+				 (int64_t)ktr_ctree_add(x->ct, c, 0, NULL, NULL), c->cpu, c->pid, c->tid,
+				 ka_comm(x->t, c->tid), "call", ka_names_call(x->names, c), x->args };
+	call_args(x->args, c);
+	return KA_ROW_CALL;
+}
+
 int ka_rows_of(struct ka_rows *x, const struct ktr_rec *r, struct fmt_row *row, struct ktr_call *c)
 {
 	*row = (struct fmt_row){ (int64_t)r->ns, -1, -1, r->cpu, r->pid, r->tid, "", "", x->name, x->args };
@@ -68,18 +77,8 @@ int ka_rows_of(struct ka_rows *x, const struct ktr_rec *r, struct fmt_row *row, 
 		row->category = "ktrace";
 		return KA_ROW_GAP;
 	}
-	if (r->cls == KTRACE_CLASS_CALL) {
-		if (!ktr_call_decode(x->t, r, c))
-			return KA_ROW_NONE;
-		row->time_ns = (int64_t)c->entry_ns;
-		row->dur_ns = (int64_t)c->dur_ns;
-		row->self_ns = (int64_t)ktr_ctree_add(x->ct, c, 0, NULL, NULL);
-		row->comm = ka_comm(x->t, c->tid);
-		row->category = "call";
-		row->name = ka_names_call(x->names, c);
-		call_args(x->args, c);
-		return KA_ROW_CALL;
-	}
+	if (r->cls == KTRACE_CLASS_CALL)
+		return ktr_call_decode(x->t, r, c) ? ka_rows_call(x, c, row) : KA_ROW_NONE;
 	{
 		const char *names[KTRACE_MAX_WORDS], *sys;
 		uint64_t vals[KTRACE_MAX_WORDS];

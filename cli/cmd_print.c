@@ -43,6 +43,20 @@ struct popts {
 	int have_t0;
 	struct fmt_te te; /* --json */
 	const char *dir;
+	struct keytext **keytext; /* text: per call-site key (call_text()) */
+	size_t nkeytext;
+	struct { /* text: the last call's " CPU PID/TID" columns */
+		int cpu;
+		uint32_t pid, tid;
+		uint8_t len;
+		char s[48];
+	} who;
+};
+
+/* A call's texts: " NAME" padded as print_text()'s "%-22s", then " at=SITE" ("" if none). */
+struct keytext {
+	uint16_t nlen, alen;
+	char s[];
 };
 
 enum { OPT_CPU = CLI_OPT_LONG };
@@ -286,11 +300,8 @@ static void print_text(FILE *out, const struct ktr_trace *t, const struct popts 
  * One record as a row of the schema export --format=csv and kd -c
  * --format=csv share (analysis/rows.c); -r makes time_ns relative.
  */
-static void print_csv(FILE *out, struct ktr_trace *t, struct popts *o, const struct ktr_rec *r)
+static struct ka_rows *csv_rows(struct ktr_trace *t, struct popts *o)
 {
-	struct fmt_row row;
-	struct ktr_call c;
-
 	if (!o->rows) {
 		o->names = ka_names_new(t, o->sel.demangle);
 		o->rows = o->names ? ka_rows_new(t, o->names, o->hex) : NULL;
@@ -299,11 +310,203 @@ static void print_csv(FILE *out, struct ktr_trace *t, struct popts *o, const str
 			exit(1);
 		}
 	}
-	if (ka_rows_of(o->rows, r, &row, &c) == KA_ROW_NONE)
+	return o->rows;
+}
+
+static void print_csv(FILE *out, struct ktr_trace *t, struct popts *o, const struct ktr_rec *r)
+{
+	struct fmt_row row;
+	struct ktr_call c;
+
+	if (ka_rows_of(csv_rows(t, o), r, &row, &c) == KA_ROW_NONE)
 		return;
 	if (o->relative)
 		row.time_ns -= o->t0;
 	fmt_row_csv(out, &row);
+}
+
+/*
+ * Runs of calls (ktr_next_calls(), a ~20x faster path for the hundreds of
+ * millions of CALL records of a function trace): the same lines as
+ * print_text() and print_csv() write of each call's record, a text line
+ * assembled without printf and written once (struct fmt_line), the
+ * function's name and call site formatted once per call-site key.
+ */
+
+/* call @c's struct keytext into @k (@len bytes of room after it). */
+static struct keytext *call_text_make(struct popts *o, const struct ktr_call *c, struct keytext *k,
+				      size_t len)
+{
+	char name[512], site[256];
+	struct ktr_sym sym;
+	int n;
+
+	if (c->func)
+		ktr_sym_format(ktr_sym_lookup_at(o->syms, c->func, c->entry_ns, 0, &sym), 1, name, sizeof(name));
+	else
+		snprintf(name, sizeof(name), "call:?");
+	n = snprintf(k->s, len, " %-22s", name);
+	k->nlen = (uint16_t)(n < (int)len ? n : (int)len - 1);
+	k->alen = 0;
+	if (c->site) {
+		ktr_sym_format(ktr_sym_lookup_at(o->syms, c->site, c->entry_ns, KTR_SYM_RETADDR, &sym), 2,
+			       site, sizeof(site));
+		n = snprintf(k->s + k->nlen, len - k->nlen, " at=%s", site);
+		k->alen = (uint16_t)(n < (int)(len - k->nlen) ? n : (int)(len - k->nlen) - 1);
+	}
+	return k;
+}
+
+/*
+ * The texts of call @c's key, made on first use (@k: room for a key that
+ * is not kept: extra keys of inline addresses, no memory).  The
+ * symbolizer resolves tagged addresses in their load, so a key's texts
+ * do not depend on the call's time.
+ */
+static const struct keytext *call_text(struct popts *o, const struct ktr_call *c, struct keytext *k,
+				       size_t len)
+{
+	struct keytext *kept;
+	size_t n;
+
+	if (c->key < o->nkeytext && o->keytext[c->key])
+		return o->keytext[c->key];
+	call_text_make(o, c, k, len);
+	if (c->key >= KTR_CALL_KEY_EXTRA)
+		return k;
+	if (c->key >= o->nkeytext) {
+		size_t nn = o->nkeytext ? o->nkeytext : 1024;
+		struct keytext **v;
+
+		while (nn <= c->key)
+			nn *= 2;
+		if (!(v = realloc(o->keytext, nn * sizeof(*v))))
+			return k;
+		memset(v + o->nkeytext, 0, (nn - o->nkeytext) * sizeof(*v));
+		o->keytext = v;
+		o->nkeytext = nn;
+	}
+	n = sizeof(*k) + k->nlen + k->alen;
+	if ((kept = malloc(n)))
+		o->keytext[c->key] = memcpy(kept, k, n);
+	return k;
+}
+
+/* @s (@n bytes) at @p, right-justified in @width columns as "%*s"; returns the end. */
+static char *rjust_to(char *p, const char *s, size_t n, size_t width)
+{
+	for (; n < width; width--)
+		*p++ = ' ';
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* A number of print's time columns at @p (-r: signed, since the first record). */
+static char *time_to(char *p, const struct popts *o, uint64_t ns)
+{
+	int64_t v = (int64_t)ns - o->t0;
+
+	if (!o->relative)
+		return fmt_u64_to(p, ns);
+	if (v < 0) {
+		*p++ = '-';
+		return fmt_u64_to(p, -(uint64_t)v);
+	}
+	return fmt_u64_to(p, (uint64_t)v);
+}
+
+/* The " CPU PID/TID" columns of call @c (print_text()'s), kept while they do not change. */
+static const char *call_who(struct popts *o, const struct ktr_call *c)
+{
+	char num[24], *w = o->who.s, *p = num;
+
+	if (c->cpu == o->who.cpu && c->pid == o->who.pid && c->tid == o->who.tid && o->who.len)
+		return o->who.s;
+	*w++ = ' ';
+	if (c->cpu >= 0)
+		w = rjust_to(w, num, (size_t)(fmt_u64_to(num, (unsigned)c->cpu) - num), 3);
+	else
+		w = stpcpy(w, "  -");
+	*w++ = ' ';
+	if (!c->pid && c->tid) /* "%13s" of PID/TID */
+		*p++ = '?';
+	else
+		p = fmt_u64_to(p, c->pid);
+	*p++ = '/';
+	p = fmt_u64_to(p, c->tid);
+	w = rjust_to(w, num, (size_t)(p - num), 13);
+	o->who.len = (uint8_t)(w - o->who.s);
+	o->who.cpu = c->cpu;
+	o->who.pid = c->pid;
+	o->who.tid = c->tid;
+	return o->who.s;
+}
+
+/* print_text() of call @c's record, assembled in one buffer and written once. */
+static void print_call_text(FILE *out, struct popts *o, const struct ktr_call *c)
+{
+	union {
+		struct keytext k;
+		char room[1024];
+	} tmp;
+	const struct keytext *k = call_text(o, c, &tmp.k, sizeof(tmp) - sizeof(tmp.k));
+	const char *who = call_who(o, c);
+	char line[1280], num[24], *p;
+
+	p = rjust_to(line, num, (size_t)(time_to(num, o, c->exit_ns) - num), 16);
+	p = (char *)memcpy(p, who, sizeof(o->who.s)) + o->who.len; /* (a constant size copies faster) */
+	p = (char *)memcpy(p, k->s, k->nlen) + k->nlen;
+	p = time_to(stpcpy(p, " entry="), o, c->entry_ns);
+	p = fmt_u64_to(stpcpy(p, " dur="), c->dur_ns);
+	p = fmt_u64_to(stpcpy(p, " depth="), c->depth);
+	if (c->sig)
+		p = fmt_u64_to(stpcpy(p, " sig="), c->sig);
+	if (c->flags & KTRACE_CALLF_UNFINISHED)
+		p = stpcpy(p, " unfinished");
+	if (c->flags & KTRACE_CALLF_WATCH)
+		p = stpcpy(p, " watch");
+	p = (char *)memcpy(p, k->s + k->nlen, k->alen) + k->alen;
+	*p++ = '\n';
+	fwrite_unlocked(line, 1, (size_t)(p - line), out);
+}
+
+/* print_csv() of call @c's record. */
+static void print_call_csv(FILE *out, struct ktr_trace *t, struct popts *o, const struct ktr_call *c)
+{
+	struct fmt_row row;
+
+	ka_rows_call(csv_rows(t, o), c, &row);
+	if (o->relative)
+		row.time_ns -= o->t0;
+	fmt_row_csv(out, &row);
+}
+
+/*
+ * The calls ktr_next_calls() has next, printed; 0 when the next record
+ * is not such a call (the caller takes it with ktr_next()).
+ */
+static size_t print_calls(struct ktr_trace *t, struct popts *o, FILE *out)
+{
+	struct ktr_call c[256];
+	uint64_t off;
+	unsigned stream;
+	size_t n = ktr_next_calls(t, c, 256, &stream, &off);
+	int all = cli_select_everything(&o->sel) && !o->cpus.n;
+
+	if (n && !o->have_t0) {
+		o->t0 = (int64_t)c[0].exit_ns;
+		o->have_t0 = 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!all && (!cli_select_call(&o->sel, &c[i]) ||
+			     (o->cpus.n && (c[i].cpu < 0 || !ka_ids_has(&o->cpus, (uint64_t)c[i].cpu)))))
+			continue;
+		if (o->csv)
+			print_call_csv(out, t, o, &c[i]);
+		else
+			print_call_text(out, o, &c[i]);
+	}
+	return n;
 }
 
 /* One record as a trace event (formats/json.c writes the document). */
@@ -411,8 +614,18 @@ static int resolve_events(struct ktr_trace *t, struct popts *o)
 static void print_records(struct ktr_trace *t, struct popts *o, FILE *out)
 {
 	struct ktr_rec r;
+	/* runs of calls: where every call is printed the same way (text needs names) */
+	int runs = !o->json && !o->evmap && (o->csv || (o->syms = cli_select_syms(&o->sel, t)));
 
-	while (ktr_next(t, &r)) {
+	for (;;) {
+		if (runs && print_calls(t, o, out)) {
+			cli_diags(CMD, t);
+			if (ferror(out))
+				break;
+			continue;
+		}
+		if (!ktr_next(t, &r))
+			break;
 		cli_diags(CMD, t);
 		if (!o->have_t0) {
 			o->t0 = (int64_t)r.ns;
@@ -476,6 +689,9 @@ static int run(int argc, char **argv)
 	if (!rc)
 		rc = print_trace(t, &o, stdout);
 	ktr_syms_free(o.syms);
+	for (size_t i = 0; i < o.nkeytext; i++)
+		free(o.keytext[i]);
+	free(o.keytext);
 	ka_rows_free(o.rows);
 	ka_names_free(o.names);
 	free(o.evmap);

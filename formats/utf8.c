@@ -46,6 +46,10 @@ const char *fmt_utf8(const char *s, char *buf, size_t len)
 	for (;;) { /* the common case: already valid, no copy */
 		if (!*p)
 			return s;
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
 		if (!(n = fmt_utf8_seq(p)))
 			break;
 		p += n;

@@ -243,6 +243,7 @@ struct ktr_trace {
 
 	uint64_t origin_ns;    /* KFT run's time origin (DIR/kft), 0 if none */
 	size_t call_hint;      /* ktr_raw_to_ns_hint() segment for call entry times */
+	int no_runs;           /* KTRACE_READ_RECORDS set: ktr_next_calls() gives none */
 
 	/* the call-site table (calls.c) */
 	struct ktr_file cs;

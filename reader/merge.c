@@ -124,7 +124,7 @@ size_t ktr_next_calls(struct ktr_trace *t, struct ktr_call *c, size_t max, unsig
 	int incl = 1;
 	size_t n;
 
-	if (t->sub || !max || (!t->merge_ready && merge_init(t) < 0) || !t->nheap)
+	if (t->sub || !max || t->no_runs || (!t->merge_ready && merge_init(t) < 0) || !t->nheap)
 		return 0;
 	i = t->heap[0];
 	s = &t->streams[i];

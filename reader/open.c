@@ -38,6 +38,7 @@ static struct ktr_trace *trace_new(const char *dir)
 	len = strlen(t->dir);
 	while (len > 1 && t->dir[len - 1] == '/')
 		t->dir[--len] = 0;
+	t->no_runs = getenv("KTRACE_READ_RECORDS") && *getenv("KTRACE_READ_RECORDS");
 	t->meta_layout = -1;
 	t->info.scope = "";
 	t->info.host = t->info.kernel = t->info.machine = t->info.channel = t->info.comm = "";

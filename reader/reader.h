@@ -600,6 +600,10 @@ int ktr_call_decode(struct ktr_trace *t, const struct ktr_rec *r, struct ktr_cal
  * calls are those ktr_next() + ktr_call_decode() would give, field for
  * field.  *@stream, *@offset: the ktr_rec.stream and .offset of the last
  * call (set when the return is not 0; a progress line's position).
+ * The environment variable KTRACE_READ_RECORDS (set and not empty when
+ * the trace is opened) turns the runs off: this returns 0 and every
+ * record comes through ktr_next(), so tests can compare a tool's fast
+ * path with the record-at-a-time one.
  * Return: the number of calls, each one record.  Not thread-safe.
  */
 size_t ktr_next_calls(struct ktr_trace *t, struct ktr_call *c, size_t max, unsigned *stream,

@@ -69,6 +69,10 @@ num = lambda v: None if v == "" else int(v)
 cs = [dict(r, **{k: num(r[k]) for k in ("time_ns", "dur_ns", "self_ns", "cpu", "pid", "tid")}) for r in cs]
 check("csv rows", cs, want)
 
+# numbers: each as python writes it, in decimal and hex
+bad = [l for l in open("nums.txt") if (lambda v, d, h, p: (d, h, p) != (str(int(v)), hex(int(v)), str(int(v))))(*l.split())]
+check("numbers: fmt_u64_to(), fmt_hex_to(), fmt_put_u64() of %d values" % len(open("nums.txt").readlines()), bad, [])
+
 # names that are not UTF-8: python's own decoder says what each must become
 # (each byte it cannot decode as the text \xNN: errors="backslashreplace")
 B = [bytes.fromhex(l.strip()) for l in open("bad.hex")]

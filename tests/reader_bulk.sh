@@ -7,12 +7,32 @@
 # sharing the shared stream (context words: the runs leave those to
 # ktr_next()), a signal handler, a fork, a flight recorder that
 # overwrote sub-buffers, compressed and not.  And kd, which reads that
-# way, counts what the program did (calltree_want, from its source).
+# way, counts what the program did (calltree_want, from its source); so
+# does print (text and CSV, also reading in runs), which writes what it
+# writes record by record (KTRACE_READ_RECORDS).
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
 san_preload
 DUMP=$KTRACE_BUILD/tests/helpers/callsdump
 cc -O1 -finstrument-functions -o calltree "$KTRACE_SRC/tests/kft/calltree.c" -lpthread || exit 1
+
+# print_counts DIR: "name count" per function from print's CSV rows, sorted
+print_counts() {
+	"$KTRACE" print -C "$1" 2>/dev/null | awk -F, '$8 == "call" { n[$9]++ } END { for (f in n) print f, n[f] }' |
+		LC_ALL=C sort
+}
+
+# check_print NAME DIR [OPTIONS]: print (which reads calls in runs) writes
+# what it writes record by record (KTRACE_READ_RECORDS), as text and CSV
+check_print() {
+	n=$1 d=$2
+	shift 2
+	for fmt in "" "-C -r"; do
+		KTRACE_READ_RECORDS=1 "$KTRACE" print $fmt "$@" "$d" >prs.txt 2>/dev/null
+		"$KTRACE" print $fmt "$@" "$d" >prb.txt 2>/dev/null
+		ok "$(cmp -s prs.txt prb.txt; echo $?)" "$n: print ${fmt:-(text)} $* writes the same in runs ($(lines prs.txt) lines)"
+	done
+}
 
 # check NAME DIR: the two readings agree; the runs carried most calls (at least MIN%)
 check() {
@@ -28,21 +48,34 @@ check() {
 for z in zstd none; do
 	"$KTRACE" record -q --no-libcall --compress=$z -b 4096 -o tree-$z ./calltree recurse 2000 >/dev/null 2>&1
 	check "recurse 2000, 4 KiB sub-buffers, $z" tree-$z 90
+	check_print "recurse 2000, $z" tree-$z
+	is "$(print_counts tree-$z)" "$(calltree_want 'recurse 50' | sed 's/recurse 50/recurse 2000/')" \
+		"recurse 2000, $z: print has a line for each call the program made"
 	is "$(kd_counts tree-$z)" "$(calltree_want 'recurse 50' | sed 's/recurse 50/recurse 2000/')" \
 		"recurse 2000, $z: kd counts what the program did"
 	"$KTRACE" record -q --no-libcall --compress=$z -b 4096 -o thr-$z ./calltree threads 4 >/dev/null 2>&1
 	check "threads 4, $z" thr-$z 50
+	check_print "threads 4, $z" thr-$z
+	wtid=$("$KTRACE" print -C thr-$z 2>/dev/null | awk -F, 'NR > 1 && $5 != $6 { print $6; exit }')
+	check_print "threads 4, $z" thr-$z --tid "$wtid" --cpu 0,1
+	like prs.txt ",$wtid,calltree,call,fast," "... the selection keeps worker $wtid's calls"
+	unlike prs.txt ",call,main," "... and not the main thread's (main)"
+	is "$(print_counts thr-$z)" "$(calltree_want 'threads 4')" "threads 4, $z: print has a line for each call"
 	is "$(kd_counts thr-$z)" "$(calltree_want 'threads 4')" "threads 4, $z: kd counts what the program did"
 	"$KTRACE" record -q --no-libcall --compress=$z --threads 1 -o shr-$z ./calltree threads 4 >/dev/null 2>&1
 	check "threads 4 on 1 thread stream (the rest shared), $z" shr-$z
+	check_print "shared stream, $z" shr-$z
 	is "$(kd_counts shr-$z)" "$(calltree_want 'threads 4')" "shared stream, $z: kd counts what the program did"
 	for m in signal fork; do
 		"$KTRACE" record -q --no-libcall --compress=$z -o $m-$z ./calltree $m >/dev/null 2>&1
 		check "$m, $z" $m-$z
+		check_print "$m, $z" $m-$z
+		is "$(print_counts $m-$z)" "$(calltree_want $m)" "$m, $z: print has a line for each call"
 		is "$(kd_counts $m-$z)" "$(calltree_want $m)" "$m, $z: kd counts what the program did"
 	done
 	"$KTRACE" record -q --no-libcall --compress=$z --flight -b 4096 -n 4 -o fl-$z ./calltree recurse 3000 >/dev/null 2>&1
 	check "flight recorder, 4 x 4 KiB, $z" fl-$z
+	check_print "flight recorder, $z" fl-$z
 	like slow.txt '^R 1 ' "flight, $z: the dump has gaps (overwritten sub-buffers) among the calls"
 done
 # records that are not calls (LOG2), with damage, lost and dropped records,

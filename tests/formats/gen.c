@@ -6,7 +6,10 @@
  * test's Python decodes without any of ktrace's code; OUT/bad.json,
  * OUT/badrows.json and OUT/bad.svg carry the byte strings of OUT/bad.hex,
  * which are not UTF-8, as names, and bad.json an exit ("E") whose entry
- * is not in the trace.
+ * is not in the trace; OUT/nums.txt numbers at the edges of the
+ * converters (powers of 2 and 10, and their neighbours, and pseudo-random
+ * ones) as printf's "%llu", then fmt_u64_to()'s, fmt_hex_to()'s and
+ * fmt_put_u64()'s text of the same value.
  *
  *   gen OUT
  */
@@ -194,6 +197,36 @@ int main(int argc, char **argv)
 		fputs("</text>\n", f);
 	}
 	fmt_svg_end(f);
+	fclose(f);
+	f = open_out(argv[1], "nums.txt");
+	{
+		uint64_t x = 88172645463325252ull;
+
+		for (int i = 0; i < 2000; i++) {
+			uint64_t v, p10 = 1;
+			char d[24], h[24];
+
+			if (i < 64 * 3) { /* 2^k - 1, 2^k, 2^k + 1 */
+				v = (1ull << (i / 3)) + (uint64_t)(i % 3) - 1;
+			} else if (i < 64 * 3 + 20 * 3) { /* 10^k - 1, 10^k, 10^k + 1 */
+				for (int k = 0; k < (i - 64 * 3) / 3; k++)
+					p10 *= 10;
+				v = p10 + (uint64_t)((i - 64 * 3) % 3) - 1;
+			} else {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				v = x >> (x & 63);
+			}
+			if (i == 0)
+				v = UINT64_MAX;
+			*fmt_u64_to(d, v) = 0;
+			*fmt_hex_to(h, v) = 0;
+			fprintf(f, "%" PRIu64 " %s %s ", v, d, h);
+			fmt_put_u64(f, v);
+			fputc('\n', f);
+		}
+	}
 	fclose(f);
 	return 0;
 }
