@@ -137,11 +137,13 @@ const struct fmt_plugin *cli_export_plugin(const char *cmd);
 int cli_write_file_atomic(const char *dir, const char *name, const char *text);
 
 /**
- * cli_no_calls() - `kd` and `addr2sym` found nothing to report in @dir:
- * say why, in one line (no CALL record at all, or @call_records calls none
- * of which passed --tid/--pid).  The caller then exits 1.
+ * cli_no_calls() - `kd` and `addr2sym` found nothing to report in trace
+ * @t (directory @dir): say why, in one line (no CALL record at all, or
+ * @call_records calls none of which passed --tid/--pid/--time-range, or
+ * none read because --time-range skipped every sub-buffer).  The caller
+ * then exits 1.
  */
-void cli_no_calls(const char *cmd, const char *dir, uint64_t call_records);
+void cli_no_calls(const char *cmd, const struct ktr_trace *t, const char *dir, uint64_t call_records);
 
 /**
  * cli_calls_failed() - `kd` and `addr2sym` could not read the trace

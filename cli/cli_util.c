@@ -142,9 +142,12 @@ int cli_write_file_atomic(const char *dir, const char *name, const char *text)
 	return rc;
 }
 
-void cli_no_calls(const char *cmd, const char *dir, uint64_t call_records)
+void cli_no_calls(const char *cmd, const struct ktr_trace *t, const char *dir, uint64_t call_records)
 {
-	if (call_records)
+	if (!call_records && ktr_window_skipped(t))
+		cli_error(cmd, "%s: no function call inside --time-range (%llu sub-buffers outside it)",
+			  dir, (unsigned long long)ktr_window_skipped(t));
+	else if (call_records)
 		cli_error(cmd, "%s: none of its %llu function calls is selected (--tid, --pid, --time-range)",
 			  dir, (unsigned long long)call_records);
 	else

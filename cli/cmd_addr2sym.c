@@ -382,6 +382,7 @@ static int a2s_open(struct a2s *a)
 	a->t = cli_select_open(&a->o.sel, CMD, a->o.dir);
 	if (!a->t)
 		return 1;
+	cli_select_window(&a->o.sel, a->t);
 	cli_diags(CMD, a->t);
 	a->origin = ktr_time_origin(a->t);
 	a->syms = cli_select_syms(&a->o.sel, a->t);
@@ -491,7 +492,7 @@ static int a2s_list(struct a2s *a, FILE *out)
 		rc = a2s_print_sorted(a, out);
 	cli_diags(CMD, a->t);
 	if (!a->calls) {
-		cli_no_calls(CMD, a->o.dir, a->call_records);
+		cli_no_calls(CMD, a->t, a->o.dir, a->call_records);
 		rc = 1;
 	}
 	return rc;

@@ -405,6 +405,7 @@ static int kd_open(struct kd_run *r)
 	r->k.t = cli_select_open(&o->sel, CMD, o->dir);
 	if (!r->k.t)
 		return 1;
+	cli_select_window(&o->sel, r->k.t);
 	cli_diags(CMD, r->k.t);
 	r->syms = cli_select_syms(&o->sel, r->k.t);
 	if (o->calls) {
@@ -439,7 +440,7 @@ static int kd_read(struct kd_run *r)
 		return rc;
 	if (!p->calls) {
 		/* not an empty table: say why there is nothing */
-		cli_no_calls(CMD, r->k.o.dir, p->call_records);
+		cli_no_calls(CMD, r->k.t, r->k.o.dir, p->call_records);
 		return 1;
 	}
 	if (p->offcpu && !r->k.o.fields_given)
@@ -449,12 +450,17 @@ static int kd_read(struct kd_run *r)
 			  p->klost);
 	if (r->k.o.verbose) {
 		double s = since(&r->t0);
+		char skipped[80] = "";
+
+		if (ktr_window_skipped(r->k.t))
+			snprintf(skipped, sizeof(skipped), "; %" PRIu64 " sub-buffers outside --time-range skipped",
+				 ktr_window_skipped(r->k.t));
 
 		fprintf(stderr,
-			"ktrace kd: %" PRIu64 " records, %" PRIu64 " calls of %zu functions read in %.3f s (%.1f M records/s)%s%s\n",
+			"ktrace kd: %" PRIu64 " records, %" PRIu64 " calls of %zu functions read in %.3f s (%.1f M records/s)%s%s%s\n",
 			p->records, p->calls, p->nfns, s, s > 0 ? (double)p->records / s / 1e6 : 0.0,
 			r->sorter && ktr_callsort_runs(r->sorter) ? ", sorted on disk" : "",
-			p->lost || p->overwritten ? "" : "; no record lost");
+			p->lost || p->overwritten ? "" : "; no record lost", skipped);
 	}
 	return 0;
 }

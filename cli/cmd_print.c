@@ -685,6 +685,7 @@ static int run(int argc, char **argv)
 	t = cli_select_open(&o.sel, CMD, o.dir);
 	if (!t)
 		return 1;
+	cli_select_window(&o.sel, t);
 	rc = resolve_events(t, &o);
 	if (!rc)
 		rc = print_trace(t, &o, stdout);

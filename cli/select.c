@@ -230,6 +230,12 @@ struct ktr_trace *cli_select_open(struct cli_select *s, const char *cmd, const c
 	return t;
 }
 
+void cli_select_window(const struct cli_select *s, struct ktr_trace *t)
+{
+	if (s->from || s->to != UINT64_MAX)
+		ktr_set_window(t, s->from, s->to);
+}
+
 struct ktr_syms *cli_select_syms(const struct cli_select *s, struct ktr_trace *t)
 {
 	struct ktr_syms *syms = ktr_syms_new(t);

@@ -80,6 +80,13 @@ const char *cli_select_dir(const char *cmd, int argc, char **argv, int optind);
  */
 struct ktr_trace *cli_select_open(struct cli_select *s, const char *cmd, const char *dir);
 
+/**
+ * cli_select_window() - let the reader of @t skip the sub-buffers outside
+ * --time-range (ktr_set_window()): for tools that use only the records and
+ * calls cli_select_rec() and cli_select_call() select.
+ */
+void cli_select_window(const struct cli_select *s, struct ktr_trace *t);
+
 /** cli_select_syms() - a symbolizer for @t with the selection's demangling (NULL: ENOMEM). */
 struct ktr_syms *cli_select_syms(const struct cli_select *s, struct ktr_trace *t);
 

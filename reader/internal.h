@@ -244,6 +244,9 @@ struct ktr_trace {
 	uint64_t origin_ns;    /* KFT run's time origin (DIR/kft), 0 if none */
 	size_t call_hint;      /* ktr_raw_to_ns_hint() segment for call entry times */
 	int no_runs;           /* KTRACE_READ_RECORDS set: ktr_next_calls() gives none */
+	int win;               /* ktr_set_window() called: skip sub-buffers outside */
+	uint64_t win_from, win_to; /* its bounds, ns */
+	uint64_t win_skipped;  /* sub-buffers skipped so */
 
 	/* the call-site table (calls.c) */
 	struct ktr_file cs;

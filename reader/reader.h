@@ -624,6 +624,22 @@ int ktr_callsite(const struct ktr_trace *t, uint32_t index, uint64_t *func, uint
 int ktr_call_key_addrs(const struct ktr_trace *t, uint32_t key, uint64_t *func, uint64_t *site);
 
 /**
+ * ktr_set_window() - tell the reader of @t that records stamped outside
+ * [@from_ns, @to_ns] (CLOCK_MONOTONIC ns) will not be used, as a
+ * `--time-range` selection says: a sub-buffer of a thread or per-CPU
+ * stream whose headers place all its records outside (its last record
+ * before @from_ns, or the previous sub-buffer's last record after @to_ns:
+ * a stream's records are in time order) is then skipped without being
+ * read or decompressed.  Its records count as read and its
+ * gaps (lost records, overwritten sub-buffers) are still delivered.
+ * Every record inside the window is delivered; some outside may be.
+ * Shared streams (records out of order) are read whole.  Call before the
+ * first ktr_next().  ktr_window_skipped(): sub-buffers skipped so far.
+ */
+void ktr_set_window(struct ktr_trace *t, uint64_t from_ns, uint64_t to_ns);
+uint64_t ktr_window_skipped(const struct ktr_trace *t);
+
+/**
  * ktr_time_origin() - the trace's time origin in CLOCK_MONOTONIC ns: for
  * a function trace the KFT run's origin (DIR/kft: the moment the runtime
  * began setting the trace up; `trigger start time` and the run status's

@@ -609,6 +609,56 @@ static void start_subbuf(struct ktr_trace *t, struct ktr_stream *s)
 	}
 }
 
+void ktr_set_window(struct ktr_trace *t, uint64_t from_ns, uint64_t to_ns)
+{
+	t->win = from_ns > 0 || to_ns < UINT64_MAX;
+	t->win_from = from_ns;
+	t->win_to = to_ns;
+}
+
+uint64_t ktr_window_skipped(const struct ktr_trace *t)
+{
+	return t->win_skipped;
+}
+
+/*
+ * Sub-buffer @e outside the window (ktr_set_window()), judged by its
+ * header alone: set up as if its records had been read (their count, its
+ * losses, the last record's time for the gaps after it).  Return: 1 if
+ * skipped.
+ */
+static int skip_outside(struct ktr_trace *t, struct ktr_stream *s, const struct ktr_sb *e)
+{
+	struct ktrace_subbuf h, p;
+
+	get_hdr(s, ktr_sb_hdr(e), &h);
+	if ((h.flags & KTRACE_SBF_CTX) || !(h.flags & KTRACE_SBF_CLOSED) || !h.used)
+		return 0;
+	if (ktr_raw_to_ns(t, h.last_ts) >= t->win_from) {
+		/* its records come after the previous sub-buffer's last one */
+		const struct ktr_sb *pe = e > s->sb ? e - 1 : NULL;
+
+		if (!pe || pe->corrupt || t->win_to == UINT64_MAX)
+			return 0;
+		get_hdr(s, ktr_sb_hdr(pe), &p);
+		if ((p.flags & KTRACE_SBF_CTX) || !p.used || ktr_raw_to_ns(t, p.last_ts) <= t->win_to)
+			return 0;
+	}
+	s->nrec = s->found = h.nrec;
+	s->hdr_size = h.hdr_size;
+	s->flags = h.flags;
+	s->first_ts = h.first_ts;
+	s->cpu = h.cpu == 0xffff ? -1 : h.cpu;
+	s->tid = h.tid;
+	s->lost = h.lost;
+	s->lost_sum += h.lost;
+	s->last_raw = h.last_ts;
+	s->pos = s->end = e->off + h.hdr_size;
+	s->trunc = s->bad = 0;
+	t->win_skipped++;
+	return 1;
+}
+
 /* Mark a bad record at @off: report it; the rest of the sub-buffer is skipped. */
 static void __attribute__((format(printf, 4, 5)))
 bad_record(struct ktr_trace *t, struct ktr_stream *s, uint64_t off, const char *fmt, ...)
@@ -830,6 +880,10 @@ int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
 			if (!s->have_prev || e->seq > s->prev_seq)
 				s->prev_seq = e->seq;
 			s->have_prev = 1;
+			if (t->win && !e->corrupt && skip_outside(t, s, e)) {
+				s->phase = PH_TAIL;
+				break;
+			}
 			if (!e->corrupt)
 				load(t, s, s->cur);
 			if (e->corrupt) {

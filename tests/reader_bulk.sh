@@ -55,6 +55,19 @@ for z in zstd none; do
 		"recurse 2000, $z: kd counts what the program did"
 	"$KTRACE" record -q --no-libcall --compress=$z -b 4096 -o thr-$z ./calltree threads 4 >/dev/null 2>&1
 	check "threads 4, $z" thr-$z 50
+	# --time-range: the sub-buffers outside are skipped unread (ktr_set_window()),
+	# and what is selected is what the whole trace's rows say lies inside
+	"$KTRACE" print -C tree-$z 2>/dev/null | awk -F, 'NR > 1 && $8 == "call"' >all.csv
+	set -- $(awk -F, 'NR == 1 || $1 < lo { lo = $1 } $1 + $2 > hi { hi = $1 + $2 }
+		END { printf "%.0f %.0f\n", lo + (hi - lo) / 3, lo + 2 * (hi - lo) / 3 }' all.csv)
+	awk -F, -v f="$1" -v t="$2" '$1 >= f && $1 + $2 <= t' all.csv >want.csv
+	"$KTRACE" print -C --time-range "$1~$2" tree-$z 2>/dev/null | tail -n +2 >got.csv
+	ok "$([ -s want.csv ] && cmp -s want.csv got.csv; echo $?)" \
+		"recurse 2000, $z: print --time-range (the middle third) gives the rows inside it ($(lines want.csv) of $(lines all.csv))"
+	"$KTRACE" kd -v --format=csv --time-range "$1~$2" tree-$z >kd.csv 2>kd.err
+	is "$(awk -F, 'NR > 1 { print $1, $2 }' kd.csv)" "$(awk -F, '{ print $9 }' want.csv | sort | uniq -c | awk '{ print $2, $1 }')" \
+		"... kd --time-range counts those calls"
+	like kd.err "sub-buffers outside --time-range skipped" "... and did not read the sub-buffers outside ($(grep -o '[0-9]* sub-buffers outside' kd.err))"
 	check_print "threads 4, $z" thr-$z
 	wtid=$("$KTRACE" print -C thr-$z 2>/dev/null | awk -F, 'NR > 1 && $5 != $6 { print $6; exit }')
 	check_print "threads 4, $z" thr-$z --tid "$wtid" --cpu 0,1
