@@ -23,9 +23,12 @@
 #   kt kd -c           the call tree of every call (sorted on disk)
 #   kt addr2sym        every call with its call site
 #   kt export perfetto ktrace export --format=perfetto
+#   kt print, print -C every record as a text line, as a CSV row
 #   uf report          uftrace report on uftrace's trace of the same build
 #   uf replay          uftrace replay on it
-# then bytes on disk per call of the traces.
+# then kd, kd -c and print of half a second in the middle of the trace
+# (--time-range 3s~3.5s: the sub-buffers outside are skipped), wall
+# seconds; then bytes on disk per call of the traces.
 #
 # With BIG_THROTTLE=1 (root, cgroup v1 blkio, losetup, mkfs.ext4): the demo
 # is recorded into an ext4 file system on a loop device whose writes are
@@ -121,11 +124,18 @@ if [ "${BIG_QUICK:-0}" != 1 ]; then
 	row "kt kd -c" "$KT" kd -c "$TR"
 	row "kt addr2sym" "$KT" addr2sym "$TR"
 	row "kt export perfetto" "$KT" export --format=perfetto "$TR"
+	row "kt print" "$KT" print "$TR"
+	row "kt print -C" "$KT" print -C "$TR"
 fi
 if [ -d "$UF" ]; then
 	row "uf report" env -u LD_PRELOAD uftrace report -d "$UF"
 	row "uf replay" env -u LD_PRELOAD uftrace replay -d "$UF"
 fi
+printf '\n--time-range 3s~3.5s, wall s:'
+for c in kd "kd -c" print; do
+	/usr/bin/time -f %e -o "$W/time.txt" "$KT" $c --time-range 3s~3.5s "$TR" >/dev/null
+	printf ' %s %s' "$c" "$(cat "$W/time.txt")"
+done
 printf '\n(%s calls; bytes on disk per call: ktrace %.2f' "$calls" \
 	"$(echo "$(du -sb "$TR" | cut -f1) / $calls" | bc -l)"
 [ -n "$TRN" ] && printf ', ktrace --compress=none %.1f' "$(echo "$(du -sb "$TRN" | cut -f1) / $calls" | bc -l)"
