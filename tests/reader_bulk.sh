@@ -9,7 +9,8 @@
 # overwrote sub-buffers, compressed and not.  And kd, which reads that
 # way, counts what the program did (calltree_want, from its source); so
 # does print (text and CSV, also reading in runs), which writes what it
-# writes record by record (KTRACE_READ_RECORDS).
+# writes record by record (KTRACE_READ_RECORDS), as export --format=csv
+# does.
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
 san_preload
@@ -30,8 +31,12 @@ check_print() {
 	for fmt in "" "-C -r"; do
 		KTRACE_READ_RECORDS=1 "$KTRACE" print $fmt "$@" "$d" >prs.txt 2>/dev/null
 		"$KTRACE" print $fmt "$@" "$d" >prb.txt 2>/dev/null
-		ok "$(cmp -s prs.txt prb.txt; echo $?)" "$n: print ${fmt:-(text)} $* writes the same in runs ($(lines prs.txt) lines)"
+		ok "$([ -s prs.txt ] && cmp -s prs.txt prb.txt; echo $?)" "$n: print ${fmt:-(text)} $* writes the same in runs ($(lines prs.txt) lines)"
 	done
+	rm -f prs.csv prb.csv
+	KTRACE_READ_RECORDS=1 "$KTRACE" export --format=csv -o prs.csv "$@" "$d" 2>/dev/null
+	"$KTRACE" export --format=csv -o prb.csv "$@" "$d" 2>/dev/null
+	ok "$([ -s prs.csv ] && cmp -s prs.csv prb.csv; echo $?)" "$n: export --format=csv $* writes the same in runs ($(lines prs.csv) rows)"
 }
 
 # check NAME DIR: the two readings agree; the runs carried most calls (at least MIN%)
@@ -70,9 +75,12 @@ for z in zstd none; do
 	like kd.err "sub-buffers outside --time-range skipped" "... and did not read the sub-buffers outside ($(grep -o '[0-9]* sub-buffers outside' kd.err))"
 	check_print "threads 4, $z" thr-$z
 	wtid=$("$KTRACE" print -C thr-$z 2>/dev/null | awk -F, 'NR > 1 && $5 != $6 { print $6; exit }')
-	check_print "threads 4, $z" thr-$z --tid "$wtid" --cpu 0,1
+	check_print "threads 4, $z" thr-$z --tid "$wtid"
 	like prs.txt ",$wtid,calltree,call,fast," "... the selection keeps worker $wtid's calls"
 	unlike prs.txt ",call,main," "... and not the main thread's (main)"
+	KTRACE_READ_RECORDS=1 "$KTRACE" print --cpu 0,1 thr-$z >prs.txt 2>/dev/null
+	"$KTRACE" print --cpu 0,1 thr-$z >prb.txt 2>/dev/null
+	ok "$(cmp -s prs.txt prb.txt; echo $?)" "threads 4, $z: print --cpu 0,1 writes the same in runs ($(lines prs.txt) lines)"
 	is "$(print_counts thr-$z)" "$(calltree_want 'threads 4')" "threads 4, $z: print has a line for each call"
 	is "$(kd_counts thr-$z)" "$(calltree_want 'threads 4')" "threads 4, $z: kd counts what the program did"
 	"$KTRACE" record -q --no-libcall --compress=$z --threads 1 -o shr-$z ./calltree threads 4 >/dev/null 2>&1
