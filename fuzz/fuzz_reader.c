@@ -1,7 +1,8 @@
 /*
  * fuzz/fuzz_reader.c - libFuzzer target for the trace reader: metadata and
  * threads parsing, control-file validation, sub-buffer indexing and record
- * decoding, the merge, and naming, all from one input buffer
+ * decoding, the merge, a --time-range window (ktr_set_window()), and
+ * naming, all from one input buffer
  * (fuzz/fuzz_reader.h describes its format) through ktr_open_mem().
  * The metadata's size bounds are checked too: fuzz/Makefile builds the
  * reader with KTR_MAX_STREAMS and KTR_MAX_MAPS of 64, and whatever the
@@ -31,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint8_t map[65536];
 	char name[128];
 	const char *names[KTRACE_MAX_WORDS];
-	uint64_t vals[KTRACE_MAX_WORDS], sum = 0;
+	uint64_t vals[KTRACE_MAX_WORDS], sum = 0, lo = UINT64_MAX, hi = 0;
 
 	while (off + 4 <= size) {
 		unsigned f = data[off] % FUZZ_NFILES;
@@ -77,11 +78,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		ktr_rec_name(t, &r, name, sizeof(name));
 		sum += strlen(ktr_rec_category(t, &r)) + strlen(name) + r.ns;
+		lo = r.ns < lo ? r.ns : lo;
+		hi = r.ns > hi ? r.ns : hi;
 		for (unsigned i = 0; i < k; i++)
 			sum += strlen(names[i]) + vals[i];
 		while (ktr_diag_next(t))
 			;
 	}
+	ktr_rewind(t); /* the middle third of the records' times, the rest skipped by headers */
+	ktr_set_window(t, lo + (hi - lo) / 3, hi - (hi - lo) / 3);
+	while (ktr_next(t, &r))
+		sum += r.ns;
+	while (ktr_diag_next(t))
+		;
 	ktr_rewind(t);
 	for (unsigned s = 0; s < ktr_info(t)->nstreams && s < 2; s++)
 		while (ktr_stream_next(t, s, &r))
