@@ -539,6 +539,19 @@ static void make_gap(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec *
 }
 
 /* Set up the record range of the current (valid) sub-buffer. */
+/* The cursor's state from sub-buffer @e's header @h: its flags, times, CPU, thread, losses. */
+static void take_hdr(struct ktr_stream *s, const struct ktr_sb *e, const struct ktrace_subbuf *h)
+{
+	s->hdr_size = h->hdr_size;
+	s->flags = h->flags;
+	s->first_ts = h->first_ts;
+	s->cpu = h->cpu == 0xffff ? -1 : h->cpu;
+	s->tid = h->tid;
+	s->lost = h->lost;
+	s->lost_sum += h->lost;
+	s->pos = e->off + h->hdr_size;
+}
+
 static void start_subbuf(struct ktr_trace *t, struct ktr_stream *s)
 {
 	const struct ktr_sb *e = &s->sb[s->cur];
@@ -557,14 +570,7 @@ static void start_subbuf(struct ktr_trace *t, struct ktr_stream *s)
 		memcpy(&s->nrec, nrec, sizeof(s->nrec));
 	s->found = 0;
 	get_hdr(s, ktr_sb_hdr(e), &h);
-	s->hdr_size = h.hdr_size;
-	s->flags = h.flags;
-	s->first_ts = h.first_ts;
-	s->cpu = h.cpu == 0xffff ? -1 : h.cpu;
-	s->tid = h.tid;
-	s->lost = h.lost;
-	s->lost_sum += h.lost;
-	s->pos = e->off + h.hdr_size;
+	take_hdr(s, e, &h);
 	extent = h.used;
 	s->open_shared = (h.flags & KTRACE_SBF_CTX) != 0;
 	s->scan_tail = 0;
@@ -644,16 +650,10 @@ static int skip_outside(struct ktr_trace *t, struct ktr_stream *s, const struct 
 		if ((p.flags & KTRACE_SBF_CTX) || !p.used || ktr_raw_to_ns(t, p.last_ts) <= t->win_to)
 			return 0;
 	}
+	take_hdr(s, e, &h);
 	s->nrec = s->found = h.nrec;
-	s->hdr_size = h.hdr_size;
-	s->flags = h.flags;
-	s->first_ts = h.first_ts;
-	s->cpu = h.cpu == 0xffff ? -1 : h.cpu;
-	s->tid = h.tid;
-	s->lost = h.lost;
-	s->lost_sum += h.lost;
 	s->last_raw = h.last_ts;
-	s->pos = s->end = e->off + h.hdr_size;
+	s->end = s->pos;
 	s->trunc = s->bad = 0;
 	t->win_skipped++;
 	return 1;
