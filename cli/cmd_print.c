@@ -329,8 +329,9 @@ static void print_csv(FILE *out, struct ktr_trace *t, struct popts *o, const str
  * Runs of calls (ktr_next_calls(), a ~20x faster path for the hundreds of
  * millions of CALL records of a function trace): the same lines as
  * print_text() and print_csv() write of each call's record, a text line
- * assembled without printf and written once (struct fmt_line), the
- * function's name and call site formatted once per call-site key.
+ * assembled without printf in one buffer (its pieces are bounded) and
+ * written once, the function's name and call site formatted once per
+ * call-site key.
  */
 
 /* call @c's struct keytext into @k (@len bytes of room after it). */
