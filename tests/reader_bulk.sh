@@ -61,18 +61,19 @@ for z in zstd none; do
 	"$KTRACE" record -q --no-libcall --compress=$z -b 4096 -o thr-$z ./calltree threads 4 >/dev/null 2>&1
 	check "threads 4, $z" thr-$z 50
 	# --time-range: the sub-buffers outside are skipped unread (ktr_set_window()),
-	# and what is selected is what the whole trace's rows say lies inside
+	# and what is selected is what the whole trace's rows say lies inside: the
+	# span of the call at depth 1500 (it holds the 500 calls below it, whose
+	# records come first: the sub-buffers after them are skipped)
 	"$KTRACE" print -C tree-$z 2>/dev/null | awk -F, 'NR > 1 && $8 == "call"' >all.csv
-	set -- $(awk -F, 'NR == 1 || $1 < lo { lo = $1 } $1 + $2 > hi { hi = $1 + $2 }
-		END { printf "%.0f %.0f\n", lo + (hi - lo) / 3, lo + 2 * (hi - lo) / 3 }' all.csv)
+	set -- $(awk -F, '$10 ~ /^depth=1500;/ { printf "%s %.0f\n", $1, $1 + $2 }' all.csv)
 	awk -F, -v f="$1" -v t="$2" '$1 >= f && $1 + $2 <= t' all.csv >want.csv
 	"$KTRACE" print -C --time-range "$1~$2" tree-$z 2>/dev/null | tail -n +2 >got.csv
 	ok "$([ -s want.csv ] && cmp -s want.csv got.csv; echo $?)" \
-		"recurse 2000, $z: print --time-range (the middle third) gives the rows inside it ($(lines want.csv) of $(lines all.csv))"
+		"recurse 2000, $z: print --time-range (the call at depth 1500) gives the rows inside it ($(lines want.csv) of $(lines all.csv))"
 	"$KTRACE" kd -v --format=csv --time-range "$1~$2" tree-$z >kd.csv 2>kd.err
-	is "$(awk -F, 'NR > 1 { print $1, $2 }' kd.csv)" "$(awk -F, '{ print $9 }' want.csv | sort | uniq -c | awk '{ print $2, $1 }')" \
-		"... kd --time-range counts those calls"
-	like kd.err "sub-buffers outside --time-range skipped" "... and did not read the sub-buffers outside ($(grep -o '[0-9]* sub-buffers outside' kd.err))"
+	is "$(awk -F, 'NR > 1 { print $1, $2 }' kd.csv)" "recurse $(lines want.csv)" "... kd --time-range counts those calls"
+	like kd.err "[1-9][0-9]* sub-buffers outside --time-range skipped" \
+		"... and did not read the sub-buffers outside ($(grep -o '[0-9]* sub-buffers outside' kd.err))"
 	check_print "threads 4, $z" thr-$z
 	wtid=$("$KTRACE" print -C thr-$z 2>/dev/null | awk -F, 'NR > 1 && $5 != $6 { print $6; exit }')
 	check_print "threads 4, $z" thr-$z --tid "$wtid"
@@ -104,6 +105,22 @@ done
 "$MKTRACE" --streams 3 --records 3000 --corrupt-record 1:2 --lost 0:1:5 --dropped 2:7 tr >/dev/null 2>&1
 check "mktrace, 3 thread streams of LOG2 records, damaged" tr
 like slow.txt '^R 1 ' "... the dump has its gaps"
+# --time-range over events: the middle third of their times, sub-buffers before
+# and after it skipped; the gaps (lost, dropped, corrupt) are still shown
+"$KTRACE" print -C tr 2>/dev/null | tail -n +2 >ev.csv
+set -- $(awk -F, 'NR == 1 || $1 < lo { lo = $1 } $1 > hi { hi = $1 }
+	END { printf "%.0f %.0f\n", lo + (hi - lo) / 3, lo + 2 * (hi - lo) / 3 }' ev.csv)
+awk -F, -v f="$1" -v t="$2" '$8 == "ktrace" || ($1 >= f && $1 <= t)' ev.csv >want.csv
+"$KTRACE" print -C --time-range "$1~$2" tr 2>/dev/null | tail -n +2 >got.csv
+ok "$(awk -F, '$8 != "ktrace"' want.csv | grep -q . && cmp -s want.csv got.csv; echo $?)" \
+	"mktrace: print --time-range (the middle third) gives the records inside it and every gap ($(lines want.csv) of $(lines ev.csv) rows)"
+"$DUMP" window "$1" "$2" tr >win.txt 2>win.err
+ok "$(grep -q '^skipped [1-9]' win.err; echo $?)" "... the reader skipped sub-buffers before and after it ($(cat win.err))"
+for side in "<" ">"; do
+	all=$(awk -F, -v f="$1" -v t="$2" '$8 != "ktrace" && ("'"$side"'" == "<" ? $1 < f : $1 > t)' ev.csv | wc -l)
+	win=$(awk -v f="$1" -v t="$2" '$1 == "R" && $2 == 0 && ("'"$side"'" == "<" ? $4 < f : $4 > t)' win.txt | wc -l)
+	ok "$([ "$win" -lt "$all" ]; echo $?)" "... records on the $side side of it: $win read of $all"
+done
 "$MKTRACE" --kind shared --records 3000 shared >/dev/null 2>&1
 check "mktrace, a shared stream of LOG2 records" shared
 done_testing

@@ -9,9 +9,14 @@
  * The two outputs must be identical: ktr_next_calls() promises the calls,
  * field for field and in order, that the record-at-a-time path gives.
  * bulk prints on stderr how many calls came in runs ("bulk N of M").
+ *
+ *   callsdump window FROM TO DIR   the records ktr_next() gives with the
+ *                        window [FROM, TO] ns set (ktr_set_window()), and on
+ *                        stderr "skipped N": the sub-buffers it skipped
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "reader/reader.h"
@@ -44,8 +49,20 @@ int main(int argc, char **argv)
 	struct ktr_rec r;
 	uint64_t bulk = 0, calls = 0;
 
+	if (argc == 5 && !strcmp(argv[1], "window")) {
+		if (!(t = ktr_open(argv[4]))) {
+			perror(argv[4]);
+			return 1;
+		}
+		ktr_set_window(t, strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10));
+		while (ktr_next(t, &r))
+			put_rec(t, &r);
+		fprintf(stderr, "skipped %" PRIu64 "\n", ktr_window_skipped(t));
+		ktr_close(t);
+		return fflush(stdout) ? 1 : 0;
+	}
 	if (argc != 3 || (strcmp(argv[1], "slow") && strcmp(argv[1], "bulk"))) {
-		fprintf(stderr, "usage: callsdump slow|bulk DIR\n");
+		fprintf(stderr, "usage: callsdump slow|bulk DIR, or callsdump window FROM TO DIR\n");
 		return 2;
 	}
 	if (!(t = ktr_open(argv[2]))) {
