@@ -58,6 +58,7 @@ struct ktr_sb {
 	uint64_t hoff;  /* framed: file offset of its struct ktrace_zentry (header first) */
 	uint64_t zdata; /* framed: file offset of its data */
 	int framed;     /* in a compressed frame (include/ktrace/format.h) */
+	uint16_t depth_min; /* framed: its entry's depth_min (0: not known) */
 	int corrupt;    /* header unusable: the cursor emits a CORRUPT gap */
 	char *why;      /* for corrupt entries: what was wrong (owned) */
 };

@@ -294,6 +294,38 @@ const struct ktr_trace *ktr_kernel(const struct ktr_trace *t);
 int ktr_stream_next(struct ktr_trace *t, unsigned s, struct ktr_rec *r);
 
 /**
+ * struct ktr_subbuf_info - a sub-buffer of a stream as its header (and,
+ * compressed, its frame entry) describe it, without its records being
+ * read: what an index of a stream offers (ktr_subbuf_at()).
+ * @seq:       its sequence number.
+ * @first_ns:  CLOCK_MONOTONIC ns when it was opened (0: unknown).
+ * @last_ns:   of its last record.
+ * @records:   its records (internal ones not counted; header `nrec`).
+ * @lost:      records lost right after it.
+ * @tid:       its writing thread (thread streams), else 0.
+ * @flags:     KTRACE_SBF_*.
+ * @depth_min: the smallest depth of its CALL records, from its frame
+ *             entry (docs/FORMAT.md, "Compressed frames"); -1 when not
+ *             known (a slot, a writer that did not say, or none).
+ * @corrupt:   1 if its header or entry is unusable (the rest is 0).
+ */
+struct ktr_subbuf_info {
+	uint64_t seq, first_ns, last_ns;
+	uint32_t records, lost, tid;
+	unsigned flags;
+	int depth_min;
+	int corrupt;
+};
+
+/**
+ * ktr_subbuf_count() - the sub-buffers of the @s-th stream (as
+ * ktr_stream()) in sequence order; ktr_subbuf_at() - the @i-th of them.
+ * Return: the count; 1 with *@out filled, 0 if @s or @i is out of range.
+ */
+size_t ktr_subbuf_count(const struct ktr_trace *t, unsigned s);
+int ktr_subbuf_at(const struct ktr_trace *t, unsigned s, size_t i, struct ktr_subbuf_info *out);
+
+/**
  * ktr_next() - the next record or gap of the whole trace, all streams
  * merged by timestamp (ties: lower stream first).  Each stream's records
  * are in time order (writers guarantee it), so the output is too.

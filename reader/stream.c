@@ -193,6 +193,7 @@ static int index_frame(struct ktr_trace *t, struct ktr_stream *s, uint64_t off,
 		}
 		e->seq = z.hdr.seq;
 		e->zdata = off + z.zoff;
+		e->depth_min = z.depth_min;
 		*next_seq = z.hdr.seq + 1;
 		ktr_add_pair(t, z.hdr.first_ts, z.hdr.first_ns);
 	}
@@ -613,6 +614,40 @@ static void start_subbuf(struct ktr_trace *t, struct ktr_stream *s)
 		snprintf(s->what, sizeof(s->what), "truncated sub-buffer (seq %llu)",
 			 (unsigned long long)h.seq);
 	}
+}
+
+size_t ktr_subbuf_count(const struct ktr_trace *t, unsigned si)
+{
+	return si < t->nstreams ? t->streams[si].nsb : 0;
+}
+
+int ktr_subbuf_at(const struct ktr_trace *t, unsigned si, size_t i, struct ktr_subbuf_info *out)
+{
+	const struct ktr_stream *s;
+	const struct ktr_sb *e;
+	struct ktrace_subbuf h;
+
+	if (si >= t->nstreams || i >= t->streams[si].nsb)
+		return 0;
+	s = &t->streams[si];
+	e = &s->sb[i];
+	memset(out, 0, sizeof(*out));
+	out->seq = e->seq;
+	out->depth_min = -1;
+	if (e->corrupt) {
+		out->corrupt = 1;
+		return 1;
+	}
+	get_hdr(s, ktr_sb_hdr(e), &h);
+	out->first_ns = h.first_ns;
+	out->last_ns = h.last_ts ? ktr_raw_to_ns(t, h.last_ts) : 0;
+	out->records = h.nrec;
+	out->lost = h.lost;
+	out->tid = h.tid;
+	out->flags = h.flags;
+	if (e->framed && e->depth_min)
+		out->depth_min = e->depth_min - 1;
+	return 1;
 }
 
 void ktr_set_window(struct ktr_trace *t, uint64_t from_ns, uint64_t to_ns)

@@ -68,10 +68,11 @@ static uint32_t get32(const uint8_t *p)
  * to exactly @used bytes (a reservation marker, a torn record: stored
  * as they are).
  */
-static uint32_t split(const uint8_t *p, uint32_t used, int ctx, uint8_t *out)
+static uint32_t split(const uint8_t *p, uint32_t used, int ctx, uint8_t *out, uint16_t *depth_min)
 {
 	uint64_t off = 0, prev = 0;
 	uint32_t n = 0, m, j = 0;
+	unsigned dmin = 65535;
 	uint8_t *lo, *hi;
 
 	while (off < used) {
@@ -98,6 +99,9 @@ static uint32_t split(const uint8_t *p, uint32_t used, int ctx, uint8_t *out)
 		put64(out + 8 * (size_t)i, (h & ~KTRACE_TS_MASK) | ((ts - prev) & KTRACE_TS_MASK));
 		prev = ts;
 		off += 8;
+		if (KTRACE_REC_CLASS(h) == KTRACE_CLASS_CALL && k && !ctx &&
+		    KTRACE_CALL_DEPTH(get64(p + off)) < dmin)
+			dmin = KTRACE_CALL_DEPTH(get64(p + off));
 		for (unsigned w = 0; w < k; w++, j++, off += 8) {
 			uint64_t v = get64(p + off);
 
@@ -105,6 +109,7 @@ static uint32_t split(const uint8_t *p, uint32_t used, int ctx, uint8_t *out)
 			put32(hi + 4 * (size_t)j, (uint32_t)(v >> 32));
 		}
 	}
+	*depth_min = (uint16_t)(dmin < 65535 ? dmin + 1 : 0);
 	return n;
 }
 
@@ -199,7 +204,7 @@ size_t kz_frame(struct kz_enc *z, const struct ktrace_subbuf *const *sb, const u
 		total += HDR + used;
 		if (!used)
 			continue;
-		e->nhdr = split(rec, used, (sb[i]->flags & KTRACE_SBF_CTX) != 0, z->cols);
+		e->nhdr = split(rec, used, (sb[i]->flags & KTRACE_SBF_CTX) != 0, z->cols, &e->depth_min);
 		if (e->nhdr) {
 			e->xform = KTRACE_ZXFORM_SPLIT;
 			src = z->cols;

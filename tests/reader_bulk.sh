@@ -39,6 +39,19 @@ check_print() {
 	ok "$([ -s prs.csv ] && cmp -s prs.csv prb.csv; echo $?)" "$n: export --format=csv $* writes the same in runs ($(lines prs.csv) rows)"
 }
 
+# check_depths NAME DIR COMPRESS: the frame entries' depth_min (the index of a
+# compressed stream) is the smallest depth of each sub-buffer's CALL records
+check_depths() {
+	"$DUMP" depths "$2" >depths.txt 2>/dev/null
+	if [ "$3" = zstd ]; then
+		ok "$(awk '$4 != $5 { bad = 1 } END { exit bad || NR == 0 }' depths.txt; echo $?)" \
+			"$1: each compressed sub-buffer's depth_min is its calls' smallest depth ($(lines depths.txt) sub-buffers)"
+	else
+		ok "$(awk '$4 != -1 { bad = 1 } END { exit bad || NR == 0 }' depths.txt; echo $?)" \
+			"$1: uncompressed sub-buffers have no depth_min ($(lines depths.txt))"
+	fi
+}
+
 # check NAME DIR: the two readings agree; the runs carried most calls (at least MIN%)
 check() {
 	"$DUMP" slow "$2" >slow.txt 2>/dev/null
@@ -54,6 +67,7 @@ for z in zstd none; do
 	"$KTRACE" record -q --no-libcall --compress=$z -b 4096 -o tree-$z ./calltree recurse 2000 >/dev/null 2>&1
 	check "recurse 2000, 4 KiB sub-buffers, $z" tree-$z 90
 	check_print "recurse 2000, $z" tree-$z
+	check_depths "recurse 2000" tree-$z $z
 	is "$(print_counts tree-$z)" "$(calltree_want 'recurse 50' | sed 's/recurse 50/recurse 2000/')" \
 		"recurse 2000, $z: print has a line for each call the program made"
 	is "$(kd_counts tree-$z)" "$(calltree_want 'recurse 50' | sed 's/recurse 50/recurse 2000/')" \
@@ -75,6 +89,7 @@ for z in zstd none; do
 	like kd.err "[1-9][0-9]* sub-buffers outside --time-range skipped" \
 		"... and did not read the sub-buffers outside ($(grep -o '[0-9]* sub-buffers outside' kd.err))"
 	check_print "threads 4, $z" thr-$z
+	check_depths "threads 4" thr-$z $z
 	wtid=$("$KTRACE" print -C thr-$z 2>/dev/null | awk -F, 'NR > 1 && $5 != $6 { print $6; exit }')
 	check_print "threads 4, $z" thr-$z --tid "$wtid"
 	like prs.txt ",$wtid,calltree,call,fast," "... the selection keeps worker $wtid's calls"
@@ -92,6 +107,7 @@ for z in zstd none; do
 		"$KTRACE" record -q --no-libcall --compress=$z -o $m-$z ./calltree $m >/dev/null 2>&1
 		check "$m, $z" $m-$z
 		check_print "$m, $z" $m-$z
+		check_depths "$m" $m-$z $z
 		is "$(print_counts $m-$z)" "$(calltree_want $m)" "$m, $z: print has a line for each call"
 		is "$(kd_counts $m-$z)" "$(calltree_want $m)" "$m, $z: kd counts what the program did"
 	done

@@ -232,6 +232,13 @@ struct ktrace_zframe {
  *           consumer's accounting read it without decompressing.
  * @codec:   KTRACE_ZCODEC_*.
  * @xform:   KTRACE_ZXFORM_*.
+ * @depth_min: 1 + the smallest depth of its CALL records (thread and
+ *           per-CPU streams: without context words), saturated at 65535;
+ *           0 when it has none, or they were not parsed (not split, or a
+ *           writer before this field): an index that lets a reader find
+ *           where a call open at some point returns without reading the
+ *           sub-buffers between (a call at depth d returns before any
+ *           later call at a depth at most d).
  */
 struct ktrace_zentry {
 	struct ktrace_subbuf hdr;
@@ -241,7 +248,9 @@ struct ktrace_zentry {
 	kt_u32 records;
 	kt_u16 codec;
 	kt_u16 xform;
-	kt_u32 reserved[3];
+	kt_u16 depth_min;
+	kt_u16 pad;
+	kt_u32 reserved[2];
 };
 
 KTRACE_STATIC_ASSERT(sizeof(struct ktrace_zframe) == KTRACE_ZFRAME_HDR_SIZE,

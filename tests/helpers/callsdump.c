@@ -10,6 +10,10 @@
  * field for field and in order, that the record-at-a-time path gives.
  * bulk prints on stderr how many calls came in runs ("bulk N of M").
  *
+ *   callsdump depths DIR  per sub-buffer of each stream (ktr_subbuf_at()):
+ *                        "S STREAM I DEPTH_MIN MIN", the index's smallest
+ *                        call depth and the one its records have (-1: none),
+ *                        its records told apart by their count
  *   callsdump window FROM TO DIR   the records ktr_next() gives with the
  *                        window [FROM, TO] ns set (ktr_set_window()), and on
  *                        stderr "skipped N": the sub-buffers it skipped
@@ -49,6 +53,30 @@ int main(int argc, char **argv)
 	struct ktr_rec r;
 	uint64_t bulk = 0, calls = 0;
 
+	if (argc == 3 && !strcmp(argv[1], "depths")) {
+		if (!(t = ktr_open(argv[2]))) {
+			perror(argv[2]);
+			return 1;
+		}
+		for (unsigned s = 0; s < ktr_info(t)->nstreams; s++)
+			for (size_t i = 0; i < ktr_subbuf_count(t, s); i++) {
+				struct ktr_subbuf_info in;
+				int min = -1;
+
+				ktr_subbuf_at(t, s, i, &in);
+				for (uint32_t left = in.records; left && ktr_stream_next(t, s, &r);) {
+					if (r.kind != KTR_RECORD)
+						continue;
+					left--;
+					if (r.cls == KTRACE_CLASS_CALL && r.nwords >= 1 &&
+					    (min < 0 || (int)KTRACE_CALL_DEPTH(r.w[0]) < min))
+						min = (int)KTRACE_CALL_DEPTH(r.w[0]);
+				}
+				printf("S %u %zu %d %d\n", s, i, in.depth_min, min);
+			}
+		ktr_close(t);
+		return fflush(stdout) ? 1 : 0;
+	}
 	if (argc == 5 && !strcmp(argv[1], "window")) {
 		if (!(t = ktr_open(argv[4]))) {
 			perror(argv[4]);
