@@ -242,6 +242,14 @@ struct ka_profile *ka_profile_new(struct ktr_trace *t, const struct ka_profile_o
  */
 int ka_profile_read(struct ka_profile *p);
 
+/**
+ * ka_profile_fn() - the index in @p->fns of call @c's function, added
+ * (and named through @syms) if new: the functions of calls read without
+ * ka_profile_read() (kd -c streaming its calls).  Return: the index, or
+ * -1 (no memory).
+ */
+long ka_profile_fn(struct ka_profile *p, const struct ktr_call *c, struct ktr_syms *syms);
+
 /** ka_profile_name() - give every function its (demangled) name from @syms. */
 void ka_profile_name(struct ka_profile *p, struct ktr_syms *syms);
 
@@ -301,6 +309,14 @@ struct ka_ct_ops {
  */
 int ka_calltrace_walk(struct ktr_callsort *s, struct ktr_sched *sched, int interlace,
 		      const struct ka_ct_ops *ops, void *arg);
+
+/**
+ * ka_calltrace_walk_from() - ka_calltrace_walk() of the entries @next
+ * gives (@src passed to it: 1 an entry, 0 the end, or -errno), in @s's
+ * order, @s naming their threads (ktr_preorder_next() over its sorter).
+ */
+int ka_calltrace_walk_from(struct ktr_callsort *s, int (*next)(void *src, struct ktr_callent *e), void *src,
+			   struct ktr_sched *sched, int interlace, const struct ka_ct_ops *ops, void *arg);
 
 /* ---- folded stacks (analysis/folded.c) ----------------------------------------- */
 

@@ -177,8 +177,19 @@ static unsigned place(struct walk *w, const struct ktr_callent *e)
 	return e->sig ? level - (level >= t->base[t->sig] ? t->base[t->sig] : level) : level;
 }
 
+static int sorter_next(void *src, struct ktr_callent *e)
+{
+	return ktr_callsort_next(src, e);
+}
+
 int ka_calltrace_walk(struct ktr_callsort *s, struct ktr_sched *sched, int interlace,
 		      const struct ka_ct_ops *ops, void *arg)
+{
+	return ka_calltrace_walk_from(s, sorter_next, s, sched, interlace, ops, arg);
+}
+
+int ka_calltrace_walk_from(struct ktr_callsort *s, int (*next)(void *src, struct ktr_callent *e), void *src,
+			   struct ktr_sched *sched, int interlace, const struct ka_ct_ops *ops, void *arg)
 {
 	struct walk w = { s, sched, ops, arg, NULL, 0, UINT32_MAX, 0, interlace };
 	struct ktr_callent e;
@@ -186,7 +197,7 @@ int ka_calltrace_walk(struct ktr_callsort *s, struct ktr_sched *sched, int inter
 	int rc;
 
 	w.several = ktr_callsort_thread_ids(s, 1, &p, &t);
-	while ((rc = ktr_callsort_next(s, &e)) > 0) {
+	while ((rc = next(src, &e)) > 0) {
 		uint32_t pid = 0, tid = 0;
 
 		if (e.thread >= w.nts) {

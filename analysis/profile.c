@@ -490,21 +490,35 @@ int ka_profile_read(struct ka_profile *p)
 	return rc;
 }
 
-void ka_profile_name(struct ka_profile *p, struct ktr_syms *syms)
+/* Function @f's name, if it has none yet (NULL when out of memory: shown as "?"). */
+static void fn_name(struct ka_fn *f, struct ktr_syms *syms)
 {
 	char buf[512];
+	struct ktr_sym s;
 
-	for (size_t i = 0; i < p->nfns; i++) {
-		struct ka_fn *f = &p->fns[i];
-		struct ktr_sym s;
-
-		if (!f->addr) {
-			f->name = strdup("?");
-			continue;
-		}
-		ktr_sym_lookup(syms, f->addr, 0, &s);
-		f->name = strdup(ktr_sym_format(&s, 1, buf, sizeof(buf)));
+	if (f->name)
+		return;
+	if (!f->addr) {
+		f->name = strdup("?");
+		return;
 	}
+	ktr_sym_lookup(syms, f->addr, 0, &s);
+	f->name = strdup(ktr_sym_format(&s, 1, buf, sizeof(buf)));
+}
+
+void ka_profile_name(struct ka_profile *p, struct ktr_syms *syms)
+{
+	for (size_t i = 0; i < p->nfns; i++)
+		fn_name(&p->fns[i], syms);
+}
+
+long ka_profile_fn(struct ka_profile *p, const struct ktr_call *c, struct ktr_syms *syms)
+{
+	long fi = fn_of(p, c);
+
+	if (fi >= 0)
+		fn_name(&p->fns[fi], syms);
+	return fi;
 }
 
 void ka_profile_best(struct ka_profile *p)

@@ -66,7 +66,8 @@ static const struct cli_opt opts[] = {
 				   "inside the calls: how long, blocked or preempted)"),
 	CLI_OPT_FLAG("interlace", 'i', struct kopts, interlace, "with -c: all threads interlaced in time order,\n"
 					"thread switches marked"),
-	CLI_OPT("sort-mem", OPT_SORTMEM, "BYTES", "memory for ordering calls (default 64M; K, M, G)"),
+	CLI_OPT("sort-mem", OPT_SORTMEM, "BYTES", "-c: sort the calls in this much memory (default 64M;\n"
+							 "K, M, G) instead of streaming them"),
 	CLI_OPT_TEXT(""),
 	CLI_OPT_TEXT("Both:"),
 	CLI_OPT("format", OPT_FORMAT, "FORMAT", "text (default), csv or json: the table with every\n"
@@ -385,8 +386,58 @@ struct kd_run {
 	struct kd k;
 	struct ktr_syms *syms;
 	struct ktr_callsort *sorter; /* -c: the calls in entry order */
+	struct ktr_preorder *pre;    /* -c streamed: the sorter fed window by window */
 	struct timespec t0;          /* -v: when it started */
 };
+
+/* ktr_preorder_new()'s key: the profile's function index (named at once, for the lines). */
+static uint32_t pre_key(void *arg, const struct ktr_call *c)
+{
+	struct kd_run *r = arg;
+	long fi = ka_profile_fn(r->k.p, c, r->syms);
+
+	return fi < 0 ? UINT32_MAX : (uint32_t)fi;
+}
+
+static int pre_task(void *arg, uint32_t pid, uint32_t tid)
+{
+	return want_task(&((struct kd_run *)arg)->k.o.sel, pid, tid);
+}
+
+/*
+ * kd -c as plain nested text, without --time-range or --sort-mem: its
+ * calls streamed in entry order (ktr_preorder_new(); the first line comes
+ * at once), where the trace allows; else (ENOTSUP) sorted after the
+ * profile is read.  Return: 0, or -errno.
+ */
+static int kd_stream(struct kd_run *r)
+{
+	const struct kopts *o = &r->k.o;
+	uint32_t pid, tid;
+
+	if (!o->calls || o->longfmt || o->interlace || o->format != FMT_TEXT || o->sort_mem ||
+	    o->sel.from || o->sel.to != UINT64_MAX)
+		return 0;
+	ktr_callsort_free(r->sorter); /* windows of a sub-buffer's calls: 16 MiB */
+	if (!(r->sorter = ktr_callsort_new(16u << 20, KTR_SORT_THREAD)))
+		return -ENOMEM;
+	r->pre = ktr_preorder_new(r->k.t, r->sorter, o->sel.tids.n || o->sel.pids.n ? pre_task : NULL,
+				  pre_key, r);
+	if (!r->pre) {
+		int err = errno;
+
+		ktr_callsort_free(r->sorter);
+		r->sorter = ktr_callsort_new(o->sort_mem, KTR_SORT_THREAD);
+		return err != ENOTSUP ? -err : r->sorter ? 0 : -ENOMEM;
+	}
+	if (!ktr_callsort_thread_ids(r->sorter, 0, &pid, &tid)) { /* no call: say so as the profile would */
+		ktr_preorder_free(r->pre);
+		r->pre = NULL;
+	} else if (o->verbose) {
+		fprintf(stderr, "ktrace kd: the calls streamed in entry order, sub-buffer by sub-buffer\n");
+	}
+	return 0;
+}
 
 static double since(const struct timespec *t0)
 {
@@ -400,6 +451,7 @@ static double since(const struct timespec *t0)
 static int kd_open(struct kd_run *r)
 {
 	struct kopts *o = &r->k.o;
+	int rc = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
 	r->k.t = cli_select_open(&o->sel, CMD, o->dir);
@@ -410,8 +462,8 @@ static int kd_open(struct kd_run *r)
 	r->syms = cli_select_syms(&o->sel, r->k.t);
 	if (o->calls) {
 		r->sorter = ktr_callsort_new(o->sort_mem, o->interlace ? KTR_SORT_ENTRY : KTR_SORT_THREAD);
-		if (!r->sorter)
-			return -ENOMEM;
+		if (!r->sorter || (rc = kd_stream(r)) < 0)
+			return rc < 0 ? rc : -ENOMEM;
 	}
 	{
 		struct ka_profile_opts po = {
@@ -433,7 +485,11 @@ static int kd_open(struct kd_run *r)
 static int kd_read(struct kd_run *r)
 {
 	struct ka_profile *p = r->k.p;
-	int rc = ka_profile_read(p);
+	int rc;
+
+	if (r->pre)
+		return 0; /* kd_print() reads as it prints */
+	rc = ka_profile_read(p);
 
 	cli_diags(CMD, r->k.t);
 	if (rc < 0)
@@ -474,7 +530,7 @@ static int kd_print(struct kd_run *r, FILE *out)
 	cli_diags(CMD, r->k.t);
 	cli_pager_start();
 	if (r->k.o.calls)
-		rc = kd_print_calls(&r->k, out, r->sorter);
+		rc = kd_print_calls(&r->k, out, r->sorter, r->pre);
 	else
 		rc = print_table(&r->k, out);
 	cli_diags(CMD, r->k.t);
@@ -517,6 +573,7 @@ static int run(int argc, char **argv)
 	rc = kd_end(&r, rc);
 	ka_profile_free(r.k.p);
 	cli_select_free(&r.k.o.sel);
+	ktr_preorder_free(r.pre);
 	ktr_callsort_free(r.sorter);
 	ktr_syms_free(r.syms);
 	ktr_close(r.k.t);

@@ -56,9 +56,10 @@ static inline const char *kd_us(const struct kopts *o, int64_t ns, char *buf, si
  * @out, as nested text traces (k->o.longfmt adds Entry, Duration and Local
  * in microseconds; k->o.interlace mixes the threads in time order) or as
  * CSV/JSON rows of formats/formats.h (times in ns).  k->p must be the
- * trace's profile (names, switch-outs).
+ * trace's profile (names, switch-outs).  With @pre (plain text only), the
+ * calls come from it as it reads the trace (ktr_preorder_next()).
  * Return: 0, or a negative errno of the sorter (-1 on an output error).
  */
-int kd_print_calls(struct kd *k, FILE *out, struct ktr_callsort *s);
+int kd_print_calls(struct kd *k, FILE *out, struct ktr_callsort *s, struct ktr_preorder *pre);
 
 #endif

@@ -155,7 +155,12 @@ static void call_row(struct kd *k, FILE *out, struct ktr_callsort *s, const stru
 		fmt_row_json(k->json, &row);
 }
 
-int kd_print_calls(struct kd *k, FILE *out, struct ktr_callsort *s)
+static int pre_next(void *src, struct ktr_callent *e)
+{
+	return ktr_preorder_next(src, e);
+}
+
+int kd_print_calls(struct kd *k, FILE *out, struct ktr_callsort *s, struct ktr_preorder *pre)
 {
 	static const struct ka_ct_ops ops = { ct_thread, ct_section, ct_gap, ct_call, ct_offcpu };
 	struct ktr_callent e;
@@ -198,5 +203,7 @@ int kd_print_calls(struct kd *k, FILE *out, struct ktr_callsort *s)
 		fprintf(out, "%7s %s\n", "Pid", "   Trace");
 		fprintf(out, "------- ---------------------------------\n");
 	}
+	if (pre)
+		return ka_calltrace_walk_from(s, pre_next, pre, NULL, 0, &ops, k);
 	return ka_calltrace_walk(s, ka_profile_sched(k->p), k->o.interlace, &ops, k);
 }

@@ -729,6 +729,8 @@ static struct kft_ctxs *ctx_begin(struct kft_global *g, struct kft_tls *t, uint6
 
 	if (!x)
 		return NULL;
+	if (g->ch && g->ch->ctl && !(__atomic_load_n(&g->ch->ctl->flags, __ATOMIC_RELAXED) & KTRACE_CTL_UCONTEXT))
+		__atomic_fetch_or(&g->ch->ctl->flags, KTRACE_CTL_UCONTEXT, __ATOMIC_RELAXED);
 	if (!x->n) { /* the thread's own context: base 0 */
 		top = ctx_new(x, oucp);
 		if (!top)

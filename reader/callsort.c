@@ -103,6 +103,25 @@ void ktr_callsort_free(struct ktr_callsort *s)
 	free(s);
 }
 
+void ktr_callsort_reset(struct ktr_callsort *s)
+{
+	for (size_t i = 0; i < s->nruns; i++) {
+		free(s->runs[i].buf);
+		free(s->runs[i].raw);
+	}
+	s->nruns = 0;
+	free(s->heap);
+	s->heap = NULL;
+	s->nheap = 0;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	s->fsize = 0;
+	s->n = s->pos = 0;
+	s->reading = 0;
+	s->err = 0;
+}
+
 size_t ktr_callsort_runs(const struct ktr_callsort *s)
 {
 	return s->nruns;

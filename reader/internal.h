@@ -85,6 +85,7 @@ enum {
 struct ktr_stream {
 	struct ktr_stream_info info;
 	unsigned index;
+	int peek;        /* a ktr_peek's copy: reads sub-buffers its caller names */
 	struct ktr_file f;
 	struct ktr_sb *sb;
 	size_t nsb;
@@ -332,6 +333,19 @@ void ktr_call_fill(struct ktr_trace *t, struct ktr_call *c, unsigned id, const u
  */
 size_t ktr_stream_calls(struct ktr_trace *t, unsigned si, struct ktr_call *c, size_t max, uint64_t lim,
 			int incl, uint64_t *last_off);
+
+/*
+ * ktr_peek_new() - a second cursor over stream @si (its index, file and
+ * calibration shared, a decompression buffer of its own) for reading
+ * sub-buffers out of order: ktr_peek_calls() gives the calls of the
+ * stream's @j-th sub-buffer (index order), as the stream's cursor would
+ * (other records skipped; at most @max).  The window of ktr_set_window()
+ * does not apply.  Not thread-safe (the trace's decoder is shared).
+ */
+struct ktr_peek;
+struct ktr_peek *ktr_peek_new(struct ktr_trace *t, unsigned si);
+size_t ktr_peek_calls(struct ktr_trace *t, struct ktr_peek *p, size_t j, struct ktr_call *c, size_t max);
+void ktr_peek_free(struct ktr_peek *p);
 void ktr_sub_open(struct ktr_trace *t);
 void ktr_sub_rewind(struct ktr_trace *t);
 void ktr_sub_close(struct ktr_trace *t);

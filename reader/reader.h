@@ -1026,6 +1026,47 @@ void ktr_exits_free(struct ktr_exits *h);
 int ktr_callsort_thread_ids(const struct ktr_callsort *s, uint32_t ord, uint32_t *pid,
 			    uint32_t *tid);
 
+/**
+ * ktr_preorder_new() - the calls of @t in @s's order (KTR_SORT_THREAD:
+ * threads by process and thread id, each thread's calls by entry time,
+ * then depth, then record order), streamed window by window instead of
+ * sorted whole (reader/preorder.c): a caller's record comes after its
+ * callees', but the compressed frames' depth_min index finds where each
+ * call open at a sub-buffer's start returns, so each sub-buffer's calls
+ * are ordered alone, in memory.  @s must be an empty KTR_SORT_THREAD
+ * sorter: each window is sorted there (ktr_callsort_reset()), and the
+ * threads with calls are numbered in it at once (ktr_callsort_thread()).
+ * @want_task (NULL: all) leaves out threads; @key (NULL: the call-site
+ * key) gives each entry's key; @arg is passed to both.
+ * Return: the stream, or NULL with errno ENOTSUP when @t is not a trace
+ * where this is exact (it needs compressed thread streams, no lost,
+ * dropped, overwritten or corrupt data, no kernel events, no calls in the
+ * shared stream, no ucontext switches: sort instead), or ENOMEM.
+ */
+struct ktr_preorder;
+struct ktr_preorder *ktr_preorder_new(struct ktr_trace *t, struct ktr_callsort *s,
+				      int (*want_task)(void *arg, uint32_t pid, uint32_t tid),
+				      uint32_t (*key)(void *arg, const struct ktr_call *c), void *arg);
+
+/**
+ * ktr_preorder_next() - the next call (entries with local_ns 0).
+ * Return: 1, 0 at the end, or -errno: -ENOMEM, -EPROTO if the calls
+ * turned out not to nest as one stack (a record that began before a
+ * window was not open at its start: the output so far is right, the rest
+ * would not be).  Not thread-safe.
+ */
+int ktr_preorder_next(struct ktr_preorder *p, struct ktr_callent *e);
+
+/** ktr_preorder_free() - free @p (NULL allowed); the sorter stays. */
+void ktr_preorder_free(struct ktr_preorder *p);
+
+/**
+ * ktr_callsort_reset() - empty @s for a new batch of entries (its
+ * temporary file goes; its thread ordinals stay).  Streamed entry order
+ * (ktr_preorder_next()) sorts each window of calls this way.
+ */
+void ktr_callsort_reset(struct ktr_callsort *s);
+
 /** ktr_callsort_runs() - temporary runs written so far (0: all in memory). */
 size_t ktr_callsort_runs(const struct ktr_callsort *s);
 

@@ -884,13 +884,15 @@ static void check_nrec(struct ktr_trace *t, struct ktr_stream *s, const struct k
 	s->bad_off = file_off(s, e->off);
 }
 
+static int stream_next(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec *r);
+
 int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
 {
-	struct ktr_stream *s;
+	return si < t->nstreams ? stream_next(t, &t->streams[si], r) : 0;
+}
 
-	if (si >= t->nstreams)
-		return 0;
-	s = &t->streams[si];
+static int stream_next(struct ktr_trace *t, struct ktr_stream *s, struct ktr_rec *r)
+{
 	for (;;) {
 		struct ktr_sb *e = s->cur < s->nsb ? &s->sb[s->cur] : NULL;
 
@@ -915,7 +917,7 @@ int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
 			if (!s->have_prev || e->seq > s->prev_seq)
 				s->prev_seq = e->seq;
 			s->have_prev = 1;
-			if (t->win && !e->corrupt && skip_outside(t, s, e)) {
+			if (t->win && !s->peek && !e->corrupt && skip_outside(t, s, e)) {
 				s->phase = PH_TAIL;
 				break;
 			}
@@ -984,10 +986,18 @@ int ktr_stream_next(struct ktr_trace *t, unsigned si, struct ktr_rec *r)
 	}
 }
 
+static size_t stream_calls(struct ktr_trace *t, struct ktr_stream *s, struct ktr_call *c, size_t max,
+			   uint64_t lim, int incl, uint64_t *last_off);
+
 size_t ktr_stream_calls(struct ktr_trace *t, unsigned si, struct ktr_call *c, size_t max, uint64_t lim,
 			int incl, uint64_t *last_off)
 {
-	struct ktr_stream *s = &t->streams[si];
+	return stream_calls(t, &t->streams[si], c, max, lim, incl, last_off);
+}
+
+static size_t stream_calls(struct ktr_trace *t, struct ktr_stream *s, struct ktr_call *c, size_t max,
+			   uint64_t lim, int incl, uint64_t *last_off)
+{
 	const uint8_t *p = s->d;
 	uint32_t pid;
 	size_t n = 0;
@@ -1019,6 +1029,65 @@ size_t ktr_stream_calls(struct ktr_trace *t, unsigned si, struct ktr_call *c, si
 		n++;
 	}
 	return n;
+}
+
+struct ktr_peek {
+	struct ktr_stream s; /* a copy of the stream's state, with a buffer of its own */
+	size_t nsb;          /* the stream's sub-buffers */
+};
+
+struct ktr_peek *ktr_peek_new(struct ktr_trace *t, unsigned si)
+{
+	struct ktr_peek *p;
+
+	if (si >= t->nstreams || !(p = calloc(1, sizeof(*p))))
+		return NULL;
+	p->s = t->streams[si];
+	p->nsb = p->s.nsb;
+	p->s.peek = 1;
+	p->s.zbuf = NULL;
+	p->s.zcap = 0;
+	p->s.zloaded = 0;
+	p->s.info.have_ctl = 0; /* no end-of-stream gaps: the stream's own cursor reports them */
+	p->s.have_want = 0;
+	return p;
+}
+
+size_t ktr_peek_calls(struct ktr_trace *t, struct ktr_peek *p, size_t j, struct ktr_call *c, size_t max)
+{
+	struct ktr_stream *s = &p->s;
+	struct ktr_rec r;
+	uint64_t off;
+	size_t n = 0;
+
+	if (j >= p->nsb)
+		return 0;
+	s->nsb = j + 1; /* the cursor ends with sub-buffer j */
+	s->cur = j;
+	s->phase = PH_START;
+	s->have_prev = 0;
+	s->bad = s->trunc = 0;
+	while (n < max) {
+		size_t k = s->phase == PH_RECORDS ? stream_calls(t, s, c + n, max - n, UINT64_MAX, 1, &off) : 0;
+
+		if (k) {
+			n += k;
+			continue;
+		}
+		if (!stream_next(t, s, &r))
+			break;
+		if (r.kind == KTR_RECORD && ktr_call_decode(t, &r, &c[n]))
+			n++;
+	}
+	s->nsb = p->nsb;
+	return n;
+}
+
+void ktr_peek_free(struct ktr_peek *p)
+{
+	if (p)
+		free(p->s.zbuf);
+	free(p);
 }
 
 /**

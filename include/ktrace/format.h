@@ -365,6 +365,13 @@ enum ktrace_state {
 #define KTRACE_GLOBAL_CHANNEL 0x01u /* one stream shared by every writer */
 #define KTRACE_FLIGHT_CHANNEL 0x02u /* overwrite the oldest sub-buffer */
 #define KTRACE_DISABLE_STATE 0x04u  /* `ktrace ctl` may not start/stop */
+/*
+ * KTRACE_CTL_UCONTEXT: set in the control file by the function tracer
+ * when a thread of the channel switched ucontexts (swapcontext(),
+ * setcontext()): its calls then do not all nest on one stack, and readers
+ * that rely on the nesting (streamed entry order) sort instead.
+ */
+#define KTRACE_CTL_UCONTEXT 0x08u
 
 /* Stream kinds in the stream table. */
 enum ktrace_stream_kind {

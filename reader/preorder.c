@@ -1,0 +1,449 @@
+/*
+ * reader/preorder.c - a function trace's calls in entry order, thread by
+ * thread, streamed: what the call sorter (reader/callsort.c,
+ * KTR_SORT_THREAD) gives after reading the whole trace, given window by
+ * window as the trace is read, so that `kd -c` prints its first line at
+ * once and never sorts on disk (issue 29).
+ *
+ * A call's record is written when it returns, so a caller's comes after
+ * its callees'.  Cut a thread's stream at each sub-buffer b that holds a
+ * call, at the time B_b its first call returned.  The calls entered in
+ * [B_b, B_b') (b' the next such sub-buffer) are
+ *   - the calls of sub-buffer b entered at or after B_b, and
+ *   - the calls still open at B_b' that were entered after B_b: the
+ *     "chain" at b' (calls entered before B_b' whose records lie in b' or
+ *     later) less the chain at b;
+ * so each window is sorted alone (in memory), and the windows follow one
+ * another.  The chain at b' is the chain at b less the calls that returned
+ * before b', plus the new calls found by looking ahead: a call at depth d
+ * open at B_b' returns before any call that begins after B_b' at depth d
+ * or less (one shadow stack), so its record is the first call record at
+ * depth <= d from sub-buffer b' on, if that record's call began before
+ * B_b'.  The compressed frames' depth_min (docs/FORMAT.md) says which
+ * sub-buffers can hold such a record: one is decompressed per look-up,
+ * and a few decoded sub-buffers are kept.
+ *
+ * A stream whose slot passed from one thread to another (a thread ended,
+ * a process forked) is read as one part per thread.  Only for traces
+ * where this is exact (ktr_preorder_new()): compressed thread streams,
+ * with no gap of any kind, no kernel events, no calls in the shared
+ * stream, no ucontext switches.  Checked as it goes: a call of sub-buffer
+ * b entered before B_b that the chain did not have is an error (-EPROTO),
+ * never a silent misorder.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/internal.h"
+
+#define NCACHE 4 /* decoded sub-buffers kept per stream */
+
+struct dsb {
+	size_t j;          /* sub-buffer index; SIZE_MAX: empty slot */
+	size_t n;
+	struct ktr_call *c;
+	uint64_t used;     /* LRU stamp */
+};
+
+struct member {
+	struct ktr_call c;
+	size_t j, pos;     /* where its record is: sub-buffer, call index there */
+};
+
+/* A thread's part of a stream: the sub-buffers [lo, hi) it wrote (a slot passes to another thread when one ends). */
+struct pstream {
+	unsigned si;
+	uint32_t pid, tid;
+	uint64_t first_ns;
+	size_t lo, hi;
+	int *dmin;         /* per sub-buffer from lo: smallest call depth; -1 unknown, INT_MAX none */
+	struct ktr_peek *peek;
+	struct dsb cache[NCACHE];
+	struct member *chain, *next; /* calls open at the boundary, by depth; the next chain */
+	size_t nchain, nnext, cap;
+	size_t b;          /* the boundary's sub-buffer; SIZE_MAX: not started */
+	uint64_t bns;      /* B_b: when the boundary's first call returned */
+	int done;
+};
+
+struct ktr_preorder {
+	struct ktr_trace *t;
+	struct ktr_callsort *s;
+	uint32_t (*key)(void *arg, const struct ktr_call *c);
+	void *arg;
+	struct pstream *ps;
+	size_t nps, capps, cur;
+	size_t maxcalls;   /* calls a sub-buffer can hold */
+	uint64_t stamp;
+	int err;
+};
+
+/* Does @t qualify?  0, or -ENOTSUP. */
+static int eligible(struct ktr_trace *t)
+{
+	if (t->sub || t->kernel_only || !t->nstreams || (t->ctl.flags & KTRACE_CTL_UCONTEXT))
+		return -ENOTSUP;
+	for (unsigned i = 0; i < t->nstreams; i++) {
+		const struct ktr_stream *s = &t->streams[i];
+
+		if ((s->info.have_ctl && s->info.dropped) ||
+		    (s->have_want && s->f.exists && s->f.size < s->want_bytes))
+			return -ENOTSUP;
+		for (size_t j = 0; j < s->nsb; j++) {
+			struct ktr_subbuf_info in;
+
+			ktr_subbuf_at(t, i, j, &in);
+			if (in.corrupt || !s->sb[j].framed || in.lost || (in.flags & KTRACE_SBF_CTX) ||
+			    s->sb[j].seq != s->seq_base + j || !in.tid)
+				return -ENOTSUP;
+		}
+	}
+	return 0;
+}
+
+/* The calls of sub-buffer @j of @ps (one of the last NCACHE decoded).  NULL: no memory. */
+static const struct dsb *decode(struct ktr_preorder *p, struct pstream *ps, size_t j)
+{
+	struct dsb *d = &ps->cache[0];
+
+	for (int k = 0; k < NCACHE; k++) {
+		if (ps->cache[k].j == j) {
+			ps->cache[k].used = ++p->stamp;
+			return &ps->cache[k];
+		}
+		if (ps->cache[k].used < d->used)
+			d = &ps->cache[k];
+	}
+	if (!d->c && !(d->c = malloc(p->maxcalls * sizeof(*d->c))))
+		return NULL;
+	d->n = ktr_peek_calls(p->t, ps->peek, j, d->c, p->maxcalls);
+	d->j = j;
+	d->used = ++p->stamp;
+	if (ps->dmin[j - ps->lo] < 0) { /* the index did not say: now it is known */
+		int m = INT_MAX;
+
+		for (size_t i = 0; i < d->n; i++)
+			if ((int)d->c[i].depth < m)
+				m = (int)d->c[i].depth;
+		ps->dmin[j - ps->lo] = m;
+	}
+	return d;
+}
+
+/* Give back @ps's decoded sub-buffers (a stream done, or not begun). */
+static void drop_cache(struct pstream *ps)
+{
+	for (int k = 0; k < NCACHE; k++) {
+		free(ps->cache[k].c);
+		ps->cache[k].c = NULL;
+		ps->cache[k].j = SIZE_MAX;
+		ps->cache[k].used = 0;
+	}
+}
+
+/* The first sub-buffer from @j on that holds a call (@ps->hi: none), or SIZE_MAX (no memory). */
+static size_t next_with_calls(struct ktr_preorder *p, struct pstream *ps, size_t j)
+{
+	for (; j < ps->hi; j++) {
+		if (ps->dmin[j - ps->lo] < 0 && !decode(p, ps, j))
+			return SIZE_MAX;
+		if (ps->dmin[j - ps->lo] != INT_MAX)
+			return j;
+	}
+	return ps->hi;
+}
+
+/*
+ * The first call at depth @d or less at or after position (*@j, *@pos),
+ * into *@m; the position moves to it.  Return: 1 found, 0 none, -ENOMEM.
+ */
+static int first_at_most(struct ktr_preorder *p, struct pstream *ps, size_t *j, size_t *pos, unsigned d,
+			 struct member *m)
+{
+	for (; *j < ps->hi; (*j)++, *pos = 0) {
+		const struct dsb *x;
+
+		if (ps->dmin[*j - ps->lo] >= 0 && ps->dmin[*j - ps->lo] > (int)d)
+			continue;
+		if (!(x = decode(p, ps, *j)))
+			return -ENOMEM;
+		for (; *pos < x->n; (*pos)++)
+			if (x->c[*pos].depth <= d) {
+				m->c = x->c[*pos];
+				m->j = *j;
+				m->pos = *pos;
+				return 1;
+			}
+	}
+	return 0;
+}
+
+static int push_next(struct pstream *ps, const struct member *m)
+{
+	if (ps->nnext == ps->cap) {
+		size_t cap = ps->cap ? 2 * ps->cap : 64;
+		struct member *a = realloc(ps->chain, cap * sizeof(*a)), *b;
+
+		if (!a)
+			return -ENOMEM;
+		ps->chain = a;
+		if (!(b = realloc(ps->next, cap * sizeof(*b))))
+			return -ENOMEM;
+		ps->next = b;
+		ps->cap = cap;
+	}
+	ps->next[ps->nnext++] = *m;
+	return 0;
+}
+
+/* Call @c into the sorter.  0 or -errno. */
+static int add(struct ktr_preorder *p, const struct ktr_call *c)
+{
+	uint32_t key = p->key ? p->key(p->arg, c) : c->key;
+
+	return key == UINT32_MAX ? -ENOMEM : ktr_callsort_add_call(p->s, c, key, 0);
+}
+
+/*
+ * The chain at boundary @b, whose first call is @first: from the deepest
+ * depth down, a member of the current chain whose record lies in @b or
+ * later is still open; at the other depths, the first call at that depth
+ * or less from @b on, if it is at that depth and began before @first
+ * returned.  Those positions only grow as the depth falls (a shallower
+ * call returns later), so one forward scan finds them all.  The calls
+ * that were not in the chain go to the sorter, deepest (earliest record)
+ * first; with @check, each must have begun after the current boundary.
+ */
+static int next_chain(struct ktr_preorder *p, struct pstream *ps, size_t b, const struct ktr_call *first,
+		      int check)
+{
+	size_t j = b, pos = 0, k = ps->nchain;
+	int rc;
+
+	ps->nnext = 0;
+	for (unsigned d = first->depth + 1; d-- > 0;) {
+		struct member m;
+
+		while (k && ps->chain[k - 1].c.depth > d)
+			k--;
+		if (k && ps->chain[k - 1].c.depth == d && ps->chain[k - 1].j >= b) { /* still open */
+			m = ps->chain[--k];
+			j = m.j;
+			pos = m.pos;
+		} else {
+			if ((rc = first_at_most(p, ps, &j, &pos, d, &m)) < 0)
+				return rc;
+			if (!rc)
+				break; /* nothing at depth d or less: none open below */
+			if (m.c.depth != d || m.c.entry_ns >= first->exit_ns)
+				continue; /* no call of depth d open (or it was not kept) */
+			if (check && m.c.entry_ns < ps->bns)
+				return -EPROTO; /* open at the current boundary, yet not in its chain */
+			if ((rc = add(p, &m.c)) < 0)
+				return rc;
+		}
+		if ((rc = push_next(ps, &m)) < 0)
+			return rc;
+	}
+	/* the next chain, by depth */
+	for (size_t i = 0; i < ps->nnext; i++)
+		ps->chain[i] = ps->next[ps->nnext - 1 - i];
+	ps->nchain = ps->nnext;
+	return 0;
+}
+
+/* The next window of @ps into the sorter.  0, or -errno. */
+static int fill(struct ktr_preorder *p, struct pstream *ps)
+{
+	const struct dsb *a;
+	struct ktr_call first;
+	size_t b, in_chain = 0, before = 0;
+	int rc;
+
+	if (ps->b == SIZE_MAX) { /* the calls open at the first boundary, entered before it */
+		b = next_with_calls(p, ps, ps->lo);
+		if (b == SIZE_MAX)
+			return -ENOMEM;
+		if (b == ps->hi) {
+			ps->done = 1;
+			return 0;
+		}
+		if (!(a = decode(p, ps, b)))
+			return -ENOMEM;
+		first = a->c[0];
+		if ((rc = next_chain(p, ps, b, &first, 0)) < 0)
+			return rc;
+		ps->b = b;
+		ps->bns = first.exit_ns;
+		return 0;
+	}
+	/* window b: its calls entered from B_b on, then those still open at the next boundary */
+	if (!(a = decode(p, ps, ps->b)))
+		return -ENOMEM;
+	for (size_t i = 0; i < a->n; i++) {
+		if (a->c[i].entry_ns < ps->bns) {
+			before++;
+			continue;
+		}
+		if ((rc = add(p, &a->c[i])) < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < ps->nchain; i++)
+		in_chain += ps->chain[i].j == ps->b;
+	if (before != in_chain)
+		return -EPROTO; /* calls that began before the boundary but were not open at it */
+	b = next_with_calls(p, ps, ps->b + 1);
+	if (b == SIZE_MAX)
+		return -ENOMEM;
+	if (b == ps->hi) {
+		ps->done = 1;
+		return 0;
+	}
+	if (!(a = decode(p, ps, b)))
+		return -ENOMEM;
+	first = a->c[0];
+	if ((rc = next_chain(p, ps, b, &first, 1)) < 0)
+		return rc;
+	ps->b = b;
+	ps->bns = first.exit_ns;
+	return 0;
+}
+
+/* Streams by process and thread id (the sorter's order), equal ids by time. */
+static int cmp_ps(const void *x, const void *y)
+{
+	const struct pstream *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->first_ns < b->first_ns ? -1 : a->first_ns > b->first_ns;
+}
+
+struct ktr_preorder *ktr_preorder_new(struct ktr_trace *t, struct ktr_callsort *s,
+				      int (*want_task)(void *arg, uint32_t pid, uint32_t tid),
+				      uint32_t (*key)(void *arg, const struct ktr_call *c), void *arg)
+{
+	struct ktr_preorder *p;
+	int rc = eligible(t);
+
+	if (rc < 0) {
+		errno = -rc;
+		return NULL;
+	}
+	if (!(p = calloc(1, sizeof(*p))))
+		goto nomem;
+	p->t = t;
+	p->s = s;
+	p->key = key;
+	p->arg = arg;
+	for (unsigned i = 0; i < t->nstreams; i++) {
+		if (t->streams[i].info.buf_size / 16 > p->maxcalls)
+			p->maxcalls = t->streams[i].info.buf_size / 16;
+		for (size_t j = 0; j < t->streams[i].nsb; j++) { /* a part per run of one thread id */
+			struct ktr_subbuf_info a, b;
+
+			ktr_subbuf_at(t, i, j, &a);
+			if (j && (ktr_subbuf_at(t, i, j - 1, &b), a.tid == b.tid))
+				continue;
+			if (p->nps == p->capps) {
+				size_t cap = p->capps ? 2 * p->capps : 16;
+				struct pstream *n = realloc(p->ps, cap * sizeof(*n));
+
+				if (!n)
+					goto nomem;
+				memset(n + p->nps, 0, (cap - p->nps) * sizeof(*n));
+				p->ps = n;
+				p->capps = cap;
+			}
+			p->ps[p->nps].si = i;
+			p->ps[p->nps].lo = j;
+			p->ps[p->nps].tid = a.tid;
+			p->ps[p->nps].first_ns = a.first_ns;
+			if (p->nps && p->ps[p->nps - 1].si == i)
+				p->ps[p->nps - 1].hi = j;
+			p->ps[p->nps++].hi = t->streams[i].nsb;
+		}
+	}
+	for (size_t i = 0; i < p->nps; i++) {
+		struct pstream *ps = &p->ps[i];
+		size_t b;
+
+		ps->b = SIZE_MAX;
+		ktr_thread(t, ps->tid, &ps->pid, NULL);
+		for (int k = 0; k < NCACHE; k++)
+			ps->cache[k].j = SIZE_MAX;
+		if (!(ps->dmin = malloc((ps->hi - ps->lo) * sizeof(*ps->dmin))) ||
+		    !(ps->peek = ktr_peek_new(t, ps->si)))
+			goto nomem;
+		for (size_t j = ps->lo; j < ps->hi; j++) {
+			struct ktr_subbuf_info in;
+
+			ktr_subbuf_at(t, ps->si, j, &in);
+			ps->dmin[j - ps->lo] = in.depth_min;
+		}
+		if (want_task && !want_task(arg, ps->pid, ps->tid)) {
+			ps->done = 1;
+			continue;
+		}
+		if ((b = next_with_calls(p, ps, ps->lo)) == SIZE_MAX)
+			goto nomem;
+		if (b == ps->hi) {
+			ps->done = 1;
+			continue;
+		}
+		ps->pid = decode(p, ps, b)->c[0].pid; /* as the calls have it */
+		drop_cache(ps);
+	}
+	qsort(p->ps, p->nps, sizeof(*p->ps), cmp_ps);
+	/* the threads with calls, numbered before the first window (the sorter's "several") */
+	for (size_t i = 0; i < p->nps; i++)
+		if (!p->ps[i].done)
+			ktr_callsort_thread(s, p->ps[i].pid, p->ps[i].tid);
+	return p;
+nomem:
+	ktr_preorder_free(p);
+	errno = ENOMEM;
+	return NULL;
+}
+
+int ktr_preorder_next(struct ktr_preorder *p, struct ktr_callent *e)
+{
+	int rc;
+
+	for (;;) {
+		if (p->err)
+			return p->err;
+		if ((rc = ktr_callsort_next(p->s, e)) != 0)
+			return rc;
+		while (p->cur < p->nps && p->ps[p->cur].done)
+			p->cur++;
+		if (p->cur == p->nps)
+			return 0;
+		ktr_callsort_reset(p->s);
+		if ((rc = fill(p, &p->ps[p->cur])) < 0)
+			return p->err = rc;
+		if (p->ps[p->cur].done)
+			drop_cache(&p->ps[p->cur]);
+	}
+}
+
+void ktr_preorder_free(struct ktr_preorder *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nps; i++) {
+		struct pstream *ps = &p->ps[i];
+
+		free(ps->dmin);
+		ktr_peek_free(ps->peek);
+		drop_cache(ps);
+		free(ps->chain);
+		free(ps->next);
+	}
+	free(p->ps);
+	free(p);
+}

@@ -1,0 +1,62 @@
+#!/bin/sh
+# tests/kd_stream.sh - kd -c streams its calls in entry order (reader/
+# preorder.c: window by window, the frames' depth_min index finding where
+# each open call returns) and prints exactly what sorting the whole trace
+# prints (kd -c --sort-mem, the sorter of reader/callsort.c): programs
+# whose calls nest deep (recursion across many 4 KiB sub-buffers), spread
+# over threads, forked, interrupted by a signal handler, cut by longjmp,
+# ended inside nested calls, with and without a mintime filter that leaves
+# open calls out of the trace.  The lines count what the program did
+# (calltree_want, from its source).  Where streaming would not be exact,
+# kd sorts: ucontext switches, uncompressed streams.
+. "$KTRACE_SRC/tests/helpers/tap.sh"
+cd "$T" || exit 1
+san_preload
+cc -O1 -finstrument-functions -o calltree "$KTRACE_SRC/tests/kft/calltree.c" -lpthread || exit 1
+cc -O1 -finstrument-functions -o ucontext "$KTRACE_SRC/tests/kft/ucontext.c" || exit 1
+
+# same NAME DIR: kd -c streams, and prints what the sort prints
+same() {
+	"$KTRACE" kd -c -v "$2" >stream.txt 2>stream.err
+	"$KTRACE" kd -c --sort-mem 64M "$2" >sorted.txt 2>/dev/null
+	like stream.err "calls streamed in entry order" "$1: kd -c streams the calls"
+	ok "$([ -s sorted.txt ] && cmp -s stream.txt sorted.txt; echo $?)" \
+		"$1: ... and prints what sorting them prints ($(lines sorted.txt) lines)"
+}
+
+# counts FILE: "name count" of kd -c's call lines, sorted
+counts() {
+	sed 's/ \[unfinished\]$//; s/ \[watch\]$//' "$1" |
+		awk 'NR > 2 && !/^-/ { n[$NF]++ } END { for (f in n) print f, n[f] }' | LC_ALL=C sort
+}
+
+for b in 4096 262144; do
+	"$KTRACE" record -q --no-libcall -b $b -o rec-$b ./calltree recurse 2000 >/dev/null 2>&1
+	same "recurse 2000, $b-byte sub-buffers" rec-$b
+	is "$(counts stream.txt)" "$(calltree_want 'recurse 50' | sed 's/recurse 50/recurse 2000/')" \
+		"... a line for each call the program made"
+done
+for m in tree "threads 4" signal longjmp fork exit; do
+	"$KTRACE" record -q --no-libcall -b 4096 -o t ./calltree $m >/dev/null 2>&1
+	same "$m" t
+	is "$(counts stream.txt)" "$(calltree_want "$m")" "... a line for each call the program made"
+done
+"$KTRACE" record -q --no-libcall -b 4096 -o thr ./calltree threads 4 >/dev/null 2>&1
+wtid=$("$KTRACE" print -C thr 2>/dev/null | awk -F, 'NR > 1 && $5 != $6 { print $6; exit }')
+"$KTRACE" kd -c -v --tid "$wtid" thr >stream.txt 2>stream.err
+"$KTRACE" kd -c --sort-mem 64M --tid "$wtid" thr >sorted.txt 2>/dev/null
+ok "$(grep -q streamed stream.err && [ -s sorted.txt ] && cmp -s stream.txt sorted.txt; echo $?)" \
+	"threads 4, --tid $wtid: one thread streamed as sorted ($(lines sorted.txt) lines)"
+# a mintime filter: calls open at a sub-buffer's start that are not in the trace
+"$KTRACE" record -q --no-libcall -b 4096 -t 1us -o mt ./calltree recurse 2000 >/dev/null 2>&1
+same "recurse 2000, -t 1us (calls under 1 us left out)" mt
+
+# where it would not be exact, kd -c sorts
+"$KTRACE" record -q --no-libcall -o uc ./ucontext >/dev/null 2>&1
+"$KTRACE" kd -c -v uc >stream.txt 2>stream.err
+unlike stream.err "streamed" "ucontext switches: kd -c sorts (the calls of two stacks interleave)"
+"$KTRACE" record -q --no-libcall --compress=none -b 4096 -o none ./calltree recurse 2000 >/dev/null 2>&1
+"$KTRACE" kd -c -v none >stream.txt 2>stream.err
+unlike stream.err "streamed" "uncompressed streams (no depth_min index): kd -c sorts"
+is "$(counts stream.txt)" "$(calltree_want 'recurse 50' | sed 's/recurse 50/recurse 2000/')" "... the same calls"
+done_testing
