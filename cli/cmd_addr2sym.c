@@ -8,8 +8,9 @@
  *
  * Calls are listed in entry order (callers before their callees, all
  * threads interlaced by time), as KFT's log was; records are written at
- * exit, so they are sorted first (reader/callsort.c, bounded memory);
- * -u lists them as recorded instead, streaming.  A header taken from the
+ * exit, so one thread's calls are streamed in entry order
+ * (reader/preorder.c) where the trace allows, else sorted first
+ * (reader/callsort.c, bounded memory); --unsorted lists them as recorded.  A header taken from the
  * run's status file (DIR/kft-status) says how the run started and stopped
  * and what the filters dropped, like KFT's log header.
  *
@@ -54,6 +55,7 @@ struct a2s {
 	uint64_t origin;
 	int wf; /* Function column width */
 	struct ktr_callsort *sorter; /* NULL with --unsorted */
+	struct ktr_preorder *pre;    /* the calls streamed in entry order (a2s_stream()) */
 	uint64_t calls, call_records; /* after and before the selection */
 };
 
@@ -78,7 +80,8 @@ static const struct cli_opt opts[] = {
 	CLI_OPT_INCLUDE(cli_select_opts),
 	CLI_OPT_FLAG("no-header", 'H', struct aopts, noheader, "only the table"),
 	CLI_OPT_FLAG("usec", 'u', struct aopts, usec, "whole microseconds, as KFT printed them"),
-	CLI_OPT("sort-mem", OPT_SORTMEM, "BYTES", "memory for ordering the calls (default 64M)"),
+	CLI_OPT("sort-mem", OPT_SORTMEM, "BYTES", "sort the calls in this much memory (default 64M)\n"
+							 "instead of streaming them"),
 	CLI_OPT_INCLUDE(cli_output_opts),
 	CLI_OPT_END,
 };
@@ -373,6 +376,45 @@ static void print_gap(FILE *out, unsigned gap, uint64_t count, uint32_t stream)
 	}
 }
 
+static int a2s_task(void *arg, uint32_t pid, uint32_t tid)
+{
+	const struct cli_select *sel = arg;
+
+	return ka_ids_has(&sel->tids, tid) && ka_ids_has(&sel->pids, pid);
+}
+
+/*
+ * The calls of a one-thread trace streamed in entry order (ktr_preorder_new():
+ * the first line at once, no sort), without --time-range or --sort-mem,
+ * where the trace allows; else (several threads: their calls interleave
+ * by entry time) sorted after the trace is read.  Return: 0, or -errno.
+ */
+static int a2s_stream(struct a2s *a)
+{
+	const struct cli_select *sel = &a->o.sel;
+	uint32_t pid, tid;
+	struct ktr_callsort *s;
+
+	if (!a->sorter || a->o.sort_mem || sel->from || sel->to != UINT64_MAX)
+		return 0;
+	if (!(s = ktr_callsort_new(16u << 20, KTR_SORT_THREAD)))
+		return -ENOMEM;
+	a->pre = ktr_preorder_new(a->t, s, sel->tids.n || sel->pids.n ? a2s_task : NULL, NULL, (void *)sel);
+	if (!a->pre) {
+		ktr_callsort_free(s);
+		return errno == ENOTSUP ? 0 : -errno;
+	}
+	if (!ktr_callsort_thread_ids(s, 0, &pid, &tid) || ktr_callsort_thread_ids(s, 1, &pid, &tid)) {
+		ktr_preorder_free(a->pre); /* no call, or several threads */
+		ktr_callsort_free(s);
+		a->pre = NULL;
+		return 0;
+	}
+	ktr_callsort_free(a->sorter);
+	a->sorter = s;
+	return 0;
+}
+
 /*
  * Open the trace, its symbols (-m: the executable's from FILE) and the
  * sorter.  Return: 0; 1 or 2 (printed); or -errno.
@@ -395,7 +437,7 @@ static int a2s_open(struct a2s *a)
 	}
 	if (!a->o.unsorted && !(a->sorter = ktr_callsort_new(a->o.sort_mem, KTR_SORT_ENTRY)))
 		return -ENOMEM;
-	return 0;
+	return a2s_stream(a);
 }
 
 /* Gap @r where it happened: printed now (--unsorted) or sorted among the calls.  Return: 0, or -errno. */
@@ -451,14 +493,16 @@ static int a2s_read(struct a2s *a, FILE *out)
 	return 0;
 }
 
-/* The sorted calls and gaps, in entry order.  Return: 0, or -errno. */
+/* The sorted (or streamed) calls and gaps, in entry order.  Return: 0, or -errno. */
 static int a2s_print_sorted(struct a2s *a, FILE *out)
 {
 	struct ktr_callent e;
 	int rc;
 
 	print_columns(a, out);
-	while ((rc = ktr_callsort_next(a->sorter, &e)) > 0) {
+	while ((rc = a->pre ? ktr_preorder_next(a->pre, &e) : ktr_callsort_next(a->sorter, &e)) > 0) {
+		if (a->pre)
+			a->calls++, a->call_records++;
 		uint32_t pid = 0, tid = 0;
 
 		if (e.flags & KTR_CALLENT_GAP) {
@@ -485,7 +529,7 @@ static int a2s_list(struct a2s *a, FILE *out)
 		print_header(a, out);
 	if (a->o.unsorted)
 		print_columns(a, out);
-	rc = a2s_read(a, out);
+	rc = a->pre ? 0 : a2s_read(a, out);
 	if (rc < 0)
 		return rc;
 	if (a->sorter)
@@ -505,6 +549,7 @@ static void a2s_free(struct a2s *a)
 	free(a->kt);
 	keytext_free(&a->extra);
 	cli_select_free(&a->o.sel);
+	ktr_preorder_free(a->pre);
 	ktr_callsort_free(a->sorter);
 	ktr_syms_free(a->syms);
 	ktr_close(a->t);

@@ -7,21 +7,26 @@
 # over threads, forked, interrupted by a signal handler, cut by longjmp,
 # ended inside nested calls, with and without a mintime filter that leaves
 # open calls out of the trace.  The lines count what the program did
-# (calltree_want, from its source).  Where streaming would not be exact,
-# kd sorts: ucontext switches, uncompressed streams.
+# (calltree_want, from its source).  addr2sym streams one thread's calls
+# the same way, and prints what it prints sorted.  Where streaming would
+# not be exact, kd sorts: ucontext switches, uncompressed streams.
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
 san_preload
 cc -O1 -finstrument-functions -o calltree "$KTRACE_SRC/tests/kft/calltree.c" -lpthread || exit 1
 cc -O1 -finstrument-functions -o ucontext "$KTRACE_SRC/tests/kft/ucontext.c" || exit 1
 
-# same NAME DIR: kd -c streams, and prints what the sort prints
+# same NAME DIR: kd -c streams, and prints what the sort prints; so does addr2sym
 same() {
+	"$KTRACE" addr2sym "$2" >a-stream.txt 2>/dev/null
+	"$KTRACE" addr2sym --sort-mem 64M "$2" >a-sorted.txt 2>/dev/null
 	"$KTRACE" kd -c -v "$2" >stream.txt 2>stream.err
 	"$KTRACE" kd -c --sort-mem 64M "$2" >sorted.txt 2>/dev/null
 	like stream.err "calls streamed in entry order" "$1: kd -c streams the calls"
 	ok "$([ -s sorted.txt ] && cmp -s stream.txt sorted.txt; echo $?)" \
 		"$1: ... and prints what sorting them prints ($(lines sorted.txt) lines)"
+	ok "$([ -s a-sorted.txt ] && cmp -s a-stream.txt a-sorted.txt; echo $?)" \
+		"$1: addr2sym prints what sorting prints ($(lines a-sorted.txt) lines)"
 }
 
 # counts FILE: "name count" of kd -c's call lines, sorted
