@@ -1,8 +1,9 @@
 /*
  * fuzz/fuzz_reader.c - libFuzzer target for the trace reader: metadata and
  * threads parsing, control-file validation, sub-buffer indexing and record
- * decoding, the merge, a --time-range window (ktr_set_window()), and
- * naming, all from one input buffer
+ * decoding, the merge, a --time-range window (ktr_set_window()), the
+ * calls streamed in entry order (ktr_preorder_next()), and naming, all
+ * from one input buffer
  * (fuzz/fuzz_reader.h describes its format) through ktr_open_mem().
  * The metadata's size bounds are checked too: fuzz/Makefile builds the
  * reader with KTR_MAX_STREAMS and KTR_MAX_MAPS of 64, and whatever the
@@ -91,6 +92,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sum += r.ns;
 	while (ktr_diag_next(t))
 		;
+	{ /* the calls in entry order, streamed where the trace allows (reader/preorder.c) */
+		struct ktr_callsort *cs = ktr_callsort_new(1u << 20, KTR_SORT_THREAD);
+		struct ktr_preorder *pre = cs ? ktr_preorder_new(t, cs, NULL, NULL, NULL) : NULL;
+		struct ktr_callent e;
+
+		for (int i = 0; pre && i < 100000 && ktr_preorder_next(pre, &e) > 0; i++)
+			sum += e.entry_ns + e.depth;
+		ktr_preorder_free(pre);
+		ktr_callsort_free(cs);
+		while (ktr_diag_next(t))
+			;
+	}
 	ktr_rewind(t);
 	for (unsigned s = 0; s < ktr_info(t)->nstreams && s < 2; s++)
 		while (ktr_stream_next(t, s, &r))

@@ -398,7 +398,8 @@ struct ktr_preorder *ktr_preorder_new(struct ktr_trace *t, struct ktr_callsort *
 		ps->pid = decode(p, ps, b)->c[0].pid; /* as the calls have it */
 		drop_cache(ps);
 	}
-	qsort(p->ps, p->nps, sizeof(*p->ps), cmp_ps);
+	if (p->nps)
+		qsort(p->ps, p->nps, sizeof(*p->ps), cmp_ps);
 	/* the threads with calls, numbered before the first window (the sorter's "several") */
 	for (size_t i = 0; i < p->nps; i++)
 		if (!p->ps[i].done)
