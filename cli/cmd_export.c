@@ -450,12 +450,12 @@ static void pf_pop(struct pf *p)
  * its thread's track, its end written when no later-entered call is left
  * before it, so every track's slices nest and every time only grows.
  */
-static int pf_calls(struct pf *p, struct ktr_callsort *cs)
+static int pf_calls(struct pf *p, struct ktr_callsort *cs, struct ktr_preorder *pre)
 {
 	struct ktr_callent e;
 	int rc;
 
-	while ((rc = ktr_callsort_next(cs, &e)) > 0) {
+	while ((rc = pre ? ktr_preorder_next(pre, &e) : ktr_callsort_next(cs, &e)) > 0) {
 		const struct ktr_callent *top;
 		struct fmt_pf_arg a[2];
 		struct ktr_call c;
@@ -490,6 +490,7 @@ static int pf_calls(struct pf *p, struct ktr_callsort *cs)
 			     ka_names_call(p->x->names, &c), NULL, a, n);
 		if (ktr_exits_push(&p->exits, &e) < 0)
 			return -ENOMEM;
+		p->x->events += pre != NULL;
 		if (ferror(p->x->out))
 			return 0;
 	}
@@ -498,11 +499,43 @@ static int pf_calls(struct pf *p, struct ktr_callsort *cs)
 	return rc;
 }
 
+static int pf_task(void *arg, uint32_t pid, uint32_t tid)
+{
+	const struct cli_select *sel = arg;
+
+	return ka_ids_has(&sel->tids, tid) && ka_ids_has(&sel->pids, pid);
+}
+
+/*
+ * The calls of a one-thread trace streamed in entry order (ktr_preorder_new())
+ * into *@cs, a sorter of its own, without --time-range; NULL (sorted
+ * instead) for several threads, whose calls interleave, or where the trace
+ * does not allow it.
+ */
+static struct ktr_preorder *pf_stream(struct ex *x, struct ktr_callsort **cs)
+{
+	const struct cli_select *sel = &x->sel;
+	struct ktr_preorder *pre;
+	uint32_t pid, tid;
+
+	if (sel->from || sel->to != UINT64_MAX || !(*cs = ktr_callsort_new(16u << 20, KTR_SORT_THREAD)))
+		return NULL;
+	pre = ktr_preorder_new(x->t, *cs, sel->tids.n || sel->pids.n ? pf_task : NULL, NULL, (void *)sel);
+	if (pre && ktr_callsort_thread_ids(*cs, 0, &pid, &tid) && !ktr_callsort_thread_ids(*cs, 1, &pid, &tid))
+		return pre;
+	ktr_preorder_free(pre);
+	ktr_callsort_free(*cs);
+	*cs = NULL;
+	return NULL;
+}
+
 static int export_perfetto(struct ex *x)
 {
 	struct ka_progress *prog = ka_progress_start(x->t, CMD, x->out == stdout);
-	struct ktr_callsort *cs = ktr_callsort_new(0, KTR_SORT_ENTRY);
+	struct ktr_callsort *ps = NULL, *cs = ktr_callsort_new(0, KTR_SORT_ENTRY);
+	struct ktr_preorder *pre = pf_stream(x, &ps); /* the calls, if streamed */
 	const struct ktr_info *in = ktr_info(x->t);
+	struct ktr_call run[256];
 	struct pf p;
 	struct ktr_rec r;
 	int rc = 0;
@@ -515,7 +548,17 @@ static int export_perfetto(struct ex *x)
 		rc = -ENOMEM;
 		goto out;
 	}
-	while (ktr_next(x->t, &r)) {
+	for (;;) {
+		unsigned stream;
+		uint64_t off;
+		size_t n = pre ? ktr_next_calls(x->t, run, 256, &stream, &off) : 0;
+
+		if (n) { /* calls streamed later: passed over in runs */
+			ka_progress_recs(prog, stream, off, n);
+			continue;
+		}
+		if (!ktr_next(x->t, &r))
+			break;
 		ka_progress_rec(prog, &r);
 		cli_diags(CMD, x->t);
 		if (x->no_kernel && (r.stream >= KTR_KERNEL_STREAM || r.cls == KTRACE_CLASS_KEVENT))
@@ -523,7 +566,7 @@ static int export_perfetto(struct ex *x)
 		if (r.kind == KTR_RECORD && r.cls == KTRACE_CLASS_CALL) {
 			struct ktr_call c;
 
-			if (!ktr_call_decode(x->t, &r, &c) || !cli_select_call(&x->sel, &c))
+			if (pre || !ktr_call_decode(x->t, &r, &c) || !cli_select_call(&x->sel, &c))
 				continue;
 			if ((rc = ktr_callsort_add_call(cs, &c, c.key, 0)) < 0) {
 				cli_error(CMD, "sorting the calls: %s (temporary files in $TMPDIR or /tmp)",
@@ -543,7 +586,7 @@ static int export_perfetto(struct ex *x)
 	}
 	ka_progress_end(prog);
 	prog = NULL;
-	if (!ferror(x->out) && (rc = pf_calls(&p, cs)) < 0) {
+	if (!ferror(x->out) && (rc = pf_calls(&p, pre ? ps : cs, pre)) < 0) {
 		if (rc != -ENOMEM) {
 			cli_error(CMD, "sorting the calls: %s (temporary files in $TMPDIR or /tmp)",
 				  strerror(-rc));
@@ -556,6 +599,8 @@ out:
 		rc = -ENOMEM;
 	fx->pf_seq_free(&p.ev);
 	fx->pf_seq_free(&p.calls);
+	ktr_preorder_free(pre);
+	ktr_callsort_free(ps);
 	ktr_callsort_free(cs);
 	ka_map64_free(&p.tracks);
 	free(p.ord_uuid);

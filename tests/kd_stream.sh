@@ -7,8 +7,8 @@
 # over threads, forked, interrupted by a signal handler, cut by longjmp,
 # ended inside nested calls, with and without a mintime filter that leaves
 # open calls out of the trace.  The lines count what the program did
-# (calltree_want, from its source).  addr2sym streams one thread's calls
-# the same way, and prints what it prints sorted.  Where streaming would
+# (calltree_want, from its source).  addr2sym and export --format=perfetto
+# stream one thread's calls the same way, and write what they write sorted.  Where streaming would
 # not be exact, kd sorts: ucontext switches, uncompressed streams.
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
@@ -27,6 +27,11 @@ same() {
 		"$1: ... and prints what sorting them prints ($(lines sorted.txt) lines)"
 	ok "$([ -s a-sorted.txt ] && cmp -s a-stream.txt a-sorted.txt; echo $?)" \
 		"$1: addr2sym prints what sorting prints ($(lines a-sorted.txt) lines)"
+	# (a --time-range that holds everything sorts)
+	"$KTRACE" export --format=perfetto -o stream.pf "$2" 2>/dev/null
+	"$KTRACE" export --format=perfetto --time-range ~100h -o sorted.pf "$2" 2>/dev/null
+	ok "$([ -s sorted.pf ] && cmp -s stream.pf sorted.pf; echo $?)" \
+		"$1: export --format=perfetto writes what it writes sorted ($(wc -c <sorted.pf) bytes)"
 }
 
 # counts FILE: "name count" of kd -c's call lines, sorted
