@@ -8,8 +8,8 @@
  *
  * Calls are listed in entry order (callers before their callees, all
  * threads interlaced by time), as KFT's log was; records are written at
- * exit, so one thread's calls are streamed in entry order
- * (reader/preorder.c) where the trace allows, else sorted first
+ * exit, so they are streamed in entry order (reader/preorder.c) where
+ * the trace allows, else sorted first
  * (reader/callsort.c, bounded memory); --unsorted lists them as recorded.  A header taken from the
  * run's status file (DIR/kft-status) says how the run started and stopped
  * and what the filters dropped, like KFT's log header.
@@ -384,34 +384,26 @@ static int a2s_task(void *arg, uint32_t pid, uint32_t tid)
 }
 
 /*
- * The calls of a one-thread trace streamed in entry order (ktr_preorder_new():
- * the first line at once, no sort), without --time-range or --sort-mem,
- * where the trace allows; else (several threads: their calls interleave
- * by entry time) sorted after the trace is read.  Return: 0, or -errno.
+ * The calls streamed in entry order (ktr_preorder_new(): each thread's in
+ * windows, the threads merged; the first line at once, no sort), without
+ * --time-range or --sort-mem, where the trace allows; else sorted after
+ * the trace is read.  Return: 0, or -errno.
  */
 static int a2s_stream(struct a2s *a)
 {
 	const struct cli_select *sel = &a->o.sel;
 	uint32_t pid, tid;
-	struct ktr_callsort *s;
 
 	if (!a->sorter || a->o.sort_mem || sel->from || sel->to != UINT64_MAX)
 		return 0;
-	if (!(s = ktr_callsort_new(16u << 20, KTR_SORT_THREAD)))
-		return -ENOMEM;
-	a->pre = ktr_preorder_new(a->t, s, sel->tids.n || sel->pids.n ? a2s_task : NULL, NULL, (void *)sel);
-	if (!a->pre) {
-		ktr_callsort_free(s);
+	a->pre = ktr_preorder_new(a->t, a->sorter, sel->tids.n || sel->pids.n ? a2s_task : NULL, NULL,
+				  (void *)sel);
+	if (!a->pre)
 		return errno == ENOTSUP ? 0 : -errno;
-	}
-	if (!ktr_callsort_thread_ids(s, 0, &pid, &tid) || ktr_callsort_thread_ids(s, 1, &pid, &tid)) {
-		ktr_preorder_free(a->pre); /* no call, or several threads */
-		ktr_callsort_free(s);
+	if (!ktr_callsort_thread_ids(a->sorter, 0, &pid, &tid)) { /* no call: as the sorted path says it */
+		ktr_preorder_free(a->pre);
 		a->pre = NULL;
-		return 0;
 	}
-	ktr_callsort_free(a->sorter);
-	a->sorter = s;
 	return 0;
 }
 

@@ -507,33 +507,24 @@ static int pf_task(void *arg, uint32_t pid, uint32_t tid)
 }
 
 /*
- * The calls of a one-thread trace streamed in entry order (ktr_preorder_new())
- * into *@cs, a sorter of its own, without --time-range; NULL (sorted
- * instead) for several threads, whose calls interleave, or where the trace
- * does not allow it.
+ * The calls streamed in entry order (ktr_preorder_new(): the threads'
+ * windows merged) through @cs, without --time-range; NULL (sorted
+ * instead) where the trace does not allow it.
  */
-static struct ktr_preorder *pf_stream(struct ex *x, struct ktr_callsort **cs)
+static struct ktr_preorder *pf_stream(struct ex *x, struct ktr_callsort *cs)
 {
 	const struct cli_select *sel = &x->sel;
-	struct ktr_preorder *pre;
-	uint32_t pid, tid;
 
-	if (sel->from || sel->to != UINT64_MAX || !(*cs = ktr_callsort_new(16u << 20, KTR_SORT_THREAD)))
+	if (!cs || sel->from || sel->to != UINT64_MAX)
 		return NULL;
-	pre = ktr_preorder_new(x->t, *cs, sel->tids.n || sel->pids.n ? pf_task : NULL, NULL, (void *)sel);
-	if (pre && ktr_callsort_thread_ids(*cs, 0, &pid, &tid) && !ktr_callsort_thread_ids(*cs, 1, &pid, &tid))
-		return pre;
-	ktr_preorder_free(pre);
-	ktr_callsort_free(*cs);
-	*cs = NULL;
-	return NULL;
+	return ktr_preorder_new(x->t, cs, sel->tids.n || sel->pids.n ? pf_task : NULL, NULL, (void *)sel);
 }
 
 static int export_perfetto(struct ex *x)
 {
 	struct ka_progress *prog = ka_progress_start(x->t, CMD, x->out == stdout);
-	struct ktr_callsort *ps = NULL, *cs = ktr_callsort_new(0, KTR_SORT_ENTRY);
-	struct ktr_preorder *pre = pf_stream(x, &ps); /* the calls, if streamed */
+	struct ktr_callsort *cs = ktr_callsort_new(0, KTR_SORT_ENTRY);
+	struct ktr_preorder *pre = pf_stream(x, cs); /* the calls, if streamed */
 	const struct ktr_info *in = ktr_info(x->t);
 	struct ktr_call run[256];
 	struct pf p;
@@ -586,7 +577,7 @@ static int export_perfetto(struct ex *x)
 	}
 	ka_progress_end(prog);
 	prog = NULL;
-	if (!ferror(x->out) && (rc = pf_calls(&p, pre ? ps : cs, pre)) < 0) {
+	if (!ferror(x->out) && (rc = pf_calls(&p, cs, pre)) < 0) {
 		if (rc != -ENOMEM) {
 			cli_error(CMD, "sorting the calls: %s (temporary files in $TMPDIR or /tmp)",
 				  strerror(-rc));
@@ -600,7 +591,6 @@ out:
 	fx->pf_seq_free(&p.ev);
 	fx->pf_seq_free(&p.calls);
 	ktr_preorder_free(pre);
-	ktr_callsort_free(ps);
 	ktr_callsort_free(cs);
 	ka_map64_free(&p.tracks);
 	free(p.ord_uuid);

@@ -103,6 +103,11 @@ void ktr_callsort_free(struct ktr_callsort *s)
 	free(s);
 }
 
+int ktr_callsort_order(const struct ktr_callsort *s)
+{
+	return s->order;
+}
+
 void ktr_callsort_reset(struct ktr_callsort *s)
 {
 	for (size_t i = 0; i < s->nruns; i++) {

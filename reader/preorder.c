@@ -66,6 +66,12 @@ struct pstream {
 	size_t b;          /* the boundary's sub-buffer; SIZE_MAX: not started */
 	uint64_t bns;      /* B_b: when the boundary's first call returned */
 	int done;
+	/* KTR_SORT_ENTRY: the threads merged by entry time */
+	struct ktr_callsort *win; /* this part's windows */
+	struct ktr_callent head;  /* its next entry (have_head) */
+	int have_head;
+	uint32_t ord;             /* its thread's ordinal in the caller's sorter */
+	uint64_t first_exit;      /* its first call's return, and stream: the numbering */
 };
 
 struct ktr_preorder {
@@ -78,6 +84,9 @@ struct ktr_preorder {
 	size_t maxcalls;   /* calls a sub-buffer can hold */
 	uint64_t stamp;
 	int err;
+	int entry;         /* @s is KTR_SORT_ENTRY: merge the parts */
+	struct pstream **heap; /* entry: the parts with a head, least first */
+	size_t nheap;
 };
 
 /* Does @t qualify?  0, or -ENOTSUP. */
@@ -198,12 +207,12 @@ static int push_next(struct pstream *ps, const struct member *m)
 	return 0;
 }
 
-/* Call @c into the sorter.  0 or -errno. */
-static int add(struct ktr_preorder *p, const struct ktr_call *c)
+/* Call @c into the current window.  0 or -errno. */
+static int add(struct ktr_preorder *p, struct pstream *ps, const struct ktr_call *c)
 {
 	uint32_t key = p->key ? p->key(p->arg, c) : c->key;
 
-	return key == UINT32_MAX ? -ENOMEM : ktr_callsort_add_call(p->s, c, key, 0);
+	return key == UINT32_MAX ? -ENOMEM : ktr_callsort_add_call(ps->win ? ps->win : p->s, c, key, 0);
 }
 
 /*
@@ -241,7 +250,7 @@ static int next_chain(struct ktr_preorder *p, struct pstream *ps, size_t b, cons
 				continue; /* no call of depth d open (or it was not kept) */
 			if (check && m.c.entry_ns < ps->bns)
 				return -EPROTO; /* open at the current boundary, yet not in its chain */
-			if ((rc = add(p, &m.c)) < 0)
+			if ((rc = add(p, ps, &m.c)) < 0)
 				return rc;
 		}
 		if ((rc = push_next(ps, &m)) < 0)
@@ -287,7 +296,7 @@ static int fill(struct ktr_preorder *p, struct pstream *ps)
 			before++;
 			continue;
 		}
-		if ((rc = add(p, &a->c[i])) < 0)
+		if ((rc = add(p, ps, &a->c[i])) < 0)
 			return rc;
 	}
 	for (size_t i = 0; i < ps->nchain; i++)
@@ -309,6 +318,18 @@ static int fill(struct ktr_preorder *p, struct pstream *ps)
 	ps->b = b;
 	ps->bns = first.exit_ns;
 	return 0;
+}
+
+static int start_merge(struct ktr_preorder *p);
+
+/* Parts by their first call's return, then stream (ktr_next()'s order). */
+static int cmp_first(const void *x, const void *y)
+{
+	const struct pstream *a = x, *b = y;
+
+	if (a->first_exit != b->first_exit)
+		return a->first_exit < b->first_exit ? -1 : 1;
+	return a->si < b->si ? -1 : a->si > b->si;
 }
 
 /* Streams by process and thread id (the sorter's order), equal ids by time. */
@@ -396,14 +417,24 @@ struct ktr_preorder *ktr_preorder_new(struct ktr_trace *t, struct ktr_callsort *
 			continue;
 		}
 		ps->pid = decode(p, ps, b)->c[0].pid; /* as the calls have it */
+		ps->first_exit = decode(p, ps, b)->c[0].exit_ns;
 		drop_cache(ps);
 	}
+	p->entry = ktr_callsort_order(s) == KTR_SORT_ENTRY;
+	/*
+	 * The threads with calls, numbered before the first window (the
+	 * sorter's "several"): as ktr_next() meets their first calls (the
+	 * sorter's tie-break among threads), then for output by thread id.
+	 */
 	if (p->nps)
-		qsort(p->ps, p->nps, sizeof(*p->ps), cmp_ps);
-	/* the threads with calls, numbered before the first window (the sorter's "several") */
+		qsort(p->ps, p->nps, sizeof(*p->ps), cmp_first);
 	for (size_t i = 0; i < p->nps; i++)
 		if (!p->ps[i].done)
-			ktr_callsort_thread(s, p->ps[i].pid, p->ps[i].tid);
+			p->ps[i].ord = ktr_callsort_thread(s, p->ps[i].pid, p->ps[i].tid);
+	if (p->nps)
+		qsort(p->ps, p->nps, sizeof(*p->ps), cmp_ps);
+	if (p->entry && start_merge(p) < 0)
+		goto nomem;
 	return p;
 nomem:
 	ktr_preorder_free(p);
@@ -411,10 +442,108 @@ nomem:
 	return NULL;
 }
 
+/* Part @ps's next entry into its head.  1, 0 (no more), or -errno. */
+static int next_head(struct ktr_preorder *p, struct pstream *ps)
+{
+	int rc;
+
+	for (;;) {
+		if ((rc = ktr_callsort_next(ps->win, &ps->head)) != 0) {
+			ps->head.thread = ps->ord;
+			return rc;
+		}
+		if (ps->done) {
+			drop_cache(ps);
+			return 0;
+		}
+		ktr_callsort_reset(ps->win);
+		if ((rc = fill(p, ps)) < 0)
+			return rc;
+	}
+}
+
+/* Head of @a before head of @b: the entry sorter's order (entry, depth, thread). */
+static int head_less(const struct pstream *a, const struct pstream *b)
+{
+	const struct ktr_callent *x = &a->head, *y = &b->head;
+
+	if (x->entry_ns != y->entry_ns)
+		return x->entry_ns < y->entry_ns;
+	if (x->depth != y->depth)
+		return x->depth < y->depth;
+	return x->thread < y->thread;
+}
+
+static void sift_down(struct ktr_preorder *p, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < p->nheap && head_less(p->heap[l], p->heap[m]))
+			m = l;
+		if (l + 1 < p->nheap && head_less(p->heap[l + 1], p->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		struct pstream *t = p->heap[i];
+
+		p->heap[i] = p->heap[m];
+		p->heap[m] = t;
+		i = m;
+	}
+}
+
+/* KTR_SORT_ENTRY: a sorter per part with calls (small: a window each), their heads in a heap. */
+static int start_merge(struct ktr_preorder *p)
+{
+	if (!(p->heap = calloc(p->nps ? p->nps : 1, sizeof(*p->heap))))
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nps; i++) {
+		struct pstream *ps = &p->ps[i];
+		int rc;
+
+		if (ps->done)
+			continue;
+		if (!(ps->win = ktr_callsort_new(4u << 20, KTR_SORT_THREAD)))
+			return -ENOMEM;
+		if ((rc = next_head(p, ps)) < 0) {
+			p->err = rc;
+			return 0;
+		}
+		if (rc)
+			p->heap[p->nheap++] = ps;
+	}
+	for (size_t i = p->nheap / 2; i-- > 0;)
+		sift_down(p, i);
+	return 0;
+}
+
+/* KTR_SORT_ENTRY: the least head of the parts. */
+static int merge_next(struct ktr_preorder *p, struct ktr_callent *e)
+{
+	struct pstream *ps;
+	int rc;
+
+	if (p->err)
+		return p->err;
+	if (!p->nheap)
+		return 0;
+	ps = p->heap[0];
+	*e = ps->head;
+	if ((rc = next_head(p, ps)) < 0)
+		return p->err = rc;
+	if (!rc)
+		p->heap[0] = p->heap[--p->nheap];
+	sift_down(p, 0);
+	return 1;
+}
+
 int ktr_preorder_next(struct ktr_preorder *p, struct ktr_callent *e)
 {
 	int rc;
 
+	if (p->entry)
+		return merge_next(p, e);
 	for (;;) {
 		if (p->err)
 			return p->err;
@@ -444,7 +573,9 @@ void ktr_preorder_free(struct ktr_preorder *p)
 		drop_cache(ps);
 		free(ps->chain);
 		free(ps->next);
+		ktr_callsort_free(ps->win);
 	}
 	free(p->ps);
+	free(p->heap);
 	free(p);
 }

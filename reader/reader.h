@@ -1029,13 +1029,16 @@ int ktr_callsort_thread_ids(const struct ktr_callsort *s, uint32_t ord, uint32_t
 /**
  * ktr_preorder_new() - the calls of @t in @s's order (KTR_SORT_THREAD:
  * threads by process and thread id, each thread's calls by entry time,
- * then depth, then record order), streamed window by window instead of
- * sorted whole (reader/preorder.c): a caller's record comes after its
+ * then depth, then record order; KTR_SORT_ENTRY: all threads' calls by
+ * entry time, then depth, then thread), streamed window by window instead
+ * of sorted whole (reader/preorder.c): a caller's record comes after its
  * callees', but the compressed frames' depth_min index finds where each
  * call open at a sub-buffer's start returns, so each sub-buffer's calls
- * are ordered alone, in memory.  @s must be an empty KTR_SORT_THREAD
- * sorter: each window is sorted there (ktr_callsort_reset()), and the
- * threads with calls are numbered in it at once (ktr_callsort_thread()).
+ * are ordered alone, in memory.  @s must be an empty sorter: the threads
+ * with calls are numbered in it at once (ktr_callsort_thread()), and with
+ * KTR_SORT_THREAD each window is sorted there (ktr_callsort_reset());
+ * with KTR_SORT_ENTRY each thread's windows are sorted in a small sorter
+ * of its own (4 MiB) and the threads merged.
  * @want_task (NULL: all) leaves out threads; @key (NULL: the call-site
  * key) gives each entry's key; @arg is passed to both.
  * Return: the stream, or NULL with errno ENOTSUP when @t is not a trace
@@ -1059,6 +1062,9 @@ int ktr_preorder_next(struct ktr_preorder *p, struct ktr_callent *e);
 
 /** ktr_preorder_free() - free @p (NULL allowed); the sorter stays. */
 void ktr_preorder_free(struct ktr_preorder *p);
+
+/** ktr_callsort_order() - @s's order (KTR_SORT_*). */
+int ktr_callsort_order(const struct ktr_callsort *s);
 
 /**
  * ktr_callsort_reset() - empty @s for a new batch of entries (its

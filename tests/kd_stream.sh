@@ -8,7 +8,8 @@
 # ended inside nested calls, with and without a mintime filter that leaves
 # open calls out of the trace.  The lines count what the program did
 # (calltree_want, from its source).  addr2sym and export --format=perfetto
-# stream one thread's calls the same way, and write what they write sorted.  Where streaming would
+# stream the calls the same way (threads merged by entry time, also four
+# running at once), and write what they write sorted.  Where streaming would
 # not be exact, kd sorts: ucontext switches, uncompressed streams.
 . "$KTRACE_SRC/tests/helpers/tap.sh"
 cd "$T" || exit 1
@@ -57,6 +58,31 @@ wtid=$("$KTRACE" print -C thr 2>/dev/null | awk -F, 'NR > 1 && $5 != $6 { print 
 "$KTRACE" kd -c --sort-mem 64M --tid "$wtid" thr >sorted.txt 2>/dev/null
 ok "$(grep -q streamed stream.err && [ -s sorted.txt ] && cmp -s stream.txt sorted.txt; echo $?)" \
 	"threads 4, --tid $wtid: one thread streamed as sorted ($(lines sorted.txt) lines)"
+# threads running at once, each over many sub-buffers: their calls interleave
+# in time (addr2sym and export merge the threads' windows by entry time)
+cat >conc.c <<'C'
+#include <pthread.h>
+static volatile int sink;
+__attribute__((noinline)) static int leaf(int i) { return sink += i; }
+__attribute__((noinline)) static int mid(int n) { for (int i = 0; i < n; i++) leaf(i); return n; }
+__attribute__((noinline)) static int rec(int d) { return d ? rec(d - 1) + mid(3) : mid(5); }
+static void *work(void *a) { for (int i = 0; i < 400; i++) rec(i % 40); return a; }
+int main(void)
+{
+	pthread_t t[4];
+
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], 0, work, 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], 0);
+	return 0;
+}
+C
+cc -O1 -finstrument-functions -pthread -o conc conc.c || exit 1
+"$KTRACE" record -q --no-libcall -b 4096 -o conc-t ./conc >/dev/null 2>&1
+same "4 threads at once, 4 KiB sub-buffers" conc-t
+is "$(grep -c '^-* thread ' sorted.txt)" 5 "... (the sections of main's thread and the four)"
+
 # a mintime filter: calls open at a sub-buffer's start that are not in the trace
 "$KTRACE" record -q --no-libcall -b 4096 -t 1us -o mt ./calltree recurse 2000 >/dev/null 2>&1
 same "recurse 2000, -t 1us (calls under 1 us left out)" mt
