@@ -28,7 +28,8 @@
 #   uf replay          uftrace replay on it
 # then kd, kd -c and print of half a second in the middle of the trace
 # (--time-range 3s~3.5s: the sub-buffers outside are skipped), wall
-# seconds; then bytes on disk per call of the traces.
+# seconds; then how soon kd -c, addr2sym, print and uftrace replay print
+# their first lines; then bytes on disk per call of the traces.
 #
 # With BIG_THROTTLE=1 (root, cgroup v1 blkio, losetup, mkfs.ext4): the demo
 # is recorded into an ext4 file system on a loop device whose writes are
@@ -134,6 +135,16 @@ fi
 printf '\n--time-range 3s~3.5s, wall s:'
 for c in kd "kd -c" print; do
 	/usr/bin/time -f %e -o "$W/time.txt" "$KT" $c --time-range 3s~3.5s "$TR" >/dev/null
+	printf ' %s %s' "$c" "$(cat "$W/time.txt")"
+done
+printf '\nfirst line after, wall s:'
+for c in "kd -c" addr2sym print "uf replay"; do
+	case $c in
+	uf*) [ -d "$UF" ] || continue
+	     set -- env -u LD_PRELOAD uftrace replay -d "$UF" ;;
+	*) set -- "$KT" $c "$TR" ;;
+	esac
+	/usr/bin/time -f %e -o "$W/time.txt" sh -c '"$@" 2>/dev/null | head -n 3 >/dev/null' sh "$@"
 	printf ' %s %s' "$c" "$(cat "$W/time.txt")"
 done
 printf '\n(%s calls; bytes on disk per call: ktrace %.2f' "$calls" \
