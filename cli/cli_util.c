@@ -159,7 +159,10 @@ int cli_calls_failed(const char *cmd, int sorting, int err)
 {
 	const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 
-	if (sorting)
+	if (err == -EPROTO) /* ktr_preorder_next() */
+		cli_error(cmd, "the calls do not nest as one stack per thread, so they cannot be streamed in "
+			       "entry order: the output stops here; --sort-mem sorts them instead");
+	else if (sorting)
 		cli_error(cmd, "ordering the calls (temporary files in %s; see --sort-mem): %s", tmpdir,
 			  strerror(-err));
 	else

@@ -91,6 +91,7 @@ struct ex {
 	struct ka_names *names;
 	struct fmt_te te; /* JSON */
 	int no_kernel;
+	size_t sort_mem;      /* --sort-mem: sort the calls in this much memory (0: default, streamed where possible) */
 	struct ka_map64 seen; /* threads and CPUs whose names were written (JSON) */
 	uint64_t events;
 };
@@ -515,7 +516,7 @@ static struct ktr_preorder *pf_stream(struct ex *x, struct ktr_callsort *cs)
 {
 	const struct cli_select *sel = &x->sel;
 
-	if (!cs || sel->from || sel->to != UINT64_MAX)
+	if (!cs || x->sort_mem || sel->from || sel->to != UINT64_MAX)
 		return NULL;
 	return ktr_preorder_new(x->t, cs, sel->tids.n || sel->pids.n ? pf_task : NULL, NULL, (void *)sel);
 }
@@ -523,7 +524,7 @@ static struct ktr_preorder *pf_stream(struct ex *x, struct ktr_callsort *cs)
 static int export_perfetto(struct ex *x)
 {
 	struct ka_progress *prog = ka_progress_start(x->t, CMD, x->out == stdout);
-	struct ktr_callsort *cs = ktr_callsort_new(0, KTR_SORT_ENTRY);
+	struct ktr_callsort *cs = ktr_callsort_new(x->sort_mem, KTR_SORT_ENTRY);
 	struct ktr_preorder *pre = pf_stream(x, cs); /* the calls, if streamed */
 	const struct ktr_info *in = ktr_info(x->t);
 	struct ktr_call run[256];
@@ -577,13 +578,8 @@ static int export_perfetto(struct ex *x)
 	}
 	ka_progress_end(prog);
 	prog = NULL;
-	if (!ferror(x->out) && (rc = pf_calls(&p, cs, pre)) < 0) {
-		if (rc != -ENOMEM) {
-			cli_error(CMD, "sorting the calls: %s (temporary files in $TMPDIR or /tmp)",
-				  strerror(-rc));
-			rc = 1;
-		}
-	}
+	if (!ferror(x->out) && (rc = pf_calls(&p, cs, pre)) < 0 && rc != -ENOMEM)
+		rc = cli_calls_failed(CMD, 1, rc);
 out:
 	ka_progress_end(prog);
 	if (fx->pf_end(&p.w) < 0 || p.enomem)
@@ -939,7 +935,7 @@ static int export_ctf(struct ex *x, const char *outdir)
 	c.w = fx->ctf_open(outdir, ctf_report, &c);
 	if (!c.w)
 		return 1;
-	c.cs = ktr_callsort_new(0, KTR_SORT_ENTRY);
+	c.cs = ktr_callsort_new(x->sort_mem, KTR_SORT_ENTRY);
 	if (!c.cs)
 		cli_error(CMD, "out of memory");
 	ok = c.cs && ctf_sort_calls(&c) == 0;
@@ -989,6 +985,7 @@ struct export_opts {
 	enum fmt fmt;
 	const char *outfile; /* -o (NULL: standard output) */
 	int no_kernel;       /* -K */
+	size_t sort_mem;     /* --sort-mem */
 	const char *dir;     /* the trace */
 };
 
@@ -1001,11 +998,15 @@ static const struct {
 	{ "csv", F_CSV },           { "ctf", F_CTF },     { "trace.dat", F_TRACEDAT }, { "tracedat", F_TRACEDAT },
 };
 
-/* cli_opt_fn: --format, its name into struct export_opts' fmt.  Return: 0, or 2 (reported). */
+enum { OPT_SORTMEM = CLI_OPT_LONG + 1 };
+
+/* cli_opt_fn: --format, its name into struct export_opts' fmt; --sort-mem.  Return: 0, or 2 (reported). */
 static int take_option(void *arg, int key, const char *val)
 {
 	struct export_opts *eo = arg;
 
+	if (key == OPT_SORTMEM)
+		return cli_parse_sort_mem(CMD, val, &eo->sort_mem);
 	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
 		if (!strcmp(val, formats[i].name)) {
 			eo->fmt = formats[i].fmt;
@@ -1024,6 +1025,8 @@ static const struct cli_opt opts[] = {
 		       "place; default, or -: standard output); ctf: the\n"
 		       "directory OUTDIR"),
 	CLI_OPT_FLAG("no-kernel", 'K', struct export_opts, no_kernel, "leave the kernel events out"),
+	CLI_OPT("sort-mem", OPT_SORTMEM, "BYTES", "sort the calls in this much memory (default 64M)\n"
+						 "instead of streaming them (perfetto)"),
 	CLI_OPT_INCLUDE(cli_select_opts),
 	CLI_OPT_END,
 };
@@ -1132,6 +1135,7 @@ static int run(int argc, char **argv)
 	if (rc != CLI_OPTS_GO)
 		return rc;
 	x.no_kernel = eo.no_kernel;
+	x.sort_mem = eo.sort_mem;
 	if ((eo.fmt == F_PERFETTO || eo.fmt == F_CTF || eo.fmt == F_TRACEDAT) && !(fx = cli_export_plugin(CMD)))
 		return 1;
 	if (eo.fmt == F_TRACEDAT)

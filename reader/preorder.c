@@ -263,32 +263,46 @@ static int next_chain(struct ktr_preorder *p, struct pstream *ps, size_t b, cons
 	return 0;
 }
 
-/* The next window of @ps into the sorter.  0, or -errno. */
-static int fill(struct ktr_preorder *p, struct pstream *ps)
+/*
+ * Move @ps to its next boundary, the first sub-buffer from @from with a
+ * call (none: done), and its chain (next_chain(), @check).  0 or -errno.
+ */
+static int advance(struct ktr_preorder *p, struct pstream *ps, size_t from, int check)
 {
 	const struct dsb *a;
 	struct ktr_call first;
-	size_t b, in_chain = 0, before = 0;
+	size_t b = next_with_calls(p, ps, from);
 	int rc;
 
-	if (ps->b == SIZE_MAX) { /* the calls open at the first boundary, entered before it */
-		b = next_with_calls(p, ps, ps->lo);
-		if (b == SIZE_MAX)
-			return -ENOMEM;
-		if (b == ps->hi) {
-			ps->done = 1;
-			return 0;
-		}
-		if (!(a = decode(p, ps, b)))
-			return -ENOMEM;
-		first = a->c[0];
-		if ((rc = next_chain(p, ps, b, &first, 0)) < 0)
-			return rc;
-		ps->b = b;
-		ps->bns = first.exit_ns;
+	if (b == SIZE_MAX)
+		return -ENOMEM;
+	if (b == ps->hi) {
+		ps->done = 1;
 		return 0;
 	}
-	/* window b: its calls entered from B_b on, then those still open at the next boundary */
+	if (!(a = decode(p, ps, b)))
+		return -ENOMEM;
+	first = a->c[0]; /* (the look-ahead may evict a) */
+	if ((rc = next_chain(p, ps, b, &first, check)) < 0)
+		return rc;
+	ps->b = b;
+	ps->bns = first.exit_ns;
+	return 0;
+}
+
+/*
+ * The next window of @ps into the sorter: at the start, the calls open at
+ * the first boundary; then window b, its calls entered from B_b on and
+ * those still open at the next boundary.  0, or -errno.
+ */
+static int fill(struct ktr_preorder *p, struct pstream *ps)
+{
+	const struct dsb *a;
+	size_t in_chain = 0, before = 0;
+	int rc;
+
+	if (ps->b == SIZE_MAX)
+		return advance(p, ps, ps->lo, 0);
 	if (!(a = decode(p, ps, ps->b)))
 		return -ENOMEM;
 	for (size_t i = 0; i < a->n; i++) {
@@ -303,21 +317,7 @@ static int fill(struct ktr_preorder *p, struct pstream *ps)
 		in_chain += ps->chain[i].j == ps->b;
 	if (before != in_chain)
 		return -EPROTO; /* calls that began before the boundary but were not open at it */
-	b = next_with_calls(p, ps, ps->b + 1);
-	if (b == SIZE_MAX)
-		return -ENOMEM;
-	if (b == ps->hi) {
-		ps->done = 1;
-		return 0;
-	}
-	if (!(a = decode(p, ps, b)))
-		return -ENOMEM;
-	first = a->c[0];
-	if ((rc = next_chain(p, ps, b, &first, 1)) < 0)
-		return rc;
-	ps->b = b;
-	ps->bns = first.exit_ns;
-	return 0;
+	return advance(p, ps, ps->b + 1, 1);
 }
 
 static int start_merge(struct ktr_preorder *p);
