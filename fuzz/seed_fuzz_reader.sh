@@ -5,7 +5,8 @@
 # metadata past the reader's bounds (fuzz/Makefile makes them 64): 100
 # stream lines naming one file, 100 naming their own, 100 seq-base lines,
 # 100 map lines of distinct and of repeated paths; 100 map-gen lines of
-# loads in turn at the same addresses (and a map line beside them).
+# loads in turn at the same addresses (and a map line beside them); and
+# function traces that ktrace record wrote, when build/ktrace exists.
 set -e
 corpus=$1 src=$2 out=$3
 tmp=$(mktemp -d)
@@ -60,3 +61,16 @@ for kind in same own seq map maprep mapgen; do
 	}' >>"$tmp/b-$kind/metadata"
 	"$out/pack_trace" "$tmp/b-$kind" "$corpus/seed-bounds-$kind"
 done
+# function traces as `ktrace record` writes them (compressed frames with
+# their depth_min, for the streamed entry order), when the tree has been
+# built (make fuzz runs after make in CI): recursion across 4 KiB
+# sub-buffers, and threads
+kt=$src/build/ktrace
+if [ -x "$kt" ] && cc -O1 -finstrument-functions -pthread -o "$tmp/calltree" "$src/tests/kft/calltree.c" 2>/dev/null; then
+	for m in "recurse 300" "threads 2" "tree"; do
+		i=$((i + 1))
+		# shellcheck disable=SC2086
+		env -u LD_PRELOAD "$kt" record -q --no-libcall -b 4096 -o "$tmp/k$i" "$tmp/calltree" $m >/dev/null 2>&1 &&
+			"$out/pack_trace" "$tmp/k$i" "$corpus/seed-kft-$i"
+	done
+fi
