@@ -500,7 +500,7 @@ static int pf_calls(struct pf *p, struct ktr_callsort *cs, struct ktr_preorder *
 	return rc;
 }
 
-static int pf_task(void *arg, uint32_t pid, uint32_t tid)
+static int calls_task(void *arg, uint32_t pid, uint32_t tid)
 {
 	const struct cli_select *sel = arg;
 
@@ -512,20 +512,20 @@ static int pf_task(void *arg, uint32_t pid, uint32_t tid)
  * windows merged) through @cs, without --time-range; NULL (sorted
  * instead) where the trace does not allow it.
  */
-static struct ktr_preorder *pf_stream(struct ex *x, struct ktr_callsort *cs)
+static struct ktr_preorder *calls_stream(struct ex *x, struct ktr_callsort *cs)
 {
 	const struct cli_select *sel = &x->sel;
 
 	if (!cs || x->sort_mem || sel->from || sel->to != UINT64_MAX)
 		return NULL;
-	return ktr_preorder_new(x->t, cs, sel->tids.n || sel->pids.n ? pf_task : NULL, NULL, (void *)sel);
+	return ktr_preorder_new(x->t, cs, sel->tids.n || sel->pids.n ? calls_task : NULL, NULL, (void *)sel);
 }
 
 static int export_perfetto(struct ex *x)
 {
 	struct ka_progress *prog = ka_progress_start(x->t, CMD, x->out == stdout);
 	struct ktr_callsort *cs = ktr_callsort_new(x->sort_mem, KTR_SORT_ENTRY);
-	struct ktr_preorder *pre = pf_stream(x, cs); /* the calls, if streamed */
+	struct ktr_preorder *pre = calls_stream(x, cs); /* the calls, if streamed */
 	const struct ktr_info *in = ktr_info(x->t);
 	struct ktr_call run[256];
 	struct pf p;
@@ -674,9 +674,10 @@ static int export_folded(struct ex *x)
 
 /*
  * babeltrace2 pulls the events in time order.  CALL records come when a
- * call returns, with its entry time: the first pass over the trace sorts
- * the calls by entry time (ktr_callsort_*(), bounded memory, temporary
- * files beyond 64 MiB); the second merges three ordered sources: the other
+ * call returns, with its entry time: they are streamed in entry order
+ * (calls_stream()) where the trace allows, else a first pass over the
+ * trace sorts them by entry time (ktr_callsort_*(), bounded memory,
+ * temporary files beyond 64 MiB); then a pass merges three ordered sources: the other
  * records (ktr_next() skipping calls), the sorted calls' entries, and a
  * heap of the exits of the calls entered so far (at most the open calls).
  * At one instant: an exit at the same or a greater depth than a call
@@ -686,6 +687,7 @@ struct ctfx {
 	struct ex *x;
 	struct fmt_ctf *w;
 	struct ktr_callsort *cs;
+	struct ktr_preorder *pre; /* the calls streamed in entry order (else sorted first) */
 	struct ka_progress *prog;
 	struct ka_map64 cls_of; /* (record class, id, argument count) -> fx->ctf_event_class() */
 	struct ktr_rec rec;
@@ -745,6 +747,8 @@ static void ctf_next_rec(struct ctfx *c)
 			break;
 		}
 		ka_progress_rec(c->prog, r);
+		if (c->pre) /* no first pass */
+			cli_diags(CMD, c->x->t);
 		while (ktr_diag_next(c->x->t)) /* reported in the first pass */
 			;
 		if (r->kind == KTR_RECORD && r->cls == KTRACE_CLASS_CALL)
@@ -764,7 +768,12 @@ static int ctf_next_call(struct ctfx *c)
 
 	if (c->have_call || c->calls_done)
 		return 0;
-	rc = ktr_callsort_next(c->cs, &c->call);
+	rc = c->pre ? ktr_preorder_next(c->pre, &c->call) : ktr_callsort_next(c->cs, &c->call);
+	if (rc == -EPROTO) {
+		fx->ctf_fail(c->w, "the calls do not nest as one stack per thread, so they cannot be streamed "
+				   "in entry order: --sort-mem sorts them instead");
+		return -1;
+	}
 	if (rc < 0) {
 		fx->ctf_fail(c->w, "reading the sorted calls back: %s", strerror(-rc));
 		return -1;
@@ -938,7 +947,8 @@ static int export_ctf(struct ex *x, const char *outdir)
 	c.cs = ktr_callsort_new(x->sort_mem, KTR_SORT_ENTRY);
 	if (!c.cs)
 		cli_error(CMD, "out of memory");
-	ok = c.cs && ctf_sort_calls(&c) == 0;
+	c.pre = calls_stream(x, c.cs);
+	ok = c.cs && (c.pre || ctf_sort_calls(&c) == 0);
 	if (ok) {
 		ktr_rewind(x->t);
 		ok = fx->ctf_connect(c.w, &tr, ctf_next, &c) == 0;
@@ -952,6 +962,7 @@ static int export_ctf(struct ex *x, const char *outdir)
 	rc = fx->ctf_close(c.w, ok, &x->events);
 	ka_map64_free(&c.cls_of);
 	ktr_exits_free(&c.exits);
+	ktr_preorder_free(c.pre);
 	ktr_callsort_free(c.cs);
 	return rc;
 }
@@ -1026,7 +1037,7 @@ static const struct cli_opt opts[] = {
 		       "directory OUTDIR"),
 	CLI_OPT_FLAG("no-kernel", 'K', struct export_opts, no_kernel, "leave the kernel events out"),
 	CLI_OPT("sort-mem", OPT_SORTMEM, "BYTES", "sort the calls in this much memory (default 64M)\n"
-						 "instead of streaming them (perfetto)"),
+						 "instead of streaming them (perfetto, ctf)"),
 	CLI_OPT_INCLUDE(cli_select_opts),
 	CLI_OPT_END,
 };

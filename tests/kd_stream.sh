@@ -8,7 +8,7 @@
 # ended inside nested calls, with and without a mintime filter that leaves
 # open calls out of the trace.  The lines count what the program did
 # (calltree_want, from its source).  addr2sym and export --format=perfetto
-# stream the calls the same way (threads merged by entry time, also four
+# and ctf (read back by babeltrace2) stream the calls the same way (threads merged by entry time, also four
 # running at once), and write what they write sorted.  Where streaming would
 # not be exact, kd sorts: ucontext switches, uncompressed streams.
 . "$KTRACE_SRC/tests/helpers/tap.sh"
@@ -32,6 +32,13 @@ same() {
 	"$KTRACE" export --format=perfetto --sort-mem 64M -o sorted.pf "$2" 2>/dev/null
 	ok "$([ -s sorted.pf ] && cmp -s stream.pf sorted.pf; echo $?)" \
 		"$1: export --format=perfetto writes what it writes sorted ($(wc -c <sorted.pf) bytes)"
+	rm -rf stream.ctf sorted.ctf
+	"$KTRACE" export --format=ctf -o stream.ctf "$2" 2>/dev/null
+	"$KTRACE" export --format=ctf --sort-mem 64M -o sorted.ctf "$2" 2>/dev/null
+	babeltrace2 stream.ctf >stream.bt 2>/dev/null
+	babeltrace2 sorted.ctf >sorted.bt 2>/dev/null
+	ok "$([ -s sorted.bt ] && cmp -s stream.bt sorted.bt; echo $?)" \
+		"$1: export --format=ctf, as babeltrace2 reads it, the same streamed and sorted ($(lines sorted.bt) events)"
 }
 
 # counts FILE: "name count" of kd -c's call lines, sorted
