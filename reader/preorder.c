@@ -1,9 +1,11 @@
 /*
- * reader/preorder.c - a function trace's calls in entry order, thread by
- * thread, streamed: what the call sorter (reader/callsort.c,
- * KTR_SORT_THREAD) gives after reading the whole trace, given window by
- * window as the trace is read, so that `kd -c` prints its first line at
- * once and never sorts on disk (issue 29).
+ * reader/preorder.c - a function trace's calls in entry order, streamed:
+ * what the call sorter (reader/callsort.c) gives after reading the whole
+ * trace, thread by thread (KTR_SORT_THREAD, kd -c) or all threads by
+ * entry time (KTR_SORT_ENTRY, addr2sym and the exports: each thread's
+ * windows merged by a heap), given window by window as the trace is read,
+ * so that the first line comes at once and nothing is sorted on disk
+ * (issue 29).
  *
  * A call's record is written when it returns, so a caller's comes after
  * its callees'.  Cut a thread's stream at each sub-buffer b that holds a
