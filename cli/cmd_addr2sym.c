@@ -43,6 +43,8 @@ struct aopts {
 /* What a call-site key prints as (cached per key). */
 struct keytext {
 	char *func, *site, *src;
+	char *tail;   /* the line after the PID column, as print_call() writes it (made on first use) */
+	size_t ntail;
 };
 
 struct a2s {
@@ -226,11 +228,12 @@ static void keytext_free(struct keytext *k)
 	free(k->func);
 	free(k->site);
 	free(k->src);
+	free(k->tail);
 	memset(k, 0, sizeof(*k));
 }
 
 /* What key @key prints as. */
-static const struct keytext *text_of(struct a2s *a, uint32_t key)
+static struct keytext *text_of(struct a2s *a, uint32_t key)
 {
 	struct keytext *k;
 	uint64_t func = 0, site = 0;
@@ -314,45 +317,86 @@ static void print_columns(struct a2s *a, FILE *out)
 		"----------------------------------------------------------------", a->o.lines ? "   --------------------" : "");
 }
 
+/* @s (@n bytes) at @p, right-justified in @width columns as "%*s"; returns the end. */
+static char *rjust_to(char *p, const char *s, size_t n, size_t width)
+{
+	for (; n < width; width--)
+		*p++ = ' ';
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/*
+ * Key @k's Function and Called At columns (with -l the source too), as
+ * one text made once: "   FUNCTION   SITE" with the widths of the header.
+ */
+static const char *tail_of(struct a2s *a, struct keytext *k, size_t *len)
+{
+	struct fmt_line l;
+	FILE *mem;
+	char *text = NULL;
+	size_t n = 0;
+
+	if (k->tail) {
+		*len = k->ntail;
+		return k->tail;
+	}
+	if (!(mem = open_memstream(&text, &n)))
+		return NULL;
+	l.out = mem;
+	l.n = 0;
+	fmt_line_put(&l, "   ", 3);
+	fmt_line_pad(&l, k->func, a->wf);
+	fmt_line_put(&l, "   ", 3);
+	if (a->o.lines) {
+		fmt_line_pad(&l, k->site, -26);
+		fmt_line_put(&l, "   ", 3);
+		fmt_line_pad(&l, k->src, 0);
+	} else {
+		fmt_line_pad(&l, k->site, 0);
+	}
+	fwrite_unlocked(l.b, 1, l.n, mem);
+	if (fclose(mem)) {
+		free(text);
+		return NULL;
+	}
+	k->tail = text;
+	*len = k->ntail = n;
+	return text;
+}
+
+/* One call's line: Entry, Delta, PID, then its key's columns (tail_of()), written at once. */
 static void print_call(struct a2s *a, FILE *out, uint64_t entry, uint64_t dur, unsigned flags,
 		       uint32_t tid, uint32_t key)
 {
-	const struct keytext *k = text_of(a, key);
-	char b1[32], b2[32], tidb[24];
-	int we = a->o.usec ? 8 : 11;
-	struct fmt_line l;
+	struct keytext *k = text_of(a, key), unknown = { "?", "?", "?", NULL, 0 };
+	char num[32], line[160], *p = line;
+	size_t we = a->o.usec ? 8 : 11, n;
+	const char *tail = tail_of(a, k ? k : &unknown, &n);
 
-	if (entry >= a->origin)
-		us(&a->o, entry - a->origin, b1, sizeof(b1));
-	else {
-		b1[0] = '-';
-		us(&a->o, a->origin - entry, b1 + 1, sizeof(b1) - 1);
-	}
-	if (flags & KTRACE_CALLF_UNFINISHED)
-		snprintf(b2, sizeof(b2), "0");
-	else
-		us(&a->o, dur, b2, sizeof(b2));
-	*fmt_u64_to(tidb, tid) = '\0';
-	l.out = out;
-	l.n = 0;
-	fmt_line_pad(&l, b1, we);
-	fmt_line_put(&l, "   ", 3);
-	fmt_line_pad(&l, b2, we);
-	fmt_line_put(&l, "   ", 3);
-	fmt_line_pad(&l, tidb, 5);
-	fmt_line_put(&l, "   ", 3);
-	fmt_line_pad(&l, k ? k->func : "?", a->wf);
-	fmt_line_put(&l, "   ", 3);
-	if (a->o.lines) {
-		fmt_line_pad(&l, k ? k->site : "?", -26);
-		fmt_line_put(&l, "   ", 3);
-		fmt_line_pad(&l, k ? k->src : "?", 0);
+	if (entry >= a->origin) {
+		us(&a->o, entry - a->origin, num, sizeof(num));
 	} else {
-		fmt_line_pad(&l, k ? k->site : "?", 0);
+		num[0] = '-';
+		us(&a->o, a->origin - entry, num + 1, sizeof(num) - 1);
 	}
+	p = rjust_to(p, num, strlen(num), we);
+	p = (char *)memcpy(p, "   ", 3) + 3;
+	if (flags & KTRACE_CALLF_UNFINISHED)
+		strcpy(num, "0");
+	else
+		us(&a->o, dur, num, sizeof(num));
+	p = rjust_to(p, num, strlen(num), we);
+	p = (char *)memcpy(p, "   ", 3) + 3;
+	p = rjust_to(p, num, (size_t)(fmt_u64_to(num, tid) - num), 5);
+	fwrite_unlocked(line, 1, (size_t)(p - line), out);
+	if (tail)
+		fwrite_unlocked(tail, 1, n, out);
+	if (!k)
+		free(unknown.tail);
 	if (flags & KTRACE_CALLF_WATCH)
-		fmt_line_pad(&l, "   [watch]", 0);
-	fmt_line_end(&l);
+		fputs("   [watch]", out);
+	putc_unlocked('\n', out);
 }
 
 static void print_gap(FILE *out, unsigned gap, uint64_t count, uint32_t stream)
