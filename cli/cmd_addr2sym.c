@@ -110,11 +110,6 @@ static const struct cli_cmd_opts cmd_opts = {
 		"or output failed, 2 usage error.  See ktrace-addr2sym(1).\n",
 };
 
-static const char *us(const struct aopts *o, uint64_t ns, char *buf, size_t len)
-{
-	return fmt_us((int64_t)ns, o->usec, buf, len);
-}
-
 /* ------------------------------------------------------------------ */
 /* The header: KFT's log header, from DIR/kft-status                   */
 /* ------------------------------------------------------------------ */
@@ -370,33 +365,36 @@ static void print_call(struct a2s *a, FILE *out, uint64_t entry, uint64_t dur, u
 		       uint32_t tid, uint32_t key)
 {
 	struct keytext *k = text_of(a, key), unknown = { "?", "?", "?", NULL, 0 };
-	char num[32], line[160], *p = line;
-	size_t we = a->o.usec ? 8 : 11, n;
+	char num[32], line[4096], *p = line;
+	size_t we = a->o.usec ? 8 : 11, n = 0;
 	const char *tail = tail_of(a, k ? k : &unknown, &n);
 
-	if (entry >= a->origin) {
-		us(&a->o, entry - a->origin, num, sizeof(num));
-	} else {
-		num[0] = '-';
-		us(&a->o, a->origin - entry, num + 1, sizeof(num) - 1);
-	}
-	p = rjust_to(p, num, strlen(num), we);
+	p = rjust_to(p, num, (size_t)(fmt_us_to(num, entry >= a->origin ? (int64_t)(entry - a->origin) :
+						     -(int64_t)(a->origin - entry), a->o.usec) - num), we);
 	p = (char *)memcpy(p, "   ", 3) + 3;
 	if (flags & KTRACE_CALLF_UNFINISHED)
-		strcpy(num, "0");
+		p = rjust_to(p, "0", 1, we);
 	else
-		us(&a->o, dur, num, sizeof(num));
-	p = rjust_to(p, num, strlen(num), we);
+		p = rjust_to(p, num, (size_t)(fmt_us_to(num, (int64_t)dur, a->o.usec) - num), we);
 	p = (char *)memcpy(p, "   ", 3) + 3;
 	p = rjust_to(p, num, (size_t)(fmt_u64_to(num, tid) - num), 5);
-	fwrite_unlocked(line, 1, (size_t)(p - line), out);
-	if (tail)
+	if (!tail)
+		n = 0;
+	if (n <= sizeof(line) - (size_t)(p - line) - 16) { /* the whole line at once */
+		p = (char *)memcpy(p, tail, n) + n;
+		if (flags & KTRACE_CALLF_WATCH)
+			p = stpcpy(p, "   [watch]");
+		*p++ = '\n';
+		fwrite_unlocked(line, 1, (size_t)(p - line), out);
+	} else {
+		fwrite_unlocked(line, 1, (size_t)(p - line), out);
 		fwrite_unlocked(tail, 1, n, out);
+		if (flags & KTRACE_CALLF_WATCH)
+			fputs("   [watch]", out);
+		putc_unlocked('\n', out);
+	}
 	if (!k)
 		free(unknown.tail);
-	if (flags & KTRACE_CALLF_WATCH)
-		fputs("   [watch]", out);
-	putc_unlocked('\n', out);
 }
 
 static void print_gap(FILE *out, unsigned gap, uint64_t count, uint32_t stream)

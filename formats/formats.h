@@ -60,6 +60,8 @@ char *fmt_hex_to(char *p, uint64_t v);
  * '-'.  Return: @buf.
  */
 const char *fmt_us(int64_t ns, int whole, char *buf, size_t len);
+/** fmt_us_to() - the same at @p (room for 25 bytes), no NUL.  Return: the end of what was written. */
+char *fmt_us_to(char *p, int64_t ns, int whole);
 
 /**
  * struct fmt_line - a text line assembled in @b and written to @out with

@@ -101,10 +101,9 @@ void fmt_put_hex(FILE *out, uint64_t v)
 	fwrite_unlocked(t, 1, (size_t)(fmt_hex_to(t, v) - t), out);
 }
 
-const char *fmt_us(int64_t ns, int whole, char *buf, size_t len)
+char *fmt_us_to(char *p, int64_t ns, int whole)
 {
 	uint64_t u = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
-	char t[32], *p = t;
 
 	if (ns < 0)
 		*p++ = '-';
@@ -117,6 +116,13 @@ const char *fmt_us(int64_t ns, int whole, char *buf, size_t len)
 		*p++ = (char)('0' + f / 10 % 10);
 		*p++ = (char)('0' + f % 10);
 	}
+	return p;
+}
+
+const char *fmt_us(int64_t ns, int whole, char *buf, size_t len)
+{
+	char t[32], *p = fmt_us_to(t, ns, whole);
+
 	*p = '\0';
 	if (len) {
 		size_t n = (size_t)(p - t) < len ? (size_t)(p - t) : len - 1;

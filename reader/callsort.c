@@ -64,6 +64,8 @@ struct ktr_callsort {
 	size_t ntids, captids;
 	uint32_t *tidhash;    /* ordinal + 1, 0 = empty */
 	size_t tidhash_size;
+	uint64_t last_id;     /* the last thread looked up (pid << 32 | tid), its ordinal + 1 */
+	uint32_t last_ord;
 };
 
 struct ktr_callsort *ktr_callsort_new(size_t mem, int order)
@@ -132,9 +134,9 @@ size_t ktr_callsort_runs(const struct ktr_callsort *s)
 	return s->nruns;
 }
 
-uint32_t ktr_callsort_thread(struct ktr_callsort *s, uint32_t pid, uint32_t tid)
+/* ktr_callsort_thread() without its one-entry cache. */
+static uint32_t thread_find(struct ktr_callsort *s, uint32_t pid, uint32_t tid, uint64_t id)
 {
-	uint64_t id = (uint64_t)pid << 32 | tid;
 	size_t mask, i;
 
 	if ((s->ntids + 1) * 2 > s->tidhash_size) {
@@ -175,6 +177,21 @@ uint32_t ktr_callsort_thread(struct ktr_callsort *s, uint32_t pid, uint32_t tid)
 	s->tids[s->ntids].tid = tid;
 	s->tidhash[i] = (uint32_t)++s->ntids;
 	return (uint32_t)s->ntids - 1;
+}
+
+uint32_t ktr_callsort_thread(struct ktr_callsort *s, uint32_t pid, uint32_t tid)
+{
+	uint64_t id = (uint64_t)pid << 32 | tid;
+	uint32_t ord;
+
+	if (s->last_ord && s->last_id == id) /* calls come in runs of one thread */
+		return s->last_ord - 1;
+	ord = thread_find(s, pid, tid, id);
+	if (ord < s->ntids) { /* (not the 0 of a failed allocation) */
+		s->last_id = id;
+		s->last_ord = ord + 1;
+	}
+	return ord;
 }
 
 int ktr_callsort_thread_ids(const struct ktr_callsort *s, uint32_t ord, uint32_t *pid,
