@@ -312,15 +312,6 @@ static void print_columns(struct a2s *a, FILE *out)
 		"----------------------------------------------------------------", a->o.lines ? "   --------------------" : "");
 }
 
-/* @s (@n bytes) at @p, right-justified in @width columns as "%*s"; returns the end. */
-static char *rjust_to(char *p, const char *s, size_t n, size_t width)
-{
-	for (; n < width; width--)
-		*p++ = ' ';
-	memcpy(p, s, n);
-	return p + n;
-}
-
 /*
  * Key @k's Function and Called At columns (with -l the source too), as
  * one text made once: "   FUNCTION   SITE" with the widths of the header.
@@ -369,15 +360,15 @@ static void print_call(struct a2s *a, FILE *out, uint64_t entry, uint64_t dur, u
 	size_t we = a->o.usec ? 8 : 11, n = 0;
 	const char *tail = tail_of(a, k ? k : &unknown, &n);
 
-	p = rjust_to(p, num, (size_t)(fmt_us_to(num, entry >= a->origin ? (int64_t)(entry - a->origin) :
+	p = fmt_rjust_to(p, num, (size_t)(fmt_us_to(num, entry >= a->origin ? (int64_t)(entry - a->origin) :
 						     -(int64_t)(a->origin - entry), a->o.usec) - num), we);
 	p = (char *)memcpy(p, "   ", 3) + 3;
 	if (flags & KTRACE_CALLF_UNFINISHED)
-		p = rjust_to(p, "0", 1, we);
+		p = fmt_rjust_to(p, "0", 1, we);
 	else
-		p = rjust_to(p, num, (size_t)(fmt_us_to(num, (int64_t)dur, a->o.usec) - num), we);
+		p = fmt_rjust_to(p, num, (size_t)(fmt_us_to(num, (int64_t)dur, a->o.usec) - num), we);
 	p = (char *)memcpy(p, "   ", 3) + 3;
-	p = rjust_to(p, num, (size_t)(fmt_u64_to(num, tid) - num), 5);
+	p = fmt_rjust_to(p, num, (size_t)(fmt_u64_to(num, tid) - num), 5);
 	if (!tail)
 		n = 0;
 	if (n <= sizeof(line) - (size_t)(p - line) - 16) { /* the whole line at once */
@@ -418,13 +409,6 @@ static void print_gap(FILE *out, unsigned gap, uint64_t count, uint32_t stream)
 	}
 }
 
-static int a2s_task(void *arg, uint32_t pid, uint32_t tid)
-{
-	const struct cli_select *sel = arg;
-
-	return ka_ids_has(&sel->tids, tid) && ka_ids_has(&sel->pids, pid);
-}
-
 /*
  * The calls streamed in entry order (ktr_preorder_new(): each thread's in
  * windows, the threads merged; the first line at once, no sort), without
@@ -438,7 +422,7 @@ static int a2s_stream(struct a2s *a)
 
 	if (!a->sorter || a->o.sort_mem || sel->from || sel->to != UINT64_MAX)
 		return 0;
-	a->pre = ktr_preorder_new(a->t, a->sorter, sel->tids.n || sel->pids.n ? a2s_task : NULL, NULL,
+	a->pre = ktr_preorder_new(a->t, a->sorter, sel->tids.n || sel->pids.n ? cli_select_task : NULL, NULL,
 				  (void *)sel);
 	if (!a->pre)
 		return errno == ENOTSUP ? 0 : -errno;

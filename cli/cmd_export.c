@@ -500,13 +500,6 @@ static int pf_calls(struct pf *p, struct ktr_callsort *cs, struct ktr_preorder *
 	return rc;
 }
 
-static int calls_task(void *arg, uint32_t pid, uint32_t tid)
-{
-	const struct cli_select *sel = arg;
-
-	return ka_ids_has(&sel->tids, tid) && ka_ids_has(&sel->pids, pid);
-}
-
 /*
  * The calls streamed in entry order (ktr_preorder_new(): the threads'
  * windows merged) through @cs, without --time-range; NULL (sorted
@@ -518,7 +511,7 @@ static struct ktr_preorder *calls_stream(struct ex *x, struct ktr_callsort *cs)
 
 	if (!cs || x->sort_mem || sel->from || sel->to != UINT64_MAX)
 		return NULL;
-	return ktr_preorder_new(x->t, cs, sel->tids.n || sel->pids.n ? calls_task : NULL, NULL, (void *)sel);
+	return ktr_preorder_new(x->t, cs, sel->tids.n || sel->pids.n ? cli_select_task : NULL, NULL, (void *)sel);
 }
 
 static int export_perfetto(struct ex *x)

@@ -102,12 +102,6 @@ static int want_call(void *arg, const struct ktr_call *c)
 	return cli_select_call(arg, c);
 }
 
-static int want_task(void *arg, uint32_t pid, uint32_t tid)
-{
-	const struct cli_select *s = arg;
-
-	return ka_ids_has(&s->tids, tid) && ka_ids_has(&s->pids, pid);
-}
 
 /* ------------------------------------------------------------------ */
 /* The table                                                           */
@@ -401,7 +395,7 @@ static uint32_t pre_key(void *arg, const struct ktr_call *c)
 
 static int pre_task(void *arg, uint32_t pid, uint32_t tid)
 {
-	return want_task(&((struct kd_run *)arg)->k.o.sel, pid, tid);
+	return cli_select_task(&((struct kd_run *)arg)->k.o.sel, pid, tid);
 }
 
 /*
@@ -470,7 +464,7 @@ static int kd_open(struct kd_run *r)
 			.edges = !o->calls && (o->format != FMT_TEXT || strpbrk(o->fields, "mn")),
 			.all_tasks = o->sel.tids.n || o->sel.pids.n,
 			.want_call = cli_select_everything(&o->sel) ? NULL : want_call,
-			.want_task = want_task, .arg = &o->sel,
+			.want_task = cli_select_task, .arg = &o->sel,
 			.sorter = r->sorter, .cmd = CMD,
 		};
 

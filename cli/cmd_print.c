@@ -393,15 +393,6 @@ static const struct keytext *call_text(struct popts *o, const struct ktr_call *c
 	return k;
 }
 
-/* @s (@n bytes) at @p, right-justified in @width columns as "%*s"; returns the end. */
-static char *rjust_to(char *p, const char *s, size_t n, size_t width)
-{
-	for (; n < width; width--)
-		*p++ = ' ';
-	memcpy(p, s, n);
-	return p + n;
-}
-
 /* A number of print's time columns at @p (-r: signed, since the first record). */
 static char *time_to(char *p, const struct popts *o, uint64_t ns)
 {
@@ -425,7 +416,7 @@ static const char *call_who(struct popts *o, const struct ktr_call *c)
 		return o->who.s;
 	*w++ = ' ';
 	if (c->cpu >= 0)
-		w = rjust_to(w, num, (size_t)(fmt_u64_to(num, (unsigned)c->cpu) - num), 3);
+		w = fmt_rjust_to(w, num, (size_t)(fmt_u64_to(num, (unsigned)c->cpu) - num), 3);
 	else
 		w = stpcpy(w, "  -");
 	*w++ = ' ';
@@ -435,7 +426,7 @@ static const char *call_who(struct popts *o, const struct ktr_call *c)
 		p = fmt_u64_to(p, c->pid);
 	*p++ = '/';
 	p = fmt_u64_to(p, c->tid);
-	w = rjust_to(w, num, (size_t)(p - num), 13);
+	w = fmt_rjust_to(w, num, (size_t)(p - num), 13);
 	o->who.len = (uint8_t)(w - o->who.s);
 	o->who.cpu = c->cpu;
 	o->who.pid = c->pid;
@@ -454,7 +445,7 @@ static void print_call_text(FILE *out, struct popts *o, const struct ktr_call *c
 	const char *who = call_who(o, c);
 	char line[1280], num[24], *p;
 
-	p = rjust_to(line, num, (size_t)(time_to(num, o, c->exit_ns) - num), 16);
+	p = fmt_rjust_to(line, num, (size_t)(time_to(num, o, c->exit_ns) - num), 16);
 	p = (char *)memcpy(p, who, sizeof(o->who.s)) + o->who.len; /* (a constant size copies faster) */
 	p = (char *)memcpy(p, k->s, k->nlen) + k->nlen;
 	p = time_to(stpcpy(p, " entry="), o, c->entry_ns);

@@ -230,6 +230,13 @@ struct ktr_trace *cli_select_open(struct cli_select *s, const char *cmd, const c
 	return t;
 }
 
+int cli_select_task(void *sel, uint32_t pid, uint32_t tid)
+{
+	const struct cli_select *s = sel;
+
+	return ka_ids_has(&s->tids, tid) && ka_ids_has(&s->pids, pid);
+}
+
 void cli_select_window(const struct cli_select *s, struct ktr_trace *t)
 {
 	if (s->from || s->to != UINT64_MAX)

@@ -81,6 +81,12 @@ const char *cli_select_dir(const char *cmd, int argc, char **argv, int optind);
 struct ktr_trace *cli_select_open(struct cli_select *s, const char *cmd, const char *dir);
 
 /**
+ * cli_select_task() - 1 if thread @tid of process @pid is selected (--tid,
+ * --pid); @sel is the struct cli_select (a want_task callback's shape).
+ */
+int cli_select_task(void *sel, uint32_t pid, uint32_t tid);
+
+/**
  * cli_select_window() - let the reader of @t skip the sub-buffers outside
  * --time-range (ktr_set_window()): for tools that use only the records and
  * calls cli_select_rec() and cli_select_call() select.

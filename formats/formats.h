@@ -60,6 +60,12 @@ char *fmt_hex_to(char *p, uint64_t v);
  * '-'.  Return: @buf.
  */
 const char *fmt_us(int64_t ns, int whole, char *buf, size_t len);
+/**
+ * fmt_rjust_to() - @s (@n bytes) at @p right-justified in @width columns,
+ * as printf's "%*s" (room for the larger of the two).  Return: the end.
+ */
+char *fmt_rjust_to(char *p, const char *s, size_t n, size_t width);
+
 /** fmt_us_to() - the same at @p (room for 25 bytes), no NUL.  Return: the end of what was written. */
 char *fmt_us_to(char *p, int64_t ns, int whole);
 

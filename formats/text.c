@@ -101,6 +101,14 @@ void fmt_put_hex(FILE *out, uint64_t v)
 	fwrite_unlocked(t, 1, (size_t)(fmt_hex_to(t, v) - t), out);
 }
 
+char *fmt_rjust_to(char *p, const char *s, size_t n, size_t width)
+{
+	for (; n < width; width--)
+		*p++ = ' ';
+	memcpy(p, s, n);
+	return p + n;
+}
+
 char *fmt_us_to(char *p, int64_t ns, int whole)
 {
 	uint64_t u = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
