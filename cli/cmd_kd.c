@@ -407,29 +407,27 @@ static int pre_task(void *arg, uint32_t pid, uint32_t tid)
 static int kd_stream(struct kd_run *r)
 {
 	const struct kopts *o = &r->k.o;
+	struct ktr_callsort *s;
 	uint32_t pid, tid;
+	int err;
 
 	if (!o->calls || o->longfmt || o->interlace || o->format != FMT_TEXT || o->sort_mem ||
 	    o->sel.from || o->sel.to != UINT64_MAX)
 		return 0;
-	ktr_callsort_free(r->sorter); /* windows of a sub-buffer's calls: 16 MiB */
-	if (!(r->sorter = ktr_callsort_new(16u << 20, KTR_SORT_THREAD)))
+	if (!(s = ktr_callsort_new(16u << 20, KTR_SORT_THREAD))) /* windows of a sub-buffer's calls */
 		return -ENOMEM;
-	r->pre = ktr_preorder_new(r->k.t, r->sorter, o->sel.tids.n || o->sel.pids.n ? pre_task : NULL,
-				  pre_key, r);
-	if (!r->pre) {
-		int err = errno;
-
-		ktr_callsort_free(r->sorter);
-		r->sorter = ktr_callsort_new(o->sort_mem, KTR_SORT_THREAD);
-		return err != ENOTSUP ? -err : r->sorter ? 0 : -ENOMEM;
-	}
-	if (!ktr_callsort_thread_ids(r->sorter, 0, &pid, &tid)) { /* no call: say so as the profile would */
+	r->pre = ktr_preorder_new(r->k.t, s, o->sel.tids.n || o->sel.pids.n ? pre_task : NULL, pre_key, r);
+	if (!r->pre || !ktr_callsort_thread_ids(s, 0, &pid, &tid)) { /* (no call: say so as the profile would) */
+		err = r->pre ? ENOTSUP : errno;
 		ktr_preorder_free(r->pre);
+		ktr_callsort_free(s);
 		r->pre = NULL;
-	} else if (o->verbose) {
-		fprintf(stderr, "ktrace kd: the calls streamed in entry order, sub-buffer by sub-buffer\n");
+		return err == ENOTSUP ? 0 : -err;
 	}
+	ktr_callsort_free(r->sorter);
+	r->sorter = s;
+	if (o->verbose)
+		fprintf(stderr, "ktrace kd: the calls streamed in entry order, sub-buffer by sub-buffer\n");
 	return 0;
 }
 

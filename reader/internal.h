@@ -334,6 +334,12 @@ void ktr_call_fill(struct ktr_trace *t, struct ktr_call *c, unsigned id, const u
 size_t ktr_stream_calls(struct ktr_trace *t, unsigned si, struct ktr_call *c, size_t max, uint64_t lim,
 			int incl, uint64_t *last_off);
 
+/* 1 if stream @s's file is shorter than the recording wrote (cut short since). */
+static inline int ktr_stream_cut(const struct ktr_stream *s)
+{
+	return s->have_want && s->f.exists && s->f.size < s->want_bytes;
+}
+
 /*
  * ktr_peek_new() - a second cursor over stream @si (its index, file and
  * calibration shared, a decompression buffer of its own) for reading

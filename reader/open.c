@@ -314,7 +314,7 @@ static void stream_setup(struct ktr_trace *t, unsigned i)
 		if (!s->info.kind && c->kind >= KTRACE_STREAM_THREAD && c->kind <= KTRACE_STREAM_CPU)
 			s->info.kind = c->kind;
 	}
-	if (s->have_want && s->f.exists && s->f.size < s->want_bytes)
+	if (ktr_stream_cut(s))
 		ktr_diag(t, 1, "%s: %llu bytes, but the recording wrote %llu (%llu records): cut "
 			       "short after it was recorded; the missing records are counted as lost",
 			 s->info.path, (unsigned long long)s->f.size,

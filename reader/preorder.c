@@ -70,8 +70,7 @@ struct pstream {
 	int done;
 	/* KTR_SORT_ENTRY: the threads merged by entry time */
 	struct ktr_callsort *win; /* this part's windows */
-	struct ktr_callent head;  /* its next entry (have_head) */
-	int have_head;
+	struct ktr_callent head;  /* its next entry, while it is in the heap */
 	uint32_t ord;             /* its thread's ordinal in the caller's sorter */
 	uint64_t first_exit;      /* its first call's return, and stream: the numbering */
 };
@@ -99,8 +98,7 @@ static int eligible(struct ktr_trace *t)
 	for (unsigned i = 0; i < t->nstreams; i++) {
 		const struct ktr_stream *s = &t->streams[i];
 
-		if ((s->info.have_ctl && s->info.dropped) ||
-		    (s->have_want && s->f.exists && s->f.size < s->want_bytes))
+		if ((s->info.have_ctl && s->info.dropped) || ktr_stream_cut(s))
 			return -ENOTSUP;
 		for (size_t j = 0; j < s->nsb; j++) {
 			struct ktr_subbuf_info in;
@@ -364,14 +362,17 @@ struct ktr_preorder *ktr_preorder_new(struct ktr_trace *t, struct ktr_callsort *
 	p->key = key;
 	p->arg = arg;
 	for (unsigned i = 0; i < t->nstreams; i++) {
+		uint32_t tid = 0; /* the last sub-buffer's (eligible() saw no 0) */
+
 		if (t->streams[i].info.buf_size / 16 > p->maxcalls)
 			p->maxcalls = t->streams[i].info.buf_size / 16;
 		for (size_t j = 0; j < t->streams[i].nsb; j++) { /* a part per run of one thread id */
-			struct ktr_subbuf_info a, b;
+			struct ktr_subbuf_info a;
 
 			ktr_subbuf_at(t, i, j, &a);
-			if (j && (ktr_subbuf_at(t, i, j - 1, &b), a.tid == b.tid))
+			if (a.tid == tid)
 				continue;
+			tid = a.tid;
 			if (p->nps == p->capps) {
 				size_t cap = p->capps ? 2 * p->capps : 16;
 				struct pstream *n = realloc(p->ps, cap * sizeof(*n));
@@ -393,6 +394,7 @@ struct ktr_preorder *ktr_preorder_new(struct ktr_trace *t, struct ktr_callsort *
 	}
 	for (size_t i = 0; i < p->nps; i++) {
 		struct pstream *ps = &p->ps[i];
+		const struct dsb *d;
 		size_t b;
 
 		ps->b = SIZE_MAX;
@@ -418,8 +420,10 @@ struct ktr_preorder *ktr_preorder_new(struct ktr_trace *t, struct ktr_callsort *
 			ps->done = 1;
 			continue;
 		}
-		ps->pid = decode(p, ps, b)->c[0].pid; /* as the calls have it */
-		ps->first_exit = decode(p, ps, b)->c[0].exit_ns;
+		if (!(d = decode(p, ps, b)))
+			goto nomem;
+		ps->pid = d->c[0].pid; /* as the calls have it */
+		ps->first_exit = d->c[0].exit_ns;
 		drop_cache(ps);
 	}
 	p->entry = ktr_callsort_order(s) == KTR_SORT_ENTRY;
